@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Set up (if needed), then run the robustness job nbs/run.ipynb with papermill.
+# Extra arguments go to papermill, e.g.:  bash scripts/run.sh -p model blip -p n_images 200 -p out_dir runs/blip
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+out=runs/default
+args=("$@")
+for ((i = 0; i < ${#args[@]}; i++)); do
+  if [ "${args[i]}" = "-p" ] && [ "${args[i+1]:-}" = "out_dir" ]; then out=${args[i+2]}; fi
+done
+mkdir -p "$out"
+.venv/bin/papermill nbs/run.ipynb "$out/run.ipynb" -k python3 -p out_dir "$out" "$@"
+echo "run folder: $out"
+ls "$out"

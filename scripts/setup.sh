@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Set up vqa_robust in a virtual environment at .venv (idempotent; re-runs only when settings.ini changes).
+#   TORCH_SPEC=...    torch requirement to install (default: torch==2.13.0, a CPU build);
+#                     TORCH_SPEC=skip keeps a torch you installed yourself (e.g. a CUDA build).
+#   PYTHON=...        interpreter for the venv (default: python3, >= 3.10).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}
+TORCH_SPEC=${TORCH_SPEC:-torch==2.13.0}
+APT_PACKAGES=""  # Debian packages the project needs: none yet
+
+if [ -n "$APT_PACKAGES" ]; then
+  missing=$(for p in $APT_PACKAGES; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
+  if [ -n "$missing" ]; then
+    if [ "$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing
+    else echo "setup: vqa_robust needs these Debian packages; install them as root: apt-get install $missing" >&2; exit 1; fi
+  fi
+fi
+
+stamp=.venv/.vqa_robust_setup
+want="$(cat settings.ini setup.py scripts/setup.sh | sha256sum | cut -c1-16) $TORCH_SPEC"
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && .venv/bin/python -c "import vqa_robust" 2>/dev/null; then
+  echo "setup: .venv is up to date"; exit 0
+fi
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+[ "$TORCH_SPEC" = skip ] || .venv/bin/python -m pip install -q "$TORCH_SPEC"
+.venv/bin/python -m pip install -q -e ".[dev]"
+echo "$want" > "$stamp"
+echo "setup: .venv ready ($(.venv/bin/python -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__)'))"

@@ -1,0 +1,52 @@
+"""Run the whole test suite: every notebook through `nbdev_test`, then `pytest tests/`; end with 'N passed, N failed'.
+
+    python scripts/test.py                 # default flags (notest, slow and gpu cells skipped)
+    python scripts/test.py --flags slow    # also run cells flagged #| slow (and --flags gpu on a GPU machine)
+"""
+import argparse, os, subprocess, sys, time, xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+root = Path(__file__).resolve().parent.parent
+bin_dir = Path(sys.executable).parent
+
+def run_notebook(nb: Path, flags: str) -> tuple[str, bool, float, str]:
+    "Test one notebook with nbdev_test; (name, passed, seconds, output)."
+    start = time.time()
+    cmd = [str(bin_dir / "nbdev_test"), "--path", str(nb.relative_to(root))] + (["--flags", flags] if flags else [])
+    env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+    p = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=env)
+    return nb.name, p.returncode == 0, time.time() - start, p.stdout + p.stderr
+
+def run_pytest(extra: list[str]) -> tuple[int, int, int]:
+    "Run pytest on tests/; (passed, failed, skipped)."
+    report = root / ".pytest_report.xml"
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "tests", f"--junitxml={report}", *extra], cwd=root)
+    if not report.exists(): return 0, 1, 0
+    suite = ET.parse(report).getroot()
+    suite = suite if suite.tag == "testsuite" else suite.find("testsuite")
+    total, failed = int(suite.get("tests")), int(suite.get("failures")) + int(suite.get("errors"))
+    skipped = int(suite.get("skipped")); report.unlink()
+    return total - failed - skipped, failed, skipped
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--flags", default="", help="space-separated nbdev test flags to run (slow, gpu)")
+    ap.add_argument("--workers", type=int, default=2, help="notebooks tested at once")
+    ap.add_argument("--notebooks-only", action="store_true")
+    args = ap.parse_args()
+    notebooks = sorted((root / "nbs").glob("*.ipynb"))
+    passed = failed = skipped = 0
+    with ThreadPoolExecutor(args.workers) as pool:
+        for name, ok, seconds, output in pool.map(lambda nb: run_notebook(nb, args.flags), notebooks):
+            print(f"{'PASS' if ok else 'FAIL'} nbs/{name} ({seconds:.0f} s)", flush=True)
+            if not ok: print(output[-6000:], flush=True)
+            passed, failed = passed + ok, failed + (not ok)
+    if not args.notebooks_only:
+        p, f, s = run_pytest(["-m", "not gpu"] if "gpu" not in args.flags else [])
+        passed, failed, skipped = passed + p, failed + f, skipped + s
+    print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
+    sys.exit(1 if failed else 0)
+
+if __name__ == "__main__":
+    main()

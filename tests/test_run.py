@@ -1,0 +1,61 @@
+"""End-to-end checks of the entry point `nbs/run.ipynb` as users run it: papermill, parameters, run folder, errors."""
+import json, os, subprocess, sys
+from pathlib import Path
+import pandas as pd
+import pytest
+
+root = Path(__file__).resolve().parent.parent
+papermill = str(Path(sys.executable).parent / "papermill")
+
+def run_notebook(out_dir: Path, *params: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    args = [papermill, str(root / "nbs" / "run.ipynb"), str(out_dir / "run.ipynb"), "-k", "python3", "-p", "out_dir", str(out_dir)]
+    for p in params: args += ["-p", *p.split("=", 1)]
+    return subprocess.run(args, capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1", **(env or {})}, cwd=root)
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("run")
+    p = run_notebook(out, "n_images=12", "corruptions=gaussian_noise,defocus_blur", "severities=1,5", "seed=3")
+    assert p.returncode == 0, p.stderr[-3000:]
+    return out
+
+def test_import():
+    p = subprocess.run([sys.executable, "-c", "import vqa_robust, vqa_robust.data, vqa_robust.corruptions, vqa_robust.models, "
+                        "vqa_robust.inference, vqa_robust.metrics, vqa_robust.analysis; print(vqa_robust.__version__)"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip().count(".") == 2
+
+def test_run_folder(small_run):
+    for name in ("answers.parquet", "accuracy.csv", "family_accuracy.csv", "robustness.csv", "split.json", "accuracy_vs_severity.png", "run.ipynb", "run.json"):
+        assert (small_run / name).is_file(), name
+    answers = pd.read_parquet(small_run / "answers.parquet")
+    assert {"model", "corruption", "severity", "seed", "question_id", "answer", "score"} <= set(answers.columns)
+    acc = pd.read_csv(small_run / "accuracy.csv")
+    assert list(acc.columns) == ["model", "corruption", "severity", "accuracy", "n"]
+    assert len(acc) == 1 + 2 * 2  # clean + 2 corruptions x 2 severities
+    assert acc.accuracy.between(0, 1).all()
+    robustness = pd.read_csv(small_run / "robustness.csv")
+    assert {"F", "R", "rho", "mu", "delta", "VRE"} <= set(robustness.columns)
+
+def test_parameters_are_honoured(small_run):
+    split = json.loads((small_run / "split.json").read_text())
+    assert len(split["image_ids"]) == 12
+    answers = pd.read_parquet(small_run / "answers.parquet")
+    assert set(answers.severity) == {0, 1, 5} and set(answers.seed) == {3}
+    assert set(answers.model) == {"easy-vqa-vilt"}
+
+def test_rerun_resumes(small_run):
+    saved = {p.name: p.stat().st_mtime_ns for p in (small_run / "conditions").iterdir()}
+    p = run_notebook(small_run, "n_images=12", "corruptions=gaussian_noise,defocus_blur", "severities=1,5", "seed=3")
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert {p.name: p.stat().st_mtime_ns for p in (small_run / "conditions").iterdir()} == saved
+
+def test_unreachable_model_fails_clearly(tmp_path):
+    p = run_notebook(tmp_path, "model=blip", "n_images=2", env={"HF_HUB_OFFLINE": "1"})
+    assert p.returncode != 0
+    assert "could not load the weights of model 'blip' from 'Salesforce/blip-vqa-base'" in p.stderr
+    assert not (tmp_path / "answers.parquet").exists()
+
+def test_parameters_cell_is_tagged():
+    nb = json.loads((root / "nbs" / "run.ipynb").read_text())
+    assert any("parameters" in c.get("metadata", {}).get("tags", []) for c in nb["cells"])
