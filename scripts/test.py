@@ -35,7 +35,7 @@ def main():
     ap.add_argument("--workers", type=int, default=2, help="notebooks tested at once")
     ap.add_argument("--notebooks-only", action="store_true")
     args = ap.parse_args()
-    notebooks = sorted((root / "nbs").glob("*.ipynb"))
+    notebooks = sorted(p for p in (root / "nbs").glob("*.ipynb") if not p.name.startswith(("_", ".")))  # as nbdev_test
     passed = failed = skipped = 0
     with ThreadPoolExecutor(args.workers) as pool:
         for name, ok, seconds, output in pool.map(lambda nb: run_notebook(nb, args.flags), notebooks):

@@ -1,5 +1,5 @@
 """End-to-end checks of the entry point `nbs/run.ipynb` as users run it: papermill, parameters, run folder, errors."""
-import json, os, subprocess, sys
+import json, os, subprocess, sys, time
 from pathlib import Path
 import pandas as pd
 import pytest
@@ -15,9 +15,11 @@ def run_notebook(out_dir: Path, *params: str, env: dict | None = None) -> subpro
 @pytest.fixture(scope="module")
 def small_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("run")
-    p = run_notebook(out, "n_images=12", "corruptions=gaussian_noise,defocus_blur", "severities=1,5", "seed=3")
+    p = run_notebook(out, *SMALL)
     assert p.returncode == 0, p.stderr[-3000:]
     return out
+
+SMALL = ("n_images=8", "corruptions=gaussian_noise,defocus_blur", "severities=1,2,3,4,5", "seed=3")
 
 def test_import():
     p = subprocess.run([sys.executable, "-c", "import vqa_robust, vqa_robust.data, vqa_robust.corruptions, vqa_robust.models, "
@@ -32,29 +34,44 @@ def test_run_folder(small_run):
     assert {"model", "corruption", "severity", "seed", "question_id", "answer", "score"} <= set(answers.columns)
     acc = pd.read_csv(small_run / "accuracy.csv")
     assert list(acc.columns) == ["model", "corruption", "severity", "accuracy", "n"]
-    assert len(acc) == 1 + 2 * 2  # clean + 2 corruptions x 2 severities
+    assert len(acc) == 1 + 2 * 5  # clean + 2 corruptions x 5 severities
     assert acc.accuracy.between(0, 1).all()
     robustness = pd.read_csv(small_run / "robustness.csv")
     assert {"F", "R", "rho", "mu", "delta", "VRE"} <= set(robustness.columns)
 
 def test_parameters_are_honoured(small_run):
     split = json.loads((small_run / "split.json").read_text())
-    assert len(split["image_ids"]) == 12
+    assert len(split["image_ids"]) == 8
     answers = pd.read_parquet(small_run / "answers.parquet")
-    assert set(answers.severity) == {0, 1, 5} and set(answers.seed) == {3}
+    assert set(answers.severity) == {0, 1, 2, 3, 4, 5} and set(answers.seed) == {3}
     assert set(answers.model) == {"easy-vqa-vilt"}
 
 def test_rerun_resumes(small_run):
     saved = {p.name: p.stat().st_mtime_ns for p in (small_run / "conditions").iterdir()}
-    p = run_notebook(small_run, "n_images=12", "corruptions=gaussian_noise,defocus_blur", "severities=1,5", "seed=3")
+    p = run_notebook(small_run, *SMALL)
     assert p.returncode == 0, p.stderr[-3000:]
     assert {p.name: p.stat().st_mtime_ns for p in (small_run / "conditions").iterdir()} == saved
+
+def test_some_severities_skip_robustness(tmp_path):
+    p = run_notebook(tmp_path, "n_images=3", "corruptions=brightness", "severities=1,5")
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert len(pd.read_csv(tmp_path / "accuracy.csv")) == 3
+    assert not (tmp_path / "robustness.csv").exists()
+    assert "VRB's metrics need severities 1-5" in (tmp_path / "run.ipynb").read_text()
 
 def test_unreachable_model_fails_clearly(tmp_path):
     p = run_notebook(tmp_path, "model=blip", "n_images=2", env={"HF_HUB_OFFLINE": "1"})
     assert p.returncode != 0
     assert "could not load the weights of model 'blip' from 'Salesforce/blip-vqa-base'" in p.stderr
     assert not (tmp_path / "answers.parquet").exists()
+
+def test_unreachable_hub_fails_fast(tmp_path):
+    from vqa_robust.models import hub_unreachable_reason
+    if hub_unreachable_reason("Salesforce/blip-vqa-base") is None: pytest.skip("the model hub is reachable (or BLIP is cached) here")
+    start = time.time()
+    p = run_notebook(tmp_path, "model=blip", "n_images=2")
+    assert p.returncode != 0 and "cannot be reached" in p.stderr
+    assert time.time() - start < 60  # no minutes of network retries
 
 def test_parameters_cell_is_tagged():
     nb = json.loads((root / "nbs" / "run.ipynb").read_text())

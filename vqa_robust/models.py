@@ -4,8 +4,9 @@
 
 # %% ../nbs/02_models.ipynb #c003
 from __future__ import annotations
-import json
+import json, os, socket
 from dataclasses import dataclass
+from urllib.parse import urlparse
 from pathlib import Path
 from typing import Protocol
 import torch
@@ -13,8 +14,8 @@ from PIL import Image
 
 # %% auto #0
 __all__ = ['ADAPTERS', 'WEIGHTS_DIR', 'MODELS', 'VQAModel', 'ModelUnavailableError', 'ClassifierVQA', 'GenerativeVQA',
-           'vilt_classes', 'blip_classes', 'ModelSpec', 'register_model', 'model_spec', 'load_model', 'write_vocab',
-           'question_tokenizer', 'tiny_blip']
+           'vilt_classes', 'blip_classes', 'ModelSpec', 'register_model', 'hub_unreachable_reason', 'model_spec',
+           'unavailable', 'load_model', 'write_vocab', 'question_tokenizer', 'tiny_blip']
 
 # %% ../nbs/02_models.ipynb #c006
 class VQAModel(Protocol):
@@ -91,6 +92,17 @@ register_model("blip", "Salesforce/blip-vqa-base", "blip", "BLIP base fine-tuned
 register_model("blip-large", "Salesforce/blip-vqa-capfilt-large", "blip", "BLIP large, CapFilt-L, fine-tuned on VQAv2")
 
 # %% ../nbs/02_models.ipynb #c014
+def hub_unreachable_reason(checkpoint: str, host: str | None = None) -> str | None:
+    "Why the hub checkpoint `checkpoint` cannot be fetched now, or None (local, cached, behind a proxy, or reachable)."
+    if Path(checkpoint).exists() or os.environ.get("HTTPS_PROXY") or os.environ.get("https_proxy"): return None
+    from huggingface_hub import constants, try_to_load_from_cache
+    if isinstance(try_to_load_from_cache(checkpoint, "config.json"), str): return None
+    host = host or urlparse(constants.ENDPOINT).hostname
+    try: socket.getaddrinfo(host, 443)
+    except OSError as e: return f"{host} cannot be reached ({e}) and the checkpoint is not in the Hugging Face cache"
+    return None
+
+# %% ../nbs/02_models.ipynb #c016
 def model_spec(name_or_path: str) -> ModelSpec:
     "The registry entry of `name_or_path`, or an entry made from a local checkpoint folder."
     if name_or_path in MODELS: return MODELS[name_or_path]
@@ -101,25 +113,28 @@ def model_spec(name_or_path: str) -> ModelSpec:
         return ModelSpec(Path(name_or_path).name, str(name_or_path), model_type)
     raise KeyError(f"unknown model {name_or_path!r}: not in MODELS ({', '.join(MODELS)}) and not a checkpoint folder")
 
+def unavailable(spec: ModelSpec, reason: str) -> ModelUnavailableError:
+    return ModelUnavailableError(f"could not load the weights of model '{spec.name}' from {spec.checkpoint!r}: {reason} "
+                                 "-- a hub id needs internet access (or a copy in the Hugging Face cache); pass a local checkpoint folder to run offline")
+
 def load_model(name_or_path: str,          # a key of MODELS or a checkpoint folder
                device: str = "cpu",        # torch device
-               local_files_only: bool = False,  # never reach the hub (fail fast when offline)
+               local_files_only: bool = False,  # never reach the hub
                dtype: torch.dtype | None = None,  # e.g. torch.float16 on GPU
               ) -> VQAModel:
     "Load a VQA model through `from_pretrained`, wrapped in its adapter."
     spec = model_spec(name_or_path)
     model_class, processor_class, adapter = ADAPTERS[spec.model_type]()
+    reason = None if local_files_only else hub_unreachable_reason(spec.checkpoint)
+    if reason: raise unavailable(spec, reason)
     try:
+        model = model_class.from_pretrained(spec.checkpoint, local_files_only=local_files_only, **({"dtype": dtype} if dtype else {}))
         processor = processor_class.from_pretrained(spec.checkpoint, local_files_only=local_files_only)
-        model = model_class.from_pretrained(spec.checkpoint, local_files_only=local_files_only, dtype=dtype)
     except OSError as e:
-        raise ModelUnavailableError(
-            f"could not load the weights of model '{spec.name}' from {spec.checkpoint!r}: {str(e).splitlines()[0]} "
-            "-- a hub id needs internet access (or a copy in the Hugging Face cache); "
-            "pass a local checkpoint folder to run offline") from None
+        raise unavailable(spec, str(e).splitlines()[0]) from None
     return adapter(spec.name, model.to(device).eval(), processor, device)
 
-# %% ../nbs/02_models.ipynb #c022
+# %% ../nbs/02_models.ipynb #c024
 def write_vocab(words, folder: str | Path) -> Path:
     "Write a BERT `vocab.txt` of special tokens plus `words` into `folder`."
     folder = Path(folder); folder.mkdir(parents=True, exist_ok=True)
@@ -136,7 +151,7 @@ def question_tokenizer(questions, folder: str | Path):
         raise RuntimeError(f"tokenizer in {folder} did not read its vocabulary ({tokenizer.vocab_size} tokens)")
     return tokenizer
 
-# %% ../nbs/02_models.ipynb #c023
+# %% ../nbs/02_models.ipynb #c025
 def tiny_blip(tokenizer, folder: str | Path, image_size: int = 32, hidden: int = 32) -> Path:
     "Save a randomly initialised small BLIP VQA model with its processor in `folder` (for tests)."
     from transformers import BlipConfig, BlipForQuestionAnswering, BlipImageProcessor, BlipProcessor

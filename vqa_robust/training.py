@@ -15,8 +15,8 @@ from .data import VQADataset
 from .models import question_tokenizer
 
 # %% auto #0
-__all__ = ['TrainConfig', 'vilt_processor', 'build_vilt', 'encode_split', 'family_weights', 'learning_rate', 'train_vilt',
-           'encoded_accuracy', 'save_checkpoint']
+__all__ = ['TrainConfig', 'vilt_processor', 'build_vilt', 'encode_split', 'training_groups', 'group_weights', 'learning_rate',
+           'train_vilt', 'encoded_accuracy', 'save_checkpoint']
 
 # %% ../nbs/02a_training.ipynb #c006
 @dataclass
@@ -28,9 +28,9 @@ class TrainConfig:
     patch_size: int = 8
     image_size: int = 64
     max_question_tokens: int = 24
-    steps: int = 3000           # optimiser steps in all
-    curriculum_steps: int = 900 # first steps on shape questions only
-    curriculum_family: str = "shape"
+    steps: int = 5000           # optimiser steps in all
+    curriculum_steps: int = 1000  # first steps on the curriculum groups only
+    curriculum_groups: tuple = ("shape", "yes/no:shape")
     batch_size: int = 48
     lr: float = 1e-3
     weight_decay: float = 0.01
@@ -69,19 +69,27 @@ def encode_split(dataset: VQADataset, processor, answers: list[str], max_questio
     row = {i: r for r, i in enumerate(image_ids)}
     return {"pixel_values": pixel_values, "image_row": torch.tensor([row[i] for i in q.image_id]),
             "input_ids": tokens["input_ids"], "attention_mask": tokens["attention_mask"], "token_type_ids": tokens["token_type_ids"],
-            "labels": torch.tensor([label[a] for a in q.multiple_choice_answer]), "family": q.answer_type.to_numpy()}
+            "labels": torch.tensor([label[a] for a in q.multiple_choice_answer]), "family": q.answer_type.to_numpy(),
+            "group": training_groups(q)}
 
 # %% ../nbs/02a_training.ipynb #c010
-def family_weights(families: np.ndarray, only: str | None = None) -> torch.Tensor:
-    "Sampling weights making each question family equally likely (or only family `only`)."
-    names, inverse, counts = np.unique(families, return_inverse=True, return_counts=True)
+def training_groups(questions: pd.DataFrame, shape_words=("circle", "rectangle", "triangle")) -> np.ndarray:
+    "Each question's group: its answer_type, yes/no split into questions naming a shape and the rest."
+    names_shape = questions.question.str.contains("|".join(shape_words)).to_numpy()
+    yes_no = (questions.answer_type == "yes/no").to_numpy()
+    return np.where(yes_no, np.where(names_shape, "yes/no:shape", "yes/no:other"), questions.answer_type.to_numpy())
+
+def group_weights(groups: np.ndarray, only=None) -> torch.Tensor:
+    "Sampling weights making each group equally likely (restricted to the groups in `only`, if given)."
+    names, inverse, counts = np.unique(groups, return_inverse=True, return_counts=True)
     w = 1.0 / counts[inverse]
     if only is not None:
-        if only not in names: raise ValueError(f"no question of family {only!r}; families: {list(names)}")
-        w = np.where(families == only, w, 0.0)
+        unknown = set(only) - set(names)
+        if unknown: raise ValueError(f"no question in group(s) {sorted(unknown)}; groups: {list(names)}")
+        w = np.where(np.isin(groups, list(only)), w, 0.0)
     return torch.tensor(w / w.sum(), dtype=torch.float64)
 
-# %% ../nbs/02a_training.ipynb #c013
+# %% ../nbs/02a_training.ipynb #c014
 def learning_rate(step: int, config: TrainConfig) -> float:
     "Linear warm-up, then cosine decay to 0 at `config.steps`."
     warm = min(1.0, (step + 1) / config.warmup_steps)
@@ -90,8 +98,8 @@ def learning_rate(step: int, config: TrainConfig) -> float:
 def train_vilt(model, data: dict, config: TrainConfig, evaluate=None, log_every: int = 250) -> pd.DataFrame:
     "Train `model` on encoded `data`; returns the log (step, seconds, loss, and what `evaluate` returns)."
     generator = torch.Generator().manual_seed(config.seed)
-    curriculum = family_weights(data["family"], only=config.curriculum_family)
-    balanced = family_weights(data["family"])
+    curriculum = group_weights(data["group"], only=config.curriculum_groups)
+    balanced = group_weights(data["group"])
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     log, start, losses = [], time.time(), []
     model.train()
@@ -118,7 +126,7 @@ def train_vilt(model, data: dict, config: TrainConfig, evaluate=None, log_every:
     model.eval()
     return pd.DataFrame(log)
 
-# %% ../nbs/02a_training.ipynb #c015
+# %% ../nbs/02a_training.ipynb #c016
 @torch.inference_mode()
 def encoded_accuracy(model, data: dict, batch_size: int = 512) -> dict:
     "Accuracy of `model` on encoded `data`, overall and per family."
@@ -130,9 +138,10 @@ def encoded_accuracy(model, data: dict, batch_size: int = 512) -> dict:
                        pixel_values=pixels, pixel_mask=torch.ones(pixels.shape[0], *pixels.shape[2:], dtype=torch.long)).logits
         predictions.append(logits.argmax(-1))
     correct = (torch.cat(predictions) == data["labels"]).numpy()
-    return {"all": float(correct.mean()), **{f: float(correct[data["family"] == f].mean()) for f in np.unique(data["family"])}}
+    by = lambda key: {f: float(correct[data[key] == f].mean()) for f in np.unique(data[key])}
+    return {"all": float(correct.mean()), **by("family"), **{g: v for g, v in by("group").items() if ":" in g}}
 
-# %% ../nbs/02a_training.ipynb #c017
+# %% ../nbs/02a_training.ipynb #c018
 def save_checkpoint(model, processor, folder: str | Path, config: TrainConfig | None = None, metrics: dict | None = None) -> Path:
     "Save weights (safetensors), processor and training record to `folder`."
     import json
