@@ -26,5 +26,8 @@ fi
 .venv/bin/python -m pip install -q --upgrade pip
 [ "$TORCH_SPEC" = skip ] || .venv/bin/python -m pip install -q "$TORCH_SPEC"
 .venv/bin/python -m pip install -q -e ".[dev]"
+# The ImageNet-C reference, for equivalence tests and benchmarks only; without its dependencies, since it asks for
+# opencv-python, which would shadow opencv-python-headless (scripts/reference_corruptions.py shims it to import).
+.venv/bin/python -m pip install -q --no-deps imagecorruptions==1.1.2
 echo "$want" > "$stamp"
 echo "setup: .venv ready ($(.venv/bin/python -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__)'))"

@@ -10,7 +10,7 @@ from typing import Iterator
 import numpy as np
 import pandas as pd
 from PIL import Image
-from tqdm.auto import tqdm
+from tqdm import tqdm
 from .corruptions import corrupt, CORRUPTIONS
 from .data import VQADataset
 
