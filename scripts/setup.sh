@@ -7,7 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
 TORCH_SPEC=${TORCH_SPEC:-torch==2.13.0}
-APT_PACKAGES=""  # Debian packages the project needs: none yet
+APT_PACKAGES=""  # Debian packages the project needs: none
+OPTIONAL_APT_PACKAGES="libmagickwand-6.q16-6"  # ImageMagick, for the Wand reference path of snow (its tests skip without it)
 
 if [ -n "$APT_PACKAGES" ]; then
   missing=$(for p in $APT_PACKAGES; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
@@ -15,6 +16,14 @@ if [ -n "$APT_PACKAGES" ]; then
     if [ "$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing
     else echo "setup: vqa_robust needs these Debian packages; install them as root: apt-get install $missing" >&2; exit 1; fi
   fi
+fi
+
+optional_missing=$(for p in $OPTIONAL_APT_PACKAGES; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
+if [ -n "$optional_missing" ]; then
+  if [ "$(id -u)" = 0 ]; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $optional_missing) >/dev/null 2>&1 \
+      || echo "setup: optional Debian packages not installed: $optional_missing" >&2
+  else echo "setup: optional (reference tests only): apt-get install $optional_missing" >&2; fi
 fi
 
 stamp=.venv/.vqa_robust_setup

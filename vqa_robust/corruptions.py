@@ -22,9 +22,9 @@ __all__ = ['CORRUPTIONS', 'SEVERITIES', 'UNIFORM_LEVELS', 'SNOW_PARAMETERS', 'PR
            'salt_and_pepper', 'random_impulse_noise', 'disk_kernel', 'skimage_gaussian', 'defocus_blur',
            'gaussian_blur', 'median_blur', 'glass_blur', 'motion_kernel', 'motion_blurred', 'motion_blur',
            'zoom_matrix', 'clipped_zoom', 'zoom_blur', 'snow_flakes', 'add_snow', 'snow', 'snow_wand', 'plasma_fractal',
-           'fog', 'brightness', 'contrast', 'saturate', 'luma', 'gray3', 'color_inversion', 'grayscale',
-           'grayscale_mean', 'grayscale_inversion', 'binary_threshold', 'elastic_transform', 'spatter', 'pixelate',
-           'pixelate_vrb', 'jpeg_compression', 'preset']
+           'fog', 'brightness_table', 'brightness', 'contrast', 'saturation_ratio_table', 'saturate', 'luma', 'gray3',
+           'color_inversion', 'grayscale', 'grayscale_mean', 'grayscale_inversion', 'binary_threshold',
+           'elastic_transform', 'spatter', 'pixelate', 'pixelate_vrb', 'jpeg_compression', 'preset']
 
 # %% ../nbs/01_corruptions.ipynb #c006
 @dataclass(frozen=True)
@@ -66,8 +66,9 @@ def to_uint8_rgb(image) -> np.ndarray:
     return np.ascontiguousarray(x[..., :3])
 
 def truncate_to_uint8(x: np.ndarray) -> np.ndarray:
-    "Clip to [0, 255] and truncate to uint8, as ImageNet-C's `np.uint8(...)`."
-    return x if x.dtype == np.uint8 else np.clip(x, 0, 255).astype(np.uint8)
+    "Clip to [0, 255] and truncate to uint8, as ImageNet-C's `np.uint8(...)` (clips a float array in place)."
+    if x.dtype == np.uint8: return x
+    return np.clip(x, 0, 255, out=x if x.flags.writeable and np.issubdtype(x.dtype, np.floating) else None).astype(np.uint8)
 
 # %% ../nbs/01_corruptions.ipynb #c011
 def corruption_rng(seed: int, image_id: int, name: str, severity: int) -> np.random.Generator:
@@ -295,8 +296,9 @@ def zoom_blur(x, severity, rng):
     c = [np.arange(1, 1.11, 0.01), np.arange(1, 1.16, 0.01), np.arange(1, 1.21, 0.02), np.arange(1, 1.26, 0.02), np.arange(1, 1.31, 0.03)][severity - 1]
     h, w = x.shape[:2]
     total = x.astype(np.float32)
-    for z in c: total += clipped_zoom(x, z, (w, h))
-    return total / (len(c) + 1)
+    for z in c: cv2.accumulate(clipped_zoom(x, z, (w, h)), total)
+    total *= 1 / (len(c) + 1)
+    return total
 
 # %% ../nbs/01_corruptions.ipynb #c028
 SNOW_PARAMETERS = [(0.1, 0.3, 3, 0.5, 10, 4, 0.8), (0.2, 0.3, 2, 0.5, 12, 4, 0.7), (0.55, 0.3, 4, 0.9, 12, 8, 0.7),
@@ -372,17 +374,20 @@ def fog(x, severity, rng):
     return np.clip(xf * top / (top + c[0]), 0, 1) * 255
 
 # %% ../nbs/01_corruptions.ipynb #c031
+@lru_cache(maxsize=None)
+def brightness_table(c: float) -> np.ndarray:
+    "Output level for each (V, channel level) pair, flattened: V' / V scaling, black to gray, truncated."
+    v, x = np.meshgrid(np.arange(256), np.arange(256), indexing="ij")
+    new_v = np.minimum(v / 255 + c, 1.0) * 255
+    out = np.where(v > 0, x * new_v / np.maximum(v, 1), new_v)
+    return np.clip(out + 1e-6, 0, 255).astype(np.uint8).ravel()
+
 @register_corruption("attribute")
 def brightness(x, severity, rng):
     "Raise HSV value by c, keeping hue and saturation."
     c = [.1, .2, .3, .4, .5][severity - 1]
-    levels = np.arange(256)
-    new_v = np.minimum(levels / 255 + c, 1.0) * 255
-    ratio = (new_v / np.maximum(levels, 1)).astype(np.float32)
-    v = x.max(axis=-1)
-    out = x * ratio[v][..., None]
-    out[v == 0] = new_v[0]  # black has no hue: it becomes gray
-    return out
+    v = x.max(axis=-1).astype(np.uint16)
+    return brightness_table(c)[(v << 8)[..., None] | x]
 
 @register_corruption("attribute")
 def contrast(x, severity, rng):
@@ -392,18 +397,25 @@ def contrast(x, severity, rng):
     table = np.clip((np.arange(256)[:, None] / 255 - means) * c + means, 0, 1) * 255
     return cv2.LUT(x, table.astype(np.uint8)[:, None, :])
 
+@lru_cache(maxsize=None)
+def saturation_ratio_table(c0: float, c1: float) -> np.ndarray:
+    "S'/S for each (V, min) pair, flattened (0 where S = 0)."
+    v, m = np.meshgrid(np.arange(256.0), np.arange(256.0), indexing="ij")
+    s = np.where(v > 0, (v - m) / np.maximum(v, 1), 0)
+    s_new = np.clip(s * c0 + c1, 0, 1)
+    return np.where(s > 0, s_new / np.where(s > 0, s, 1), 0).astype(np.float32).ravel()
+
 @register_corruption("attribute")
 def saturate(x, severity, rng):
     "Scale HSV saturation by c0 and add c1, keeping hue and value."
     c = [(0.3, 0), (0.1, 0), (2, 0), (5, 0.1), (20, 0.2)][severity - 1]
-    xf = x.astype(np.float32)
-    v, m = xf.max(-1, keepdims=True), xf.min(-1, keepdims=True)
-    s = (v - m) / np.maximum(v, 1)
-    s_new = np.clip(s * c[0] + c[1], 0, 1)
-    out = v - (v - xf) * (s_new / np.where(s > 0, s, 1))
+    v, m = x.max(-1), x.min(-1)
+    ratio = saturation_ratio_table(*c)[(v.astype(np.uint16) << 8) | m][..., None]
+    vf = v[..., None].astype(np.float32)
+    out = vf - (vf - x) * ratio
     if c[1] > 0:  # gray pixels gain saturation at hue 0
-        gray = (s[..., 0] == 0) & (v[..., 0] > 0)
-        vg = v[gray]
+        gray = (v == m) & (v > 0)
+        vg = vf[gray]
         out[gray] = np.concatenate([vg, vg * (1 - c[1]), vg * (1 - c[1])], axis=-1)
     return out + 1e-3  # guards exact levels against float rounding before truncation
 
