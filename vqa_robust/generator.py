@@ -105,8 +105,9 @@ def generate(dataset: VQADataset,      # images to corrupt (all of them)
     if workers <= 1:
         for task in tasks: _write_chunk(task); bar.update(len(task[1]) * len(grid))
     else:
+        from vqa_robust.generator import _write_chunk as worker  # by module name, so that child processes can import it
         with ProcessPoolExecutor(workers) as pool:
-            for task, _ in zip(tasks, pool.map(_write_chunk, tasks)): bar.update(len(task[1]) * len(grid))
+            for task, _ in zip(tasks, pool.map(worker, tasks)): bar.update(len(task[1]) * len(grid))
     bar.close()
     return manifest
 

@@ -68,7 +68,8 @@ def blip_classes():
 ADAPTERS = {"vilt": vilt_classes, "blip": blip_classes}  # model_type -> (model class, processor class, adapter)
 
 # %% ../nbs/02_models.ipynb #c012
-WEIGHTS_DIR = Path(__file__).parent / "weights" if "__file__" in globals() else Path("../vqa_robust/weights")
+import vqa_robust
+WEIGHTS_DIR = Path(vqa_robust.__file__).parent / "weights"  # checkpoints shipped inside the installed package
 
 @dataclass(frozen=True)
 class ModelSpec:
