@@ -196,4 +196,5 @@ d = { 'settings': { 'branch': 'main',
                                      'vqa_robust.training.save_checkpoint': ('training.html#save_checkpoint', 'vqa_robust/training.py'),
                                      'vqa_robust.training.train_vilt': ('training.html#train_vilt', 'vqa_robust/training.py'),
                                      'vqa_robust.training.training_groups': ('training.html#training_groups', 'vqa_robust/training.py'),
+                                     'vqa_robust.training.vilt_logits': ('training.html#vilt_logits', 'vqa_robust/training.py'),
                                      'vqa_robust.training.vilt_processor': ('training.html#vilt_processor', 'vqa_robust/training.py')}}}

@@ -94,7 +94,9 @@ def generate(dataset: VQADataset,      # images to corrupt (all of them)
              progress: bool = True) -> dict:  # the manifest
     "Write every image of `dataset` under every (corruption, severity), skipping files already there."
     if image_format not in FORMATS: raise ValueError(f"image_format must be one of {list(FORMATS)}, got {image_format!r}")
-    grid = [(c, s) for c in corruptions for s in severities if check_corruption(c, s)]
+    for c in corruptions:
+        for s in severities: check_corruption(c, s)  # fail before writing anything
+    grid = [(c, s) for c in corruptions for s in severities]
     root = Path(root); root.mkdir(parents=True, exist_ok=True)
     manifest = make_manifest(dataset, corruptions, severities, seed, image_format, quality)
     check_manifest(root, manifest)

@@ -15,8 +15,8 @@ from .data import VQADataset
 from .models import question_tokenizer
 
 # %% auto #0
-__all__ = ['TrainConfig', 'vilt_processor', 'build_vilt', 'encode_split', 'training_groups', 'group_weights', 'learning_rate',
-           'train_vilt', 'encoded_accuracy', 'save_checkpoint']
+__all__ = ['TrainConfig', 'vilt_processor', 'build_vilt', 'encode_split', 'training_groups', 'group_weights', 'vilt_logits',
+           'learning_rate', 'train_vilt', 'encoded_accuracy', 'save_checkpoint']
 
 # %% ../nbs/02a_training.ipynb #c006
 @dataclass
@@ -90,6 +90,11 @@ def group_weights(groups: np.ndarray, only=None) -> torch.Tensor:
     return torch.tensor(w / w.sum(), dtype=torch.float64)
 
 # %% ../nbs/02a_training.ipynb #c014
+def vilt_logits(model, data: dict, rows, pixels: torch.Tensor) -> torch.Tensor:
+    "Answer logits for the questions `rows` of encoded `data`, with their (possibly augmented) pixels."
+    return model(input_ids=data["input_ids"][rows], attention_mask=data["attention_mask"][rows], token_type_ids=data["token_type_ids"][rows],
+                 pixel_values=pixels, pixel_mask=torch.ones(pixels.shape[0], *pixels.shape[2:], dtype=torch.long)).logits
+
 def learning_rate(step: int, config: TrainConfig) -> float:
     "Linear warm-up, then cosine decay to 0 at `config.steps`."
     warm = min(1.0, (step + 1) / config.warmup_steps)
@@ -111,8 +116,7 @@ def train_vilt(model, data: dict, config: TrainConfig, evaluate=None, log_every:
             flip = torch.rand(len(batch), generator=generator) < 0.5
             pixels = torch.where(flip[:, None, None, None], pixels.flip(-1), pixels)
         for group in optimizer.param_groups: group["lr"] = learning_rate(step, config)
-        logits = model(input_ids=data["input_ids"][batch], attention_mask=data["attention_mask"][batch], token_type_ids=data["token_type_ids"][batch],
-                       pixel_values=pixels, pixel_mask=torch.ones(pixels.shape[0], *pixels.shape[2:], dtype=torch.long)).logits
+        logits = vilt_logits(model, data, batch, pixels)
         loss = F.cross_entropy(logits, data["labels"][batch])
         optimizer.zero_grad(); loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0); optimizer.step()
@@ -134,8 +138,7 @@ def encoded_accuracy(model, data: dict, batch_size: int = 512) -> dict:
     for s in range(0, len(data["labels"]), batch_size):
         rows = slice(s, s + batch_size)
         pixels = data["pixel_values"][data["image_row"][rows]]
-        logits = model(input_ids=data["input_ids"][rows], attention_mask=data["attention_mask"][rows], token_type_ids=data["token_type_ids"][rows],
-                       pixel_values=pixels, pixel_mask=torch.ones(pixels.shape[0], *pixels.shape[2:], dtype=torch.long)).logits
+        logits = vilt_logits(model, data, rows, pixels)
         predictions.append(logits.argmax(-1))
     correct = (torch.cat(predictions) == data["labels"]).numpy()
     by = lambda key: {f: float(correct[data[key] == f].mean()) for f in np.unique(data[key])}
