@@ -11,13 +11,13 @@ from typing import Iterator
 import numpy as np
 from PIL import Image
 from tqdm import tqdm
-from .corruptions import CORRUPTIONS, check_corruption, corrupt
+from .corruptions import CORRUPTIONS, check_corruption, corrupt, corrupt_levels
 from .data import VQADataset
 
 # %% auto #0
 __all__ = ['FORMATS', 'SETTINGS_THAT_MUST_MATCH', 'save_image', 'corrupted_template', 'condition_dir', 'library_versions',
            'make_manifest', 'check_manifest', 'write_image_conditions', 'generate', 'corrupted_dataset',
-           'stream_corrupted']
+           'corrupted_image', 'stream_corrupted']
 
 # %% ../nbs/01a_generator.ipynb #c006
 FORMATS = {"png": ".png", "jpeg": ".jpg"}
@@ -72,9 +72,12 @@ def write_image_conditions(dataset: VQADataset, image_id: int, grid, root: Path,
     missing = [(c, s) for c, s in grid if not (condition_dir(root, c, s) / name).is_file()]
     if not missing: return 0
     image = np.asarray(dataset.load_image(image_id))
-    for c, s in missing:
-        out = condition_dir(root, c, s); out.mkdir(parents=True, exist_ok=True)
-        save_image(corrupt(image, c, s, seed=seed, image_id=image_id), out / name, image_format, quality)
+    levels_of: dict[str, list[int]] = {}
+    for c, s in missing: levels_of.setdefault(c, []).append(s)
+    for c, levels in levels_of.items():  # all missing levels of a corruption in one call, which shares work across them
+        for s, array in corrupt_levels(image, c, levels, seed=seed, image_id=image_id).items():
+            out = condition_dir(root, c, s); out.mkdir(parents=True, exist_ok=True)
+            save_image(array, out / name, image_format, quality)
     return len(missing)
 
 def _write_chunk(args) -> int:
@@ -94,9 +97,7 @@ def generate(dataset: VQADataset,      # images to corrupt (all of them)
              progress: bool = True) -> dict:  # the manifest
     "Write every image of `dataset` under every (corruption, severity), skipping files already there."
     if image_format not in FORMATS: raise ValueError(f"image_format must be one of {list(FORMATS)}, got {image_format!r}")
-    for c in corruptions:
-        for s in severities: check_corruption(c, s)  # fail before writing anything
-    grid = [(c, s) for c in corruptions for s in severities]
+    grid = [(c, s) for c in corruptions for s in severities if check_corruption(c, s)]
     root = Path(root); root.mkdir(parents=True, exist_ok=True)
     manifest = make_manifest(dataset, corruptions, severities, seed, image_format, quality)
     check_manifest(root, manifest)
@@ -119,8 +120,11 @@ def corrupted_dataset(dataset: VQADataset, root: str | Path, corruption: str, se
     manifest = json.loads((Path(root) / "manifest.json").read_text())
     return VQADataset(dataset.questions, condition_dir(root, corruption, severity), manifest["image_template"], f"{dataset.name}/{corruption}/{severity}")
 
+def corrupted_image(dataset: VQADataset, image_id: int, corruption: str, severity: int, seed: int = 0) -> np.ndarray:
+    "One image of `dataset` under one condition, computed in memory: the bytes `generate` writes as PNG."
+    return corrupt(dataset.load_image(image_id), corruption, severity, seed=seed, image_id=image_id)
+
 def stream_corrupted(dataset: VQADataset, corruption: str, severity: int, seed: int = 0) -> Iterator[tuple[int, np.ndarray]]:
     "(image id, corrupted image) for every image of `dataset`, computed in memory."
     check_corruption(corruption, severity)
-    for image_id in dataset.image_ids:
-        yield image_id, corrupt(dataset.load_image(image_id), corruption, severity, seed=seed, image_id=image_id)
+    for image_id in dataset.image_ids: yield image_id, corrupted_image(dataset, image_id, corruption, severity, seed)

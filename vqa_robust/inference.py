@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 from PIL import Image
 from tqdm import tqdm
-from .corruptions import corrupt, CORRUPTIONS
+from .corruptions import CORRUPTIONS
+from .generator import corrupted_image
 from .data import VQADataset
 
 # %% auto #0
@@ -33,9 +34,8 @@ def conditions(corruptions, severities, include_clean: bool = True) -> list[tupl
 # %% ../nbs/03_inference.ipynb #c010
 def condition_image(dataset: VQADataset, image_id: int, corruption: str, severity: int, seed: int) -> Image.Image:
     "One image of `dataset` under one condition, as a PIL RGB image."
-    image = dataset.load_image(image_id)
-    if (corruption, severity) == CLEAN: return image
-    return Image.fromarray(corrupt(image, corruption, severity, seed=seed, image_id=image_id))
+    if (corruption, severity) == CLEAN: return dataset.load_image(image_id)
+    return Image.fromarray(corrupted_image(dataset, image_id, corruption, severity, seed))
 
 def iter_batches(dataset: VQADataset, corruption: str, severity: int, seed: int = 0,
                  batch_size: int = 32) -> Iterator[tuple[pd.DataFrame, list[Image.Image]]]:
