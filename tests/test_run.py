@@ -38,6 +38,13 @@ def test_run_folder(small_run):
     assert acc.accuracy.between(0, 1).all()
     robustness = pd.read_csv(small_run / "robustness.csv")
     assert {"F", "R", "rho", "mu", "delta", "VRE"} <= set(robustness.columns)
+    assert set(answers.accuracy_mode) == {"official"}  # the default mode, recorded per row
+    ci = pd.read_csv(small_run / "accuracy_ci.csv")
+    assert len(ci) == len(acc) and (ci.low <= ci.estimate + 1e-12).all() and (ci.estimate <= ci.high + 1e-12).all()
+    merged = ci.merge(acc, on=["model", "corruption", "severity"])
+    assert (merged.estimate - merged.accuracy).abs().max() < 1e-12  # the bootstrap's point estimate is the table's accuracy
+    vre_ci = pd.read_csv(small_run / "vre_ci.csv")
+    assert set(vre_ci.corruption) == set(acc.corruption) - {"clean"}
 
 def test_parameters_are_honoured(small_run):
     split = json.loads((small_run / "split.json").read_text())

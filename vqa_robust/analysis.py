@@ -4,13 +4,21 @@
 
 # %% ../nbs/05_analysis.ipynb #c003
 from __future__ import annotations
+from pathlib import Path
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
+import vqa_robust
+from .corruptions import CORRUPTIONS
 from .data import VQADataset
-from .metrics import submetrics, minmax_scale, DEFAULT_WEIGHTS, SUBMETRICS, vre
+from .metrics import (submetrics, minmax_scale, DEFAULT_WEIGHTS, SUBMETRICS, vre, error_matrix, severity_accuracy,
+                                model_accuracy, corruption_accuracy, relative_drop, LEVELS)
 
 # %% auto #0
-__all__ = ['most_common', 'blind_baseline', 'family_accuracy', 'plot_accuracy_vs_severity', 'robustness_table']
+__all__ = ['PAPER_DATA', 'PAPER_NAMES', 'RADAR_GROUPS', 'most_common', 'blind_baseline', 'family_accuracy',
+           'plot_accuracy_vs_severity', 'robustness_table', 'load_vrb_paper_accuracy', 'accuracy_tables',
+           'submetric_tables', 'family_of', 'weight_vectors', 'vre_under_weights', 'plot_error_vs_severity',
+           'plot_average_error', 'plot_relative_drop', 'radar', 'plot_radars', 'plot_vre_weights']
 
 # %% ../nbs/05_analysis.ipynb #c006
 def most_common(values: pd.Series) -> str: return values.value_counts().index[0]
@@ -63,3 +71,112 @@ def robustness_table(acc: pd.DataFrame, weights: dict | None = None) -> pd.DataF
     by_corruption = scaled.groupby(level="corruption").mean().add_suffix("_scaled").assign(VRE=vre(acc, "corruption", weights), model="all")
     return pd.concat([pairs.reset_index(), by_model.reset_index(), by_corruption.reset_index()], ignore_index=True)[
         ["model", "corruption", *SUBMETRICS, *[f"{m}_scaled" for m in SUBMETRICS], "VRE"]]
+
+# %% ../nbs/05_analysis.ipynb #c021
+PAPER_DATA = Path(vqa_robust.__file__).parent / "paper_data"
+
+PAPER_NAMES = {"elastic": "elastic_transform"}  # the authors' file names elastic transform "elastic"
+
+def load_vrb_paper_accuracy(path: str | Path = PAPER_DATA / "vrb_per_level_accuracy.csv") -> pd.DataFrame:
+    "The per-level accuracies behind VRB's figures (4 models x 14 corruptions x levels 0-5) as a tidy table, accuracy as a fraction."
+    raw = pd.read_csv(path)
+    expected = {"model", "corruption", "level", "accuracy_pct"}
+    if not expected <= set(raw.columns): raise ValueError(f"{path}: expected columns {sorted(expected)}, got {list(raw.columns)}")
+    raw = raw.assign(corruption=raw.corruption.replace(PAPER_NAMES))
+    unknown = sorted(set(raw.corruption) - set(CORRUPTIONS))
+    if unknown: raise ValueError(f"{path}: unknown corruption name(s) {unknown}")
+    return pd.DataFrame({"model": raw.model, "corruption": raw.corruption, "severity": raw.level.astype(int), "accuracy": raw.accuracy_pct / 100})
+
+def accuracy_tables(acc: pd.DataFrame, levels=LEVELS) -> dict[str, pd.DataFrame]:
+    "Table 1 in percent: A_{v,c} (models x corruptions), per model (A_v0, A_v, A_v^rel) and per corruption (A_c, A_c^rel)."
+    return {"A_vc": 100 * severity_accuracy(acc, levels).unstack("corruption"),
+            "models": 100 * model_accuracy(acc, levels), "corruptions": 100 * corruption_accuracy(acc, levels)}
+
+def submetric_tables(acc: pd.DataFrame, weights: dict | None = None) -> dict[str, pd.DataFrame]:
+    "Table 2: raw sub-metrics averaged per model and per corruption, with VRE_v and VRE_c."
+    raw = submetrics(acc)
+    return {"models": raw.groupby(level="model").mean().assign(VRE=vre(acc, "model", weights)),
+            "corruptions": raw.groupby(level="corruption").mean().assign(VRE=vre(acc, "corruption", weights))}
+
+def family_of(corruption: str) -> str: return CORRUPTIONS[corruption].family
+
+RADAR_GROUPS = {"noise": ("noise",), "blur & weather": ("blur", "weather"), "attribute": ("attribute",),
+                "physical": ("physical",), "digital": ("digital",)}  # Figure 7's panels after the models' one
+
+def weight_vectors() -> dict[str, dict]:
+    "Figure 8's weightings: uniform, and each sub-metric at 0.6 with the others at 0.1."
+    vectors = {"uniform": dict(DEFAULT_WEIGHTS)}
+    for m in SUBMETRICS: vectors[f"{m} 0.6"] = {k: (0.6 if k == m else 0.1) for k in SUBMETRICS}
+    return vectors
+
+def vre_under_weights(acc: pd.DataFrame, by: str = "model") -> pd.DataFrame:
+    "VRE of each model (or corruption) under every weighting of `weight_vectors`: rows weightings, columns models."
+    return pd.DataFrame({name: vre(acc, by, w) for name, w in weight_vectors().items()}).T
+
+# %% ../nbs/05_analysis.ipynb #c022
+def plot_error_vs_severity(acc: pd.DataFrame):
+    "Figure 3: error (%) against severity 0-5, one panel per model, one line per corruption."
+    E = 100 * error_matrix(acc)
+    models = list(E.index.unique("model"))
+    fig, axes = plt.subplots(1, len(models), figsize=(3.6 * len(models), 3.4), sharey=True, squeeze=False)
+    for ax, model in zip(axes[0], models):
+        for corruption, row in E.loc[model].iterrows(): ax.plot(LEVELS, row.to_numpy(), marker=".", lw=1, label=corruption)
+        ax.set(title=model, xlabel="severity", xticks=LEVELS); ax.grid(alpha=0.3)
+    axes[0, 0].set_ylabel("error (%)")
+    axes[0, -1].legend(fontsize=6, loc="upper left", bbox_to_anchor=(1, 1))
+    fig.tight_layout()
+    return fig
+
+def plot_average_error(acc: pd.DataFrame):
+    "Figure 4: average error mu (%) per corruption, one bar per model."
+    mu = 100 * submetrics(acc)["mu"].unstack("model")
+    ax = mu.plot.bar(figsize=(11, 3.4), width=0.8)
+    ax.set(ylabel="average error (%)", xlabel=""); ax.grid(alpha=0.3, axis="y"); ax.legend(fontsize=8, ncol=len(mu.columns))
+    plt.setp(ax.get_xticklabels(), rotation=40, ha="right")
+    ax.figure.tight_layout()
+    return ax.figure
+
+def plot_relative_drop(acc: pd.DataFrame):
+    "Heatmap of the relative accuracy drop (A_{v,0} - A_{v,c}) / A_{v,0} (%) per model and corruption."
+    drop = 100 * relative_drop(acc)
+    fig, ax = plt.subplots(figsize=(11, 0.5 * len(drop) + 1.6))
+    im = ax.imshow(drop.to_numpy(), cmap="Reds", aspect="auto")
+    ax.set(xticks=range(drop.shape[1]), yticks=range(drop.shape[0]), yticklabels=drop.index)
+    ax.set_xticklabels(drop.columns, rotation=40, ha="right")
+    for (i, j), v in np.ndenumerate(drop.to_numpy()): ax.text(j, i, f"{v:.1f}", ha="center", va="center", fontsize=7)
+    fig.colorbar(im, ax=ax, label="relative drop (%)")
+    fig.tight_layout()
+    return fig
+
+def radar(ax, values: pd.DataFrame, title: str):
+    "One radar chart: a polygon per row over the sub-metric columns."
+    angles = np.linspace(0, 2 * np.pi, values.shape[1], endpoint=False)
+    for name, row in values.iterrows():
+        v = row.to_numpy()
+        ax.plot(np.append(angles, angles[0]), np.append(v, v[0]), lw=1, label=name)
+        ax.fill(np.append(angles, angles[0]), np.append(v, v[0]), alpha=0.08)
+    ax.set_xticks(angles); ax.set_xticklabels(values.columns, fontsize=8); ax.set_ylim(0, 1); ax.set_yticklabels([])
+    ax.set_title(title, fontsize=9); ax.legend(fontsize=5, loc="upper right", bbox_to_anchor=(1.35, 1.1))
+
+def plot_radars(acc: pd.DataFrame):
+    "Figure 7: scaled sub-metrics of the models (averaged over corruptions), then of the corruptions in each class (averaged over models)."
+    scaled = submetrics(acc, scaled=True)
+    by_corruption = scaled.groupby(level="corruption").mean()
+    panels = {"models": scaled.groupby(level="model").mean()}
+    for title, families in RADAR_GROUPS.items():
+        rows = [c for c in by_corruption.index if family_of(c) in families]
+        if rows: panels[title] = by_corruption.loc[rows]
+    fig, axes = plt.subplots(2, 3, figsize=(12, 7.5), subplot_kw={"projection": "polar"})
+    for ax, (title, values) in zip(axes.ravel(), panels.items()): radar(ax, values, title)
+    for ax in axes.ravel()[len(panels):]: ax.set_visible(False)
+    fig.tight_layout()
+    return fig
+
+def plot_vre_weights(acc: pd.DataFrame):
+    "Figure 8: VRE of each model under the six weightings."
+    table = vre_under_weights(acc)
+    ax = table.plot.bar(figsize=(9, 3.4), width=0.8)
+    ax.set(ylabel="VRE", xlabel="weighting"); ax.grid(alpha=0.3, axis="y"); ax.legend(fontsize=8, ncol=len(table.columns))
+    plt.setp(ax.get_xticklabels(), rotation=0)
+    ax.figure.tight_layout()
+    return ax.figure

@@ -4,40 +4,115 @@
 
 # %% ../nbs/04_metrics.ipynb #c003
 from __future__ import annotations
+import re
 import numpy as np
 import pandas as pd
 from .data import VQADataset
 
 # %% auto #0
-__all__ = ['ACCURACY_MODES', 'LEVELS', 'SUBMETRICS', 'DEFAULT_WEIGHTS', 'accuracy_simple', 'accuracy_exact', 'vqa_accuracy',
-           'score_answers', 'accuracy_table', 'with_clean_level', 'error_matrix', 'first_drop', 'range_of_error',
-           'error_rate', 'average_error', 'average_difference', 'minmax_scale', 'submetrics', 'preference_weights',
-           'vre']
+__all__ = ['PUNCTUATION', 'NUMBER_WORDS', 'ARTICLES', 'CONTRACTIONS', 'DIGIT_COMMA_DIGIT', 'PERIOD_NOT_BEFORE_DIGIT',
+           'ACCURACY_MODES', 'LEVELS', 'SUBMETRICS', 'DEFAULT_WEIGHTS', 'strip_whitespace', 'process_punctuation',
+           'process_digit_article', 'normalize_answer', 'leave_one_out', 'accuracy_official', 'accuracy_normalize',
+           'accuracy_simple', 'accuracy_exact', 'vqa_accuracy', 'score_answers', 'accuracy_table', 'rounded_mean',
+           'official_report', 'with_clean_level', 'error_matrix', 'first_drop', 'range_of_error', 'error_rate',
+           'average_error', 'average_difference', 'minmax_scale', 'submetrics', 'preference_weights', 'vre',
+           'accuracy_matrix', 'severity_accuracy', 'model_accuracy', 'corruption_accuracy', 'relative_drop',
+           'score_cube', 'scaled_vre', 'interval', 'bootstrap']
 
 # %% ../nbs/04_metrics.ipynb #c006
+PUNCTUATION = [";", "/", "[", "]", '"', "{", "}", "(", ")", "=", "+", "\\", "_", "-", ">", "<", "@", "`", ",", "?", "!"]
+NUMBER_WORDS = {"none": "0", "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
+                "six": "6", "seven": "7", "eight": "8", "nine": "9", "ten": "10"}
+ARTICLES = {"a", "an", "the"}
+CONTRACTIONS = {  # the official script's table: apostrophe-less spellings to the spelling the annotations use
+    "aint": "ain't", "arent": "aren't", "cant": "can't", "couldve": "could've", "couldnt": "couldn't", "couldn'tve": "couldn't've",
+    "couldnt've": "couldn't've", "didnt": "didn't", "doesnt": "doesn't", "dont": "don't", "hadnt": "hadn't", "hadnt've": "hadn't've",
+    "hadn'tve": "hadn't've", "hasnt": "hasn't", "havent": "haven't", "hed": "he'd", "hed've": "he'd've", "he'dve": "he'd've",
+    "hes": "he's", "howd": "how'd", "howll": "how'll", "hows": "how's", "Id've": "I'd've", "I'dve": "I'd've", "Im": "I'm",
+    "Ive": "I've", "isnt": "isn't", "itd": "it'd", "itd've": "it'd've", "it'dve": "it'd've", "itll": "it'll", "let's": "let's",
+    "maam": "ma'am", "mightnt": "mightn't", "mightnt've": "mightn't've", "mightn'tve": "mightn't've", "mightve": "might've",
+    "mustnt": "mustn't", "mustve": "must've", "neednt": "needn't", "notve": "not've", "oclock": "o'clock", "oughtnt": "oughtn't",
+    "ow's'at": "'ow's'at", "'ows'at": "'ow's'at", "'ow'sat": "'ow's'at", "shant": "shan't", "shed've": "she'd've",
+    "she'dve": "she'd've", "she's": "she's", "shouldve": "should've", "shouldnt": "shouldn't", "shouldnt've": "shouldn't've",
+    "shouldn'tve": "shouldn't've", "somebody'd": "somebodyd", "somebodyd've": "somebody'd've", "somebody'dve": "somebody'd've",
+    "somebodyll": "somebody'll", "somebodys": "somebody's", "someoned": "someone'd", "someoned've": "someone'd've",
+    "someone'dve": "someone'd've", "someonell": "someone'll", "someones": "someone's", "somethingd": "something'd",
+    "somethingd've": "something'd've", "something'dve": "something'd've", "somethingll": "something'll", "thats": "that's",
+    "thered": "there'd", "thered've": "there'd've", "there'dve": "there'd've", "therere": "there're", "theres": "there's",
+    "theyd": "they'd", "theyd've": "they'd've", "they'dve": "they'd've", "theyll": "they'll", "theyre": "they're",
+    "theyve": "they've", "twas": "'twas", "wasnt": "wasn't", "wed've": "we'd've", "we'dve": "we'd've", "weve": "we've",
+    "werent": "weren't", "whatll": "what'll", "whatre": "what're", "whats": "what's", "whatve": "what've", "whens": "when's",
+    "whered": "where'd", "wheres": "where's", "whereve": "where've", "whod": "who'd", "whod've": "who'd've", "who'dve": "who'd've",
+    "wholl": "who'll", "whos": "who's", "whove": "who've", "whyll": "why'll", "whyre": "why're", "whys": "why's", "wont": "won't",
+    "wouldve": "would've", "wouldnt": "wouldn't", "wouldnt've": "wouldn't've", "wouldn'tve": "wouldn't've", "yall": "y'all",
+    "yall'll": "y'all'll", "y'allll": "y'all'll", "yall'd've": "y'all'd've", "y'alld've": "y'all'd've", "y'all'dve": "y'all'd've",
+    "youd": "you'd", "youd've": "you'd've", "you'dve": "you'd've", "youll": "you'll", "youre": "you're", "youve": "you've"}
+DIGIT_COMMA_DIGIT = re.compile(r"(\d)(,)(\d)")
+PERIOD_NOT_BEFORE_DIGIT = re.compile(r"(?!<=\d)(\.)(?!\d)")  # sic: a lookahead, so it is only "a period not followed by a digit"
+
+def strip_whitespace(text: str) -> str:
+    "Newlines and tabs to spaces, then strip: what the script does to every answer first."
+    return text.replace("\n", " ").replace("\t", " ").strip()
+
+def process_punctuation(text: str) -> str:
+    "The script's punctuation rule (tested against the original string, applied in PUNCTUATION order)."
+    out = text
+    drop = DIGIT_COMMA_DIGIT.search(text) is not None
+    for p in PUNCTUATION:
+        out = out.replace(p, "" if drop or (p + " " in text or " " + p in text) else " ")
+    return PERIOD_NOT_BEFORE_DIGIT.sub("", out, re.UNICODE)  # sic: re.UNICODE (32) lands in `count`
+
+def process_digit_article(text: str) -> str:
+    "Lower-case, number words to digits, drop articles, apply the contractions table."
+    words = [NUMBER_WORDS.get(w, w) for w in text.lower().split()]
+    return " ".join(CONTRACTIONS.get(w, w) for w in words if w not in ARTICLES)
+
+def normalize_answer(text: str) -> str:
+    "Whitespace, punctuation, then digits, articles and contractions, as the script normalises."
+    return process_digit_article(process_punctuation(strip_whitespace(text)))
+
+# %% ../nbs/04_metrics.ipynb #c007
+def leave_one_out(prediction: str, answers: list[str]) -> float:
+    "Mean over the 10 leave-one-annotator-out subsets of min(1, matches / 3)."
+    matches = sum(a == prediction for a in answers)
+    per_subset = [min(1.0, (matches - (a == prediction)) / 3) for a in answers]
+    return float(sum(per_subset)) / len(per_subset)
+
+def accuracy_official(prediction: str, answers: list[str], multiple_choice_answer: str | None = None) -> float:
+    "Bit-exact with GT-Vision-Lab/VQA's vqaEval.py: normalise only when the humans disagree, leave one annotator out."
+    prediction, answers = strip_whitespace(prediction), [strip_whitespace(a) for a in answers]
+    if len(set(answers)) > 1:
+        answers = [process_digit_article(process_punctuation(a)) for a in answers]
+        prediction = process_digit_article(process_punctuation(prediction))
+    return leave_one_out(prediction, answers)
+
+def accuracy_normalize(prediction: str, answers: list[str], multiple_choice_answer: str | None = None) -> float:
+    "The official formula with both sides always normalised (lmms-eval, VLMEvalKit)."
+    return leave_one_out(normalize_answer(prediction), [normalize_answer(a) for a in answers])
+
 def accuracy_simple(prediction: str, answers: list[str], multiple_choice_answer: str | None = None) -> float:
-    "Eq. 2: min(#human answers equal to the prediction / 3, 1)."
+    "Eq. 2 as printed: min(#human answers equal to the prediction / 3, 1), after stripping and lower-casing."
     p = prediction.strip().lower()
     return min(sum(a.strip().lower() == p for a in answers) / 3, 1.0)
 
 def accuracy_exact(prediction: str, answers: list[str], multiple_choice_answer: str | None = None) -> float:
-    "1 if the prediction equals the most common answer (`multiple_choice_answer`), as VRB's code scored."
+    "1 if the (stripped) prediction equals the (stripped) `multiple_choice_answer`, as VRB's code scored; else 0."
     target = multiple_choice_answer if multiple_choice_answer is not None else max(set(answers), key=list(answers).count)
-    return float(prediction.strip().lower() == target.strip().lower())
+    return float(prediction.strip() == target.strip())
 
-ACCURACY_MODES = {"simple": accuracy_simple, "exact": accuracy_exact}
+ACCURACY_MODES = {"official": accuracy_official, "normalize": accuracy_normalize, "exact": accuracy_exact, "simple": accuracy_simple}
 
 def vqa_accuracy(prediction: str,        # the model's answer
                  answers: list[str],     # the ten human answers
-                 mode: str = "simple",   # a key of ACCURACY_MODES
+                 mode: str = "official", # a key of ACCURACY_MODES
                  multiple_choice_answer: str | None = None,  # the dataset's consensus answer (for `exact`)
-                ) -> float:              # accuracy as a fraction in [0, 1]
+                ) -> float:              # accuracy as a fraction in [0, 1], unrounded
     "VQA accuracy of one prediction against its human answers."
     if mode not in ACCURACY_MODES: raise ValueError(f"unknown accuracy mode {mode!r}; known: {sorted(ACCURACY_MODES)}")
-    return ACCURACY_MODES[mode](prediction, answers, multiple_choice_answer)
+    return ACCURACY_MODES[mode](prediction, list(answers), multiple_choice_answer)
 
-# %% ../nbs/04_metrics.ipynb #c010
-def score_answers(answers: pd.DataFrame, dataset: VQADataset, mode: str = "simple") -> pd.DataFrame:
+# %% ../nbs/04_metrics.ipynb #c017
+def score_answers(answers: pd.DataFrame, dataset: VQADataset, mode: str = "official") -> pd.DataFrame:
     "Add each answer's VQA accuracy (`score`) and the `accuracy_mode`."
     truth = dataset.questions.set_index("question_id")
     missing = set(answers.question_id) - set(truth.index)
@@ -50,7 +125,20 @@ def accuracy_table(scored: pd.DataFrame, by=("model", "corruption", "severity"))
     "Mean score (`accuracy`, a fraction) and question count `n` per group."
     return (scored.groupby(list(by)).score.agg(accuracy="mean", n="size").reset_index())
 
-# %% ../nbs/04_metrics.ipynb #c012
+def rounded_mean(scores) -> float:
+    "round(100 * sum / n, 2), summed in order, as the official script reports."
+    scores = [float(x) for x in scores]
+    return round(100 * float(sum(scores)) / len(scores), 2)
+
+def official_report(scored: pd.DataFrame, dataset: VQADataset) -> dict:
+    "Overall, per-question-type and per-answer-type accuracy (%), as vqaEval.py's `accuracy` dict."
+    if scored.question_id.duplicated().any(): raise ValueError("official_report takes one condition: question ids repeat (filter by model, corruption, severity first)")
+    rows = scored.merge(dataset.questions[["question_id", "question_type", "answer_type"]], on="question_id", how="left", validate="one_to_one")
+    return {"overall": rounded_mean(rows.score),
+            "perQuestionType": {t: rounded_mean(g.score) for t, g in rows.groupby("question_type", sort=False)},
+            "perAnswerType": {t: rounded_mean(g.score) for t, g in rows.groupby("answer_type", sort=False)}}
+
+# %% ../nbs/04_metrics.ipynb #c022
 LEVELS = (0, 1, 2, 3, 4, 5)
 
 def with_clean_level(acc: pd.DataFrame) -> pd.DataFrame:
@@ -68,21 +156,25 @@ def error_matrix(acc: pd.DataFrame) -> pd.DataFrame:
     errors = 1 - acc.pivot_table(index=["model", "corruption"], columns="severity", values="accuracy", aggfunc="mean")
     missing = [(m, c, l) for (m, c), row in errors.iterrows() for l in LEVELS if l not in row.index or pd.isna(row.get(l))]
     if missing: raise ValueError(f"missing accuracy for (model, corruption, severity) {missing[:3]}{' ...' if len(missing) > 3 else ''}")
+    models, corruptions = errors.index.unique("model"), errors.index.unique("corruption")
+    absent = [(m, c) for m in models for c in corruptions if (m, c) not in errors.index]
+    if absent: raise ValueError(f"missing (model, corruption) pairs {absent[:3]}{' ...' if len(absent) > 3 else ''}: every model needs every corruption")
     return errors[list(LEVELS)]
 
-# %% ../nbs/04_metrics.ipynb #c014
-def first_drop(E: np.ndarray) -> np.ndarray: return (E[:, 1] - E[:, 0]) / E[:, 0]
-def range_of_error(E: np.ndarray) -> np.ndarray: return (E.max(1) - E.min(1)) / E.min(1)
+# %% ../nbs/04_metrics.ipynb #c024
+# E: errors with the levels 0-5 on the last axis (any leading axes: pairs, bootstrap replicates)
+def first_drop(E: np.ndarray) -> np.ndarray: return (E[..., 1] - E[..., 0]) / E[..., 0]
+def range_of_error(E: np.ndarray) -> np.ndarray: return (E.max(-1) - E.min(-1)) / E.min(-1)
 def error_rate(E: np.ndarray) -> np.ndarray:
-    l = np.arange(E.shape[1], dtype=float); L = len(l)
-    return (L * (E * l).sum(1) - l.sum() * E.sum(1)) / (L * (l ** 2).sum() - l.sum() ** 2)
-def average_error(E: np.ndarray) -> np.ndarray: return E.mean(1)
+    l = np.arange(E.shape[-1], dtype=float); L = len(l)
+    return (L * (E * l).sum(-1) - l.sum() * E.sum(-1)) / (L * (l ** 2).sum() - l.sum() ** 2)
+def average_error(E: np.ndarray) -> np.ndarray: return E.mean(-1)
 def average_difference(E: np.ndarray, divide_by_six: bool = False) -> np.ndarray:
-    return (E[:, 1:] - E[:, :1]).sum(1) / (E.shape[1] if divide_by_six else E.shape[1] - 1)
+    return (E[..., 1:] - E[..., :1]).sum(-1) / (E.shape[-1] if divide_by_six else E.shape[-1] - 1)
 
 SUBMETRICS = {"F": first_drop, "R": range_of_error, "rho": error_rate, "mu": average_error, "delta": average_difference}
 
-# %% ../nbs/04_metrics.ipynb #c016
+# %% ../nbs/04_metrics.ipynb #c026
 def minmax_scale(values: pd.DataFrame) -> pd.DataFrame:
     "Eq. 15, per column over all rows; a zero range scales to 0."
     lo, hi = values.min(), values.max()
@@ -91,13 +183,16 @@ def minmax_scale(values: pd.DataFrame) -> pd.DataFrame:
 
 def submetrics(acc: pd.DataFrame,     # columns model, corruption, severity (0-5), accuracy (a fraction)
                scaled: bool = False,  # min-max scale each sub-metric (eq. 15)
+               divide_by_six: bool = False,  # Delta as the sum over l = 1..5 divided by 6 (the other reading of eq. 14)
               ) -> pd.DataFrame:      # index (model, corruption), columns F, R, rho, mu, delta
     "VRB's five sub-metrics per (model, corruption)."
-    E = error_matrix(acc)
-    values = pd.DataFrame({name: f(E.to_numpy()) for name, f in SUBMETRICS.items()}, index=E.index)
+    errors = error_matrix(acc)
+    E = errors.to_numpy()
+    values = pd.DataFrame({name: f(E) for name, f in SUBMETRICS.items()}, index=errors.index)
+    if divide_by_six: values["delta"] = average_difference(E, divide_by_six=True)
     return minmax_scale(values) if scaled else values
 
-# %% ../nbs/04_metrics.ipynb #c018
+# %% ../nbs/04_metrics.ipynb #c028
 DEFAULT_WEIGHTS = {name: 0.2 for name in SUBMETRICS}
 
 def preference_weights(scores: dict) -> dict:
@@ -116,3 +211,90 @@ def vre(acc: pd.DataFrame, by: str = "model", weights: dict | None = None) -> pd
     if not np.isclose(sum(weights.values()), 1): raise ValueError(f"weights must sum to 1, got {sum(weights.values())}")
     aggregated = submetrics(acc, scaled=True).groupby(level=by).mean()
     return sum(aggregated[m] * w for m, w in weights.items()).rename("VRE")
+
+# %% ../nbs/04_metrics.ipynb #c030
+def accuracy_matrix(acc: pd.DataFrame) -> pd.DataFrame:
+    "Accuracy per (model, corruption) at levels 0-5, checked complete."
+    return 1 - error_matrix(acc)
+
+def severity_accuracy(acc: pd.DataFrame, levels=LEVELS) -> pd.Series:
+    "A_{v,c}: accuracy averaged over `levels` (default 0-5, the clean level included)."
+    return accuracy_matrix(acc)[list(levels)].mean(axis=1).rename("A_vc")
+
+def model_accuracy(acc: pd.DataFrame, levels=LEVELS) -> pd.DataFrame:
+    "A_{v,0}, A_v (mean of A_{v,c} over corruptions) and A_v^rel per model."
+    A = accuracy_matrix(acc)
+    out = pd.DataFrame({"A_v0": A[0].groupby(level="model").first(), "A_v": severity_accuracy(acc, levels).groupby(level="model").mean()})
+    return out.assign(A_v_rel=(out.A_v0 - out.A_v) / out.A_v0)
+
+def corruption_accuracy(acc: pd.DataFrame, levels=LEVELS) -> pd.DataFrame:
+    "A_c (mean of A_{v,c} over models) and A_c^rel = sum_v (A_{v,0} - A_{v,c}) / sum_v A_{v,0} per corruption."
+    A, Avc = accuracy_matrix(acc), severity_accuracy(acc, levels)
+    drop = (A[0] - Avc).groupby(level="corruption").sum() / A[0].groupby(level="corruption").sum()
+    return pd.DataFrame({"A_c": Avc.groupby(level="corruption").mean(), "A_c_rel": drop})
+
+def relative_drop(acc: pd.DataFrame, levels=LEVELS) -> pd.DataFrame:
+    "(A_{v,0} - A_{v,c}) / A_{v,0}: models as rows, corruptions as columns (the paper's heatmap)."
+    A = accuracy_matrix(acc)
+    return ((A[0] - severity_accuracy(acc, levels)) / A[0]).unstack("corruption")
+
+# %% ../nbs/04_metrics.ipynb #c032
+def score_cube(scored: pd.DataFrame) -> tuple[np.ndarray, list, list]:
+    "Per-question scores as an array (question, model, corruption, level 0-5), with the model and corruption names."
+    scored = scored[["model", "corruption", "severity", "question_id", "score"]]
+    clean = scored[scored.corruption == "clean"]
+    corruptions = sorted(set(scored.corruption) - {"clean"})
+    if clean.empty or not corruptions: raise ValueError("bootstrap needs the clean condition and at least one corruption")
+    rows = [clean.assign(corruption=c) for c in corruptions] + [scored[scored.corruption != "clean"]]
+    wide = pd.concat(rows).pivot_table(index="question_id", columns=["model", "corruption", "severity"], values="score", aggfunc="first")
+    models = sorted(scored.model.unique())
+    full = pd.MultiIndex.from_product([models, corruptions, LEVELS], names=["model", "corruption", "severity"])
+    absent = [k for k in full if k not in wide.columns]
+    if absent: raise ValueError(f"no scores for (model, corruption, severity) {absent[:3]}{' ...' if len(absent) > 3 else ''}")
+    wide = wide[full]
+    if wide.isna().any().any():
+        bad = wide.columns[wide.isna().any()][0]
+        raise ValueError(f"condition {bad} lacks answers to {int(wide[bad].isna().sum())} question(s) that other conditions answered")
+    return wide.to_numpy().reshape(len(wide), len(models), len(corruptions), len(LEVELS)), models, corruptions
+
+def scaled_vre(metrics: np.ndarray, weights: np.ndarray, axis: int) -> np.ndarray:
+    "VRE from raw sub-metrics (..., model, corruption, metric): min-max over (model, corruption) jointly, mean over `axis`, weighted."
+    lo, hi = metrics.min(axis=(-3, -2), keepdims=True), metrics.max(axis=(-3, -2), keepdims=True)
+    scaled = (metrics - lo) / np.where(hi > lo, hi - lo, 1.0)
+    return (scaled.mean(axis=axis) * weights).sum(-1)
+
+def interval(samples: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    "Percentile interval over the first axis."
+    a = (1 - confidence) / 2
+    return np.quantile(samples, a, axis=0), np.quantile(samples, 1 - a, axis=0)
+
+def bootstrap(scored: pd.DataFrame,          # per-question scores: model, corruption ('clean' at 0), severity, question_id, score
+              n_boot: int = 1000,            # replicates
+              seed: int = 0,
+              confidence: float = 0.95,
+              weights: dict | None = None,   # sub-metric weights for VRE (default 0.2 each)
+             ) -> dict[str, pd.DataFrame]:   # 'accuracy', 'submetrics', 'vre_model', 'vre_corruption'
+    "Paired bootstrap over questions: intervals for accuracy, raw sub-metrics and VRE; VRE rank stability per model."
+    weights = DEFAULT_WEIGHTS if weights is None else weights
+    w = np.array([weights[m] for m in SUBMETRICS])
+    S, models, corruptions = score_cube(scored)
+    n = len(S)
+    counts = np.random.default_rng(seed).multinomial(n, np.full(n, 1 / n), size=n_boot).astype(np.float64)
+    A = np.concatenate([S.mean(0)[None], (counts @ S.reshape(n, -1) / n).reshape(n_boot, *S.shape[1:])])  # replicate 0: the sample
+    metrics = np.stack([f(1 - A) for f in SUBMETRICS.values()], axis=-1)    # (1 + B, model, corruption, metric)
+    vre_m, vre_c = scaled_vre(metrics, w, axis=-2), scaled_vre(metrics, w, axis=-3)
+    lo, hi = interval(A[1:], confidence)
+    cells = [(m, "clean", 0, i, 0, 0) for i, m in enumerate(models)]
+    cells += [(m, c, l, i, j, l) for i, m in enumerate(models) for j, c in enumerate(corruptions) for l in LEVELS[1:]]
+    accuracy = pd.DataFrame([(m, c, l, A[0, i, j, k], lo[i, j, k], hi[i, j, k]) for m, c, l, i, j, k in cells],
+                            columns=["model", "corruption", "severity", "estimate", "low", "high"]).set_index(["model", "corruption", "severity"]).sort_index()
+    lo, hi = interval(metrics[1:], confidence)
+    sub_idx = pd.MultiIndex.from_product([models, corruptions, list(SUBMETRICS)], names=["model", "corruption", "metric"])
+    sub = pd.DataFrame({"estimate": metrics[0].ravel(), "low": lo.ravel(), "high": hi.ravel()}, index=sub_idx)
+    ranks = vre_m.argsort(-1).argsort(-1)  # 0 = lowest VRE (most robust)
+    lo, hi = interval(vre_m[1:], confidence)
+    vm = pd.DataFrame({"estimate": vre_m[0], "low": lo, "high": hi, "rank": ranks[0] + 1,
+                       "rank_stability": (ranks[1:] == ranks[0]).mean(0)}, index=pd.Index(models, name="model"))
+    lo, hi = interval(vre_c[1:], confidence)
+    vc = pd.DataFrame({"estimate": vre_c[0], "low": lo, "high": hi}, index=pd.Index(corruptions, name="corruption"))
+    return {"accuracy": accuracy, "submetrics": sub, "vre_model": vm, "vre_corruption": vc}
