@@ -12,3 +12,4 @@ def test_offline_docs_build():
         html = root / "_docs" / ("index.html" if page == "index" else f"{page}.html")
         assert html.is_file() and html.stat().st_size > 2000, html
     assert "data:image/png" in (root / "_docs" / "01_corruptions.html").read_text()  # the gallery renders
+    assert (root / "_docs" / "05a_vrb_paper.html").read_text().count("data:image/png") >= 5  # the paper's figures 3, 4, 5, 7, 8

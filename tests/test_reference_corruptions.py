@@ -57,7 +57,7 @@ def test_random_statistics(name):
 
 
 def test_snow_wand_agrees():
-    "The fast snow (one filter2D) and ImageNet-C's ImageMagick motion blur give the same statistics."
+    "The fast snow (a compiled shifted sum) and ImageNet-C's ImageMagick motion blur give the same statistics."
     try:
         from vqa_robust.corruptions import snow_wand
         from wand.image import Image as _  # noqa: F401

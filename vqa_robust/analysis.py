@@ -12,13 +12,13 @@ import vqa_robust
 from .corruptions import CORRUPTIONS
 from .data import VQADataset
 from .metrics import (submetrics, minmax_scale, DEFAULT_WEIGHTS, SUBMETRICS, vre, error_matrix, severity_accuracy,
-                                model_accuracy, corruption_accuracy, relative_drop, LEVELS)
+                                model_accuracy, corruption_accuracy, relative_drop, LEVELS, checked_weights, with_clean_level)
 
 # %% auto #0
 __all__ = ['PAPER_DATA', 'PAPER_NAMES', 'RADAR_GROUPS', 'most_common', 'blind_baseline', 'family_accuracy',
            'plot_accuracy_vs_severity', 'robustness_table', 'load_vrb_paper_accuracy', 'accuracy_tables',
-           'submetric_tables', 'family_of', 'weight_vectors', 'vre_under_weights', 'plot_error_vs_severity',
-           'plot_average_error', 'plot_relative_drop', 'radar', 'plot_radars', 'plot_vre_weights']
+           'submetric_tables', 'family_of', 'weight_vectors', 'vre_under_weights', 'plot_average_error',
+           'plot_relative_drop', 'radar', 'plot_radars', 'plot_vre_weights']
 
 # %% ../nbs/05_analysis.ipynb #c006
 def most_common(values: pd.Series) -> str: return values.value_counts().index[0]
@@ -44,25 +44,24 @@ def family_accuracy(scored: pd.DataFrame, dataset: VQADataset, by=("model", "cor
     return table
 
 # %% ../nbs/05_analysis.ipynb #c015
-def plot_accuracy_vs_severity(acc: pd.DataFrame, title: str | None = None):
-    "Accuracy (%) against severity, one panel per model, one line per corruption."
-    clean = acc[acc.corruption == "clean"]
+def plot_accuracy_vs_severity(acc: pd.DataFrame, title: str | None = None, error: bool = False):
+    "Accuracy (%), or with `error` the error (the paper's Figure 3), against severity: one panel per model, one line per corruption."
+    if (acc.corruption == "clean").any(): acc = with_clean_level(acc)  # a run's clean condition is level 0 of every corruption
     models = list(dict.fromkeys(acc.model))
-    fig, axes = plt.subplots(1, len(models), figsize=(5 * len(models), 3.6), squeeze=False)
+    fig, axes = plt.subplots(1, len(models), figsize=(3.6 * len(models) + 1.4, 3.4), sharey=True, squeeze=False)
     for ax, model in zip(axes[0], models):
-        base = clean[clean.model == model]
-        for corruption, rows in acc[(acc.model == model) & (acc.corruption != "clean")].groupby("corruption"):
-            rows = pd.concat([base.assign(corruption=corruption), rows]).sort_values("severity")
-            ax.plot(rows.severity, 100 * rows.accuracy, marker="o", label=corruption)
-        ax.set(xlabel="severity (0 = clean)", ylabel="accuracy (%)", title=title or model, xticks=range(6))
-        ax.grid(alpha=0.3); ax.legend(fontsize=8)
+        for corruption, rows in acc[acc.model == model].sort_values("severity").groupby("corruption"):
+            ax.plot(rows.severity, 100 * (1 - rows.accuracy if error else rows.accuracy), marker=".", lw=1, label=corruption)
+        ax.set(title=title or model, xlabel="severity (0 = clean)", xticks=LEVELS); ax.grid(alpha=0.3)
+    axes[0, 0].set_ylabel("error (%)" if error else "accuracy (%)")
+    axes[0, -1].legend(fontsize=6, loc="upper left", bbox_to_anchor=(1, 1))
     fig.tight_layout()
     return fig
 
 # %% ../nbs/05_analysis.ipynb #c017
 def robustness_table(acc: pd.DataFrame, weights: dict | None = None) -> pd.DataFrame:
     "Raw and scaled sub-metrics per (model, corruption), with VRE per model and per corruption."
-    weights = weights or DEFAULT_WEIGHTS
+    weights = checked_weights(weights)
     raw = submetrics(acc)
     scaled = minmax_scale(raw)
     pairs = raw.join(scaled.add_suffix("_scaled"))
@@ -114,19 +113,6 @@ def vre_under_weights(acc: pd.DataFrame, by: str = "model") -> pd.DataFrame:
     return pd.DataFrame({name: vre(acc, by, w) for name, w in weight_vectors().items()}).T
 
 # %% ../nbs/05_analysis.ipynb #c022
-def plot_error_vs_severity(acc: pd.DataFrame):
-    "Figure 3: error (%) against severity 0-5, one panel per model, one line per corruption."
-    E = 100 * error_matrix(acc)
-    models = list(E.index.unique("model"))
-    fig, axes = plt.subplots(1, len(models), figsize=(3.6 * len(models), 3.4), sharey=True, squeeze=False)
-    for ax, model in zip(axes[0], models):
-        for corruption, row in E.loc[model].iterrows(): ax.plot(LEVELS, row.to_numpy(), marker=".", lw=1, label=corruption)
-        ax.set(title=model, xlabel="severity", xticks=LEVELS); ax.grid(alpha=0.3)
-    axes[0, 0].set_ylabel("error (%)")
-    axes[0, -1].legend(fontsize=6, loc="upper left", bbox_to_anchor=(1, 1))
-    fig.tight_layout()
-    return fig
-
 def plot_average_error(acc: pd.DataFrame):
     "Figure 4: average error mu (%) per corruption, one bar per model."
     mu = 100 * submetrics(acc)["mu"].unstack("model")

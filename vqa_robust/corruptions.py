@@ -17,17 +17,17 @@ from scipy.stats import poisson
 
 # %% auto #0
 __all__ = ['CORRUPTIONS', 'SEVERITIES', 'UNIFORM_LEVELS', 'IMPULSE_AMOUNTS', 'ZOOM_FACTORS', 'SNOW_PARAMETERS', 'PRESETS',
-           'Corruption', 'register_corruption', 'to_uint8_rgb', 'truncate_to_uint8', 'corruption_rng',
-           'check_corruption', 'corrupt', 'corrupt_levels', 'uniform16', 'normal_quantiles', 'poisson_quantiles',
-           'level_noise_table', 'additive_gaussian_table', 'add_clipped', 'lookup_levels', 'table_noise',
-           'gaussian_noise', 'shot_noise', 'shot_noise_vrb', 'salt_and_pepper_where', 'salt_and_pepper_values',
-           'impulse_noise', 'speckle_noise', 'salt_and_pepper', 'random_impulse_noise', 'disk_kernel',
-           'skimage_gaussian', 'trimmed_disk_kernel', 'separable_terms', 'defocus_blur', 'gaussian_blur', 'median_blur',
-           'glass_blur', 'motion_kernel', 'shifted_sum', 'motion_blurred', 'motion_blur', 'zoom_matrix', 'clipped_zoom',
-           'zoom_blur_levels', 'zoom_blur', 'snow_flakes', 'snow_blend', 'add_snow', 'snow', 'snow_wand',
-           'plasma_fractal', 'fog', 'lookup_with_max', 'brightness_table', 'brightness', 'contrast',
-           'saturation_ratio_table', 'saturation_scaled', 'saturate', 'luma', 'gray3', 'color_inversion', 'grayscale',
-           'grayscale_mean', 'grayscale_inversion', 'binary_threshold', 'pixel_grid', 'elastic_transform',
+           'Corruption', 'register_corruption', 'to_uint8_rgb', 'truncated_level', 'truncate_to_uint8',
+           'corruption_rng', 'check_corruption', 'corrupt', 'corrupt_levels', 'uniform16', 'normal_quantiles',
+           'poisson_quantiles', 'level_noise_table', 'normal_quantiles32', 'additive_gaussian_table', 'add_clipped',
+           'lookup_levels', 'table_noise', 'gaussian_noise', 'shot_noise', 'shot_noise_vrb', 'salt_and_pepper_kernel',
+           'salt_and_pepper_where', 'impulse_noise', 'speckle_noise', 'salt_and_pepper', 'random_impulse_noise',
+           'disk_kernel', 'skimage_gaussian', 'trimmed_disk_kernel', 'separable_terms', 'defocus_blur', 'gaussian_blur',
+           'median_blur', 'copy_shuffle', 'glass_blur', 'motion_kernel', 'shifted_sum', 'motion_blurred', 'motion_blur',
+           'zoom_matrix', 'clipped_zoom', 'zoom_blur_levels', 'zoom_blur', 'snow_flakes', 'snow_blend', 'add_snow',
+           'snow', 'snow_wand', 'plasma_fractal', 'fog', 'lookup_with_max', 'brightness_table', 'brightness',
+           'contrast', 'saturation_ratio_table', 'saturation_scaled', 'saturate', 'luma', 'gray3', 'color_inversion',
+           'grayscale', 'grayscale_mean', 'grayscale_inversion', 'binary_threshold', 'pixel_grid', 'elastic_transform',
            'standard_normal16', 'tinted', 'spatter', 'box_downsample', 'pixelate', 'pixelate_vrb', 'jpeg_compression',
            'preset']
 
@@ -71,6 +71,11 @@ def to_uint8_rgb(image) -> np.ndarray:
     else: x = x.astype(np.uint8)
     if x.ndim == 2: x = np.repeat(x[..., None], 3, axis=-1)
     return np.ascontiguousarray(x[..., :3])
+
+@numba.njit(inline="always")
+def truncated_level(v):
+    "One value clipped to [0, 255] and truncated, as `truncate_to_uint8` does to an array (for the compiled kernels)."
+    return np.uint8(255) if v >= 255 else (np.uint8(0) if v <= 0 else np.uint8(v))
 
 def truncate_to_uint8(x: np.ndarray) -> np.ndarray:
     "Clip to [0, 255] and truncate to uint8, as ImageNet-C's `np.uint8(...)` (clips a float array in place)."
@@ -148,6 +153,9 @@ def level_noise_table(kind: str, c: float, bits: int = 12) -> np.ndarray:
     return (np.clip(out, 0, 1) * 255).astype(np.uint8).ravel()
 
 @lru_cache(maxsize=None)
+def normal_quantiles32() -> np.ndarray: return normal_quantiles().astype(np.float32)
+
+@lru_cache(maxsize=None)
 def additive_gaussian_table(c: float) -> np.ndarray:
     "Change of a level under Gaussian noise of std c (in [0,1] units) at 65,536 quantiles, truncated as np.uint8 does."
     return np.floor(255 * c * normal_quantiles()).astype(np.int16)
@@ -195,26 +203,23 @@ def shot_noise_vrb(x, severity, rng):
 
 IMPULSE_AMOUNTS = [.03, .06, .09, 0.17, 0.27]  # ImageNet-C's impulse noise; the appendix's value-assignment noises use it too
 
-def salt_and_pepper_where(x, u, amount: float):
-    "Set to black where u falls in the lowest amount/2 of its range, to white in the next amount/2 (u broadcasts over x)."
-    out = x.copy()
-    out[u < round(amount * UNIFORM_LEVELS)] = 255
-    out[u < round(amount * UNIFORM_LEVELS / 2)] = 0
-    return out
-
 @numba.njit(cache=True, nogil=True)
-def salt_and_pepper_values(x, u, pepper, salt):
-    "0 where u < pepper, 255 where pepper <= u < salt, x elsewhere; one compiled pass over values."
+def salt_and_pepper_kernel(x, u, pepper, salt):
+    "0 where u < pepper, 255 where pepper <= u < salt, x elsewhere; one compiled pass over values (u shaped like x)."
     xf, uf = x.ravel(), u.ravel()
     out = np.empty(xf.size, np.uint8)
     for i in range(xf.size): out[i] = 0 if uf[i] < pepper else (255 if uf[i] < salt else xf[i])
     return out.reshape(x.shape)
 
+def salt_and_pepper_where(x, u, amount: float):
+    "Black where u falls in the lowest amount/2 of its 16-bit range, white in the next amount/2; u per value (HxWx3) or per pixel (HxW)."
+    if u.ndim == 2: u = np.repeat(u[..., None], x.shape[2], axis=-1)
+    return salt_and_pepper_kernel(x, u, round(amount * UNIFORM_LEVELS / 2), round(amount * UNIFORM_LEVELS))
+
 @register_corruption("noise", random=True)
 def impulse_noise(x, severity, rng):
     "Salt-and-pepper noise on each value independently (scikit-image's `s&p`, as ImageNet-C)."
-    amount = IMPULSE_AMOUNTS[severity - 1]
-    return salt_and_pepper_values(x, uniform16(rng, x.shape), round(amount * UNIFORM_LEVELS / 2), round(amount * UNIFORM_LEVELS))
+    return salt_and_pepper_where(x, uniform16(rng, x.shape), IMPULSE_AMOUNTS[severity - 1])
 
 @register_corruption("noise", random=True)
 def speckle_noise(x, severity, rng):
@@ -287,7 +292,8 @@ def median_blur(x, severity, rng):
     return cv2.medianBlur(x, k)
 
 # %% ../nbs/01_corruptions.ipynb #c024
-def _copy_shuffle(x, offsets, delta):
+@numba.njit(cache=True, nogil=True)
+def copy_shuffle(x, offsets, delta):
     "ImageNet-C's local pixel shuffle (one-way copies, scanned bottom-right to top-left)."
     H, W, C = x.shape
     for it in range(offsets.shape[0]):
@@ -296,12 +302,6 @@ def _copy_shuffle(x, offsets, delta):
                 hp, wp = h + offsets[it, h, w, 1], w + offsets[it, h, w, 0]
                 for ch in range(C): x[h, w, ch] = x[hp, wp, ch]
     return x
-
-try:
-    import numba
-    copy_shuffle = numba.njit(cache=True, nogil=True)(_copy_shuffle)
-except ImportError:  # pure Python fallback: exact, but ~1,000x slower
-    copy_shuffle = _copy_shuffle
 
 @register_corruption("blur", random=True)
 def glass_blur(x, severity, rng):
@@ -416,7 +416,7 @@ def snow_blend(x, flakes, keep):
             for k in range(3):
                 v = np.float32(x[i, j, k])
                 o = keep * v + (1 - keep) * max(v, lift) + both
-                out[i, j, k] = 255 if o >= 255 else (0 if o <= 0 else np.uint8(o))
+                out[i, j, k] = truncated_level(o)
     return out
 
 def add_snow(x: np.ndarray, flakes: np.ndarray, c) -> np.ndarray:
@@ -526,13 +526,13 @@ def saturation_scaled(x, ratio_table, gray_gain):
             vf = np.float32(v)
             if gray_gain > 0 and v == m and v > 0:
                 out[i, j, 0] = v
-                g = np.uint8(min(vf * (1 - gray_gain) + np.float32(1e-3), np.float32(255)))
+                g = truncated_level(vf * (1 - gray_gain) + np.float32(1e-3))
                 out[i, j, 1] = g; out[i, j, 2] = g
                 continue
             ratio = ratio_table[(np.int64(v) << 8) | m]
             for k in range(3):  # 1e-3 guards exact levels against float rounding before truncation
                 o = vf - (vf - np.float32(x[i, j, k])) * ratio + np.float32(1e-3)
-                out[i, j, k] = 255 if o >= 255 else (0 if o <= 0 else np.uint8(o))
+                out[i, j, k] = truncated_level(o)
     return out
 
 @register_corruption("attribute")
@@ -594,7 +594,7 @@ def elastic_transform(x, severity, rng):
 
 def standard_normal16(rng: np.random.Generator, shape) -> np.ndarray:
     "Standard normal draws at 16-bit resolution (65,536 quantiles), float32: 4x cheaper than NumPy's normal sampler."
-    return np.take(normal_quantiles().astype(np.float32), uniform16(rng, shape))
+    return np.take(normal_quantiles32(), uniform16(rng, shape))
 
 @numba.njit(cache=True, nogil=True)
 def tinted(x, m, colour, cover):
@@ -606,7 +606,7 @@ def tinted(x, m, colour, cover):
             a = m[i, j]
             for k in range(3):
                 o = np.float32(x[i, j, k]) * (1 - cover * a) + a * colour[k]
-                out[i, j, k] = 255 if o >= 255 else (0 if o <= 0 else np.uint8(o))
+                out[i, j, k] = truncated_level(o)
     return out
 
 @register_corruption("physical", random=True)

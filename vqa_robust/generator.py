@@ -40,12 +40,9 @@ def condition_dir(root: str | Path, corruption: str, severity: int) -> Path:
 # %% ../nbs/01a_generator.ipynb #c008
 def library_versions() -> dict:
     "Versions of the libraries that decide the corrupted pixels."
-    import cv2, scipy, PIL, vqa_robust
-    versions = {"vqa_robust": vqa_robust.__version__, "numpy": np.__version__, "opencv": cv2.__version__, "pillow": PIL.__version__, "scipy": scipy.__version__}
-    try:
-        import numba; versions["numba"] = numba.__version__
-    except ImportError: pass
-    return versions
+    import cv2, numba, scipy, PIL, vqa_robust
+    return {"vqa_robust": vqa_robust.__version__, "numpy": np.__version__, "opencv": cv2.__version__, "pillow": PIL.__version__,
+            "scipy": scipy.__version__, "numba": numba.__version__}
 
 def make_manifest(dataset: VQADataset, corruptions, severities, seed: int, image_format: str, quality: int) -> dict:
     "What a generated folder holds and how it was made."

@@ -27,8 +27,11 @@ def conditions(corruptions, severities, include_clean: bool = True) -> list[tupl
     "The (corruption, severity) grid, checked against the registry, with the clean condition first."
     unknown = [c for c in corruptions if c not in CORRUPTIONS]
     if unknown: raise KeyError(f"unknown corruption(s) {unknown}; known: {', '.join(sorted(CORRUPTIONS))}")
-    bad = [s for s in severities if s not in (1, 2, 3, 4, 5)]
-    if bad: raise ValueError(f"severities must be in 1-5, got {bad}")
+    if 0 in [int(s) for s in severities]: raise ValueError("severities must be in 1-5: the clean condition (severity 0) comes with include_clean")
+    undefined = [(c, int(s)) for c in corruptions for s in severities if int(s) not in CORRUPTIONS[c].levels]
+    if undefined:
+        levels = "; ".join(f"{c}: {CORRUPTIONS[c].levels}" for c in dict.fromkeys(c for c, _ in undefined))
+        raise ValueError(f"severities must be levels the corruption defines, not {undefined[:3]}{' ...' if len(undefined) > 3 else ''} ({levels})")
     return ([CLEAN] if include_clean else []) + [(c, int(s)) for c in corruptions for s in severities]
 
 # %% ../nbs/03_inference.ipynb #c010

@@ -15,8 +15,8 @@ __all__ = ['PUNCTUATION', 'NUMBER_WORDS', 'ARTICLES', 'CONTRACTIONS', 'DIGIT_COM
            'process_digit_article', 'normalize_answer', 'leave_one_out', 'accuracy_official', 'accuracy_normalize',
            'accuracy_simple', 'accuracy_exact', 'vqa_accuracy', 'score_answers', 'accuracy_table', 'rounded_mean',
            'official_report', 'with_clean_level', 'error_matrix', 'first_drop', 'range_of_error', 'error_rate',
-           'average_error', 'average_difference', 'minmax_scale', 'submetrics', 'preference_weights', 'vre',
-           'accuracy_matrix', 'severity_accuracy', 'model_accuracy', 'corruption_accuracy', 'relative_drop',
+           'average_error', 'average_difference', 'minmax_scale', 'submetrics', 'preference_weights', 'checked_weights',
+           'vre', 'accuracy_matrix', 'severity_accuracy', 'model_accuracy', 'corruption_accuracy', 'relative_drop',
            'score_cube', 'scaled_vre', 'interval', 'bootstrap']
 
 # %% ../nbs/04_metrics.ipynb #c006
@@ -203,12 +203,17 @@ def preference_weights(scores: dict) -> dict:
     w = np.exp(p - p.max()); w /= w.sum()
     return dict(zip(SUBMETRICS, w))
 
-def vre(acc: pd.DataFrame, by: str = "model", weights: dict | None = None) -> pd.Series:
-    "Visual Robustness Error of each model (`by='model'`) or corruption (`by='corruption'`)."
-    if by not in ("model", "corruption"): raise ValueError(f"by must be 'model' or 'corruption', got {by!r}")
+def checked_weights(weights: dict | None) -> dict:
+    "Sub-metric weights (default 0.2 each), checked to name every sub-metric and to sum to 1."
     weights = DEFAULT_WEIGHTS if weights is None else weights
     if set(weights) != set(SUBMETRICS): raise ValueError(f"weights must name exactly {list(SUBMETRICS)}, got {list(weights)}")
     if not np.isclose(sum(weights.values()), 1): raise ValueError(f"weights must sum to 1, got {sum(weights.values())}")
+    return weights
+
+def vre(acc: pd.DataFrame, by: str = "model", weights: dict | None = None) -> pd.Series:
+    "Visual Robustness Error of each model (`by='model'`) or corruption (`by='corruption'`)."
+    if by not in ("model", "corruption"): raise ValueError(f"by must be 'model' or 'corruption', got {by!r}")
+    weights = checked_weights(weights)
     aggregated = submetrics(acc, scaled=True).groupby(level=by).mean()
     return sum(aggregated[m] * w for m, w in weights.items()).rename("VRE")
 
@@ -275,7 +280,7 @@ def bootstrap(scored: pd.DataFrame,          # per-question scores: model, corru
               weights: dict | None = None,   # sub-metric weights for VRE (default 0.2 each)
              ) -> dict[str, pd.DataFrame]:   # 'accuracy', 'submetrics', 'vre_model', 'vre_corruption'
     "Paired bootstrap over questions: intervals for accuracy, raw sub-metrics and VRE; VRE rank stability per model."
-    weights = DEFAULT_WEIGHTS if weights is None else weights
+    weights = checked_weights(weights)
     w = np.array([weights[m] for m in SUBMETRICS])
     S, models, corruptions = score_cube(scored)
     n = len(S)

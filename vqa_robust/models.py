@@ -13,9 +13,10 @@ import torch
 from PIL import Image
 
 # %% auto #0
-__all__ = ['ADAPTERS', 'WEIGHTS_DIR', 'MODELS', 'VQAModel', 'ModelUnavailableError', 'ClassifierVQA', 'GenerativeVQA',
-           'vilt_classes', 'blip_classes', 'ModelSpec', 'register_model', 'hub_unreachable_reason', 'model_spec',
-           'unavailable', 'load_model', 'write_vocab', 'question_tokenizer', 'tiny_blip']
+__all__ = ['ADAPTERS', 'WEIGHTS_DIR', 'MODELS', 'SPECIAL_TOKENS', 'VQAModel', 'ModelUnavailableError', 'model_inputs',
+           'ClassifierVQA', 'GenerativeVQA', 'vilt_classes', 'blip_classes', 'ModelSpec', 'register_model',
+           'hub_unreachable_reason', 'model_spec', 'unavailable', 'load_model', 'write_vocab', 'question_tokenizer',
+           'tiny_blip']
 
 # %% ../nbs/02_models.ipynb #c006
 class VQAModel(Protocol):
@@ -27,6 +28,10 @@ class ModelUnavailableError(RuntimeError):
     "The weights of a registered model could not be loaded (offline, wrong id, no access)."
 
 # %% ../nbs/02_models.ipynb #c008
+def model_inputs(processor, images, questions, device: str):
+    "A batch of (image, question) pairs encoded by the checkpoint's processor, on `device`."
+    return processor(images=images, text=questions, padding=True, truncation=True, return_tensors="pt").to(device)
+
 @dataclass
 class ClassifierVQA:
     "A VQA model that picks its answer from a fixed vocabulary (ViLT, VLE)."
@@ -37,8 +42,7 @@ class ClassifierVQA:
 
     @torch.inference_mode()
     def answer(self, images, questions):
-        inputs = self.processor(images=images, text=questions, padding=True, truncation=True, return_tensors="pt").to(self.device)
-        logits = self.model(**inputs).logits
+        logits = self.model(**model_inputs(self.processor, images, questions, self.device)).logits
         return [self.model.config.id2label[int(i)] for i in logits.argmax(-1)]
 
 @dataclass
@@ -52,8 +56,7 @@ class GenerativeVQA:
 
     @torch.inference_mode()
     def answer(self, images, questions):
-        inputs = self.processor(images=images, text=questions, padding=True, truncation=True, return_tensors="pt").to(self.device)
-        tokens = self.model.generate(**inputs, max_new_tokens=self.max_new_tokens)
+        tokens = self.model.generate(**model_inputs(self.processor, images, questions, self.device), max_new_tokens=self.max_new_tokens)
         return [a.strip() for a in self.processor.batch_decode(tokens, skip_special_tokens=True)]
 
 # %% ../nbs/02_models.ipynb #c010
@@ -136,11 +139,12 @@ def load_model(name_or_path: str,          # a key of MODELS or a checkpoint fol
     return adapter(spec.name, model.to(device).eval(), processor, device)
 
 # %% ../nbs/02_models.ipynb #c024
+SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "[DEC]"]  # BERT's, and BLIP's decoder start
+
 def write_vocab(words, folder: str | Path) -> Path:
     "Write a BERT `vocab.txt` of special tokens plus `words` into `folder`."
     folder = Path(folder); folder.mkdir(parents=True, exist_ok=True)
-    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "[DEC]"]
-    (folder / "vocab.txt").write_text("\n".join(specials + sorted(set(words) - set(specials))) + "\n")
+    (folder / "vocab.txt").write_text("\n".join(SPECIAL_TOKENS + sorted(set(words) - set(SPECIAL_TOKENS))) + "\n")
     return folder
 
 def question_tokenizer(questions, folder: str | Path):
@@ -148,7 +152,7 @@ def question_tokenizer(questions, folder: str | Path):
     from transformers import BertTokenizerFast
     words = {w for q in questions for w in q.lower().replace("?", " ? ").replace(",", " , ").split()}
     tokenizer = BertTokenizerFast.from_pretrained(str(write_vocab(words, folder)), do_lower_case=True)
-    if tokenizer.vocab_size != len(words | {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "[DEC]"}):  # transformers 5 may ignore a vocab file
+    if tokenizer.vocab_size != len(words | set(SPECIAL_TOKENS)):  # transformers 5 may ignore a vocab file
         raise RuntimeError(f"tokenizer in {folder} did not read its vocabulary ({tokenizer.vocab_size} tokens)")
     return tokenizer
 
