@@ -19,7 +19,8 @@ def small_run(tmp_path_factory):
     assert p.returncode == 0, p.stderr[-3000:]
     return out
 
-SMALL = ("n_images=8", "corruptions=gaussian_noise,defocus_blur", "severities=1,2,3,4,5", "seed=3")
+SMALL = ("n_images=40", "corruptions=gaussian_noise,defocus_blur", "severities=1,2,3,4,5", "seed=3")
+SHIPPED = {"easy-vqa-vilt", "easy-vqa-blip"}  # the default: both shipped models
 
 def test_import():
     p = subprocess.run([sys.executable, "-c", "import vqa_robust, vqa_robust.data, vqa_robust.corruptions, vqa_robust.models, "
@@ -28,13 +29,15 @@ def test_import():
     assert p.stdout.strip().count(".") == 2
 
 def test_run_folder(small_run):
-    for name in ("answers.parquet", "accuracy.csv", "family_accuracy.csv", "robustness.csv", "split.json", "accuracy_vs_severity.png", "run.ipynb", "run.json"):
+    for name in ("answers.parquet", "accuracy.csv", "family_accuracy.csv", "robustness.csv", "split.json", "accuracy_vs_severity.png", "run.ipynb", "run.json",
+                 "error_vs_severity.png", "average_error.png", "relative_drop.png", "submetric_radars.png", "vre_weights.png", "vre_weights.csv", "vre_model_ci.csv"):
         assert (small_run / name).is_file(), name
     answers = pd.read_parquet(small_run / "answers.parquet")
-    assert {"model", "corruption", "severity", "seed", "question_id", "answer", "score"} <= set(answers.columns)
+    assert {"model", "corruption", "severity", "seed", "question_id", "answer", "confidence", "score"} <= set(answers.columns)
+    assert answers.confidence.between(0, 1).all()  # both shipped models report a confidence per answer
     acc = pd.read_csv(small_run / "accuracy.csv")
     assert list(acc.columns) == ["model", "corruption", "severity", "accuracy", "n"]
-    assert len(acc) == 1 + 2 * 5  # clean + 2 corruptions x 5 severities
+    assert len(acc) == 2 * (1 + 2 * 5)  # 2 models x (clean + 2 corruptions x 5 severities)
     assert acc.accuracy.between(0, 1).all()
     robustness = pd.read_csv(small_run / "robustness.csv")
     assert {"F", "R", "rho", "mu", "delta", "VRE"} <= set(robustness.columns)
@@ -51,7 +54,32 @@ def test_parameters_are_honoured(small_run):
     assert len(split["image_ids"]) == 8
     answers = pd.read_parquet(small_run / "answers.parquet")
     assert set(answers.severity) == {0, 1, 2, 3, 4, 5} and set(answers.seed) == {3}
-    assert set(answers.model) == {"easy-vqa-vilt"}
+    assert set(answers.model) == SHIPPED
+    run = json.loads((small_run / "run.json").read_text())
+    assert [m["model"] for m in run["models"]] == ["easy-vqa-vilt", "easy-vqa-blip"]
+    assert run["models"][1]["settings"]["num_beams"] == 3  # the registry's decoding is recorded with the results
+
+def test_models_are_ranked_jointly(small_run):
+    robustness = pd.read_csv(small_run / "robustness.csv")
+    per_model = robustness[robustness.corruption == "all"].set_index("model")
+    assert set(per_model.index) == SHIPPED and per_model.VRE.between(0, 1).all()
+    pairs = robustness[(robustness.model != "all") & (robustness.corruption != "all")]
+    assert set(pairs.model) == SHIPPED
+    # scaled jointly over models x corruptions: each scaled sub-metric spans [0, 1] over all pairs, not within each model
+    for metric in ("F_scaled", "mu_scaled"):
+        assert pairs[metric].min() == 0 and pairs[metric].max() == 1
+    ci = pd.read_csv(small_run / "vre_model_ci.csv", index_col=0)
+    assert set(ci.index) == SHIPPED and sorted(ci["rank"]) == [1, 2]
+
+def test_shipped_models_see_the_image(small_run):
+    "A broken model fails here: each shipped model beats the blind baseline on clean questions and loses accuracy under defocus blur at severity 5."
+    families = pd.read_csv(small_run / "family_accuracy.csv")
+    blind = families[families.model == "blind"]["all"].iloc[0]
+    acc = pd.read_csv(small_run / "accuracy.csv").set_index(["model", "corruption", "severity"]).accuracy
+    for model in SHIPPED:
+        clean, blurred = acc[(model, "clean", 0)], acc[(model, "defocus_blur", 5)]
+        assert clean > blind + 0.15, (model, clean, blind)
+        assert blurred < clean - 0.05, (model, clean, blurred)
 
 def test_rerun_resumes(small_run):
     saved = {p.name: p.stat().st_mtime_ns for p in (small_run / "conditions").iterdir()}
@@ -60,21 +88,26 @@ def test_rerun_resumes(small_run):
     assert {p.name: p.stat().st_mtime_ns for p in (small_run / "conditions").iterdir()} == saved
 
 def test_some_severities_skip_robustness(tmp_path):
-    p = run_notebook(tmp_path, "n_images=3", "corruptions=brightness", "severities=1,5")
+    p = run_notebook(tmp_path, "model=easy-vqa-vilt", "n_images=3", "corruptions=brightness", "severities=1,5")
     assert p.returncode == 0, p.stderr[-3000:]
-    assert len(pd.read_csv(tmp_path / "accuracy.csv")) == 3
+    assert len(pd.read_csv(tmp_path / "accuracy.csv")) == 3  # one model (given as text), clean + 2 levels
     assert not (tmp_path / "robustness.csv").exists()
     assert "VRB's metrics need severities 1-5" in (tmp_path / "run.ipynb").read_text()
 
 def test_unreachable_model_fails_clearly(tmp_path):
     p = run_notebook(tmp_path, "model=blip", "n_images=2", env={"HF_HUB_OFFLINE": "1"})
     assert p.returncode != 0
-    assert "could not load the weights of model 'blip' from 'Salesforce/blip-vqa-base'" in p.stderr
+    assert "could not load the weights of model 'blip' from 'Salesforce/blip-vqa-capfilt-large'" in p.stderr
     assert not (tmp_path / "answers.parquet").exists()
+
+def test_unknown_model_fails_before_any_work(tmp_path):
+    p = run_notebook(tmp_path, "model=easy-vqa-vilt,no-such-model", "n_images=2")
+    assert p.returncode != 0 and "unknown model 'no-such-model'" in p.stderr
+    assert not (tmp_path / "conditions").exists()
 
 def test_unreachable_hub_fails_fast(tmp_path):
     from vqa_robust.models import hub_unreachable_reason
-    if hub_unreachable_reason("Salesforce/blip-vqa-base") is None: pytest.skip("the model hub is reachable (or BLIP is cached) here")
+    if hub_unreachable_reason("Salesforce/blip-vqa-capfilt-large") is None: pytest.skip("the model hub is reachable (or BLIP is cached) here")
     start = time.time()
     p = run_notebook(tmp_path, "model=blip", "n_images=2")
     assert p.returncode != 0 and "cannot be reached" in p.stderr

@@ -16,12 +16,12 @@ from .generator import corrupted_image
 from .data import VQADataset
 
 # %% auto #0
-__all__ = ['CLEAN', 'RESULT_COLUMNS', 'conditions', 'condition_image', 'iter_batches', 'answer_condition', 'condition_path',
-           'load_saved_condition', 'run_conditions']
+__all__ = ['CLEAN', 'RESULT_COLUMNS', 'conditions', 'condition_image', 'iter_batches', 'predict_batch', 'answer_condition',
+           'condition_path', 'load_saved_condition', 'run_conditions']
 
 # %% ../nbs/03_inference.ipynb #c006
 CLEAN = ("clean", 0)
-RESULT_COLUMNS = ["model", "corruption", "severity", "seed", "question_id", "answer"]
+RESULT_COLUMNS = ["model", "corruption", "severity", "seed", "question_id", "answer", "confidence"]
 
 def conditions(corruptions, severities, include_clean: bool = True) -> list[tuple[str, int]]:
     "The (corruption, severity) grid, checked against the registry, with the clean condition first."
@@ -53,15 +53,22 @@ def iter_batches(dataset: VQADataset, corruption: str, severity: int, seed: int 
         yield rows, [cache[i] for i in rows.image_id]
 
 # %% ../nbs/03_inference.ipynb #c012
+def predict_batch(model, images, questions) -> tuple[list[str], list[float]]:
+    "Answers and confidences of `model` for one batch; NaN confidences for a model that has none (or only an `answer` method)."
+    answers, confidence = model.predict(images, questions) if hasattr(model, "predict") else (model.answer(images, questions), None)
+    if len(answers) != len(questions): raise ValueError(f"model {model.name!r} gave {len(answers)} answers to {len(questions)} questions")
+    return answers, [float("nan")] * len(answers) if confidence is None else confidence
+
 def answer_condition(model, dataset: VQADataset, corruption: str, severity: int, seed: int = 0,
                      batch_size: int = 32, progress: bool = True) -> pd.DataFrame:
-    "Answers of `model` to every question of `dataset` under one condition."
+    "Answers of `model` to every question of `dataset` under one condition, with the model's confidence in each."
     batches = iter_batches(dataset, corruption, severity, seed, batch_size)
     total = -(-len(dataset) // batch_size)
     parts = []
     for rows, images in tqdm(batches, total=total, desc=f"{model.name} {corruption} {severity}", disable=not progress, leave=False):
-        parts.append(pd.DataFrame({"question_id": rows.question_id.to_numpy(), "answer": model.answer(images, rows.question.tolist())}))
-    result = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame({"question_id": [], "answer": []})
+        answers, confidence = predict_batch(model, images, rows.question.tolist())
+        parts.append(pd.DataFrame({"question_id": rows.question_id.to_numpy(), "answer": answers, "confidence": confidence}))
+    result = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame({"question_id": [], "answer": [], "confidence": []})
     result.insert(0, "model", model.name); result.insert(1, "corruption", corruption)
     result.insert(2, "severity", severity); result.insert(3, "seed", seed)
     return result[RESULT_COLUMNS]

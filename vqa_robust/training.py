@@ -16,7 +16,8 @@ from .models import question_tokenizer
 
 # %% auto #0
 __all__ = ['TrainConfig', 'vilt_processor', 'build_vilt', 'encode_split', 'training_groups', 'group_weights', 'vilt_logits',
-           'learning_rate', 'train_vilt', 'encoded_accuracy', 'save_checkpoint']
+           'vilt_loss', 'learning_rate', 'train_model', 'encoded_accuracy', 'save_checkpoint', 'BlipTrainConfig',
+           'blip_processor', 'build_blip', 'answer_token_table', 'blip_loss', 'blip_generated_label']
 
 # %% ../nbs/02a_training.ipynb #c006
 @dataclass
@@ -95,13 +96,17 @@ def vilt_logits(model, data: dict, rows, pixels: torch.Tensor) -> torch.Tensor:
     return model(input_ids=data["input_ids"][rows], attention_mask=data["attention_mask"][rows], token_type_ids=data["token_type_ids"][rows],
                  pixel_values=pixels, pixel_mask=torch.ones(pixels.shape[0], *pixels.shape[2:], dtype=torch.long)).logits
 
+def vilt_loss(model, data: dict, rows, pixels: torch.Tensor) -> torch.Tensor:
+    "Cross-entropy of the classifier over the answers (easy-VQA has one answer per question)."
+    return F.cross_entropy(vilt_logits(model, data, rows, pixels), data["labels"][rows])
+
 def learning_rate(step: int, config: TrainConfig) -> float:
     "Linear warm-up, then cosine decay to 0 at `config.steps`."
     warm = min(1.0, (step + 1) / config.warmup_steps)
     return config.lr * warm * 0.5 * (1 + math.cos(math.pi * step / config.steps))
 
-def train_vilt(model, data: dict, config: TrainConfig, evaluate=None, log_every: int = 250) -> pd.DataFrame:
-    "Train `model` on encoded `data`; returns the log (step, seconds, loss, and what `evaluate` returns)."
+def train_model(model, data: dict, config: TrainConfig, loss=vilt_loss, evaluate=None, log_every: int = 250) -> pd.DataFrame:
+    "Train `model` on encoded `data` by minimising `loss(model, data, rows, pixels)`; returns the log (step, seconds, loss, and what `evaluate` returns)."
     generator = torch.Generator().manual_seed(config.seed)
     curriculum = group_weights(data["group"], only=config.curriculum_groups)
     balanced = group_weights(data["group"])
@@ -116,11 +121,10 @@ def train_vilt(model, data: dict, config: TrainConfig, evaluate=None, log_every:
             flip = torch.rand(len(batch), generator=generator) < 0.5
             pixels = torch.where(flip[:, None, None, None], pixels.flip(-1), pixels)
         for group in optimizer.param_groups: group["lr"] = learning_rate(step, config)
-        logits = vilt_logits(model, data, batch, pixels)
-        loss = F.cross_entropy(logits, data["labels"][batch])
-        optimizer.zero_grad(); loss.backward()
+        batch_loss = loss(model, data, batch, pixels)
+        optimizer.zero_grad(); batch_loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0); optimizer.step()
-        losses.append(loss.item())
+        losses.append(batch_loss.item())
         if (step + 1) % log_every == 0 or step + 1 == config.steps:
             entry = {"step": step + 1, "seconds": round(time.time() - start, 1), "loss": float(np.mean(losses))}
             losses = []
@@ -132,14 +136,13 @@ def train_vilt(model, data: dict, config: TrainConfig, evaluate=None, log_every:
 
 # %% ../nbs/02a_training.ipynb #c016
 @torch.inference_mode()
-def encoded_accuracy(model, data: dict, batch_size: int = 512) -> dict:
-    "Accuracy of `model` on encoded `data`, overall and per family."
+def encoded_accuracy(model, data: dict, predict=None, batch_size: int = 512) -> dict:
+    "Accuracy of `model` on encoded `data`, overall and per family; `predict(model, data, rows, pixels)` gives answer indices (default: ViLT's arg-max)."
+    predict = predict or (lambda m, d, rows, pixels: vilt_logits(m, d, rows, pixels).argmax(-1))
     predictions = []
     for s in range(0, len(data["labels"]), batch_size):
-        rows = slice(s, s + batch_size)
-        pixels = data["pixel_values"][data["image_row"][rows]]
-        logits = vilt_logits(model, data, rows, pixels)
-        predictions.append(logits.argmax(-1))
+        rows = torch.arange(s, min(s + batch_size, len(data["labels"])))
+        predictions.append(predict(model, data, rows, data["pixel_values"][data["image_row"][rows]]))
     correct = (torch.cat(predictions) == data["labels"]).numpy()
     by = lambda key: {f: float(correct[data[key] == f].mean()) for f in np.unique(data[key])}
     return {"all": float(correct.mean()), **by("family"), **{g: v for g, v in by("group").items() if ":" in g}}
@@ -154,3 +157,53 @@ def save_checkpoint(model, processor, folder: str | Path, config: TrainConfig | 
     record = {"config": asdict(config) if config else None, "metrics": metrics}
     (folder / "training.json").write_text(json.dumps(record, indent=1))
     return folder
+
+# %% ../nbs/02a_training.ipynb #c030
+@dataclass
+class BlipTrainConfig(TrainConfig):
+    "Everything that decides a small BLIP's trained weights (TrainConfig's fields, and the text stacks' depth)."
+    text_layers: int = 2        # layers of the question encoder and of the answer decoder each
+    lr: float = 3e-4            # ViLT's 1e-3 leaves BLIP at chance on shape questions for hundreds of steps
+    steps: int = 6000
+    curriculum_steps: int = 1500
+
+def blip_processor(tokenizer, image_size: int = 64):
+    "BLIP's processor at `image_size`, normalising to [-1, 1], with `[DEC]` as the decoder's start token."
+    from transformers import BlipImageProcessor, BlipProcessor
+    image_processor = BlipImageProcessor(size={"height": image_size, "width": image_size}, image_mean=[0.5] * 3, image_std=[0.5] * 3)
+    tokenizer.bos_token = "[DEC]"
+    return BlipProcessor(image_processor=image_processor, tokenizer=tokenizer)
+
+def build_blip(tokenizer, config: BlipTrainConfig):
+    "A randomly initialised small BlipForQuestionAnswering whose decoder writes the words of `tokenizer`."
+    from transformers import BlipConfig, BlipForQuestionAnswering
+    torch.manual_seed(config.seed)
+    vocab, h = tokenizer.get_vocab(), config.hidden_size
+    width = dict(hidden_size=h, num_attention_heads=config.num_heads, intermediate_size=4 * h)
+    text = dict(vocab_size=len(vocab), pad_token_id=vocab["[PAD]"], bos_token_id=vocab["[DEC]"], sep_token_id=vocab["[SEP]"],
+                eos_token_id=vocab["[SEP]"], max_position_embeddings=config.max_question_tokens, encoder_hidden_size=h,
+                num_hidden_layers=config.text_layers, **width)
+    vision = dict(image_size=config.image_size, patch_size=config.patch_size, num_hidden_layers=config.num_layers,
+                  initializer_range=0.02, **width)  # BLIP's vision default, 1e-10, leaves a fresh encoder blind: its output barely depends on the image
+    return BlipForQuestionAnswering(BlipConfig(text_config=text, vision_config=vision, projection_dim=h))
+
+# %% ../nbs/02a_training.ipynb #c032
+def answer_token_table(tokenizer, answers: list[str]) -> torch.Tensor:
+    "`[DEC] answer [SEP]` token ids, one row per answer; each answer must be one known token."
+    ids = [tokenizer.convert_tokens_to_ids(tokenizer.tokenize(a)) for a in answers]
+    bad = [a for a, i in zip(answers, ids) if len(i) != 1 or i[0] == tokenizer.unk_token_id]
+    if bad: raise ValueError(f"answers that are not one token of the vocabulary: {bad[:5]}")
+    return torch.tensor([[tokenizer.bos_token_id, i[0], tokenizer.sep_token_id] for i in ids])
+
+def blip_loss(model, data: dict, rows, pixels: torch.Tensor) -> torch.Tensor:
+    "The decoder's cross-entropy of `[DEC] answer [SEP]` for the questions `rows` (teacher forcing)."
+    targets = data["answer_tokens"][data["labels"][rows]]
+    return model(input_ids=data["input_ids"][rows], attention_mask=data["attention_mask"][rows], pixel_values=pixels,
+                 decoder_input_ids=targets, labels=targets).loss
+
+def blip_generated_label(model, data: dict, rows, pixels: torch.Tensor) -> torch.Tensor:
+    "The label of the answer `generate` writes (greedy) for the questions `rows`; -1 when it writes no answer."
+    tokens = model.generate(input_ids=data["input_ids"][rows], attention_mask=data["attention_mask"][rows], pixel_values=pixels, max_new_tokens=3)
+    label_of = {int(t): i for i, t in enumerate(data["answer_tokens"][:, 1])}
+    return torch.tensor([label_of.get(int(t), -1) if len(seq) > 2 and seq[2] == data["answer_tokens"][0, 2] else -1
+                         for seq, t in zip(tokens, tokens[:, 1])])
