@@ -18,6 +18,23 @@ def run_notebook(nb: Path, flags: str) -> tuple[str, bool, float, str]:
     p = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=env)
     return nb.name, p.returncode == 0, time.time() - start, p.stdout + p.stderr
 
+def skips_execution(nb: Path) -> bool:
+    "A notebook whose front matter says skip_exec: nbdev_test executes nothing in it, so it must not count as a pass."
+    import json
+    cells = json.loads(nb.read_text())["cells"]
+    return bool(cells) and cells[0]["cell_type"] == "raw" and "skip_exec: true" in "".join(cells[0]["source"])
+
+def library_in_sync() -> tuple[bool, str]:
+    "Whether vqa_robust/*.py is what the notebooks export (a hand edit of the library, or a stale export, fails)."
+    lib = root / "vqa_robust"
+    before = {p: p.read_bytes() for p in lib.glob("*.py")}
+    p = subprocess.run([str(bin_dir / "nbdev_export")], cwd=root, capture_output=True, text=True)
+    after = {q: q.read_bytes() for q in lib.glob("*.py")}
+    changed = sorted(str(q.relative_to(root)) for q in set(before) | set(after) if before.get(q) != after.get(q))
+    for q, text in before.items(): q.write_bytes(text)  # leave the tree as it was
+    for q in set(after) - set(before): q.unlink()
+    return (p.returncode == 0 and not changed), ("nbdev_export failed: " + p.stderr[-500:] if p.returncode else f"differs from the notebooks' export: {changed}")
+
 def run_pytest(extra: list[str]) -> tuple[int, int, int]:
     "Run pytest on tests/; (passed, failed, skipped)."
     report = root / ".pytest_report.xml"
@@ -37,6 +54,12 @@ def main():
     args = ap.parse_args()
     notebooks = sorted(p for p in (root / "nbs").glob("*.ipynb") if not p.name.startswith(("_", ".")))  # as nbdev_test
     passed = failed = skipped = 0
+    in_sync, why = library_in_sync()
+    print(f"{'PASS' if in_sync else 'FAIL'} library in sync with the notebooks" + ("" if in_sync else f": {why}"), flush=True)
+    passed, failed = passed + in_sync, failed + (not in_sync)
+    for nb in [nb for nb in notebooks if skips_execution(nb)]:
+        print(f"SKIP nbs/{nb.name} (skip_exec: tested by pytest through papermill)", flush=True); skipped += 1
+    notebooks = [nb for nb in notebooks if not skips_execution(nb)]
     with ThreadPoolExecutor(args.workers) as pool:
         for name, ok, seconds, output in pool.map(lambda nb: run_notebook(nb, args.flags), notebooks):
             print(f"{'PASS' if ok else 'FAIL'} nbs/{name} ({seconds:.0f} s)", flush=True)

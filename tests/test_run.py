@@ -51,7 +51,7 @@ def test_run_folder(small_run):
 
 def test_parameters_are_honoured(small_run):
     split = json.loads((small_run / "split.json").read_text())
-    assert len(split["image_ids"]) == 8
+    assert len(split["image_ids"]) == 40
     answers = pd.read_parquet(small_run / "answers.parquet")
     assert set(answers.severity) == {0, 1, 2, 3, 4, 5} and set(answers.seed) == {3}
     assert set(answers.model) == SHIPPED
@@ -116,3 +116,43 @@ def test_unreachable_hub_fails_fast(tmp_path):
 def test_parameters_cell_is_tagged():
     nb = json.loads((root / "nbs" / "run.ipynb").read_text())
     assert any("parameters" in c.get("metadata", {}).get("tags", []) for c in nb["cells"])
+
+def test_bad_parameters_change_nothing(tmp_path):
+    "Parameters are checked before anything is written or any model loads."
+    for params in (("accuracy_mode=offical",), ("corruptions=",), ("severities=2.5",)):
+        out = tmp_path / params[0].split("=")[0]; out.mkdir()
+        p = run_notebook(out, "model=easy-vqa-vilt", "n_images=2", *params)
+        assert p.returncode != 0, params
+        assert {f.name for f in out.iterdir()} <= {"run.ipynb"}, (params, list(out.iterdir()))  # papermill's own output only
+
+def test_rerun_with_other_severities_leaves_no_stale_results(tmp_path):
+    first = run_notebook(tmp_path, "model=easy-vqa-vilt", "n_images=3", "corruptions=brightness", "severities=1,2,3,4,5")
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert (tmp_path / "robustness.csv").is_file() and (tmp_path / "vre_ci.csv").is_file()
+    second = run_notebook(tmp_path, "model=easy-vqa-vilt", "n_images=3", "corruptions=brightness", "severities=1,5")
+    assert second.returncode == 0, second.stderr[-3000:]
+    for name in ("robustness.csv", "accuracy_ci.csv", "vre_ci.csv", "relative_drop.png"): assert not (tmp_path / name).exists(), name
+    run = json.loads((tmp_path / "run.json").read_text())
+    assert "severities 1-5" in run["not_computed"]["robustness.csv"] and run["severities"] == [1, 5]
+    assert len(pd.read_csv(tmp_path / "accuracy.csv")) == 3
+
+def test_retrained_checkpoint_is_not_reused(tmp_path):
+    "A checkpoint folder changed in place is another model: its old answers are refused, not reused; overwrite recomputes them."
+    import shutil
+    from safetensors.torch import load_file, save_file
+    from vqa_robust.models import MODELS
+    model = tmp_path / "my-vilt"
+    shutil.copytree(MODELS["easy-vqa-vilt"].checkpoint, model)
+    out = tmp_path / "out"; out.mkdir()
+    args = (f"model={model}", "n_images=3", "corruptions=brightness", "severities=1")
+    assert run_notebook(out, *args).returncode == 0
+    before = {f.name: f.stat().st_mtime_ns for f in out.iterdir() if f.name != "run.ipynb"}
+    weights = load_file(model / "model.safetensors")
+    weights["classifier.3.bias"] = weights["classifier.3.bias"].flip(0)  # another model under the same name
+    save_file(weights, model / "model.safetensors", metadata={"format": "pt"})
+    refused = run_notebook(out, *args)
+    assert refused.returncode != 0 and "model.weights.checkpoint" in refused.stderr and "overwrite=True" in refused.stderr
+    assert {f.name: f.stat().st_mtime_ns for f in out.iterdir() if f.name != "run.ipynb"} == before  # a refused run changes nothing
+    assert run_notebook(out, *args, "overwrite=True").returncode == 0
+    answers = pd.read_parquet(out / "answers.parquet")
+    assert answers.model.unique().tolist() == ["my-vilt"]

@@ -11,8 +11,8 @@ import pandas as pd
 import vqa_robust
 from .corruptions import CORRUPTIONS
 from .data import VQADataset
-from .metrics import (submetrics, minmax_scale, DEFAULT_WEIGHTS, SUBMETRICS, vre, error_matrix, severity_accuracy,
-                                model_accuracy, corruption_accuracy, relative_drop, LEVELS, checked_weights, with_clean_level)
+from .metrics import (submetrics, minmax_scale, DEFAULT_WEIGHTS, SUBMETRICS, vre, weighted_vre, aggregated_metrics, severity_accuracy,
+                                model_accuracy, corruption_accuracy, relative_drop, LEVELS, check_fractions, with_clean_level)
 
 # %% auto #0
 __all__ = ['PAPER_DATA', 'PAPER_NAMES', 'RADAR_GROUPS', 'most_common', 'blind_baseline', 'family_accuracy',
@@ -46,6 +46,7 @@ def family_accuracy(scored: pd.DataFrame, dataset: VQADataset, by=("model", "cor
 # %% ../nbs/05_analysis.ipynb #c015
 def plot_accuracy_vs_severity(acc: pd.DataFrame, title: str | None = None, error: bool = False):
     "Accuracy (%), or with `error` the error (the paper's Figure 3), against severity: one panel per model, one line per corruption."
+    check_fractions(acc)
     if (acc.corruption == "clean").any(): acc = with_clean_level(acc)  # a run's clean condition is level 0 of every corruption
     models = list(dict.fromkeys(acc.model))
     fig, axes = plt.subplots(1, len(models), figsize=(3.6 * len(models) + 1.4, 3.4), sharey=True, squeeze=False)
@@ -60,14 +61,13 @@ def plot_accuracy_vs_severity(acc: pd.DataFrame, title: str | None = None, error
 
 # %% ../nbs/05_analysis.ipynb #c017
 def robustness_table(acc: pd.DataFrame, weights: dict | None = None) -> pd.DataFrame:
-    "Raw and scaled sub-metrics per (model, corruption), with VRE per model and per corruption."
-    weights = checked_weights(weights)
+    "Raw and scaled sub-metrics per (model, corruption), with VRE per pair, per model and per corruption."
     raw = submetrics(acc)
     scaled = minmax_scale(raw)
-    pairs = raw.join(scaled.add_suffix("_scaled"))
-    pairs["VRE"] = sum(scaled[m] * w for m, w in weights.items())
-    by_model = scaled.groupby(level="model").mean().add_suffix("_scaled").assign(VRE=vre(acc, "model", weights), corruption="all")
-    by_corruption = scaled.groupby(level="corruption").mean().add_suffix("_scaled").assign(VRE=vre(acc, "corruption", weights), model="all")
+    pairs = raw.join(scaled.add_suffix("_scaled")).assign(VRE=weighted_vre(scaled.to_numpy(), weights))
+    suffixed = {m: f"{m}_scaled" for m in SUBMETRICS}
+    by_model = aggregated_metrics(scaled, "model", weights).rename(columns=suffixed).assign(corruption="all")
+    by_corruption = aggregated_metrics(scaled, "corruption", weights).rename(columns=suffixed).assign(model="all")
     return pd.concat([pairs.reset_index(), by_model.reset_index(), by_corruption.reset_index()], ignore_index=True)[
         ["model", "corruption", *SUBMETRICS, *[f"{m}_scaled" for m in SUBMETRICS], "VRE"]]
 

@@ -16,18 +16,20 @@ from scipy.special import ndtri
 from scipy.stats import poisson
 
 # %% auto #0
-__all__ = ['CORRUPTIONS', 'SEVERITIES', 'UNIFORM_LEVELS', 'IMPULSE_AMOUNTS', 'ZOOM_FACTORS', 'SNOW_PARAMETERS', 'PRESETS',
-           'Corruption', 'register_corruption', 'to_uint8_rgb', 'truncated_level', 'truncate_to_uint8',
-           'corruption_rng', 'check_corruption', 'corrupt', 'corrupt_levels', 'uniform16', 'normal_quantiles',
-           'poisson_quantiles', 'level_noise_table', 'normal_quantiles32', 'additive_gaussian_table', 'add_clipped',
-           'lookup_levels', 'table_noise', 'gaussian_noise', 'shot_noise', 'shot_noise_vrb', 'salt_and_pepper_kernel',
-           'salt_and_pepper_where', 'impulse_noise', 'speckle_noise', 'salt_and_pepper', 'random_impulse_noise',
-           'disk_kernel', 'skimage_gaussian', 'trimmed_disk_kernel', 'separable_terms', 'defocus_blur', 'gaussian_blur',
-           'median_blur', 'copy_shuffle', 'glass_blur', 'motion_kernel', 'shifted_sum', 'motion_blurred', 'motion_blur',
-           'zoom_matrix', 'clipped_zoom', 'zoom_blur_levels', 'zoom_blur', 'snow_flakes', 'snow_blend', 'add_snow',
-           'snow', 'snow_wand', 'plasma_fractal', 'fog', 'lookup_with_max', 'brightness_table', 'brightness',
-           'contrast', 'saturation_ratio_table', 'saturation_scaled', 'saturate', 'luma', 'gray3', 'color_inversion',
-           'grayscale', 'grayscale_mean', 'grayscale_inversion', 'binary_threshold', 'pixel_grid', 'elastic_transform',
+__all__ = ['CORRUPTIONS', 'SEVERITIES', 'CLEAN', 'EXPECTED_VALUES', 'UNIFORM_LEVELS', 'IMPULSE_AMOUNTS', 'ZOOM_FACTORS',
+           'SNOW_PARAMETERS', 'PRESETS', 'Corruption', 'register_corruption', 'uint8_levels', 'to_uint8_rgb',
+           'truncated_level', 'truncate_to_uint8', 'whole_number', 'non_negative_integer', 'corruption_rng',
+           'check_severity', 'check_corruption', 'corrupt', 'corrupt_levels', 'check_condition',
+           'image_under_condition', 'uniform16', 'normal_quantiles', 'poisson_quantiles', 'level_noise_table',
+           'normal_quantiles32', 'additive_gaussian_table', 'add_clipped', 'lookup_levels', 'table_noise',
+           'gaussian_noise', 'shot_noise', 'shot_noise_vrb', 'salt_and_pepper_kernel', 'salt_and_pepper_where',
+           'impulse_noise', 'speckle_noise', 'salt_and_pepper', 'random_impulse_noise', 'disk_kernel',
+           'skimage_gaussian', 'trimmed_disk_kernel', 'separable_terms', 'defocus_blur', 'gaussian_blur', 'median_blur',
+           'copy_shuffle', 'glass_blur', 'motion_kernel', 'shifted_sum', 'motion_blurred', 'motion_blur', 'zoom_matrix',
+           'clipped_zoom', 'zoom_blur_levels', 'zoom_blur', 'snow_flakes', 'snow_blend', 'add_snow', 'snow',
+           'snow_wand', 'plasma_fractal', 'fog', 'lookup_with_max', 'brightness_table', 'brightness', 'contrast',
+           'saturation_ratio_table', 'saturation_scaled', 'saturate', 'luma', 'gray3', 'color_inversion', 'grayscale',
+           'grayscale_mean', 'grayscale_inversion', 'binary_threshold', 'pixel_grid', 'elastic_transform',
            'standard_normal16', 'tinted', 'spatter', 'box_downsample', 'pixelate', 'pixelate_vrb', 'jpeg_compression',
            'preset']
 
@@ -46,29 +48,51 @@ class Corruption:
 
 CORRUPTIONS: dict[str, Corruption] = {}
 SEVERITIES = (1, 2, 3, 4, 5)
+CLEAN = ("clean", 0)  # the clean condition of every run: no corruption, severity 0
 
 def register_corruption(family: str, random: bool = False, source: str = "imagenet_c", levels=SEVERITIES, keeps_size: bool = True,
                         levels_function: Callable | None = None):
     "Decorator: add a corruption function to `CORRUPTIONS` under its own name."
     def register(function):
+        if function.__name__ == CLEAN[0]: raise ValueError(f"{CLEAN[0]!r} names the clean condition, not a corruption")
         CORRUPTIONS[function.__name__] = Corruption(function.__name__, function, family, random, source, tuple(levels), keeps_size, levels_function)
         return function
     return register
 
 # %% ../nbs/01_corruptions.ipynb #c008
+EXPECTED_VALUES = "expected 8-bit levels 0-255, 16-bit levels 0-65535 or floats in [0, 1]"
+
+def uint8_levels(x: np.ndarray  # image values of any dtype
+                ) -> np.ndarray:  # the same values as 8-bit levels
+    "An image's values as uint8 levels by the rules of the table; values no rule reads are refused."
+    if x.dtype == np.uint8: return x
+    if x.dtype.kind == "b": return x.astype(np.uint8) * 255
+    if x.dtype.kind == "f":
+        nan, inf = int(np.isnan(x).sum()), int(np.isinf(x).sum())
+        if nan or inf: raise ValueError(f"float image holds {nan} NaN and {inf} infinite value(s); {EXPECTED_VALUES}")
+        lo, hi = float(x.min()), float(x.max())
+        if lo < 0 or hi > 1:
+            hint = " (a 0-255 image as floats? pass it as uint8, or divide it by 255)" if hi > 1 else ""
+            raise ValueError(f"float image values range over [{lo:g}, {hi:g}]{hint}; floats must lie in [0, 1]")
+        return (x.astype(np.float64) * 255 + 0.5).astype(np.uint8)
+    if x.dtype.kind in "iu":
+        lo, hi = int(x.min()), int(x.max())
+        if lo < 0: raise ValueError(f"{x.dtype} image holds negative values (minimum {lo}); {EXPECTED_VALUES}")
+        if hi > 65535: raise ValueError(f"{x.dtype} image holds values up to {hi}; {EXPECTED_VALUES}")
+        if (x.dtype.kind == "u" and x.dtype.itemsize == 2) or hi > 255: return (x.astype(np.float64) / 65535 * 255 + 0.5).astype(np.uint8)
+        return x.astype(np.uint8)
+    raise ValueError(f"image of dtype {x.dtype}; {EXPECTED_VALUES}")
+
 def to_uint8_rgb(image) -> np.ndarray:
-    "Any PIL image or array as a contiguous uint8 RGB array, HxWx3."
+    "Any PIL image or array as a contiguous uint8 RGB array, HxWx3, by the rules of the table (a `ValueError` otherwise)."
     if isinstance(image, Image.Image):
-        image = np.asarray(image) if image.mode in ("I", "I;16", "I;16B", "I;16L", "F") else np.asarray(image.convert("RGB"))
+        image = np.asarray(image) if image.mode in ("I", "F") or image.mode.startswith("I;16") else np.asarray(image.convert("RGB"))
     x = np.asarray(image)
     if x.ndim == 3 and x.shape[-1] == 1: x = x[..., 0]
     if x.ndim not in (2, 3) or (x.ndim == 3 and x.shape[-1] not in (3, 4)):
         raise ValueError(f"expected an HxW, HxWx1, HxWx3 or HxWx4 image, got shape {x.shape}")
     if min(x.shape[:2]) < 1: raise ValueError(f"empty image of shape {x.shape}")
-    if x.dtype == np.bool_: x = x.astype(np.uint8) * 255
-    elif x.dtype in (np.uint16, np.int32, np.uint32, np.int64) and x.max() > 255: x = (x.astype(np.float64) / 65535 * 255 + 0.5).astype(np.uint8)
-    elif np.issubdtype(x.dtype, np.floating): x = (np.clip(x, 0, 1) * 255 + 0.5).astype(np.uint8)
-    else: x = x.astype(np.uint8)
+    x = uint8_levels(x)
     if x.ndim == 2: x = np.repeat(x[..., None], 3, axis=-1)
     return np.ascontiguousarray(x[..., :3])
 
@@ -82,48 +106,97 @@ def truncate_to_uint8(x: np.ndarray) -> np.ndarray:
     if x.dtype == np.uint8: return x
     return np.clip(x, 0, 255, out=x if x.flags.writeable and np.issubdtype(x.dtype, np.floating) else None).astype(np.uint8)
 
+# %% ../nbs/01_corruptions.ipynb #c069
+def whole_number(value,    # a severity, seed or id as the caller gave it
+                 what: str,  # its name, for the message
+                ) -> int:
+    "`value` as an int when it is a whole number (3, 3.0, np.int64(3)); anything else is refused, naming `what`."
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer, float, np.floating)) or \
+       (isinstance(value, (float, np.floating)) and not float(value).is_integer()):
+        raise ValueError(f"{what} must be an integer, got {value!r}")
+    return int(value)
+
+def non_negative_integer(value, what: str) -> int:
+    "`value` as an int when it is a whole number >= 0 (a seed, an image id); refused otherwise, naming `what`."
+    number = whole_number(value, what)
+    if number < 0: raise ValueError(f"{what} must be a non-negative integer, got {value!r}")
+    return number
+
 # %% ../nbs/01_corruptions.ipynb #c011
 def corruption_rng(seed: int, image_id: int, name: str, severity: int) -> np.random.Generator:
     "The random generator of one (seed, image, corruption, severity)."
-    return np.random.default_rng(np.random.SeedSequence([int(seed), int(image_id), zlib.crc32(name.encode()), int(severity)]))
+    entropy = [non_negative_integer(seed, "seed"), non_negative_integer(image_id, "image_id"), zlib.crc32(name.encode()),
+               non_negative_integer(severity, "severity")]
+    return np.random.default_rng(np.random.SeedSequence(entropy))
 
 # %% ../nbs/01_corruptions.ipynb #c014
-def check_corruption(name: str, severity: int) -> Corruption:
-    "The registry entry of `name`, checked to define `severity` (0 is the clean image)."
+def check_severity(name: str, severity) -> int:
+    "`severity` as an int, checked to be a level the corruption `name` defines (0 is the clean image)."
+    if not isinstance(name, str): raise ValueError(f"a corruption is named by a string, got {name!r}")
     if name not in CORRUPTIONS: raise KeyError(f"unknown corruption {name!r}; known: {', '.join(sorted(CORRUPTIONS))}")
-    entry = CORRUPTIONS[name]
-    if severity != 0 and severity not in entry.levels:
-        raise ValueError(f"severity of {name} must be 0 (clean) or one of {entry.levels}, got {severity!r}")
-    return entry
+    levels = CORRUPTIONS[name].levels
+    level = whole_number(severity, f"severity of {name}")
+    if level != 0 and level not in levels: raise ValueError(f"severity of {name} must be 0 (clean) or one of {levels}, got {severity!r}")
+    return level
 
-def corrupt(image,                 # numpy array or PIL image, any mode
+def check_corruption(name: str, severity) -> Corruption:
+    "The registry entry of `name`, checked to define `severity` (0 is the clean image)."
+    check_severity(name, severity)
+    return CORRUPTIONS[name]
+
+def corrupt(image,                 # numpy array or PIL image, any mode `to_uint8_rgb` reads
             name: str,             # a key of CORRUPTIONS
             severity: int,         # 1-5 (0 returns the clean image)
             *, seed: int = 0,      # global seed of the benchmark
             image_id: int = 0,     # id of the image, part of the seed
            ) -> np.ndarray:        # uint8 RGB, same height and width
     "Corrupt `image` with `name` at `severity`, seeded by (seed, image_id, name, severity)."
-    entry = check_corruption(name, severity)
+    severity = check_severity(name, severity)
+    seed, image_id = non_negative_integer(seed, "seed"), non_negative_integer(image_id, "image_id")
     x = to_uint8_rgb(image)
     if severity == 0: return x
-    return truncate_to_uint8(entry.function(x, severity, corruption_rng(seed, image_id, name, severity)))
+    return truncate_to_uint8(CORRUPTIONS[name].function(x, severity, corruption_rng(seed, image_id, name, severity)))
 
 # %% ../nbs/01_corruptions.ipynb #c016
-def corrupt_levels(image,                # numpy array or PIL image, any mode
+def corrupt_levels(image,                # numpy array or PIL image, any mode `to_uint8_rgb` reads
                    name: str,            # a key of CORRUPTIONS
                    severities=None,      # levels to compute (0 is the clean image); default all the corruption defines
                    *, seed: int = 0, image_id: int = 0,
                   ) -> dict[int, np.ndarray]:  # severity -> uint8 RGB, as `corrupt` returns
     "`corrupt(image, name, s, seed=seed, image_id=image_id)` for every s in `severities`, sharing work across levels."
     entry = check_corruption(name, 0)
-    severities = entry.levels if severities is None else tuple(int(s) for s in severities)
-    for s in severities: check_corruption(name, s)
+    if severities is None: severities = entry.levels
+    elif isinstance(severities, (str, bytes)) or not np.iterable(severities):
+        raise ValueError(f"severities of {name} must be a list of integers, got {severities!r}")
+    severities = tuple(check_severity(name, s) for s in severities)
+    seed, image_id = non_negative_integer(seed, "seed"), non_negative_integer(image_id, "image_id")
     x = to_uint8_rgb(image)
     levels = [s for s in dict.fromkeys(severities) if s != 0]
     rngs = {s: corruption_rng(seed, image_id, name, s) for s in levels}
     if entry.levels_function is not None and levels: raw = entry.levels_function(x, levels, rngs)
     else: raw = {s: entry.function(x, s, rngs[s]) for s in levels}
     return {s: x if s == 0 else truncate_to_uint8(raw[s]) for s in severities}
+
+# %% ../nbs/01_corruptions.ipynb #c072
+def check_condition(corruption: str, severity) -> tuple[str, int]:
+    "(corruption, severity) checked as one condition: the clean condition, or a level a registered corruption defines."
+    if isinstance(corruption, str) and corruption == CLEAN[0]:
+        if whole_number(severity, "severity of the clean condition") != 0:
+            raise ValueError(f"the clean condition has severity 0 only, got {severity!r}")
+        return CLEAN
+    return corruption, check_severity(corruption, severity)
+
+def image_under_condition(image,            # numpy array or PIL image, any mode `to_uint8_rgb` reads
+                          corruption: str,  # a key of CORRUPTIONS, or "clean"
+                          severity: int,    # a level the corruption defines; 0 with "clean"
+                          seed: int,        # global seed of the run
+                          image_id: int,    # id of the image, part of the seed
+                         ) -> np.ndarray:   # uint8 RGB, HxWx3
+    "One image under one condition of a run: the image as `to_uint8_rgb` reads it for the clean condition, else `corrupt`."
+    corruption, severity = check_condition(corruption, severity)
+    seed, image_id = non_negative_integer(seed, "seed"), non_negative_integer(image_id, "image_id")
+    if (corruption, severity) == CLEAN: return to_uint8_rgb(image)
+    return corrupt(image, corruption, severity, seed=seed, image_id=image_id)
 
 # %% ../nbs/01_corruptions.ipynb #c018
 UNIFORM_LEVELS = 65536
@@ -193,6 +266,7 @@ def shot_noise(x, severity, rng):
     c = [60, 25, 12, 5, 3][severity - 1]
     return table_noise(x, level_noise_table("shot", c), rng)
 
+# %% ../nbs/01_corruptions.ipynb #c076
 @register_corruption("noise", random=True, source="vrb_code")
 def shot_noise_vrb(x, severity, rng):
     "VRB code's shot noise: x + Poisson(lam) on [0, 1], clipped; any count >= 1 saturates the value."
@@ -201,6 +275,7 @@ def shot_noise_vrb(x, severity, rng):
     out[uniform16(rng, x.shape) < round(-math.expm1(-lam) * UNIFORM_LEVELS)] = 255
     return out
 
+# %% ../nbs/01_corruptions.ipynb #c079
 IMPULSE_AMOUNTS = [.03, .06, .09, 0.17, 0.27]  # ImageNet-C's impulse noise; the appendix's value-assignment noises use it too
 
 @numba.njit(cache=True, nogil=True)
@@ -233,6 +308,7 @@ def salt_and_pepper(x, severity, rng):
     "Whole pixels set to black or white, each with probability c/2."
     return salt_and_pepper_where(x, uniform16(rng, x.shape[:2]), IMPULSE_AMOUNTS[severity - 1])
 
+# %% ../nbs/01_corruptions.ipynb #c082
 @register_corruption("noise", random=True, source="vrb_appendix")
 def random_impulse_noise(x, severity, rng):
     "Whole pixels, with probability c, set to a uniformly random colour."
@@ -285,6 +361,7 @@ def gaussian_blur(x, severity, rng):
     c = [1, 2, 3, 4, 6][severity - 1]
     return skimage_gaussian(x.astype(np.float32), c)
 
+# %% ../nbs/01_corruptions.ipynb #c085
 @register_corruption("blur", source="vrb_appendix")
 def median_blur(x, severity, rng):
     "Median filter over a k x k window."
@@ -553,6 +630,7 @@ def color_inversion(x, severity, rng):
     "Negative image."
     return 255 - x
 
+# %% ../nbs/01_corruptions.ipynb #c088
 @register_corruption("attribute", source="vrb_appendix", levels=(1,))
 def grayscale(x, severity, rng):
     "Luma gray (BT.601 weights)."
@@ -568,6 +646,7 @@ def grayscale_inversion(x, severity, rng):
     "Negative of the luma gray."
     return 255 - truncate_to_uint8(gray3(luma(x) + 0.5))
 
+# %% ../nbs/01_corruptions.ipynb #c091
 @register_corruption("attribute", source="vrb_appendix", levels=(1,))
 def binary_threshold(x, severity, rng):
     "Black or white by luma above mid-gray."
@@ -641,12 +720,14 @@ def pixelate(x, severity, rng):
     c = [0.6, 0.5, 0.4, 0.3, 0.25][severity - 1]
     return np.asarray(box_downsample(x, c).resize(x.shape[1::-1], Image.NEAREST))
 
+# %% ../nbs/01_corruptions.ipynb #c094
 @register_corruption("digital", source="vrb_code", keeps_size=False)
 def pixelate_vrb(x, severity, rng):
     "VRB code's pixelate: box-filter down only (the output is smaller)."
     c = [0.6, 0.5, 0.4, 0.3, 0.15][severity - 1]
     return np.asarray(box_downsample(x, c))
 
+# %% ../nbs/01_corruptions.ipynb #c096
 @register_corruption("digital")
 def jpeg_compression(x, severity, rng):
     "JPEG artefacts at low quality."

@@ -4,7 +4,7 @@
 
 # %% ../nbs/00_data.ipynb #c003
 from __future__ import annotations
-import json, re
+import hashlib, json, numbers, re
 from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np
@@ -13,8 +13,10 @@ from PIL import Image
 
 # %% auto #0
 __all__ = ['QUESTION_FIELDS', 'ANNOTATION_FIELDS', 'EASY_VQA_SHAPES', 'EASY_VQA_INFO', 'EASY_VQA_LICENSE', 'read_json_list',
-           'coco_image_template', 'VQADataset', 'load_vqav2', 'easy_vqa_answer_type', 'easy_vqa_question_type',
-           'easy_vqa_image_dir', 'easy_vqa_to_vqav2', 'load_easy_vqa', 'sample_images', 'write_split', 'read_split']
+           'non_negative_int', 'check_ids', 'answer_strings', 'coco_image_template', 'read_image', 'VQADataset',
+           'load_vqav2', 'easy_vqa_answer_type', 'easy_vqa_question_type', 'easy_vqa_image_dir', 'easy_vqa_to_vqav2',
+           'load_easy_vqa', 'sample_images', 'write_split', 'read_split', 'file_sha256', 'source_images',
+           'dataset_fingerprint']
 
 # %% ../nbs/00_data.ipynb #c006
 QUESTION_FIELDS = ("question_id", "image_id", "question")
@@ -35,11 +37,41 @@ def read_json_list(path: str | Path,  # a VQAv2 questions or annotations file
         if missing: raise ValueError(f"{path}: {key}[{i}] lacks field(s) {missing}")
     return data[key]
 
+def non_negative_int(value, name: str) -> int:
+    "`value` as an int if it is a non-negative integer (3 and 3.0 and np.int64(3), not True, 2.5 or '3'); else a ValueError naming it."
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or value != int(value) or value < 0:
+        raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+    return int(value)
+
+def check_ids(table: pd.DataFrame, path, key: str) -> None:
+    "Question and image ids must be non-negative integers, and question ids unique: errors name the file and the ids."
+    for column in ("question_id", "image_id"):
+        bad = [v for v in table[column] if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0]
+        if bad: raise ValueError(f"{path}: {key} with {column} that is not a non-negative integer: {bad[:3]}")
+    repeated = table.question_id[table.question_id.duplicated()].unique()
+    if len(repeated): raise ValueError(f"{path}: question_id repeated in {key}: {sorted(repeated.tolist())[:5]}{' ...' if len(repeated) > 5 else ''}")
+
+def answer_strings(answers, path, question_id) -> list[str]:
+    "The answer strings of one annotation; a clear error when `answers` is not a list of {'answer': str}."
+    if not isinstance(answers, list) or not all(isinstance(a, dict) and isinstance(a.get("answer"), str) for a in answers):
+        raise ValueError(f"{path}: question_id {question_id}: 'answers' must be a list of {{'answer': str, ...}}, got {str(answers)[:80]}")
+    return [a["answer"] for a in answers]
+
 # %% ../nbs/00_data.ipynb #c008
 def coco_image_template(data_subtype: str  # e.g. "val2014"
                        ) -> str:
     "VQAv2's image file name template for a COCO split."
     return f"COCO_{data_subtype}_{{image_id:012d}}.jpg"
+
+def read_image(path: Path, image_id: int) -> Image.Image:
+    "An image file as RGB, 16-bit and float images scaled as `corrupt` scales them; an unreadable file is named by id and path."
+    from vqa_robust.corruptions import to_uint8_rgb  # the one conversion of image values, shared with the corruptions
+    try:
+        with Image.open(path) as im:
+            im.load()
+            return Image.fromarray(to_uint8_rgb(im))
+    except (OSError, SyntaxError) as e:
+        raise ValueError(f"image {image_id} could not be read from {path}: {e}") from None
 
 @dataclass
 class VQADataset:
@@ -57,7 +89,7 @@ class VQADataset:
         "The image `image_id` as an RGB PIL image."
         path = self.image_path(image_id)
         if not path.is_file(): raise FileNotFoundError(f"image {image_id} of dataset '{self.name}' not found: {path}")
-        with Image.open(path) as im: return im.convert("RGB")
+        return read_image(path, image_id)
     def subset(self, image_ids) -> VQADataset:
         "The questions of `image_ids` only."
         keep = self.questions.image_id.isin(set(int(i) for i in image_ids))
@@ -73,11 +105,12 @@ def load_vqav2(questions_file: str | Path,    # e.g. v2_OpenEnded_mscoco_val2014
     "Load a VQAv2-layout dataset: questions joined to their annotations."
     questions = pd.DataFrame(read_json_list(questions_file, "questions", QUESTION_FIELDS))
     annotations = pd.DataFrame(read_json_list(annotations_file, "annotations", ANNOTATION_FIELDS))
+    check_ids(questions, questions_file, "questions"); check_ids(annotations, annotations_file, "annotations")
     if image_template is None:
         subtype = json.loads(Path(questions_file).read_text()).get("data_subtype")
         if subtype is None: raise ValueError(f"{questions_file}: no 'data_subtype'; pass image_template")
         image_template = coco_image_template(subtype)
-    annotations["answers"] = annotations.answers.map(lambda answers: [a["answer"] for a in answers])
+    annotations["answers"] = [answer_strings(a, annotations_file, q) for a, q in zip(annotations.answers, annotations.question_id)]
     merged = questions[list(QUESTION_FIELDS)].merge(annotations[list(ANNOTATION_FIELDS)], on=["question_id", "image_id"], how="left", validate="one_to_one")
     unanswered = merged.multiple_choice_answer.isna()
     if unanswered.any():
@@ -139,14 +172,14 @@ def load_easy_vqa(split: str = "test",              # "train" or "test"
 
 # %% ../nbs/00_data.ipynb #c021
 def sample_images(dataset: VQADataset,  # the full dataset
-                  n_images: int | None,  # images to keep; None keeps all
+                  n_images: int | None,  # images to keep; None (or 0) keeps all
                   seed: int = 0,         # seed of the draw
                  ) -> VQADataset:
     "A random subset of `n_images` images with all of their questions."
     ids = dataset.image_ids
-    if n_images is None or n_images >= len(ids): return dataset.subset(ids)
-    if n_images < 1: raise ValueError(f"n_images must be >= 1, got {n_images}")
-    chosen = np.random.default_rng(seed).choice(ids, size=n_images, replace=False)
+    seed = non_negative_int(seed, "seed")
+    if n_images is None or non_negative_int(n_images, "n_images") == 0 or n_images >= len(ids): return dataset.subset(ids)
+    chosen = np.random.default_rng(seed).choice(ids, size=int(n_images), replace=False)
     return dataset.subset(sorted(chosen.tolist()))
 
 def write_split(dataset: VQADataset, path: str | Path) -> Path:
@@ -161,3 +194,29 @@ def read_split(dataset: VQADataset, path: str | Path) -> VQADataset:
     missing = set(ids) - set(dataset.image_ids)
     if missing: raise ValueError(f"{path}: {len(missing)} image id(s) not in dataset '{dataset.name}', e.g. {sorted(missing)[0]}")
     return dataset.subset(ids)
+
+# %% ../nbs/00_data.ipynb #c029
+def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
+    "SHA-256 of a file's bytes."
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(chunk), b""): digest.update(block)
+    return digest.hexdigest()
+
+def source_images(dataset: VQADataset) -> dict:
+    "Path relative to the image folder, size and SHA-256 of every image of `dataset`, by image id (a string, as JSON keys are)."
+    records = {}
+    for image_id in dataset.image_ids:
+        path = dataset.image_path(image_id)
+        if not path.is_file(): raise FileNotFoundError(f"image {image_id} of dataset '{dataset.name}' not found: {path}")
+        records[str(image_id)] = {"path": dataset.image_template.format(image_id=int(image_id)), "size": path.stat().st_size,
+                                  "sha256": file_sha256(path)}
+    return records
+
+def dataset_fingerprint(dataset: VQADataset) -> dict:
+    "Hashes of what decides a model's answers and their scores: the questions with their answers, and the image files' bytes."
+    q = dataset.questions.sort_values("question_id")
+    rows = q[["question_id", "image_id", "question", "answers"]].to_json(orient="values", force_ascii=False)
+    images = json.dumps({i: r["sha256"] for i, r in source_images(dataset).items()}, sort_keys=True)
+    return {"name": dataset.name, "n_questions": len(dataset), "n_images": len(dataset.image_ids),
+            "questions": hashlib.sha256(rows.encode()).hexdigest()[:16], "images": hashlib.sha256(images.encode()).hexdigest()[:16]}

@@ -4,30 +4,51 @@
 
 # %% ../nbs/01a_generator.ipynb #c003
 from __future__ import annotations
-import json, os
+import dataclasses, hashlib, inspect, json, os, secrets, shutil
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 import numpy as np
 from PIL import Image
 from tqdm import tqdm
-from .corruptions import CORRUPTIONS, check_corruption, corrupt, corrupt_levels
-from .data import VQADataset
+from .corruptions import CORRUPTIONS, check_condition, check_severity, corrupt_levels, image_under_condition, non_negative_integer, whole_number
+from .data import VQADataset, file_sha256, source_images
 
 # %% auto #0
-__all__ = ['FORMATS', 'SETTINGS_THAT_MUST_MATCH', 'save_image', 'corrupted_template', 'condition_dir', 'library_versions',
-           'make_manifest', 'check_manifest', 'write_image_conditions', 'generate', 'corrupted_dataset',
-           'corrupted_image', 'stream_corrupted']
+__all__ = ['FORMATS', 'FINGERPRINT_KEYS', 'atomic_write', 'save_image', 'decodes', 'corrupted_template', 'condition_dir',
+           'library_versions', 'source_sha256', 'code_fingerprint', 'make_manifest', 'listed', 'fingerprint_changes',
+           'condition_dirs', 'delete_generated', 'unrecorded_conditions', 'prepare_folder', 'complete',
+           'write_image_conditions', 'as_list', 'generate', 'corrupted_dataset', 'stream_corrupted']
 
 # %% ../nbs/01a_generator.ipynb #c006
+def atomic_write(path: str | Path,                 # the file to write
+                 write: Callable[[Path], object],  # writes the whole content to the path it is given
+                ) -> Path:                         # `path`
+    "Write a file through a temporary name in its folder and a rename, so that a file at `path` is always complete."
+    path = Path(path)
+    partial = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.partial")
+    try:
+        write(partial)
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)  # only left after a failed write
+    return path
+
+# %% ../nbs/01a_generator.ipynb #c025
 FORMATS = {"png": ".png", "jpeg": ".jpg"}
 
 def save_image(array: np.ndarray, path: Path, image_format: str, quality: int) -> None:
-    "Write atomically: to a temporary name, then rename (a file that exists is complete)."
-    partial = path.with_name(path.name + ".partial")
+    "Write one image as PNG or as JPEG at `quality`, atomically."
     options = {"format": "PNG", "compress_level": 1} if image_format == "png" else {"format": "JPEG", "quality": quality}
-    Image.fromarray(array).save(partial, **options)
-    os.replace(partial, path)
+    atomic_write(path, lambda partial: Image.fromarray(array).save(partial, **options))
+
+def decodes(path: Path) -> bool:
+    "Whether an image file opens and decodes to its end (a truncated or damaged one does not)."
+    try:
+        with Image.open(path) as image: image.load()
+        return True
+    except Exception:  # whatever the decoder raises, the file cannot be used
+        return False
 
 def corrupted_template(dataset: VQADataset, image_format: str) -> str:
     "The dataset's image file name template with the extension of `image_format`."
@@ -44,63 +65,154 @@ def library_versions() -> dict:
     return {"vqa_robust": vqa_robust.__version__, "numpy": np.__version__, "opencv": cv2.__version__, "pillow": PIL.__version__,
             "scipy": scipy.__version__, "numba": numba.__version__}
 
-def make_manifest(dataset: VQADataset, corruptions, severities, seed: int, image_format: str, quality: int) -> dict:
-    "What a generated folder holds and how it was made."
-    return {"dataset": dataset.name, "n_images": len(dataset.image_ids), "seed": int(seed), "format": image_format,
-            "quality": int(quality) if image_format == "jpeg" else None, "lossless": image_format == "png",
-            "image_template": corrupted_template(dataset, image_format), "layout": "<corruption>/<severity>/<image file>",
-            "corruptions": {c: {"severities": list(severities), "family": CORRUPTIONS[c].family, "source": CORRUPTIONS[c].source} for c in corruptions},
+def source_sha256(function: Callable) -> str:
+    "SHA-256 of the source file that defines `function` (of its source text where it has no file, as in a notebook)."
+    path = inspect.getsourcefile(function)
+    if path and Path(path).is_file(): return file_sha256(path)
+    return hashlib.sha256(inspect.getsource(function).encode()).hexdigest()
+
+def code_fingerprint(dataset: VQADataset) -> dict:
+    "What decides the pixels besides the inputs: the sources of the corruptions and of the dataset's image loader, and library versions."
+    return {"corruptions_sha256": source_sha256(image_under_condition), "loader_sha256": source_sha256(type(dataset).load_image),
             "versions": library_versions()}
 
-SETTINGS_THAT_MUST_MATCH = ("seed", "format", "quality", "image_template")
+FINGERPRINT_KEYS = ("code", "seed", "format", "quality", "image_template", "grid", "images")
 
-def check_manifest(root: Path, manifest: dict) -> None:
-    "Refuse to add to a folder generated with other settings."
+def make_manifest(dataset: VQADataset, grid, seed: int, image_format: str, quality: int) -> dict:
+    "What a generated folder holds, every input that decides its files, and their fingerprint."
+    grid = sorted(dict.fromkeys((c, int(s)) for c, s in grid))
+    inputs = {"code": code_fingerprint(dataset), "seed": int(seed), "format": image_format,
+              "quality": int(quality) if image_format == "jpeg" else None, "image_template": corrupted_template(dataset, image_format),
+              "grid": [[c, s] for c, s in grid], "images": source_images(dataset)}
+    corruptions = {}
+    for c, s in grid: corruptions.setdefault(c, {"severities": [], "family": CORRUPTIONS[c].family, "source": CORRUPTIONS[c].source})["severities"].append(s)
+    return {"dataset": dataset.name, "n_images": len(inputs["images"]), "lossless": image_format == "png",
+            "layout": "<corruption>/<severity>/<image file>", "corruptions": corruptions,
+            "fingerprint": hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest(), **inputs}
+
+# %% ../nbs/01a_generator.ipynb #c028
+def listed(items, limit: int = 3) -> str:
+    "The first `limit` items, comma-separated, and how many more there are."
+    items = list(items)
+    return ", ".join(map(str, items[:limit])) + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+def fingerprint_changes(old: dict,  # a folder's manifest
+                        new: dict,  # the manifest a rerun would write
+                       ) -> list[str]:
+    "What differs between the inputs recorded in two manifests, one line each."
+    if "fingerprint" not in old: return ["the folder was generated by an earlier version of vqa_robust, which recorded no fingerprint"]
+    changes = [f"{k}: {old.get(k)!r} -> {new[k]!r}" for k in ("seed", "format", "quality", "image_template") if old.get(k) != new[k]]
+    old_code, new_code = old.get("code", {}), new["code"]
+    for key, what in (("corruptions_sha256", "the corruption code (vqa_robust/corruptions.py)"), ("loader_sha256", "the image loader's code")):
+        if old_code.get(key) != new_code[key]: changes.append(f"{what} changed")
+    old_versions, new_versions = old_code.get("versions", {}), new_code["versions"]
+    changes += [f"{lib} {old_versions.get(lib)} -> {new_versions.get(lib)}" for lib in sorted(set(old_versions) | set(new_versions))
+                if old_versions.get(lib) != new_versions.get(lib)]
+    old_grid, new_grid = {tuple(p) for p in old.get("grid", [])}, {tuple(p) for p in new["grid"]}
+    if new_grid - old_grid: changes.append(f"conditions added: {listed(f'{c}/{s}' for c, s in sorted(new_grid - old_grid))}")
+    if old_grid - new_grid: changes.append(f"conditions removed: {listed(f'{c}/{s}' for c, s in sorted(old_grid - new_grid))}")
+    old_images, new_images = old.get("images", {}), new["images"]
+    for what, ids in (("added", [i for i in new_images if i not in old_images]), ("removed", [i for i in old_images if i not in new_images])):
+        if ids: changes.append(f"images {what}: {listed(sorted(ids, key=int))}")
+    edited = [f"{i} ({new_images[i]['path']})" for i in sorted(new_images, key=int) if i in old_images and old_images[i] != new_images[i]]
+    if edited: changes.append(f"images changed: {listed(edited)}")
+    return changes
+
+# %% ../nbs/01a_generator.ipynb #c031
+def condition_dirs(root: Path, grid) -> list[Path]:
+    "The condition folders of a recorded grid under `root` (names that would lead out of `root` are skipped)."
+    return [condition_dir(root, c, s) for c, s in grid
+            if isinstance(c, str) and Path(c).name == c and c not in ("", ".", "..") and isinstance(s, int)]
+
+def delete_generated(root: Path, manifest: dict) -> None:
+    "Delete what a manifest says `root` holds: the condition folders of its grid, then the manifest."
+    grid = manifest.get("grid") or [[c, s] for c, v in manifest.get("corruptions", {}).items() for s in v.get("severities", [])]
+    for folder in condition_dirs(root, grid):
+        if folder.is_dir(): shutil.rmtree(folder)
+        if folder.parent.is_dir() and not any(folder.parent.iterdir()): folder.parent.rmdir()
+    (root / "manifest.json").unlink()
+
+def unrecorded_conditions(root: Path) -> list[str]:
+    "Condition folders (`<corruption>/<severity>` of a registered corruption) found under `root`."
+    return sorted(f"{c}/{p.name}" for c in CORRUPTIONS if (root / c).is_dir() for p in (root / c).iterdir() if p.is_dir() and p.name.isdigit())
+
+def prepare_folder(root: Path, manifest: dict, overwrite: bool) -> bool:
+    "Check that `root` may receive the files of `manifest` (with `overwrite`, delete its generated files first); True if the manifest must be written."
     path = root / "manifest.json"
-    if not path.is_file(): return
-    old = json.loads(path.read_text())
-    differ = [k for k in SETTINGS_THAT_MUST_MATCH if old.get(k) != manifest[k]]
-    if differ: raise ValueError(f"{path} was generated with other settings ({', '.join(f'{k}: {old.get(k)!r} vs {manifest[k]!r}' for k in differ)}); use another folder")
+    if not path.is_file():
+        found = unrecorded_conditions(root) if root.is_dir() else []
+        if found: raise ValueError(f"{root} holds condition folders ({listed(found)}) but no manifest.json, so nothing says what they were "
+                                   "made from: generate into a new folder, or delete them")
+        return True
+    try: old = json.loads(path.read_text())
+    except (OSError, ValueError) as e: raise ValueError(f"{path} cannot be read ({e}): generate into a new folder, or delete this one") from e
+    if not isinstance(old, dict): raise ValueError(f"{path} is not a manifest: generate into a new folder, or delete this one")
+    if overwrite:
+        delete_generated(root, old)
+        return True
+    if all(old.get(k) == manifest[k] for k in FINGERPRINT_KEYS): return False
+    raise ValueError(f"{root} was generated from other inputs:\n" + "\n".join(f"  - {c}" for c in fingerprint_changes(old, manifest)) +
+                     "\nGenerate into a new folder, or pass overwrite=True to delete this folder's generated files first.")
 
 # %% ../nbs/01a_generator.ipynb #c010
-def write_image_conditions(dataset: VQADataset, image_id: int, grid, root: Path, seed: int, image_format: str, quality: int) -> int:
-    "Corrupt one image under each (corruption, severity) of `grid` and write what is missing; returns the count written."
+def complete(path: Path, verify: bool) -> bool:
+    "Whether `path` holds a finished image: it exists and, with `verify`, decodes."
+    return path.is_file() and (not verify or decodes(path))
+
+def write_image_conditions(dataset: VQADataset, image_id: int, grid, root: Path, seed: int, image_format: str, quality: int,
+                           verify: bool = True) -> int:
+    "Corrupt one image under each (corruption, severity) of `grid` and write what is missing or damaged; returns the count written."
     name = corrupted_template(dataset, image_format).format(image_id=int(image_id))
-    missing = [(c, s) for c, s in grid if not (condition_dir(root, c, s) / name).is_file()]
+    missing = [(c, s) for c, s in grid if not complete(condition_dir(root, c, s) / name, verify)]
     if not missing: return 0
-    image = np.asarray(dataset.load_image(image_id))
+    image = dataset.load_image(image_id)
     levels_of: dict[str, list[int]] = {}
     for c, s in missing: levels_of.setdefault(c, []).append(s)
-    for c, levels in levels_of.items():  # all missing levels of a corruption in one call, which shares work across them
+    for c, levels in levels_of.items():  # all levels of a corruption in one call: image_under_condition's bytes, sharing work across levels
         for s, array in corrupt_levels(image, c, levels, seed=seed, image_id=image_id).items():
             out = condition_dir(root, c, s); out.mkdir(parents=True, exist_ok=True)
             save_image(array, out / name, image_format, quality)
     return len(missing)
 
 def _write_chunk(args) -> int:
-    dataset, image_ids, grid, root, seed, image_format, quality = args
-    return sum(write_image_conditions(dataset, i, grid, root, seed, image_format, quality) for i in image_ids)
+    dataset, image_ids, grid, root, seed, image_format, quality, verify = args
+    return sum(write_image_conditions(dataset, i, grid, root, seed, image_format, quality, verify) for i in image_ids)
 
 # %% ../nbs/01a_generator.ipynb #c011
+def as_list(value, what: str) -> list:
+    "`value` as a non-empty list (a string or a number is refused, not read letter by letter or wrapped)."
+    if isinstance(value, (str, bytes)) or not np.iterable(value): raise ValueError(f"{what} must be a list, got {value!r}")
+    value = list(value)
+    if not value: raise ValueError(f"{what} is empty: nothing to generate")
+    return value
+
 def generate(dataset: VQADataset,      # images to corrupt (all of them)
              root: str | Path,         # output folder
              corruptions,              # names in CORRUPTIONS
              severities=(1, 2, 3, 4, 5),
              seed: int = 0,
              image_format: str = "png",  # "png" (lossless) or "jpeg"
-             quality: int = 95,        # JPEG quality
+             quality: int = 95,        # JPEG quality, 1-100
              workers: int = 1,         # processes
              chunk_size: int = 16,     # images per task
+             overwrite: bool = False,  # delete the folder's generated files first (else a folder made from other inputs is refused)
+             verify: bool = True,      # decode the files already there and rewrite damaged ones (False: trust every existing file)
              progress: bool = True) -> dict:  # the manifest
-    "Write every image of `dataset` under every (corruption, severity), skipping files already there."
+    "Write every image of `dataset` under every (corruption, severity), resuming a folder generated from the same inputs."
+    grid = list(dict.fromkeys((c, check_severity(c, s)) for c in as_list(corruptions, "corruptions") for s in as_list(severities, "severities")))
+    seed = non_negative_integer(seed, "seed")
     if image_format not in FORMATS: raise ValueError(f"image_format must be one of {list(FORMATS)}, got {image_format!r}")
-    grid = [(c, s) for c in corruptions for s in severities if check_corruption(c, s)]
-    root = Path(root); root.mkdir(parents=True, exist_ok=True)
-    manifest = make_manifest(dataset, corruptions, severities, seed, image_format, quality)
-    check_manifest(root, manifest)
-    (root / "manifest.json").write_text(json.dumps(manifest, indent=1))
-    ids = dataset.image_ids
-    tasks = [(dataset, ids[i:i + chunk_size], grid, root, seed, image_format, quality) for i in range(0, len(ids), chunk_size)]
+    if image_format == "jpeg" and not 1 <= whole_number(quality, "quality") <= 100: raise ValueError(f"quality must be 1-100, got {quality!r}")
+    workers, chunk_size = whole_number(workers, "workers"), whole_number(chunk_size, "chunk_size")
+    for what, value in (("workers", workers), ("chunk_size", chunk_size)):
+        if value < 1: raise ValueError(f"{what} must be at least 1, got {value!r}")
+    root = Path(root)
+    manifest = make_manifest(dataset, grid, seed, image_format, quality)  # reads every source image: a missing one stops the run here
+    if prepare_folder(root, manifest, overwrite):
+        root.mkdir(parents=True, exist_ok=True)
+        atomic_write(root / "manifest.json", lambda path: path.write_text(json.dumps(manifest, indent=1)))
+    ids, quality = dataset.image_ids, manifest["quality"]
+    tasks = [(dataset, ids[i:i + chunk_size], grid, root, seed, image_format, quality, verify) for i in range(0, len(ids), chunk_size)]
     bar = tqdm(total=len(ids) * len(grid), desc="corrupted images", disable=not progress)
     if workers <= 1:
         for task in tasks: _write_chunk(task); bar.update(len(task[1]) * len(grid))
@@ -113,15 +225,20 @@ def generate(dataset: VQADataset,      # images to corrupt (all of them)
 
 # %% ../nbs/01a_generator.ipynb #c013
 def corrupted_dataset(dataset: VQADataset, root: str | Path, corruption: str, severity: int) -> VQADataset:
-    "`dataset` with its images taken from a generated folder."
-    manifest = json.loads((Path(root) / "manifest.json").read_text())
-    return VQADataset(dataset.questions, condition_dir(root, corruption, severity), manifest["image_template"], f"{dataset.name}/{corruption}/{severity}")
-
-def corrupted_image(dataset: VQADataset, image_id: int, corruption: str, severity: int, seed: int = 0) -> np.ndarray:
-    "One image of `dataset` under one condition, computed in memory: the bytes `generate` writes as PNG."
-    return corrupt(dataset.load_image(image_id), corruption, severity, seed=seed, image_id=image_id)
+    "`dataset` with its images taken from one condition of a generated folder, checked to hold that condition and those images."
+    root, severity = Path(root), check_severity(corruption, severity)
+    path = root / "manifest.json"
+    if not path.is_file(): raise FileNotFoundError(f"{path} not found: {root} is not a folder `generate` wrote")
+    manifest = json.loads(path.read_text())
+    if [corruption, severity] not in manifest.get("grid", []):
+        raise ValueError(f"{root} holds no {corruption}/{severity}; it holds {listed(f'{c}/{s}' for c, s in manifest.get('grid', []))}")
+    missing = [i for i in dataset.image_ids if str(i) not in manifest.get("images", {})]
+    if missing: raise ValueError(f"{root} was generated without image(s) {listed(missing)} of dataset '{dataset.name}'")
+    return dataclasses.replace(dataset, image_dir=condition_dir(root, corruption, severity), image_template=manifest["image_template"],
+                               name=f"{dataset.name}/{corruption}/{severity}")
 
 def stream_corrupted(dataset: VQADataset, corruption: str, severity: int, seed: int = 0) -> Iterator[tuple[int, np.ndarray]]:
-    "(image id, corrupted image) for every image of `dataset`, computed in memory."
-    check_corruption(corruption, severity)
-    for image_id in dataset.image_ids: yield image_id, corrupted_image(dataset, image_id, corruption, severity, seed)
+    "(image id, image under one condition) for every image of `dataset`, computed in memory by `image_under_condition`."
+    corruption, severity = check_condition(corruption, severity)
+    seed = non_negative_integer(seed, "seed")
+    return ((i, image_under_condition(dataset.load_image(i), corruption, severity, seed, i)) for i in dataset.image_ids)

@@ -4,23 +4,24 @@
 
 # %% ../nbs/03_inference.ipynb #c003
 from __future__ import annotations
-import os
+import json
 from pathlib import Path
 from typing import Iterator
 import numpy as np
 import pandas as pd
 from PIL import Image
 from tqdm import tqdm
-from .corruptions import CORRUPTIONS
-from .generator import corrupted_image
-from .data import VQADataset
+from .corruptions import CORRUPTIONS, CLEAN, image_under_condition
+from .generator import atomic_write, code_fingerprint
+from .data import VQADataset, dataset_fingerprint, file_sha256
 
 # %% auto #0
-__all__ = ['CLEAN', 'RESULT_COLUMNS', 'conditions', 'condition_image', 'iter_batches', 'predict_batch', 'answer_condition',
-           'condition_path', 'load_saved_condition', 'run_conditions']
+__all__ = ['RESULT_COLUMNS', 'conditions', 'condition_image', 'iter_batches', 'predict_batch', 'answer_condition',
+           'condition_path', 'condition_identity', 'identity_changes', 'ChangedInputsError', 'record_path',
+           'save_condition', 'damage', 'saved_condition', 'saved_conditions', 'run_conditions', 'as_list',
+           'int_parameter', 'run_parameters']
 
 # %% ../nbs/03_inference.ipynb #c006
-CLEAN = ("clean", 0)
 RESULT_COLUMNS = ["model", "corruption", "severity", "seed", "question_id", "answer", "confidence"]
 
 def conditions(corruptions, severities, include_clean: bool = True) -> list[tuple[str, int]]:
@@ -36,9 +37,8 @@ def conditions(corruptions, severities, include_clean: bool = True) -> list[tupl
 
 # %% ../nbs/03_inference.ipynb #c010
 def condition_image(dataset: VQADataset, image_id: int, corruption: str, severity: int, seed: int) -> Image.Image:
-    "One image of `dataset` under one condition, as a PIL RGB image."
-    if (corruption, severity) == CLEAN: return dataset.load_image(image_id)
-    return Image.fromarray(corrupted_image(dataset, image_id, corruption, severity, seed))
+    "One image of `dataset` under one condition, as a PIL RGB image (`vqa_robust.corruptions.image_under_condition`)."
+    return Image.fromarray(image_under_condition(dataset.load_image(image_id), corruption, severity, seed, image_id))
 
 def iter_batches(dataset: VQADataset, corruption: str, severity: int, seed: int = 0,
                  batch_size: int = 32) -> Iterator[tuple[pd.DataFrame, list[Image.Image]]]:
@@ -78,24 +78,121 @@ def condition_path(out_dir: str | Path, model_name: str, corruption: str, severi
     "Where the answers of one condition are saved."
     return Path(out_dir) / "conditions" / f"{model_name}__{corruption}__{severity}__seed{seed}.parquet"
 
-def load_saved_condition(path: Path, dataset: VQADataset) -> pd.DataFrame:
-    "A saved condition, checked to cover exactly the questions of `dataset`."
-    saved = pd.read_parquet(path)
-    if set(saved.question_id) != set(dataset.questions.question_id):
-        raise ValueError(f"{path} holds answers to other questions than this split ({len(saved)} vs {len(dataset)}): "
-                         "use another out_dir or delete the file")
+def condition_identity(model_identity: dict, data: dict, corruption: str, severity: int, seed: int, code: dict | None = None) -> dict:
+    "Everything that decides the answers of one condition (`code`: the corruption code's fingerprint, for corrupted conditions)."
+    code = None if (corruption, severity) == CLEAN else code
+    return {"model": model_identity, "data": data, "corruption": corruption, "severity": int(severity), "seed": int(seed), "corruption_code": code}
+
+def identity_changes(saved: dict, wanted: dict, prefix: str = "") -> list[str]:
+    "The fields where two identities differ, as 'field: saved -> wanted'."
+    changes = []
+    for key in sorted(set(saved) | set(wanted)):
+        a, b = saved.get(key), wanted.get(key)
+        if isinstance(a, dict) and isinstance(b, dict): changes += identity_changes(a, b, f"{prefix}{key}.")
+        elif a != b: changes.append(f"{prefix}{key}: {a!r} -> {b!r}")
+    return changes
+
+class ChangedInputsError(RuntimeError):
+    "Saved answers were computed from other inputs than this run's."
+
+def record_path(path: Path) -> Path: return path.with_suffix(".json")
+
+def save_condition(result: pd.DataFrame, path: Path, identity: dict) -> None:
+    "Save a condition's answers, then the record of their identity (the record last: a file without one is unfinished)."
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, lambda p: result.to_parquet(p, index=False))
+    record = {"identity": identity, "rows": len(result), "sha256": file_sha256(path)}
+    atomic_write(record_path(path), lambda p: p.write_text(json.dumps(record, indent=1, default=str)))
+
+def damage(path: Path, dataset: VQADataset) -> tuple[pd.DataFrame | None, str | None]:
+    "A saved condition's answers, or None and why the file cannot be trusted (unreadable, altered, rows duplicated or missing)."
+    record = json.loads(record_path(path).read_text())
+    if file_sha256(path) != record["sha256"]: return None, "its bytes differ from those recorded when it was written"
+    try: saved = pd.read_parquet(path)
+    except Exception as e: return None, f"it cannot be read ({type(e).__name__}: {str(e)[:80]})"
+    if list(saved.columns) != RESULT_COLUMNS: return None, f"its columns are {list(saved.columns)}, not {RESULT_COLUMNS}"
+    if saved.question_id.duplicated().any(): return None, f"{saved.question_id.duplicated().sum()} question(s) are answered twice"
+    missing = set(dataset.questions.question_id) - set(saved.question_id)
+    if missing or len(saved) != len(dataset): return None, f"{len(missing)} question(s) of the split are unanswered and {len(set(saved.question_id) - set(dataset.questions.question_id))} are foreign"
+    return saved, None
+
+def saved_condition(path: Path, dataset: VQADataset, identity: dict, overwrite: bool) -> pd.DataFrame | None:
+    "The saved answers of a condition if they can be reused for `identity`; None to recompute; an error when inputs changed."
+    if not path.is_file(): return None
+    if not record_path(path).is_file():
+        print(f"recomputing {path}: it has no record of what produced it (unfinished, or written by an older version)")
+        return None
+    changes = identity_changes(json.loads(record_path(path).read_text())["identity"], identity)
+    if changes and not overwrite:
+        raise ChangedInputsError(f"{path} holds answers computed from other inputs than this run's: {'; '.join(changes[:4])}"
+                                 f"{' ...' if len(changes) > 4 else ''}. Use another out_dir, or overwrite=True to recompute them.")
+    if changes: return None
+    saved, problem = damage(path, dataset)
+    if problem: print(f"recomputing {path}: {problem}")
     return saved
 
-def run_conditions(model, dataset: VQADataset, grid: list[tuple[str, int]], out_dir: str | Path,
-                   seed: int = 0, batch_size: int = 32, progress: bool = True) -> pd.DataFrame:
-    "Answer every condition of `grid`, saving each as it finishes and reusing saved ones."
+def saved_conditions(model_name: str, model_identity: dict, dataset: VQADataset, grid, out_dir: str | Path, seed: int = 0,
+                     data: dict | None = None, overwrite: bool = False) -> dict:
+    "Per condition of `grid`: its saved answers if reusable, else None; an error if any was computed from other inputs."
+    data, code = data or dataset_fingerprint(dataset), code_fingerprint(dataset)
+    return {c: saved_condition(condition_path(out_dir, model_name, *c, seed), dataset, condition_identity(model_identity, data, *c, seed, code), overwrite)
+            for c in grid}
+
+def run_conditions(model, dataset: VQADataset, grid: list[tuple[str, int]], out_dir: str | Path, seed: int = 0,
+                   batch_size: int = 32, progress: bool = True, data: dict | None = None, overwrite: bool = False) -> pd.DataFrame:
+    "Answer every condition of `grid`, saving each as it finishes and reusing saved ones made from the same inputs."
+    data, code = data or dataset_fingerprint(dataset), code_fingerprint(dataset)
+    model_identity = getattr(model, "identity", None) or {"model": model.name}
+    saved = saved_conditions(model.name, model_identity, dataset, grid, out_dir, seed, data, overwrite)  # every check before any answer
     parts = []
-    for corruption, severity in tqdm(grid, desc="conditions", disable=not progress):
-        path = condition_path(out_dir, model.name, corruption, severity, seed)
-        if path.is_file(): parts.append(load_saved_condition(path, dataset)); continue
-        result = answer_condition(model, dataset, corruption, severity, seed, batch_size, progress)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(".partial")
-        result.to_parquet(partial, index=False); os.replace(partial, path)
+    for condition in tqdm(grid, desc="conditions", disable=not progress):
+        if saved[condition] is not None: parts.append(saved[condition]); continue
+        result = answer_condition(model, dataset, *condition, seed, batch_size, progress)
+        save_condition(result, condition_path(out_dir, model.name, *condition, seed), condition_identity(model_identity, data, *condition, seed, code))
         parts.append(result)
     return pd.concat(parts, ignore_index=True)
+
+# %% ../nbs/03_inference.ipynb #c029
+def as_list(value, name: str) -> list:
+    "A parameter given as a list, comma-separated text or JSON text, as a list of its items."
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            try: value = json.loads(text)
+            except json.JSONDecodeError as e: raise ValueError(f"{name}: {value!r} is not a JSON list ({e})") from None
+        else: return [v.strip() for v in text.split(",") if v.strip()]
+    if not isinstance(value, (list, tuple)): value = [value]
+    return [v.strip() if isinstance(v, str) else v for v in value if not (isinstance(v, str) and not v.strip())]
+
+def int_parameter(value, name: str) -> int:
+    "A non-negative integer parameter, also given as text ('3', '3.0'; papermill passes command-line text)."
+    from vqa_robust.data import non_negative_int
+    if isinstance(value, str):
+        try: value = float(value)
+        except ValueError: raise ValueError(f"{name} must be a non-negative integer, got {value!r}") from None
+    return non_negative_int(value, name)
+
+def run_parameters(model, corruptions, severities, n_images, seed, batch_size, threads, accuracy_mode, device, dataset: str,
+                   questions_file: str = "", annotations_file: str = "", image_dir: str = "") -> dict:
+    "The run's parameters, typed and checked; a ValueError naming the parameter otherwise."
+    from vqa_robust.metrics import ACCURACY_MODES
+    from vqa_robust.models import model_spec, resolve_device
+    models = [str(m) for m in as_list(model, "model")]
+    if not models: raise ValueError("model: name at least one model (a key of vqa_robust.models.MODELS or a checkpoint folder)")
+    if len(set(models)) != len(models): raise ValueError(f"model: {models} names a model twice")
+    for m in models: model_spec(m)
+    corruption_names = [str(c) for c in as_list(corruptions, "corruptions")]
+    if not corruption_names: raise ValueError("corruptions: name at least one corruption (the clean condition always runs)")
+    levels = [int_parameter(s, "severities") for s in as_list(severities, "severities")]
+    if not levels: raise ValueError("severities: give at least one level in 1-5")
+    grid = conditions(corruption_names, levels)
+    if accuracy_mode not in ACCURACY_MODES: raise ValueError(f"accuracy_mode must be one of {sorted(ACCURACY_MODES)}, got {accuracy_mode!r}")
+    sizes = {name: int_parameter(v, name) for name, v in (("batch_size", batch_size), ("threads", threads))}
+    for name, v in sizes.items():
+        if v < 1: raise ValueError(f"{name} must be at least 1, got {v}")
+    if dataset not in ("easy_vqa", "vqav2"): raise ValueError(f"dataset must be 'easy_vqa' or 'vqav2', got {dataset!r}")
+    if dataset == "vqav2":
+        for name, path, kind in (("questions_file", questions_file, "is_file"), ("annotations_file", annotations_file, "is_file"), ("image_dir", image_dir, "is_dir")):
+            if not path or not getattr(Path(path), kind)(): raise ValueError(f"{name}: {path!r} is not an existing {'file' if kind == 'is_file' else 'folder'} (dataset vqav2 needs it)")
+    return {"models": models, "corruptions": corruption_names, "severities": levels, "grid": grid, "n_images": int_parameter(n_images, "n_images"),
+            "seed": int_parameter(seed, "seed"), **sizes, "accuracy_mode": accuracy_mode, "device": resolve_device(device), "dataset": dataset}

@@ -11,13 +11,15 @@ from .data import VQADataset
 
 # %% auto #0
 __all__ = ['PUNCTUATION', 'NUMBER_WORDS', 'ARTICLES', 'CONTRACTIONS', 'DIGIT_COMMA_DIGIT', 'PERIOD_NOT_BEFORE_DIGIT',
-           'ACCURACY_MODES', 'LEVELS', 'SUBMETRICS', 'DEFAULT_WEIGHTS', 'strip_whitespace', 'process_punctuation',
-           'process_digit_article', 'normalize_answer', 'leave_one_out', 'accuracy_official', 'accuracy_normalize',
-           'accuracy_simple', 'accuracy_exact', 'vqa_accuracy', 'score_answers', 'accuracy_table', 'rounded_mean',
-           'official_report', 'with_clean_level', 'error_matrix', 'first_drop', 'range_of_error', 'error_rate',
-           'average_error', 'average_difference', 'minmax_scale', 'submetrics', 'preference_weights', 'checked_weights',
+           'ACCURACY_MODES', 'TEN_ANSWER_MODES', 'CONDITION', 'LEVELS', 'SUBMETRICS', 'RELATIVE', 'DEFAULT_WEIGHTS',
+           'strip_whitespace', 'process_punctuation', 'process_digit_article', 'normalize_answer', 'leave_one_out',
+           'accuracy_official', 'accuracy_normalize', 'accuracy_simple', 'accuracy_exact', 'answers_problem',
+           'vqa_accuracy', 'plain', 'some', 'check_unique_ids', 'check_answered', 'score_answers', 'accuracy_table',
+           'rounded_mean', 'official_report', 'with_clean_level', 'check_fractions', 'error_matrix', 'error_floor',
+           'first_drop', 'range_of_error', 'error_rate', 'average_error', 'average_difference', 'submetric_values',
+           'minmax_scale', 'submetrics', 'preference_weights', 'checked_weights', 'weighted_vre', 'aggregated_metrics',
            'vre', 'accuracy_matrix', 'severity_accuracy', 'model_accuracy', 'corruption_accuracy', 'relative_drop',
-           'score_cube', 'scaled_vre', 'interval', 'bootstrap']
+           'score_cube', 'interval', 'bootstrap']
 
 # %% ../nbs/04_metrics.ipynb #c006
 PUNCTUATION = [";", "/", "[", "]", '"', "{", "}", "(", ")", "=", "+", "\\", "_", "-", ">", "<", "@", "`", ",", "?", "!"]
@@ -96,27 +98,89 @@ def accuracy_simple(prediction: str, answers: list[str], multiple_choice_answer:
     return min(sum(a.strip().lower() == p for a in answers) / 3, 1.0)
 
 def accuracy_exact(prediction: str, answers: list[str], multiple_choice_answer: str | None = None) -> float:
-    "1 if the (stripped) prediction equals the (stripped) `multiple_choice_answer`, as VRB's code scored; else 0."
-    target = multiple_choice_answer if multiple_choice_answer is not None else max(set(answers), key=list(answers).count)
+    "1 if the (stripped) prediction equals the (stripped) `multiple_choice_answer` (else the most common answer, the first on a tie), as VRB's code scored; else 0."
+    answers = list(answers)
+    target = multiple_choice_answer if multiple_choice_answer is not None else max(answers, key=answers.count)
     return float(prediction.strip() == target.strip())
 
 ACCURACY_MODES = {"official": accuracy_official, "normalize": accuracy_normalize, "exact": accuracy_exact, "simple": accuracy_simple}
+TEN_ANSWER_MODES = ("official", "normalize", "simple")  # their "3 of 10 humans" counts VQA's ten answers per question
+
+def answers_problem(answers,                 # the human answers of one question
+                    mode: str = "official",  # a key of ACCURACY_MODES
+                   ) -> str | None:          # what is wrong with them, or None
+    "Why `answers` cannot be scored in `mode`: not a list of strings, or not ten answers for a mode that counts humans."
+    if isinstance(answers, str): return f"answers must be a list of strings, got the string {answers!r} (it would be read letter by letter)"
+    if not isinstance(answers, (list, tuple, np.ndarray)): return f"answers must be a list of strings, got {type(answers).__name__}"
+    wrong = [a for a in answers if not isinstance(a, str)]
+    if wrong: return f"answers must be strings, got {wrong[0]!r} ({type(wrong[0]).__name__})"
+    if mode in TEN_ANSWER_MODES and len(answers) != 10:
+        return f"{len(answers)} human answer(s), but mode {mode!r} needs the ten VQA collects per question (for one reference answer use mode='exact')"
+    return None if len(answers) else "no human answers"
 
 def vqa_accuracy(prediction: str,        # the model's answer
-                 answers: list[str],     # the ten human answers
+                 answers: list[str],     # the ten human answers (any number for `exact`)
                  mode: str = "official", # a key of ACCURACY_MODES
                  multiple_choice_answer: str | None = None,  # the dataset's consensus answer (for `exact`)
                 ) -> float:              # accuracy as a fraction in [0, 1], unrounded
     "VQA accuracy of one prediction against its human answers."
     if mode not in ACCURACY_MODES: raise ValueError(f"unknown accuracy mode {mode!r}; known: {sorted(ACCURACY_MODES)}")
+    if not isinstance(prediction, str): raise ValueError(f"prediction must be a string, got {prediction!r} ({type(prediction).__name__})")
+    problem = answers_problem(answers, mode)
+    if problem: raise ValueError(problem)
     return ACCURACY_MODES[mode](prediction, list(answers), multiple_choice_answer)
 
 # %% ../nbs/04_metrics.ipynb #c017
-def score_answers(answers: pd.DataFrame, dataset: VQADataset, mode: str = "official") -> pd.DataFrame:
-    "Add each answer's VQA accuracy (`score`) and the `accuracy_mode`."
+CONDITION = ("model", "corruption", "severity", "seed")
+
+def plain(value):
+    "A numpy scalar, or a tuple of them, as plain Python (for messages)."
+    if isinstance(value, tuple): return tuple(plain(v) for v in value)
+    return value.item() if isinstance(value, np.generic) else value
+
+def some(items, k: int = 5) -> str:
+    "The first `k` items, and how many more."
+    items = [plain(i) for i in items]
+    return f"{items[:k]}" + (f" and {len(items) - k} more" if len(items) > k else "")
+
+def check_unique_ids(dataset: VQADataset) -> None:
+    "Refuse a dataset that repeats a question id."
+    ids = dataset.questions.question_id.to_numpy()
+    repeated = pd.Series(ids).duplicated().to_numpy()
+    if repeated.any(): raise ValueError(f"dataset '{dataset.name}' repeats question id(s) {some(sorted(set(ids[repeated])))}")
+
+def check_answered(answers: pd.DataFrame, dataset: VQADataset) -> None:
+    "Every answered question is in `dataset`, answered once per condition; every condition answers all of `dataset`."
+    for col in ("question_id", "answer"):
+        if col not in answers: raise ValueError(f"answers lack column '{col}'")
+    known = set(dataset.questions.question_id)
+    unknown = sorted(set(answers.question_id) - known)
+    if unknown: raise ValueError(f"answers to {len(unknown)} question id(s) not in dataset '{dataset.name}': {some(unknown)}")
+    keys = [c for c in CONDITION if c in answers]
+    groups = answers.groupby(keys, dropna=False, sort=False) if keys else [((), answers)]
+    for key, group in groups:
+        where = ", ".join(f"{k}={plain(v)!r}" for k, v in zip(keys, key if isinstance(key, tuple) else (key,))) or "the answers"
+        twice = group.question_id[group.question_id.duplicated()]
+        if len(twice): raise ValueError(f"question id(s) {some(sorted(set(twice)))} answered more than once in condition {where}")
+        missing = sorted(known - set(group.question_id))
+        if missing: raise ValueError(f"condition {where} leaves {len(missing)} of the dataset's {len(known)} questions unanswered: {some(missing)}")
+
+def score_answers(answers: pd.DataFrame,   # one row per question and condition: question_id, answer (and model, corruption, severity, seed)
+                  dataset: VQADataset,     # the questions with their human answers
+                  mode: str = "official",  # a key of ACCURACY_MODES
+                 ) -> pd.DataFrame:        # `answers` with `score` (a fraction) and `accuracy_mode`
+    "Add each answer's VQA accuracy (`score`) and the `accuracy_mode`, after checking answers and annotations."
+    if mode not in ACCURACY_MODES: raise ValueError(f"unknown accuracy mode {mode!r}; known: {sorted(ACCURACY_MODES)}")
+    check_unique_ids(dataset)
+    check_answered(answers, dataset)
+    text = answers.answer.map(lambda a: isinstance(a, str)).to_numpy(dtype=bool)
+    if not text.all():
+        ids, example = answers.question_id.to_numpy()[~text], answers.answer.to_numpy()[~text][0]
+        raise ValueError(f"predictions must be strings: the answer to question id(s) {some(sorted(set(ids)))} is not (e.g. {plain(example)!r})")
     truth = dataset.questions.set_index("question_id")
-    missing = set(answers.question_id) - set(truth.index)
-    if missing: raise ValueError(f"answers to {len(missing)} question id(s) not in dataset '{dataset.name}', e.g. {sorted(missing)[0]}")
+    problems = {q: p for q, a in truth.answers.items() if (p := answers_problem(a, mode))}
+    if problems: raise ValueError(f"{len(problems)} question(s) of dataset '{dataset.name}' cannot be scored: "
+                                  + "; ".join(f"question {q}: {p}" for q, p in list(problems.items())[:3]) + (" ..." if len(problems) > 3 else ""))
     gold = truth.loc[answers.question_id]
     scores = [vqa_accuracy(p, a, mode, m) for p, a, m in zip(answers.answer, gold.answers, gold.multiple_choice_answer)]
     return answers.assign(score=scores, accuracy_mode=mode)
@@ -133,6 +197,7 @@ def rounded_mean(scores) -> float:
 def official_report(scored: pd.DataFrame, dataset: VQADataset) -> dict:
     "Overall, per-question-type and per-answer-type accuracy (%), as vqaEval.py's `accuracy` dict."
     if scored.question_id.duplicated().any(): raise ValueError("official_report takes one condition: question ids repeat (filter by model, corruption, severity first)")
+    check_unique_ids(dataset)
     rows = scored.merge(dataset.questions[["question_id", "question_type", "answer_type"]], on="question_id", how="left", validate="one_to_one")
     return {"overall": rounded_mean(rows.score),
             "perQuestionType": {t: rounded_mean(g.score) for t, g in rows.groupby("question_type", sort=False)},
@@ -148,11 +213,24 @@ def with_clean_level(acc: pd.DataFrame) -> pd.DataFrame:
     copies = [clean[clean.model == m].assign(corruption=c) for m, c in corrupted[["model", "corruption"]].drop_duplicates().itertuples(index=False)]
     return pd.concat([corrupted, *copies], ignore_index=True).sort_values(["model", "corruption", "severity"], ignore_index=True)
 
+def check_fractions(table: pd.DataFrame, column: str = "accuracy") -> None:
+    "Refuse values of `column` outside [0, 1], naming the first and suggesting percent to fraction."
+    values = table[column].astype(float)
+    bad = values[(values < 0) | (values > 1)]
+    if len(bad):
+        row = table.loc[bad.index[0]]
+        where = ", ".join(f"{c}={plain(row[c])!r}" for c in ("model", "corruption", "severity") if c in table)
+        hint = " (percentages? divide by 100)" if values.max() <= 100 and (values >= 0).all() else ""
+        raise ValueError(f"{column} must be a fraction in [0, 1], got {bad.iloc[0]:g} for {where or f'row {bad.index[0]}'}{hint}")
+
 def error_matrix(acc: pd.DataFrame) -> pd.DataFrame:
     "E = 1 - A (eq. 9) as a table: rows (model, corruption), columns levels 0-5."
-    if (acc.corruption == "clean").any(): acc = with_clean_level(acc)
     for col in ("model", "corruption", "severity", "accuracy"):
         if col not in acc: raise ValueError(f"accuracy table lacks column '{col}'")
+    check_fractions(acc)
+    if (acc.corruption == "clean").any(): acc = with_clean_level(acc)
+    twice = acc[acc.duplicated(["model", "corruption", "severity"])]
+    if len(twice): raise ValueError(f"accuracy given more than once for (model, corruption, severity) {some(list(twice[['model', 'corruption', 'severity']].itertuples(index=False, name=None)), 3)}")
     errors = 1 - acc.pivot_table(index=["model", "corruption"], columns="severity", values="accuracy", aggfunc="mean")
     missing = [(m, c, l) for (m, c), row in errors.iterrows() for l in LEVELS if l not in row.index or pd.isna(row.get(l))]
     if missing: raise ValueError(f"missing accuracy for (model, corruption, severity) {missing[:3]}{' ...' if len(missing) > 3 else ''}")
@@ -161,10 +239,20 @@ def error_matrix(acc: pd.DataFrame) -> pd.DataFrame:
     if absent: raise ValueError(f"missing (model, corruption) pairs {absent[:3]}{' ...' if len(absent) > 3 else ''}: every model needs every corruption")
     return errors[list(LEVELS)]
 
+def error_floor(acc: pd.DataFrame) -> pd.Series:
+    "1/n per (model, corruption), n its number of questions (column `n`, the fewest over its levels); 0 where the table has no `n`."
+    if (acc.corruption == "clean").any(): acc = with_clean_level(acc)
+    pairs = acc.groupby(["model", "corruption"])
+    if "n" not in acc: return pairs.size() * 0.0
+    n = pairs.n.min()
+    if not (n >= 1).all(): raise ValueError(f"column n (questions per condition) must be at least 1, got {n.min()}")
+    return 1.0 / n
+
 # %% ../nbs/04_metrics.ipynb #c024
 # E: errors with the levels 0-5 on the last axis (any leading axes: pairs, bootstrap replicates)
-def first_drop(E: np.ndarray) -> np.ndarray: return (E[..., 1] - E[..., 0]) / E[..., 0]
-def range_of_error(E: np.ndarray) -> np.ndarray: return (E.max(-1) - E.min(-1)) / E.min(-1)
+# floor: the smallest error F and R divide by, 1/n for n questions (broadcast over the leading axes); 0 for none
+def first_drop(E: np.ndarray, floor=0.0) -> np.ndarray: return (E[..., 1] - E[..., 0]) / np.maximum(E[..., 0], floor)
+def range_of_error(E: np.ndarray, floor=0.0) -> np.ndarray: return (E.max(-1) - E.min(-1)) / np.maximum(E.min(-1), floor)
 def error_rate(E: np.ndarray) -> np.ndarray:
     l = np.arange(E.shape[-1], dtype=float); L = len(l)
     return (L * (E * l).sum(-1) - l.sum() * E.sum(-1)) / (L * (l ** 2).sum() - l.sum() ** 2)
@@ -173,23 +261,37 @@ def average_difference(E: np.ndarray, divide_by_six: bool = False) -> np.ndarray
     return (E[..., 1:] - E[..., :1]).sum(-1) / (E.shape[-1] if divide_by_six else E.shape[-1] - 1)
 
 SUBMETRICS = {"F": first_drop, "R": range_of_error, "rho": error_rate, "mu": average_error, "delta": average_difference}
+RELATIVE = ("F", "R")  # the sub-metrics that divide by an error, and so take the floor
+
+def submetric_values(E: np.ndarray, floor=0.0, divide_by_six: bool = False) -> np.ndarray:
+    "The five sub-metrics of errors E, on a new last axis in SUBMETRICS order."
+    values = [f(E, floor) if name in RELATIVE else f(E) for name, f in SUBMETRICS.items()]
+    if divide_by_six: values[-1] = average_difference(E, divide_by_six=True)
+    return np.stack(values, axis=-1)
 
 # %% ../nbs/04_metrics.ipynb #c026
-def minmax_scale(values: pd.DataFrame) -> pd.DataFrame:
-    "Eq. 15, per column over all rows; a zero range scales to 0."
-    lo, hi = values.min(), values.max()
-    span = (hi - lo).where(hi > lo, 1.0)
-    return (values - lo) / span
+def minmax_scale(values,       # a DataFrame (rows: the pairs) or an array
+                 axis=0,       # the axis or axes holding the (model, corruption) pairs
+                ):             # the same shape and type, scaled to [0, 1]
+    "Eq. 15: (M - min) / (max - min) over all (model, corruption) pairs; a zero range scales to 0."
+    x = np.asarray(values, dtype=float)
+    lo, hi = x.min(axis=axis, keepdims=True), x.max(axis=axis, keepdims=True)
+    scaled = (x - lo) / np.where(hi > lo, hi - lo, 1.0)
+    return pd.DataFrame(scaled, index=values.index, columns=values.columns) if isinstance(values, pd.DataFrame) else scaled
 
-def submetrics(acc: pd.DataFrame,     # columns model, corruption, severity (0-5), accuracy (a fraction)
+def submetrics(acc: pd.DataFrame,     # columns model, corruption, severity (0-5), accuracy (a fraction), and n (questions) if known
                scaled: bool = False,  # min-max scale each sub-metric (eq. 15)
                divide_by_six: bool = False,  # Delta as the sum over l = 1..5 divided by 6 (the other reading of eq. 14)
               ) -> pd.DataFrame:      # index (model, corruption), columns F, R, rho, mu, delta
     "VRB's five sub-metrics per (model, corruption)."
     errors = error_matrix(acc)
-    E = errors.to_numpy()
-    values = pd.DataFrame({name: f(E) for name, f in SUBMETRICS.items()}, index=errors.index)
-    if divide_by_six: values["delta"] = average_difference(E, divide_by_six=True)
+    E, floor = errors.to_numpy(), error_floor(acc).reindex(errors.index).to_numpy()
+    undefined = np.maximum(E.min(-1), floor) <= 0
+    if undefined.any():
+        raise ValueError(f"zero error (accuracy 1) for (model, corruption) {some(list(errors.index[undefined]), 3)}: first drop F and range of error R "
+                         "divide by it (eqs. 10-11). Give the number of questions of each condition as column `n` (accuracy_table does), "
+                         "so that a zero error counts as one question's, 1/n")
+    values = pd.DataFrame(submetric_values(E, floor, divide_by_six), index=errors.index, columns=list(SUBMETRICS))
     return minmax_scale(values) if scaled else values
 
 # %% ../nbs/04_metrics.ipynb #c028
@@ -204,18 +306,37 @@ def preference_weights(scores: dict) -> dict:
     return dict(zip(SUBMETRICS, w))
 
 def checked_weights(weights: dict | None) -> dict:
-    "Sub-metric weights (default 0.2 each), checked to name every sub-metric and to sum to 1."
+    "Sub-metric weights (default 0.2 each), checked: every sub-metric named, each a non-negative number, summing to 1."
     weights = DEFAULT_WEIGHTS if weights is None else weights
-    if set(weights) != set(SUBMETRICS): raise ValueError(f"weights must name exactly {list(SUBMETRICS)}, got {list(weights)}")
-    if not np.isclose(sum(weights.values()), 1): raise ValueError(f"weights must sum to 1, got {sum(weights.values())}")
-    return weights
+    if not isinstance(weights, dict) or set(weights) != set(SUBMETRICS): raise ValueError(f"weights must name exactly {list(SUBMETRICS)}, got {list(weights)}")
+    bad = {m: w for m, w in weights.items() if isinstance(w, bool) or not isinstance(w, (int, float, np.number)) or not np.isfinite(w) or w < 0}
+    if bad: raise ValueError(f"weights must be non-negative numbers, got {bad}")
+    total = sum(weights.values())
+    if not np.isclose(total, 1): raise ValueError(f"weights must sum to 1 (eq. 18), got {total:g}: divide them by their sum, or turn preference scores into weights with preference_weights")
+    return {m: float(weights[m]) for m in SUBMETRICS}
+
+def weighted_vre(scaled: np.ndarray,          # scaled sub-metrics, SUBMETRICS in order on the last axis
+                 weights: dict | None = None,  # sub-metric weights (default 0.2 each)
+                ) -> np.ndarray:              # VRE, the last axis summed away
+    "Eqs. 18-19: the weighted sum of scaled sub-metrics, refusing a result that is not finite."
+    w = checked_weights(weights)
+    out = (np.asarray(scaled, dtype=float) * np.array([w[m] for m in SUBMETRICS])).sum(-1)
+    if not np.isfinite(out).all(): raise ValueError("VRE is not finite: the scaled sub-metrics hold NaN or infinity")
+    return out
+
+def aggregated_metrics(scaled: pd.DataFrame,   # scaled sub-metrics per (model, corruption)
+                       by: str = "model",      # 'model' (eq. 16) or 'corruption' (eq. 17)
+                       weights: dict | None = None,
+                      ) -> pd.DataFrame:       # the mean scaled sub-metrics per `by`, and their VRE
+    "Eqs. 16-19: scaled sub-metrics averaged over corruptions (per model) or models (per corruption), with VRE."
+    if by not in ("model", "corruption"): raise ValueError(f"by must be 'model' or 'corruption', got {by!r}")
+    mean = scaled[list(SUBMETRICS)].groupby(level=by).mean()
+    return mean.assign(VRE=weighted_vre(mean.to_numpy(), weights))
 
 def vre(acc: pd.DataFrame, by: str = "model", weights: dict | None = None) -> pd.Series:
     "Visual Robustness Error of each model (`by='model'`) or corruption (`by='corruption'`)."
     if by not in ("model", "corruption"): raise ValueError(f"by must be 'model' or 'corruption', got {by!r}")
-    weights = checked_weights(weights)
-    aggregated = submetrics(acc, scaled=True).groupby(level=by).mean()
-    return sum(aggregated[m] * w for m, w in weights.items()).rename("VRE")
+    return aggregated_metrics(submetrics(acc, scaled=True), by, checked_weights(weights)).VRE
 
 # %% ../nbs/04_metrics.ipynb #c030
 def accuracy_matrix(acc: pd.DataFrame) -> pd.DataFrame:
@@ -247,6 +368,7 @@ def relative_drop(acc: pd.DataFrame, levels=LEVELS) -> pd.DataFrame:
 def score_cube(scored: pd.DataFrame) -> tuple[np.ndarray, list, list]:
     "Per-question scores as an array (question, model, corruption, level 0-5), with the model and corruption names."
     scored = scored[["model", "corruption", "severity", "question_id", "score"]]
+    check_fractions(scored, "score")
     clean = scored[scored.corruption == "clean"]
     corruptions = sorted(set(scored.corruption) - {"clean"})
     if clean.empty or not corruptions: raise ValueError("bootstrap needs the clean condition and at least one corruption")
@@ -262,12 +384,6 @@ def score_cube(scored: pd.DataFrame) -> tuple[np.ndarray, list, list]:
         raise ValueError(f"condition {bad} lacks answers to {int(wide[bad].isna().sum())} question(s) that other conditions answered")
     return wide.to_numpy().reshape(len(wide), len(models), len(corruptions), len(LEVELS)), models, corruptions
 
-def scaled_vre(metrics: np.ndarray, weights: np.ndarray, axis: int) -> np.ndarray:
-    "VRE from raw sub-metrics (..., model, corruption, metric): min-max over (model, corruption) jointly, mean over `axis`, weighted."
-    lo, hi = metrics.min(axis=(-3, -2), keepdims=True), metrics.max(axis=(-3, -2), keepdims=True)
-    scaled = (metrics - lo) / np.where(hi > lo, hi - lo, 1.0)
-    return (scaled.mean(axis=axis) * weights).sum(-1)
-
 def interval(samples: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
     "Percentile interval over the first axis."
     a = (1 - confidence) / 2
@@ -281,13 +397,13 @@ def bootstrap(scored: pd.DataFrame,          # per-question scores: model, corru
              ) -> dict[str, pd.DataFrame]:   # 'accuracy', 'submetrics', 'vre_model', 'vre_corruption'
     "Paired bootstrap over questions: intervals for accuracy, raw sub-metrics and VRE; VRE rank stability per model."
     weights = checked_weights(weights)
-    w = np.array([weights[m] for m in SUBMETRICS])
     S, models, corruptions = score_cube(scored)
     n = len(S)
     counts = np.random.default_rng(seed).multinomial(n, np.full(n, 1 / n), size=n_boot).astype(np.float64)
     A = np.concatenate([S.mean(0)[None], (counts @ S.reshape(n, -1) / n).reshape(n_boot, *S.shape[1:])])  # replicate 0: the sample
-    metrics = np.stack([f(1 - A) for f in SUBMETRICS.values()], axis=-1)    # (1 + B, model, corruption, metric)
-    vre_m, vre_c = scaled_vre(metrics, w, axis=-2), scaled_vre(metrics, w, axis=-3)
+    metrics = submetric_values(1 - A, floor=1 / n)                        # (1 + B, model, corruption, metric); 1/n: one question
+    scaled = minmax_scale(metrics, axis=(-3, -2))                           # eq. 15 over the (model, corruption) pairs of each replicate
+    vre_m, vre_c = weighted_vre(scaled.mean(-2), weights), weighted_vre(scaled.mean(-3), weights)
     lo, hi = interval(A[1:], confidence)
     cells = [(m, "clean", 0, i, 0, 0) for i, m in enumerate(models)]
     cells += [(m, c, l, i, j, l) for i, m in enumerate(models) for j, c in enumerate(corruptions) for l in LEVELS[1:]]

@@ -18,7 +18,8 @@ __all__ = ['FAMILIES', 'MODELS', 'SPECIAL_TOKENS', 'TINY_WORDS', 'TINY_ANSWERS',
            'LoadOptions', 'VQAAdapter', 'ModelSpec', 'ModelFamily', 'register_family', 'register_model',
            'hub_unreachable_reason', 'unavailable', 'pretrained', 'sequence_confidence', 'model_inputs',
            'answer_probabilities', 'ClassifierVQA', 'load_vilt', 'GenerativeVQA', 'load_blip', 'write_vocab',
-           'question_tokenizer', 'tiny_vilt', 'tiny_blip', 'resolve_device', 'folder_spec', 'model_spec', 'load_model',
+           'question_tokenizer', 'tiny_vilt', 'tiny_blip', 'resolve_device', 'folder_spec', 'model_spec',
+           'checkpoint_fingerprint', 'weights_fingerprint', 'spec_with_settings', 'model_identity', 'load_model',
            'tiny_checkpoint', 'real_checkpoint_smoke']
 
 # %% ../nbs/02_models.ipynb #c006
@@ -37,6 +38,7 @@ class VQAAdapter:
     "Base class of the adapters: `predict` answers a batch, with a confidence per answer where the model has one."
     name: str
     spec: ModelSpec
+    identity: dict  # set by load_model: what decides the answers (see ModelSpec.identity and weights_fingerprint)
 
     def predict(self, images: list[Image.Image], questions: list[str]) -> tuple[list[str], list[float] | None]:
         "Answers to `questions` about `images`, and one confidence in [0, 1] per answer (or None)."
@@ -294,6 +296,36 @@ def model_spec(name_or_path: str) -> ModelSpec:
     if (folder / "vqa_robust.json").is_file() or (folder / "config.json").is_file(): return folder_spec(folder)
     raise KeyError(f"unknown model {name_or_path!r}: not in MODELS ({', '.join(MODELS)}) and not a checkpoint folder")
 
+def checkpoint_fingerprint(checkpoint: str) -> str:
+    "What identifies a checkpoint's files: a hash of a local folder's files (names and bytes), or a hub id's cached revision."
+    folder = Path(checkpoint)
+    if folder.is_dir():
+        digest = hashlib.sha256()
+        for f in sorted(p for p in folder.rglob("*") if p.is_file()):
+            digest.update(f"{f.relative_to(folder).as_posix()}:".encode())
+            with open(f, "rb") as handle:
+                for block in iter(lambda: handle.read(1 << 20), b""): digest.update(block)
+        return "sha256:" + digest.hexdigest()[:16]
+    from huggingface_hub import try_to_load_from_cache
+    cached = try_to_load_from_cache(checkpoint, "config.json")
+    return f"{checkpoint}@{Path(cached).parent.name}" if isinstance(cached, str) else f"{checkpoint}@unresolved"
+
+def weights_fingerprint(spec: ModelSpec) -> dict:
+    "Fingerprints of every checkpoint an entry loads: its own, and any `*_checkpoint` setting (PNP-VQA's three parts)."
+    parts = {"checkpoint": spec.checkpoint, **{k: v for k, v in spec.settings.items() if k.endswith("_checkpoint") and isinstance(v, str)}}
+    return {k: checkpoint_fingerprint(v) for k, v in parts.items()}
+
+def spec_with_settings(name_or_path: str, settings: dict) -> ModelSpec:
+    "The spec of `name_or_path` with some settings overridden (only settings its family knows)."
+    spec = model_spec(str(name_or_path))
+    unknown = set(settings) - set(FAMILIES[spec.family].defaults)
+    if unknown: raise ValueError(f"model {spec.name!r}: {sorted(unknown)} are not settings of family {spec.family!r} ({sorted(FAMILIES[spec.family].defaults)})")
+    return ModelSpec(**{**asdict(spec), "settings": {**spec.settings, **settings}}) if settings else spec
+
+def model_identity(spec: ModelSpec, dtype: torch.dtype | None = None) -> dict:
+    "What decides a model's answers, known before it loads: checkpoint, family, settings, dtype and the weights' fingerprint."
+    return {**spec.identity(), "dtype": str(dtype).replace("torch.", "") if dtype else "checkpoint", "weights": weights_fingerprint(spec)}
+
 def load_model(name_or_path: str,                # a key of MODELS or a checkpoint folder
                device: str | None = None,         # torch device; None or 'auto': CUDA when present
                dtype: torch.dtype | None = None,  # e.g. torch.bfloat16 on GPU; None: the checkpoint's
@@ -302,12 +334,11 @@ def load_model(name_or_path: str,                # a key of MODELS or a checkpoi
                **settings,                        # overrides of the entry's settings, e.g. num_beams=1
               ) -> VQAAdapter:
     "Load a VQA model into its family's adapter."
-    spec = model_spec(str(name_or_path))
-    unknown = set(settings) - set(FAMILIES[spec.family].defaults)
-    if unknown: raise ValueError(f"model {spec.name!r}: {sorted(unknown)} are not settings of family {spec.family!r} ({sorted(FAMILIES[spec.family].defaults)})")
-    if settings: spec = ModelSpec(**{**asdict(spec), "settings": {**spec.settings, **settings}})
+    spec = spec_with_settings(name_or_path, settings)
     options = LoadOptions(resolve_device(device), dtype, local_files_only, trust_remote_code)
-    return FAMILIES[spec.family].load(spec, options)
+    adapter = FAMILIES[spec.family].load(spec, options)
+    adapter.identity = model_identity(spec, dtype)
+    return adapter
 
 def tiny_checkpoint(name: str, folder: str | Path) -> Path:
     "Write a small random checkpoint of the same classes as `MODELS[name]` into `folder`, loadable by `load_model(folder)`."
