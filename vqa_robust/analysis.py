@@ -53,9 +53,10 @@ def plot_accuracy_vs_severity(acc: pd.DataFrame, title: str | None = None, error
     for ax, model in zip(axes[0], models):
         for corruption, rows in acc[acc.model == model].sort_values("severity").groupby("corruption"):
             ax.plot(rows.severity, 100 * (1 - rows.accuracy if error else rows.accuracy), marker=".", lw=1, label=corruption)
-        ax.set(title=title or model, xlabel="severity (0 = clean)", xticks=LEVELS); ax.grid(alpha=0.3)
+        ax.set(title=model, xlabel="severity (0 = clean)", xticks=LEVELS); ax.grid(alpha=0.3)
     axes[0, 0].set_ylabel("error (%)" if error else "accuracy (%)")
     axes[0, -1].legend(fontsize=6, loc="upper left", bbox_to_anchor=(1, 1))
+    if title: fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig
 

@@ -166,6 +166,7 @@ class BlipTrainConfig(TrainConfig):
     lr: float = 3e-4            # ViLT's 1e-3 leaves BLIP at chance on shape questions for hundreds of steps
     steps: int = 6000
     curriculum_steps: int = 1500
+    curriculum_groups: tuple = ("shape", "yes/no:shape", "color")  # colour too: after a shape-only curriculum BLIP never learned colour
 
 def blip_processor(tokenizer, image_size: int = 64):
     "BLIP's processor at `image_size`, normalising to [-1, 1], with `[DEC]` as the decoder's start token."
