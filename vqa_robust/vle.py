@@ -6,6 +6,7 @@
 from __future__ import annotations
 import json, math, pickle, re
 from dataclasses import dataclass
+from typing import Literal  # noqa: F401 -- transformers' config annotations name it; the docs' signature of VLEConfig evaluates them here
 from pathlib import Path
 import torch
 from torch import nn
