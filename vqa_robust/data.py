@@ -13,10 +13,9 @@ from PIL import Image
 
 # %% auto #0
 __all__ = ['QUESTION_FIELDS', 'ANNOTATION_FIELDS', 'EASY_VQA_SHAPES', 'EASY_VQA_INFO', 'EASY_VQA_LICENSE', 'read_json_list',
-           'non_negative_int', 'check_ids', 'answer_strings', 'coco_image_template', 'read_image', 'VQADataset',
-           'load_vqav2', 'easy_vqa_answer_type', 'easy_vqa_question_type', 'easy_vqa_image_dir', 'easy_vqa_to_vqav2',
-           'load_easy_vqa', 'sample_images', 'write_split', 'read_split', 'file_sha256', 'source_images',
-           'dataset_fingerprint']
+           'check_ids', 'answer_strings', 'coco_image_template', 'read_image', 'VQADataset', 'load_vqav2',
+           'easy_vqa_answer_type', 'easy_vqa_question_type', 'easy_vqa_image_dir', 'easy_vqa_to_vqav2', 'load_easy_vqa',
+           'sample_images', 'write_split', 'read_split', 'file_sha256', 'source_images', 'dataset_fingerprint']
 
 # %% ../nbs/00_data.ipynb #c006
 QUESTION_FIELDS = ("question_id", "image_id", "question")
@@ -36,12 +35,6 @@ def read_json_list(path: str | Path,  # a VQAv2 questions or annotations file
         missing = [f for f in fields if f not in entry]
         if missing: raise ValueError(f"{path}: {key}[{i}] lacks field(s) {missing}")
     return data[key]
-
-def non_negative_int(value, name: str) -> int:
-    "`value` as an int if it is a non-negative integer (3 and 3.0 and np.int64(3), not True, 2.5 or '3'); else a ValueError naming it."
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or value != int(value) or value < 0:
-        raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
-    return int(value)
 
 def check_ids(table: pd.DataFrame, path, key: str) -> None:
     "Question and image ids must be non-negative integers, and question ids unique: errors name the file and the ids."
@@ -176,9 +169,10 @@ def sample_images(dataset: VQADataset,  # the full dataset
                   seed: int = 0,         # seed of the draw
                  ) -> VQADataset:
     "A random subset of `n_images` images with all of their questions."
+    from vqa_robust.corruptions import non_negative_integer  # the one check of seeds, ids and counts
     ids = dataset.image_ids
-    seed = non_negative_int(seed, "seed")
-    if n_images is None or non_negative_int(n_images, "n_images") == 0 or n_images >= len(ids): return dataset.subset(ids)
+    seed = non_negative_integer(seed, "seed")
+    if n_images is None or non_negative_integer(n_images, "n_images") == 0 or n_images >= len(ids): return dataset.subset(ids)
     chosen = np.random.default_rng(seed).choice(ids, size=int(n_images), replace=False)
     return dataset.subset(sorted(chosen.tolist()))
 

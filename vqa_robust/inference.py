@@ -18,7 +18,7 @@ from .data import VQADataset, dataset_fingerprint, file_sha256
 # %% auto #0
 __all__ = ['RESULT_COLUMNS', 'conditions', 'condition_image', 'iter_batches', 'predict_batch', 'answer_condition',
            'condition_path', 'condition_identity', 'identity_changes', 'ChangedInputsError', 'record_path',
-           'save_condition', 'damage', 'saved_condition', 'saved_conditions', 'run_conditions', 'as_list',
+           'save_condition', 'damage', 'saved_condition', 'saved_conditions', 'run_conditions', 'list_parameter',
            'int_parameter', 'run_parameters']
 
 # %% ../nbs/03_inference.ipynb #c006
@@ -104,9 +104,8 @@ def save_condition(result: pd.DataFrame, path: Path, identity: dict) -> None:
     record = {"identity": identity, "rows": len(result), "sha256": file_sha256(path)}
     atomic_write(record_path(path), lambda p: p.write_text(json.dumps(record, indent=1, default=str)))
 
-def damage(path: Path, dataset: VQADataset) -> tuple[pd.DataFrame | None, str | None]:
-    "A saved condition's answers, or None and why the file cannot be trusted (unreadable, altered, rows duplicated or missing)."
-    record = json.loads(record_path(path).read_text())
+def damage(path: Path, record: dict, dataset: VQADataset) -> tuple[pd.DataFrame | None, str | None]:
+    "A saved condition's answers, or None and why the file cannot be trusted against its `record` (unreadable, altered, rows duplicated or missing)."
     if file_sha256(path) != record["sha256"]: return None, "its bytes differ from those recorded when it was written"
     try: saved = pd.read_parquet(path)
     except Exception as e: return None, f"it cannot be read ({type(e).__name__}: {str(e)[:80]})"
@@ -122,12 +121,13 @@ def saved_condition(path: Path, dataset: VQADataset, identity: dict, overwrite: 
     if not record_path(path).is_file():
         print(f"recomputing {path}: it has no record of what produced it (unfinished, or written by an older version)")
         return None
-    changes = identity_changes(json.loads(record_path(path).read_text())["identity"], identity)
+    record = json.loads(record_path(path).read_text())
+    changes = identity_changes(record["identity"], identity)
     if changes and not overwrite:
         raise ChangedInputsError(f"{path} holds answers computed from other inputs than this run's: {'; '.join(changes[:4])}"
                                  f"{' ...' if len(changes) > 4 else ''}. Use another out_dir, or overwrite=True to recompute them.")
     if changes: return None
-    saved, problem = damage(path, dataset)
+    saved, problem = damage(path, record, dataset)
     if problem: print(f"recomputing {path}: {problem}")
     return saved
 
@@ -153,7 +153,7 @@ def run_conditions(model, dataset: VQADataset, grid: list[tuple[str, int]], out_
     return pd.concat(parts, ignore_index=True)
 
 # %% ../nbs/03_inference.ipynb #c029
-def as_list(value, name: str) -> list:
+def list_parameter(value, name: str) -> list:
     "A parameter given as a list, comma-separated text or JSON text, as a list of its items."
     if isinstance(value, str):
         text = value.strip()
@@ -166,24 +166,24 @@ def as_list(value, name: str) -> list:
 
 def int_parameter(value, name: str) -> int:
     "A non-negative integer parameter, also given as text ('3', '3.0'; papermill passes command-line text)."
-    from vqa_robust.data import non_negative_int
+    from vqa_robust.corruptions import non_negative_integer
     if isinstance(value, str):
         try: value = float(value)
-        except ValueError: raise ValueError(f"{name} must be a non-negative integer, got {value!r}") from None
-    return non_negative_int(value, name)
+        except ValueError: raise ValueError(f"{name} must be an integer, got {value!r}") from None
+    return non_negative_integer(value, name)
 
 def run_parameters(model, corruptions, severities, n_images, seed, batch_size, threads, accuracy_mode, device, dataset: str,
                    questions_file: str = "", annotations_file: str = "", image_dir: str = "") -> dict:
     "The run's parameters, typed and checked; a ValueError naming the parameter otherwise."
     from vqa_robust.metrics import ACCURACY_MODES
     from vqa_robust.models import model_spec, resolve_device
-    models = [str(m) for m in as_list(model, "model")]
+    models = [str(m) for m in list_parameter(model, "model")]
     if not models: raise ValueError("model: name at least one model (a key of vqa_robust.models.MODELS or a checkpoint folder)")
     if len(set(models)) != len(models): raise ValueError(f"model: {models} names a model twice")
     for m in models: model_spec(m)
-    corruption_names = [str(c) for c in as_list(corruptions, "corruptions")]
+    corruption_names = [str(c) for c in list_parameter(corruptions, "corruptions")]
     if not corruption_names: raise ValueError("corruptions: name at least one corruption (the clean condition always runs)")
-    levels = [int_parameter(s, "severities") for s in as_list(severities, "severities")]
+    levels = [int_parameter(s, "severities") for s in list_parameter(severities, "severities")]
     if not levels: raise ValueError("severities: give at least one level in 1-5")
     grid = conditions(corruption_names, levels)
     if accuracy_mode not in ACCURACY_MODES: raise ValueError(f"accuracy_mode must be one of {sorted(ACCURACY_MODES)}, got {accuracy_mode!r}")

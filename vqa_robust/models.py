@@ -6,6 +6,7 @@
 from __future__ import annotations
 import hashlib, json, os, socket
 from dataclasses import dataclass, field, asdict
+from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 from urllib.parse import urlparse
@@ -15,12 +16,12 @@ import vqa_robust
 
 # %% auto #0
 __all__ = ['FAMILIES', 'MODELS', 'SPECIAL_TOKENS', 'TINY_WORDS', 'TINY_ANSWERS', 'WEIGHTS_DIR', 'ModelUnavailableError',
-           'LoadOptions', 'VQAAdapter', 'ModelSpec', 'ModelFamily', 'register_family', 'register_model',
-           'hub_unreachable_reason', 'unavailable', 'pretrained', 'sequence_confidence', 'model_inputs',
-           'answer_probabilities', 'ClassifierVQA', 'load_vilt', 'GenerativeVQA', 'load_blip', 'write_vocab',
-           'question_tokenizer', 'tiny_vilt', 'tiny_blip', 'resolve_device', 'folder_spec', 'model_spec',
-           'checkpoint_fingerprint', 'weights_fingerprint', 'spec_with_settings', 'model_identity', 'load_model',
-           'tiny_checkpoint', 'real_checkpoint_smoke']
+           'LoadOptions', 'VQAAdapter', 'ModelSpec', 'ModelFamily', 'register_family', 'check_settings',
+           'register_model', 'hub_unreachable_reason', 'unavailable', 'pretrained', 'sequence_confidence',
+           'model_inputs', 'answer_probabilities', 'ClassifierVQA', 'load_vilt', 'GenerativeVQA', 'load_blip',
+           'write_vocab', 'question_tokenizer', 'tiny_vilt', 'tiny_blip', 'resolve_device', 'folder_spec', 'model_spec',
+           'folder_sha256', 'checkpoint_fingerprint', 'weights_fingerprint', 'spec_with_settings', 'model_identity',
+           'load_model', 'tiny_checkpoint', 'real_checkpoint_smoke']
 
 # %% ../nbs/02_models.ipynb #c006
 class ModelUnavailableError(RuntimeError):
@@ -84,12 +85,16 @@ def register_family(name: str, load: Callable, write_tiny: Callable, defaults: d
     FAMILIES[name] = ModelFamily(name, load, write_tiny, dict(defaults or {}), tuple(model_types))
     return FAMILIES[name]
 
+def check_settings(name: str, family: str, settings: dict) -> None:
+    "Refuse settings that `family` does not know (a typo such as `num_beam` would otherwise be ignored)."
+    unknown = set(settings) - set(FAMILIES[family].defaults)
+    if unknown: raise ValueError(f"model {name!r}: settings {sorted(unknown)} are not settings of family {family!r} ({sorted(FAMILIES[family].defaults)})")
+
 def register_model(name: str, checkpoint: str, family: str, settings: dict | None = None, reported_accuracy: float | None = None,
                    reported_on: str = "", description: str = "", gated: bool = False) -> ModelSpec:
     "Add a model to `MODELS`; its settings start from its family's defaults."
     if family not in FAMILIES: raise ValueError(f"model {name!r}: no family {family!r}; known: {sorted(FAMILIES)}")
-    unknown = set(settings or {}) - set(FAMILIES[family].defaults)
-    if unknown: raise ValueError(f"model {name!r}: settings {sorted(unknown)} are not settings of family {family!r} ({sorted(FAMILIES[family].defaults)})")
+    check_settings(name, family, settings or {})
     MODELS[name] = ModelSpec(name, checkpoint, family, {**FAMILIES[family].defaults, **(settings or {})}, reported_accuracy, reported_on, description, gated)
     return MODELS[name]
 
@@ -296,16 +301,22 @@ def model_spec(name_or_path: str) -> ModelSpec:
     if (folder / "vqa_robust.json").is_file() or (folder / "config.json").is_file(): return folder_spec(folder)
     raise KeyError(f"unknown model {name_or_path!r}: not in MODELS ({', '.join(MODELS)}) and not a checkpoint folder")
 
+@lru_cache(maxsize=64)
+def folder_sha256(folder: Path, stats: tuple) -> str:
+    "A hash of a folder's file names and bytes; cached per `stats` (names, sizes, modification times), so a run hashes a checkpoint once."
+    digest = hashlib.sha256()
+    for name, _, _ in stats:
+        digest.update(f"{name}:".encode())
+        with open(folder / name, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""): digest.update(block)
+    return "sha256:" + digest.hexdigest()[:16]
+
 def checkpoint_fingerprint(checkpoint: str) -> str:
     "What identifies a checkpoint's files: a hash of a local folder's files (names and bytes), or a hub id's cached revision."
     folder = Path(checkpoint)
     if folder.is_dir():
-        digest = hashlib.sha256()
-        for f in sorted(p for p in folder.rglob("*") if p.is_file()):
-            digest.update(f"{f.relative_to(folder).as_posix()}:".encode())
-            with open(f, "rb") as handle:
-                for block in iter(lambda: handle.read(1 << 20), b""): digest.update(block)
-        return "sha256:" + digest.hexdigest()[:16]
+        files = sorted(p for p in folder.rglob("*") if p.is_file())
+        return folder_sha256(folder, tuple((p.relative_to(folder).as_posix(), p.stat().st_size, p.stat().st_mtime_ns) for p in files))
     from huggingface_hub import try_to_load_from_cache
     cached = try_to_load_from_cache(checkpoint, "config.json")
     return f"{checkpoint}@{Path(cached).parent.name}" if isinstance(cached, str) else f"{checkpoint}@unresolved"
@@ -318,8 +329,7 @@ def weights_fingerprint(spec: ModelSpec) -> dict:
 def spec_with_settings(name_or_path: str, settings: dict) -> ModelSpec:
     "The spec of `name_or_path` with some settings overridden (only settings its family knows)."
     spec = model_spec(str(name_or_path))
-    unknown = set(settings) - set(FAMILIES[spec.family].defaults)
-    if unknown: raise ValueError(f"model {spec.name!r}: {sorted(unknown)} are not settings of family {spec.family!r} ({sorted(FAMILIES[spec.family].defaults)})")
+    check_settings(spec.name, spec.family, settings)
     return ModelSpec(**{**asdict(spec), "settings": {**spec.settings, **settings}}) if settings else spec
 
 def model_identity(spec: ModelSpec, dtype: torch.dtype | None = None) -> dict:
