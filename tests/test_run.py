@@ -81,11 +81,38 @@ def test_shipped_models_see_the_image(small_run):
         assert clean > blind + 0.15, (model, clean, blind)
         assert blurred < clean - 0.05, (model, clean, blurred)
 
+def store_files(out: Path) -> dict:
+    return {str(p.relative_to(out)): p.stat().st_mtime_ns for p in (out / "answers").rglob("*") if p.is_file()}
+
 def test_rerun_resumes(small_run):
-    saved = {p.name: p.stat().st_mtime_ns for p in (small_run / "conditions").iterdir()}
+    saved = store_files(small_run)
+    assert len(saved) == 2 * 11 * 2  # 2 models x 11 conditions x (one chunk + its record)
     p = run_notebook(small_run, *SMALL)
     assert p.returncode == 0, p.stderr[-3000:]
-    assert {p.name: p.stat().st_mtime_ns for p in (small_run / "conditions").iterdir()} == saved
+    assert store_files(small_run) == saved
+
+def test_store_and_log(small_run):
+    store = pd.read_parquet(small_run / "answers")  # the Hive-partitioned store reads as one table
+    flat = pd.read_parquet(small_run / "answers.parquet")
+    assert len(store) == len(flat) and set(store.model.astype(str)) == SHIPPED
+    log = (small_run / "run.log").read_text()
+    assert "answers/s" in log and "peak resident memory" in log and "data worker(s)" in log
+    run = json.loads((small_run / "run.json").read_text())
+    assert run["peak_memory_mb"]["process"] > 0 and run["batch_sizes"] == {"easy-vqa-vilt": 64, "easy-vqa-blip": 32}
+    breakdown = pd.read_csv(small_run / "accuracy_breakdown.csv")
+    assert set(breakdown.breakdown) == {"answer_type", "question_type"} and len(breakdown.groupby(["model", "corruption", "severity"])) == 22
+
+def test_vqav2_from_its_official_files(tmp_path):
+    "`-p dataset vqav2 -p data_dir ...` finds the official file names; per-type accuracy comes out per condition."
+    from vqa_robust.data import write_mini_vqav2
+    data_dir = write_mini_vqav2(tmp_path / "vqa", layout="flat")
+    out = tmp_path / "out"; out.mkdir()
+    p = run_notebook(out, "model=easy-vqa-vilt", "dataset=vqav2", f"data_dir={data_dir}", "split=sample", "n_images=0",
+                     "corruptions=brightness", "severities=1", "num_workers=1")
+    assert p.returncode == 0, p.stderr[-3000:]
+    breakdown = pd.read_csv(out / "accuracy_breakdown.csv")
+    assert set(breakdown[breakdown.breakdown == "answer_type"].type) == {"other", "yes/no", "number"}
+    assert json.loads((out / "run.json").read_text())["n_questions"] == 15
 
 def test_some_severities_skip_robustness(tmp_path):
     p = run_notebook(tmp_path, "model=easy-vqa-vilt", "n_images=3", "corruptions=brightness", "severities=1,5")
@@ -103,7 +130,7 @@ def test_unreachable_model_fails_clearly(tmp_path):
 def test_unknown_model_fails_before_any_work(tmp_path):
     p = run_notebook(tmp_path, "model=easy-vqa-vilt,no-such-model", "n_images=2")
     assert p.returncode != 0 and "unknown model 'no-such-model'" in p.stderr
-    assert not (tmp_path / "conditions").exists()
+    assert not (tmp_path / "answers").exists()
 
 def test_unreachable_hub_fails_fast(tmp_path):
     from vqa_robust.models import hub_unreachable_reason

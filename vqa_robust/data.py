@@ -12,10 +12,14 @@ import pandas as pd
 from PIL import Image
 
 # %% auto #0
-__all__ = ['QUESTION_FIELDS', 'ANNOTATION_FIELDS', 'EASY_VQA_SHAPES', 'EASY_VQA_INFO', 'EASY_VQA_LICENSE', 'read_json_list',
-           'check_ids', 'answer_strings', 'coco_image_template', 'read_image', 'VQADataset', 'load_vqav2',
-           'easy_vqa_answer_type', 'easy_vqa_question_type', 'easy_vqa_image_dir', 'easy_vqa_to_vqav2', 'load_easy_vqa',
-           'sample_images', 'write_split', 'read_split', 'file_sha256', 'source_images', 'dataset_fingerprint']
+__all__ = ['QUESTION_FIELDS', 'ANNOTATION_FIELDS', 'EASY_VQA_SHAPES', 'EASY_VQA_INFO', 'EASY_VQA_LICENSE', 'VQAV2_DOWNLOAD',
+           'VQAV2_PLACES', 'VQAV2_LAYOUTS', 'MINI_COLOURS', 'VRB_SPLIT', 'VRB_IMAGES', 'VRB_SEED', 'SPLIT_RULE',
+           'SPLIT_FIELDS', 'read_json_list', 'check_ids', 'answer_strings', 'coco_image_template', 'read_image',
+           'VQADataset', 'load_vqav2', 'easy_vqa_answer_type', 'easy_vqa_question_type', 'easy_vqa_image_dir',
+           'easy_vqa_to_vqav2', 'load_easy_vqa', 'vqav2_names', 'find_vqav2_part', 'vqav2_files', 'load_vqav2_dir',
+           'mini_annotations', 'write_mini_vqav2', 'sample_images', 'write_split', 'read_split', 'file_sha256',
+           'source_images', 'dataset_fingerprint', 'split_rule', 'vrb_split_ids', 'splits_folder', 'shipped_split',
+           'make_split', 'vrb_split']
 
 # %% ../nbs/00_data.ipynb #c006
 QUESTION_FIELDS = ("question_id", "image_id", "question")
@@ -163,6 +167,97 @@ def load_easy_vqa(split: str = "test",              # "train" or "test"
     if not (qf.is_file() and af.is_file()): qf, af = easy_vqa_to_vqav2(cache_dir, split)
     return load_vqav2(qf, af, easy_vqa_image_dir(split), image_template="{image_id}.png", name=f"easy_vqa_{split}")
 
+# %% ../nbs/00_data.ipynb #c033
+VQAV2_DOWNLOAD = "https://visualqa.org/download.html"
+VQAV2_PLACES = {  # where each part of VQAv2 is looked for, relative to the data folder, in this order
+    "questions": ("", "Questions", "questions"),
+    "annotations": ("", "Annotations", "annotations"),
+    "images": ("", "Images/mscoco", "Images", "images/mscoco", "images")}
+
+def vqav2_names(subtype: str = "val2014"  # COCO split, e.g. "val2014" or "train2014"
+               ) -> dict:
+    "Official names of VQAv2's questions file, annotations file and image folder for `subtype`."
+    return {"questions": f"v2_OpenEnded_mscoco_{subtype}_questions.json",
+            "annotations": f"v2_mscoco_{subtype}_annotations.json", "images": subtype}
+
+def find_vqav2_part(data_dir: str | Path, part: str, subtype: str = "val2014") -> tuple[Path | None, list[Path]]:
+    "The first place under `data_dir` holding `part` (None if none does), and every path tried."
+    name = vqav2_names(subtype)[part]
+    tried = [Path(data_dir) / place / name for place in VQAV2_PLACES[part]]
+    exists = Path.is_dir if part == "images" else Path.is_file
+    return next((p for p in tried if exists(p)), None), tried
+
+def vqav2_files(data_dir: str | Path,     # folder VQAv2 was downloaded and unzipped into
+                subtype: str = "val2014",  # COCO split
+                parts: tuple = ("questions", "annotations", "images"),  # the parts that must be there
+               ) -> tuple[Path, ...]:      # their paths, in the order of `parts`
+    "Paths of VQAv2's official questions file, annotations file and image folder under `data_dir`; a missing part names every path tried."
+    data_dir = Path(data_dir)
+    unknown = [p for p in parts if p not in VQAV2_PLACES]
+    if unknown: raise ValueError(f"unknown VQAv2 part(s) {unknown}; known: {list(VQAV2_PLACES)}")
+    if not data_dir.is_dir(): raise FileNotFoundError(f"VQAv2 data folder not found: {data_dir}")
+    found, missing = [], []
+    for part in parts:
+        path, tried = find_vqav2_part(data_dir, part, subtype)
+        found.append(path)
+        if path is None:
+            missing.append(f"{part} ({'folder' if part == 'images' else 'file'} {vqav2_names(subtype)[part]}); tried " + ", ".join(map(str, tried)))
+    if missing:
+        raise FileNotFoundError(f"VQAv2 {subtype} is incomplete in {data_dir}: no\n  " + "\n  ".join(missing) +
+                                f"\nDownload the questions and annotations from {VQAV2_DOWNLOAD} and COCO's {subtype} images "
+                                f"(linked there), and unzip them into {data_dir} (side by side, or as Questions/, Annotations/, Images/mscoco/{subtype}/).")
+    return tuple(found)
+
+def load_vqav2_dir(data_dir: str | Path,     # folder VQAv2 was downloaded and unzipped into
+                   subtype: str = "val2014",  # COCO split
+                   name: str | None = None,   # name used in results; default "vqav2_<subtype>"
+                  ) -> VQADataset:
+    "VQAv2's `subtype` read from its official files under `data_dir`."
+    return load_vqav2(*vqav2_files(data_dir, subtype), name=name or f"vqav2_{subtype}")
+
+# %% ../nbs/00_data.ipynb #c035
+VQAV2_LAYOUTS = {"flat": ("", "", ""), "vqa_api": ("Questions", "Annotations", "Images/mscoco")}  # questions, annotations, images
+MINI_COLOURS = {"red": (200, 30, 30), "green": (30, 160, 60), "blue": (30, 60, 200), "yellow": (230, 210, 40)}
+
+def mini_annotations(image_id: int) -> list[tuple]:
+    "Question, question type, answer type and ten answers of the miniature's questions about image `image_id` (two or three)."
+    colours = list(MINI_COLOURS)
+    colour, other = colours[image_id % 4], colours[(image_id + 1) % 4]
+    qa = [("What color is the square?", "what color is the", "other", [colour] * 8 + [other] * 2),
+          (f"Is the square {other}?", "is the", "yes/no", ["no"] * 9 + ["yes"]),
+          ("How many squares are there?", "how many", "number", ["1"] * 7 + ["one"] * 2 + ["2"])]
+    return qa[:2 + image_id % 2]
+
+def write_mini_vqav2(data_dir: str | Path,  # folder to write into
+                     image_ids=(42, 73, 74, 133, 136, 139),  # COCO image ids of the miniature
+                     subtype: str = "val2014",  # COCO split named in the files
+                     layout: str = "flat",      # a key of VQAV2_LAYOUTS: "flat" (as unzipped) or "vqa_api" (the VQA API's folders)
+                     size: int = 32,            # image side in pixels
+                    ) -> Path:                  # data_dir
+    "A miniature VQAv2 in the official files' format and layout: one-colour JPEG squares with colour, yes/no and counting questions."
+    if layout not in VQAV2_LAYOUTS: raise ValueError(f"layout must be one of {list(VQAV2_LAYOUTS)}, got {layout!r}")
+    data_dir, names = Path(data_dir), vqav2_names(subtype)
+    q_dir, a_dir, i_dir = (data_dir / place for place in VQAV2_LAYOUTS[layout])
+    header = {"info": {"description": "A miniature in VQAv2's format, written by vqa_robust for tests", "version": "2.0", "year": 2017},
+              "license": {"name": "Creative Commons Attribution 4.0 International License", "url": "http://creativecommons.org/licenses/by/4.0/"},
+              "data_subtype": subtype, "data_type": "mscoco"}
+    questions, annotations = [], []
+    for image_id in image_ids:
+        for k, (question, question_type, answer_type, answers) in enumerate(mini_annotations(int(image_id))):
+            qid = 1000 * int(image_id) + k
+            questions.append({"image_id": int(image_id), "question": question, "question_id": qid})
+            annotations.append({"question_type": question_type, "multiple_choice_answer": max(answers, key=answers.count),
+                                "answers": [{"answer": a, "answer_confidence": "yes", "answer_id": j + 1} for j, a in enumerate(answers)],
+                                "image_id": int(image_id), "answer_type": answer_type, "question_id": qid})
+    for folder in (q_dir, a_dir, i_dir / subtype): folder.mkdir(parents=True, exist_ok=True)
+    (q_dir / names["questions"]).write_text(json.dumps({"info": header["info"], "task_type": "Open-Ended", "data_type": "mscoco",
+                                                        "license": header["license"], "data_subtype": subtype, "questions": questions}))
+    (a_dir / names["annotations"]).write_text(json.dumps({**header, "annotations": annotations}))
+    for image_id in image_ids:
+        colour = MINI_COLOURS[list(MINI_COLOURS)[int(image_id) % 4]]
+        Image.new("RGB", (size, size), colour).save(i_dir / subtype / coco_image_template(subtype).format(image_id=int(image_id)), quality=90)
+    return data_dir
+
 # %% ../nbs/00_data.ipynb #c021
 def sample_images(dataset: VQADataset,  # the full dataset
                   n_images: int | None,  # images to keep; None (or 0) keeps all
@@ -214,3 +309,91 @@ def dataset_fingerprint(dataset: VQADataset) -> dict:
     images = json.dumps({i: r["sha256"] for i, r in source_images(dataset).items()}, sort_keys=True)
     return {"name": dataset.name, "n_questions": len(dataset), "n_images": len(dataset.image_ids),
             "questions": hashlib.sha256(rows.encode()).hexdigest()[:16], "images": hashlib.sha256(images.encode()).hexdigest()[:16]}
+
+# %% ../nbs/00_data.ipynb #c043
+VRB_SPLIT = "vqav2_val2014_vrb3000"  # name of the shipped list of VRB's images
+VRB_IMAGES, VRB_SEED = 3000, 0       # VRB's 3,000 images (section 6); the seed of the rule
+SPLIT_RULE = ("the sorted distinct image_id of the questions file, ids; numpy.random.RandomState(seed).choice(ids, n_images, "
+              "replace=False), sorted; the split is every question on these images")
+
+def split_rule(image_ids,                  # image ids, in any order, repeats allowed
+               n_images: int = VRB_IMAGES, # images to draw
+               seed: int = VRB_SEED,       # seed of numpy's legacy RandomState (0 <= seed < 2**32)
+              ) -> list[int]:              # the drawn ids, sorted
+    "The split rule: `n_images` of the sorted distinct `image_ids`, drawn without replacement by numpy's frozen `RandomState(seed)`."
+    from vqa_robust.corruptions import non_negative_integer  # the one check of seeds, ids and counts
+    n_images, seed = non_negative_integer(n_images, "n_images"), non_negative_integer(seed, "seed")
+    if seed >= 2 ** 32: raise ValueError(f"seed must be below 2**32 for numpy's RandomState, got {seed}")
+    ids = np.array(sorted({non_negative_integer(i, "image_id") for i in image_ids}), dtype=np.int64)
+    if n_images > len(ids): raise ValueError(f"the split draws {n_images} images, but there are only {len(ids)}")
+    return sorted(np.random.RandomState(seed).choice(ids, n_images, replace=False).tolist())
+
+def vrb_split_ids(dataset: VQADataset,         # VQAv2 val2014 as loaded from the official files
+                  n_images: int = VRB_IMAGES,  # images to draw
+                  seed: int = VRB_SEED,        # seed of the rule
+                 ) -> list[int]:               # the split's image ids, sorted
+    "VRB's image ids by the split rule, applied to the images of `dataset`."
+    return split_rule(dataset.image_ids, n_images, seed)
+
+# %% ../nbs/00_data.ipynb #c050
+SPLIT_FIELDS = ("name", "rule", "seed", "n_images", "questions_file_sha256", "image_ids")
+
+def splits_folder() -> Path:
+    "The package's folder of shipped splits, vqa_robust/splits/."
+    from importlib.resources import files
+    return Path(str(files("vqa_robust") / "splits"))
+
+def shipped_split(name: str = VRB_SPLIT,              # the split's name, its file's stem
+                  folder: str | Path | None = None,  # where splits are; default: the package's
+                 ) -> dict:                           # the record: name, rule, seed, n_images, questions_file_sha256, image_ids, ...
+    "The shipped split `name`, checked; a clear error, saying how to make it, when it is absent."
+    path = Path(folder or splits_folder()) / f"{name}.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"no shipped split '{name}' ({path} does not exist). A maintainer with VQAv2 makes it once with "
+                                f"`python scripts/make_vrb_split.py --data-dir DIR` (DIR holding {vqav2_names()['questions']}) and commits it.")
+    record = json.loads(path.read_text())
+    missing = [f for f in SPLIT_FIELDS if f not in record]
+    if missing: raise ValueError(f"{path}: split record lacks field(s) {missing}")
+    ids = record["image_ids"]
+    if not isinstance(ids, list) or any(isinstance(i, bool) or not isinstance(i, int) or i < 0 for i in ids):
+        raise ValueError(f"{path}: image_ids must be a list of non-negative integers")
+    if len(set(ids)) != len(ids) or len(ids) != record["n_images"] or record["name"] != name:
+        raise ValueError(f"{path}: {len(ids)} image ids ({len(set(ids))} distinct) for n_images {record['n_images']}, name {record['name']!r}: the record is damaged")
+    return record
+
+def make_split(questions_file: str | Path,       # an official questions file, e.g. v2_OpenEnded_mscoco_val2014_questions.json
+               name: str = VRB_SPLIT,             # the split's name, its file's stem
+               n_images: int = VRB_IMAGES,        # images to draw
+               seed: int = VRB_SEED,              # seed of the rule
+               folder: str | Path | None = None,  # where to write; default: the package's splits folder
+              ) -> Path:                          # the written file
+    "Apply the split rule to `questions_file` and write the split record (what scripts/make_vrb_split.py runs)."
+    questions = read_json_list(questions_file, "questions", QUESTION_FIELDS)
+    check_ids(pd.DataFrame(questions, columns=list(QUESTION_FIELDS)), questions_file, "questions")
+    ids = split_rule([q["image_id"] for q in questions], n_images, seed)
+    chosen = set(ids)
+    record = {"name": name, "rule": SPLIT_RULE, "seed": int(seed), "n_images": int(n_images), "questions_file": Path(questions_file).name,
+              "questions_file_sha256": file_sha256(questions_file), "n_questions": sum(q["image_id"] in chosen for q in questions), "image_ids": ids}
+    path = Path(folder or splits_folder()) / f"{name}.json"; path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record, indent=1) + "\n")
+    return path
+
+def vrb_split(dataset: VQADataset,               # VQAv2 val2014 as loaded from the official files
+              name: str = VRB_SPLIT,             # the shipped split to use
+              n_images: int = VRB_IMAGES,        # images of the split
+              seed: int = VRB_SEED,              # seed of the rule
+              folder: str | Path | None = None,  # where splits are; default: the package's
+             ) -> VQADataset:                    # the split's questions
+    "VRB's split of `dataset`: the shipped list of images when there is one (every id must be in `dataset`), else the rule, with a note."
+    if (Path(folder or splits_folder()) / f"{name}.json").is_file():
+        record = shipped_split(name, folder)
+        if (record["n_images"], record["seed"]) != (n_images, seed):
+            raise ValueError(f"shipped split '{name}' has {record['n_images']} images drawn with seed {record['seed']}, not {n_images} with seed {seed}")
+        missing = sorted(set(record["image_ids"]) - set(dataset.image_ids))
+        if missing:
+            raise ValueError(f"{len(missing)} of the {record['n_images']} image ids of shipped split '{name}' are not in dataset '{dataset.name}': "
+                             f"{missing[:5]}{' ...' if len(missing) > 5 else ''} (load the whole official file, e.g. with load_vqav2_dir)")
+        return dataset.subset(record["image_ids"])
+    print(f"note: no shipped split '{name}' in this installation; drawing {n_images} images by the split rule (seed {seed}) from the "
+          f"{len(dataset.image_ids)} images of dataset '{dataset.name}': VRB's split only if that is the whole official questions file")
+    return dataset.subset(vrb_split_ids(dataset, n_images, seed))

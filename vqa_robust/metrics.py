@@ -11,14 +11,15 @@ from .data import VQADataset
 
 # %% auto #0
 __all__ = ['PUNCTUATION', 'NUMBER_WORDS', 'ARTICLES', 'CONTRACTIONS', 'DIGIT_COMMA_DIGIT', 'PERIOD_NOT_BEFORE_DIGIT',
-           'ACCURACY_MODES', 'TEN_ANSWER_MODES', 'CONDITION', 'LEVELS', 'SUBMETRICS', 'RELATIVE', 'DEFAULT_WEIGHTS',
-           'strip_whitespace', 'process_punctuation', 'process_digit_article', 'normalize_answer', 'leave_one_out',
-           'accuracy_official', 'accuracy_normalize', 'accuracy_simple', 'accuracy_exact', 'answers_problem',
-           'vqa_accuracy', 'plain', 'some', 'check_unique_ids', 'check_answered', 'score_answers', 'accuracy_table',
-           'rounded_mean', 'official_report', 'with_clean_level', 'check_fractions', 'error_matrix', 'error_floor',
-           'first_drop', 'range_of_error', 'error_rate', 'average_error', 'average_difference', 'submetric_values',
-           'minmax_scale', 'submetrics', 'preference_weights', 'checked_weights', 'weighted_vre', 'aggregated_metrics',
-           'vre', 'accuracy_matrix', 'severity_accuracy', 'model_accuracy', 'corruption_accuracy', 'relative_drop',
+           'ACCURACY_MODES', 'TEN_ANSWER_MODES', 'CONDITION', 'BREAKDOWNS', 'LEVELS', 'SUBMETRICS', 'RELATIVE',
+           'DEFAULT_WEIGHTS', 'strip_whitespace', 'process_punctuation', 'process_digit_article', 'normalize_answer',
+           'leave_one_out', 'accuracy_official', 'accuracy_normalize', 'accuracy_simple', 'accuracy_exact',
+           'answers_problem', 'vqa_accuracy', 'plain', 'some', 'check_unique_ids', 'check_answered', 'score_answers',
+           'accuracy_table', 'sequential_sum', 'rounded_percent', 'rounded_mean', 'official_report',
+           'accuracy_breakdown', 'with_clean_level', 'check_fractions', 'error_matrix', 'error_floor', 'first_drop',
+           'range_of_error', 'error_rate', 'average_error', 'average_difference', 'submetric_values', 'minmax_scale',
+           'submetrics', 'preference_weights', 'checked_weights', 'weighted_vre', 'aggregated_metrics', 'vre',
+           'accuracy_matrix', 'severity_accuracy', 'model_accuracy', 'corruption_accuracy', 'relative_drop',
            'score_cube', 'interval', 'bootstrap']
 
 # %% ../nbs/04_metrics.ipynb #c006
@@ -189,10 +190,19 @@ def accuracy_table(scored: pd.DataFrame, by=("model", "corruption", "severity"))
     "Mean score (`accuracy`, a fraction) and question count `n` per group."
     return (scored.groupby(list(by)).score.agg(accuracy="mean", n="size").reset_index())
 
+def sequential_sum(values) -> float:
+    "Sum of floats added one after another from the first, as Python's `sum` added them before 3.12 (the official script's 2.7 included)."
+    values = np.asarray(values, dtype=np.float64)
+    return float(np.add.accumulate(values)[-1]) if len(values) else 0.0
+
+def rounded_percent(total: float, n: int) -> float:
+    "round(100 * total / n, 2): the official script's rounding of a mean."
+    return round(100 * total / n, 2)
+
 def rounded_mean(scores) -> float:
     "round(100 * sum / n, 2), summed in order, as the official script reports."
     scores = [float(x) for x in scores]
-    return round(100 * float(sum(scores)) / len(scores), 2)
+    return rounded_percent(sequential_sum(scores), len(scores))
 
 def official_report(scored: pd.DataFrame, dataset: VQADataset) -> dict:
     "Overall, per-question-type and per-answer-type accuracy (%), as vqaEval.py's `accuracy` dict."
@@ -202,6 +212,43 @@ def official_report(scored: pd.DataFrame, dataset: VQADataset) -> dict:
     return {"overall": rounded_mean(rows.score),
             "perQuestionType": {t: rounded_mean(g.score) for t, g in rows.groupby("question_type", sort=False)},
             "perAnswerType": {t: rounded_mean(g.score) for t, g in rows.groupby("answer_type", sort=False)}}
+
+# %% ../nbs/04_metrics.ipynb #c062
+BREAKDOWNS = ("answer_type", "question_type")
+
+def accuracy_breakdown(scored: pd.DataFrame,  # scored answers (`score_answers`): the `by` columns, question_id, score
+                       dataset: VQADataset,   # gives each question's answer_type and question_type
+                       by=("model", "corruption", "severity"),  # the columns that make a condition
+                       breakdowns=BREAKDOWNS,  # columns of the dataset's questions to break accuracy down by
+                      ) -> pd.DataFrame:      # by..., breakdown, type, accuracy (percent, rounded), n
+    "Accuracy per answer type and per question type of every condition, as `official_report` computes them, in one long table."
+    by, breakdowns = list(by), list(breakdowns)
+    absent = [c for c in by + ["question_id", "score"] if c not in scored]
+    if absent: raise ValueError(f"scored answers lack column(s) {absent}")
+    check_unique_ids(dataset)
+    absent = [b for b in breakdowns if b not in dataset.questions]
+    if absent: raise ValueError(f"dataset '{dataset.name}' has no column(s) {absent} to break accuracy down by")
+    twice = scored.duplicated(by + ["question_id"]).to_numpy()
+    if twice.any():
+        row = scored[twice].iloc[0]
+        raise ValueError(f"question id {plain(row.question_id)} scored more than once in condition "
+                         + ", ".join(f"{c}={plain(row[c])!r}" for c in by) + f" (a condition is one value of each of {by}; add a column such as 'seed')")
+    truth = dataset.questions.set_index("question_id")[breakdowns]
+    unknown = ~scored.question_id.isin(truth.index).to_numpy()
+    if unknown.any(): raise ValueError(f"scores of {len(set(scored.question_id[unknown]))} question id(s) not in dataset '{dataset.name}': {some(sorted(set(scored.question_id[unknown])))}")
+    score = scored.score.to_numpy(dtype=np.float64)
+    bad = ~((score >= 0) & (score <= 1))
+    if bad.any(): raise ValueError(f"score must be a fraction in [0, 1], got {plain(score[bad][0])} for question id {plain(scored.question_id.to_numpy()[bad][0])}")
+    types = truth.loc[scored.question_id]
+    untyped = types.isna().any(axis=1).to_numpy()
+    if untyped.any(): raise ValueError(f"question(s) {some(sorted(set(types.index[untyped])))} of dataset '{dataset.name}' have no {' or '.join(breakdowns)}")
+    conditions = scored[by].reset_index(drop=True)
+    rows = []
+    for breakdown in breakdowns:
+        groups = conditions.assign(type=types[breakdown].to_numpy()).groupby(by + ["type"], sort=True).indices  # row positions, in row order
+        rows += [(*(key if isinstance(key, tuple) else (key,)), breakdown, rounded_percent(sequential_sum(score[where]), len(where)), len(where)) for key, where in groups.items()]
+    table = pd.DataFrame(rows, columns=by + ["type", "breakdown", "accuracy", "n"])[by + ["breakdown", "type", "accuracy", "n"]]
+    return table.sort_values(by + ["breakdown", "type"], kind="stable").reset_index(drop=True)
 
 # %% ../nbs/04_metrics.ipynb #c022
 LEVELS = (0, 1, 2, 3, 4, 5)

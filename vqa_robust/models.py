@@ -10,18 +10,22 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 from urllib.parse import urlparse
+import numpy as np
 import torch
 from PIL import Image
 import vqa_robust
 
 # %% auto #0
-__all__ = ['FAMILIES', 'MODELS', 'SPECIAL_TOKENS', 'TINY_WORDS', 'TINY_ANSWERS', 'WEIGHTS_DIR', 'ModelUnavailableError',
-           'LoadOptions', 'VQAAdapter', 'ModelSpec', 'ModelFamily', 'register_family', 'check_settings',
-           'register_model', 'hub_unreachable_reason', 'unavailable', 'pretrained', 'sequence_confidence',
-           'model_inputs', 'answer_probabilities', 'ClassifierVQA', 'load_vilt', 'GenerativeVQA', 'load_blip',
-           'write_vocab', 'question_tokenizer', 'tiny_vilt', 'tiny_blip', 'resolve_device', 'folder_spec', 'model_spec',
-           'folder_sha256', 'checkpoint_fingerprint', 'weights_fingerprint', 'spec_with_settings', 'model_identity',
-           'load_model', 'tiny_checkpoint', 'real_checkpoint_smoke']
+__all__ = ['FAMILIES', 'MODELS', 'FAST_PIXELS', 'PADDING_PROCESSORS', 'PER_IMAGE_KEYS', 'SPECIAL_TOKENS', 'TINY_WORDS',
+           'TINY_ANSWERS', 'WEIGHTS_DIR', 'DTYPES', 'ModelUnavailableError', 'LoadOptions', 'VQAAdapter', 'ModelSpec',
+           'ModelFamily', 'register_family', 'check_settings', 'register_model', 'hub_unreachable_reason',
+           'unavailable', 'pretrained', 'sequence_confidence', 'as_rgb_array', 'as_pil', 'size_value',
+           'vilt_output_size', 'fixed_output_size', 'pixel_table', 'resized', 'fast_pixels', 'text_options',
+           'RawEncoder', 'ProcessorEncoder', 'to_model', 'model_inputs', 'answer_probabilities', 'ClassifierVQA',
+           'load_vilt', 'GenerativeVQA', 'load_blip', 'write_vocab', 'question_tokenizer', 'tiny_vilt', 'tiny_blip',
+           'resolve_device', 'resolve_dtype', 'folder_spec', 'model_spec', 'folder_sha256', 'checkpoint_fingerprint',
+           'weights_fingerprint', 'spec_with_settings', 'model_identity', 'load_model', 'tiny_checkpoint',
+           'real_checkpoint_smoke']
 
 # %% ../nbs/02_models.ipynb #c006
 class ModelUnavailableError(RuntimeError):
@@ -41,9 +45,20 @@ class VQAAdapter:
     spec: ModelSpec
     identity: dict  # set by load_model: what decides the answers (see ModelSpec.identity and weights_fingerprint)
 
+    def encoder(self) -> RawEncoder | ProcessorEncoder:
+        "What prepares this model's inputs without the model (inference runs it in data workers); by default images and texts pass through."
+        return RawEncoder()
+
+    def predict_encoded(self, inputs: dict) -> tuple[list[str], list[float] | None]:
+        "Answers and confidences for a batch prepared by `encoder()`."
+        if type(self).predict is VQAAdapter.predict: raise NotImplementedError(f"{type(self).__name__} implements neither predict nor predict_encoded")
+        return self.predict(inputs["images"], inputs["questions"])
+
     def predict(self, images: list[Image.Image], questions: list[str]) -> tuple[list[str], list[float] | None]:
         "Answers to `questions` about `images`, and one confidence in [0, 1] per answer (or None)."
-        raise NotImplementedError
+        if type(self).predict_encoded is VQAAdapter.predict_encoded: raise NotImplementedError(f"{type(self).__name__} implements neither predict nor predict_encoded")
+        encoder = self.encoder()
+        return self.predict_encoded(encoder.batch(images, encoder.questions(questions)))
 
     def answer(self, images: list[Image.Image], questions: list[str]) -> list[str]:
         "Answers to `questions` about `images`."
@@ -76,13 +91,16 @@ class ModelFamily:
     write_tiny: Callable  # (ModelSpec, folder) -> settings overrides for the tiny copy
     defaults: dict = field(default_factory=dict)
     model_types: tuple = ()  # config.json model_type values of this family's checkpoints
+    batch_size: int = 32     # questions per batch when a run says batch_size "auto"
+    half_precision: tuple = ("bfloat16", "float16")  # half-precision dtypes its models run correctly in on a GPU, preferred first
 
 FAMILIES: dict[str, ModelFamily] = {}
 MODELS: dict[str, ModelSpec] = {}
 
-def register_family(name: str, load: Callable, write_tiny: Callable, defaults: dict | None = None, model_types=()) -> ModelFamily:
+def register_family(name: str, load: Callable, write_tiny: Callable, defaults: dict | None = None, model_types=(), batch_size: int = 32,
+                    half_precision=("bfloat16", "float16")) -> ModelFamily:
     "Add a family of models to `FAMILIES`."
-    FAMILIES[name] = ModelFamily(name, load, write_tiny, dict(defaults or {}), tuple(model_types))
+    FAMILIES[name] = ModelFamily(name, load, write_tiny, dict(defaults or {}), tuple(model_types), int(batch_size), tuple(half_precision))
     return FAMILIES[name]
 
 def check_settings(name: str, family: str, settings: dict) -> None:
@@ -142,6 +160,115 @@ def sequence_confidence(model, generated, eos_token_id=None) -> list[float]:
     after_end = (ended - torch.isin(new_tokens, eos).int()) > 0
     return torch.exp(steps.float().masked_fill(after_end, 0.0).sum(1)).tolist()
 
+# %% ../nbs/02_models.ipynb #c046
+def as_rgb_array(image) -> np.ndarray:
+    "An image as an H x W x 3 uint8 array (PIL images converted, arrays passed through)."
+    return image if isinstance(image, np.ndarray) else np.asarray(image.convert("RGB"))
+
+def as_pil(image) -> Image.Image:
+    "An image as a PIL image (arrays converted)."
+    return image if isinstance(image, Image.Image) else Image.fromarray(image)
+
+def size_value(size, key: str):
+    "`key` of a processor size, given as a dict or as transformers' SizeDict."
+    return size.get(key) if isinstance(size, dict) else getattr(size, key, None)
+
+def vilt_output_size(image_processor, height: int, width: int, size) -> tuple[int, int]:
+    "ViLT's resize target: shorter edge to `shortest_edge`, longer edge at most 1333/800 of it, both floored to `size_divisor`."
+    from transformers.image_utils import ChannelDimension
+    from transformers.models.vilt.image_processing_pil_vilt import MAX_LONGER_EDGE, MAX_SHORTER_EDGE, get_resize_output_image_size
+    shorter = size_value(size, "shortest_edge")
+    return get_resize_output_image_size(np.broadcast_to(np.uint8(0), (3, height, width)), shorter, int(MAX_LONGER_EDGE / MAX_SHORTER_EDGE * shorter),
+                                        image_processor.size_divisor, ChannelDimension.FIRST)
+
+def fixed_output_size(image_processor, height: int, width: int, size) -> tuple[int, int]:
+    "BLIP's resize target: the configured height and width."
+    return size_value(size, "height"), size_value(size, "width")
+
+FAST_PIXELS = {"ViltImageProcessorPil": vilt_output_size, "BlipImageProcessorPil": fixed_output_size}  # class name -> resize target
+PADDING_PROCESSORS = {"ViltImageProcessorPil"}  # pad to the batch's largest image, with a pixel mask
+
+def pixel_table(image_processor) -> np.ndarray:
+    "The processor's own rescale-then-normalise applied to every 8-bit value of every channel: a 3 x 256 lookup table."
+    values = np.broadcast_to(np.arange(256, dtype=np.uint8), (3, 1, 256)).copy()
+    if image_processor.do_rescale: values = image_processor.rescale(values, image_processor.rescale_factor)
+    if image_processor.do_normalize: values = image_processor.normalize(values, image_processor.image_mean, image_processor.image_std)
+    return np.ascontiguousarray(values[:, 0, :])
+
+def resized(image_processor, array: np.ndarray, size) -> np.ndarray:
+    "An H x W x 3 uint8 array at the processor's target size (PIL, the processor's filter); untouched when the size stays."
+    if not image_processor.do_resize: return array
+    height, width = FAST_PIXELS[type(image_processor).__name__](image_processor, *array.shape[:2], size)
+    if (height, width) == array.shape[:2]: return array
+    return np.asarray(Image.fromarray(array).resize((width, height), resample=int(image_processor.resample)))
+
+def fast_pixels(image_processor, images, table: np.ndarray, **kwargs) -> dict | None:
+    "The processor's pixel inputs from 8-bit images in one lookup (`pixel_table`), or None where the fast path does not apply."
+    kind = type(image_processor).__name__
+    pad = bool(getattr(image_processor, "do_pad", False))
+    if kind not in FAST_PIXELS or set(kwargs) - {"size"} or getattr(image_processor, "do_center_crop", False) or (pad and kind not in PADDING_PROCESSORS):
+        return None
+    position, arrays, index = {}, [], []  # an image shared by several questions of the batch is resized and looked up once
+    for image in images:
+        if id(image) not in position:
+            position[id(image)] = len(arrays)
+            arrays.append(resized(image_processor, as_rgb_array(image), kwargs.get("size") or image_processor.size))
+        index.append(position[id(image)])
+    height, width = max(a.shape[0] for a in arrays), max(a.shape[1] for a in arrays)
+    if not pad and any(a.shape[:2] != (height, width) for a in arrays): return None  # the processor could not stack them either
+    pixels, mask = np.zeros((len(arrays), 3, height, width), table.dtype), np.zeros((len(arrays), height, width), np.int64)
+    if all(a.shape[:2] == (height, width) for a in arrays):
+        stacked = np.stack(arrays)
+        for c in range(3): pixels[:, c] = table[c][stacked[..., c]]
+        mask[:] = 1
+    else:
+        for i, a in enumerate(arrays):
+            for c in range(3): pixels[i, c, :a.shape[0], :a.shape[1]] = table[c][a[..., c]]
+            mask[i, :a.shape[0], :a.shape[1]] = 1
+    return {"pixel_values": torch.from_numpy(pixels), **({"pixel_mask": torch.from_numpy(mask)} if pad else {}), "image_index": torch.tensor(index)}
+
+def text_options(processor) -> dict:
+    "The tokenizer options a processor sets for its text (BLIP's: no token type ids), padding and tensor type aside."
+    options = dict(getattr(processor, "text_kwargs", None) or {})
+    return {k: v for k, v in options.items() if k not in ("padding", "truncation", "return_tensors")}
+
+class RawEncoder:
+    "Inputs as they come (PIL images, question texts), for adapters that prepare their inputs inside `predict`."
+    def questions(self, texts) -> list[str]: return list(texts)
+    def batch(self, images, questions) -> dict: return {"images": [as_pil(i) for i in images], "questions": list(questions)}
+
+@dataclass
+class ProcessorEncoder:
+    "The inputs a checkpoint's processor makes, each question tokenised once and pixels made in one step where `FAST_PIXELS` allows."
+    processor: object
+    image_kwargs: dict = field(default_factory=dict)  # e.g. a size override
+
+    def __post_init__(self):
+        image_processor = self.processor.image_processor
+        self.table = pixel_table(image_processor) if type(image_processor).__name__ in FAST_PIXELS else None
+
+    def questions(self, texts) -> list[dict]:
+        "Each question's token ids (and masks), unpadded, as the processor's tokenizer makes them."
+        encoded = self.processor.tokenizer(list(texts), truncation=True, **text_options(self.processor))
+        return [{key: encoded[key][i] for key in encoded} for i in range(len(texts))]
+
+    def batch(self, images, questions: list[dict]) -> dict:
+        "One batch's model inputs (CPU tensors): its questions padded together, its images' pixels."
+        text = self.processor.tokenizer.pad(list(questions), padding=True, return_tensors="pt")
+        pixels = None if self.table is None else fast_pixels(self.processor.image_processor, images, self.table, **self.image_kwargs)
+        if pixels is None: pixels = self.processor.image_processor([as_pil(i) for i in images], return_tensors="pt", **self.image_kwargs)
+        return {**dict(text), **dict(pixels)}
+
+PER_IMAGE_KEYS = ("pixel_values", "pixel_mask")  # inputs made once per distinct image of a batch, when it carries an `image_index`
+
+def to_model(inputs: dict, device: str, dtype: torch.dtype) -> dict:
+    "A batch's tensors on `device` (non-blocking, so copies from pinned memory overlap compute), floating ones in `dtype`, images expanded to their questions."
+    moved = {k: v.to(device, dtype=dtype if v.is_floating_point() else None, non_blocking=True) for k, v in inputs.items() if k != "image_index"}
+    if "image_index" in inputs:
+        index = inputs["image_index"].to(device, non_blocking=True)
+        moved.update({k: moved[k].index_select(0, index) for k in PER_IMAGE_KEYS if k in moved})
+    return moved
+
 # %% ../nbs/02_models.ipynb #c018
 def model_inputs(processor, images, questions, device: str, **kwargs):
     "A batch of (image, question) pairs encoded by the checkpoint's processor, on `device`."
@@ -162,9 +289,11 @@ class ClassifierVQA(VQAAdapter):
     processor: object
     device: str = "cpu"
 
+    def encoder(self) -> ProcessorEncoder: return ProcessorEncoder(self.processor)
+
     @torch.inference_mode()
-    def predict(self, images, questions):
-        logits = self.model(**model_inputs(self.processor, images, questions, self.device)).logits
+    def predict_encoded(self, inputs):
+        logits = self.model(**to_model(inputs, self.device, self.model.dtype)).logits
         confidence, best = answer_probabilities(logits, self.spec.settings["score"]).max(-1)
         return [self.model.config.id2label[int(i)] for i in best], confidence.tolist()
 
@@ -190,11 +319,12 @@ class GenerativeVQA(VQAAdapter):
         if not size or size == native: return {}
         return {"size": {"height": size, "width": size}}
 
+    def encoder(self) -> ProcessorEncoder: return ProcessorEncoder(self.processor, self.image_kwargs())
+
     @torch.inference_mode()
-    def predict(self, images, questions):
+    def predict_encoded(self, inputs):
         s, resize = self.spec.settings, self.image_kwargs()
-        inputs = model_inputs(self.processor, images, questions, self.device, **resize)
-        generated = self.model.generate(**inputs, num_beams=s["num_beams"], max_length=s["max_length"], min_length=s["min_length"],
+        generated = self.model.generate(**to_model(inputs, self.device, self.model.dtype), num_beams=s["num_beams"], max_length=s["max_length"], min_length=s["min_length"],
                                         interpolate_pos_encoding=bool(resize), output_scores=True, return_dict_in_generate=True)
         answers = [a.strip() for a in self.processor.batch_decode(generated.sequences, skip_special_tokens=True)]
         return answers, sequence_confidence(self.model, generated, self.model.config.text_config.sep_token_id)
@@ -256,8 +386,9 @@ def tiny_blip(spec: ModelSpec, folder: Path) -> dict:
 # %% ../nbs/02_models.ipynb #c024
 WEIGHTS_DIR = Path(vqa_robust.__file__).parent / "weights"  # checkpoints shipped inside the installed package
 
-register_family("vilt", load_vilt, tiny_vilt, defaults={"score": "sigmoid"}, model_types=("vilt",))
-register_family("blip", load_blip, tiny_blip, defaults={"num_beams": 3, "max_length": 10, "min_length": 1, "image_size": None}, model_types=("blip",))
+register_family("vilt", load_vilt, tiny_vilt, defaults={"score": "sigmoid"}, model_types=("vilt",), batch_size=64)
+register_family("blip", load_blip, tiny_blip, defaults={"num_beams": 3, "max_length": 10, "min_length": 1, "image_size": None}, model_types=("blip",),
+                batch_size=32)
 
 register_model("easy-vqa-vilt", str(WEIGHTS_DIR / "easy-vqa-vilt"), "vilt", {"score": "softmax"},
                description="small ViLT trained on easy-VQA by this package (offline default)")
@@ -279,6 +410,17 @@ def resolve_device(device: str | None) -> str:
     if str(device).startswith("cuda") and not torch.cuda.is_available():
         raise ValueError(f"device {device!r} asked for, but torch sees no CUDA device (torch {torch.__version__}); use device='cpu' or install a CUDA build of torch")
     return str(device)
+
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+def resolve_dtype(dtype: str | torch.dtype | None, device: str, family: str) -> torch.dtype:
+    "The dtype to load a `family` model in on `device`: 'auto' is float32 on CPU, the family's first half precision the GPU supports on CUDA."
+    if isinstance(dtype, torch.dtype): return dtype
+    if dtype not in ("auto", None, *DTYPES): raise ValueError(f"dtype must be 'auto' or one of {sorted(DTYPES)}, got {dtype!r}")
+    if dtype not in ("auto", None): return DTYPES[dtype]
+    if not str(device).startswith("cuda"): return torch.float32
+    supported = [d for d in FAMILIES[family].half_precision if d != "bfloat16" or torch.cuda.is_bf16_supported()]
+    return DTYPES[supported[0]] if supported else torch.float32
 
 def folder_spec(folder: Path) -> ModelSpec:
     "The spec of a local checkpoint folder: from its `vqa_robust.json`, else from `config.json`'s model_type."

@@ -308,7 +308,7 @@ def tiny_pnp(spec: ModelSpec, folder: Path) -> dict:
                 reader_max_length=6)
 
 # %% ../nbs/02c_pnp.ipynb #c046
-register_family("pnp", load_pnp, tiny_pnp, defaults=PNP_DEFAULTS)
+register_family("pnp", load_pnp, tiny_pnp, defaults=PNP_DEFAULTS, batch_size=4, half_precision=("bfloat16",))  # T5 overflows in float16
 _PNP_SOURCE = "VQAv2 val, PNP-VQA paper (Tiong et al. 2022) zero-shot results, reproduced in LAVIS projects/pnp-vqa/README.md"
 register_model("pnp", PNP_DEFAULTS["reader_checkpoint"], "pnp", reported_accuracy=57.5, reported_on=_PNP_SOURCE + ", PNP-VQA large (UnifiedQA-v2 T5-large reader)",
                description="PNP-VQA large: BLIP ViT-L ITM GradCAM + BLIP ViT-L captions + UnifiedQA-v2 T5-large FiD (hub BLIP weights, not LAVIS's train2014 ones)")

@@ -336,9 +336,9 @@ VLM_DEFAULTS = {"architecture": None,   # config.json model_type: picks the tiny
                 "lowercase": True}      # lower-case the answer (VQAv2's answers are)
 
 register_family("vlm", load_vlm, write_tiny, defaults=VLM_DEFAULTS,
-                model_types=("qwen2_5_vl", "smolvlm", "idefics3", "llava_onevision", "internvl", "gemma3"))
+                model_types=("qwen2_5_vl", "smolvlm", "idefics3", "llava_onevision", "internvl", "gemma3"), batch_size=8)
 register_family("paligemma", load_paligemma, write_tiny, defaults={**VLM_DEFAULTS, "architecture": "paligemma", "prompt": "answer en {question}"},
-                model_types=("paligemma",))
+                model_types=("paligemma",), batch_size=8)
 
 NO_VQAV2 = "none found in the {}"
 

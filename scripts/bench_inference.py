@@ -1,0 +1,239 @@
+"""Throughput and memory of the inference pipeline, compared side by side in one run.
+
+For each model: model-only answers/s (inputs encoded beforehand, in memory), the data side alone (images decoded,
+corrupted and turned into model inputs, per worker), and the whole pipeline (`run_conditions`) at 0, 1, 2, ... data
+workers, with its ratio to model-only. Batch size, dtype, device and worker count are printed beside every figure.
+
+    .venv/bin/python scripts/bench_inference.py                       # shipped models + full-size random ViLT-B/32 and BLIP-base
+    .venv/bin/python scripts/bench_inference.py --models vilt-b32-random --device cuda --dtype bfloat16 --questions 4096
+    .venv/bin/python scripts/bench_inference.py --memory              # peak resident memory against the number of conditions
+    .venv/bin/python scripts/bench_inference.py --agreement           # bfloat16 against float32 answers of the shipped models
+
+Images are COCO-sized (640 x 480 JPEGs made from scikit-image's sample photographs), about 5.3 questions each as in
+VRB's split; `--images easy_vqa` uses the 64 x 64 easy-VQA images instead. Full-size random-weight models have the
+real architectures (and therefore the real cost) but answer nonsense: BLIP then writes all `max_length` tokens.
+"""
+from __future__ import annotations
+import argparse, json, os, subprocess, sys, tempfile, time
+from pathlib import Path
+
+RANDOM_MODELS = ("vilt-b32-random", "blip-base-random")
+
+def coco_like(folder: Path, n_questions: int):
+    "A dataset of 640 x 480 JPEG photographs with easy-VQA's questions, about 5.3 per image."
+    import numpy as np, pandas as pd
+    from PIL import Image
+    from skimage import data
+    from vqa_robust.data import VQADataset, load_easy_vqa
+    photos = [getattr(data, name)() for name in ("astronaut", "coffee", "chelsea", "rocket", "immunohistochemistry", "retina", "motorcycle_left")
+              if hasattr(data, name)]
+    questions = load_easy_vqa("test").questions.iloc[:n_questions].copy()
+    n_images = max(1, round(n_questions / 5.3))
+    questions["image_id"] = np.arange(len(questions)) % n_images
+    for i in range(n_images):
+        photo = Image.fromarray(photos[i % len(photos)]).convert("RGB").resize((640, 480))
+        photo.rotate(i % 360).save(folder / f"{i}.jpg", quality=90)  # distinct pixels per image
+    return VQADataset(questions.reset_index(drop=True), folder, "{image_id}.jpg", "coco_like")
+
+def easy_vqa(n_questions: int):
+    from vqa_robust.data import VQADataset, load_easy_vqa
+    full = load_easy_vqa("test")
+    return VQADataset(full.questions.iloc[:n_questions].reset_index(drop=True), full.image_dir, full.image_template, full.name)
+
+def random_checkpoint(name: str, folder: Path) -> str:
+    "A full-size random-weight ViLT-B/32 (VQAv2 head) or BLIP-base VQA checkpoint (run as VRB ran BLIP: 480 px, 3 beams) with its processor, loadable by load_model."
+    import torch
+    from vqa_robust.models import question_tokenizer, TINY_WORDS
+    folder.mkdir(parents=True, exist_ok=True)
+    tokenizer = question_tokenizer(TINY_WORDS, folder / "vocab")
+    torch.manual_seed(0)
+    if name == "vilt-b32-random":
+        from transformers import ViltConfig, ViltForQuestionAnswering, ViltImageProcessor, ViltProcessor
+        labels = {i: f"answer{i}" for i in range(3129)}
+        ViltForQuestionAnswering(ViltConfig(num_labels=3129, id2label=labels, label2id={v: k for k, v in labels.items()})).save_pretrained(folder)
+        ViltProcessor(ViltImageProcessor(size={"shortest_edge": 384}), tokenizer).save_pretrained(folder)
+        family, settings = "vilt", {"score": "sigmoid"}
+    else:
+        from transformers import BlipConfig, BlipForQuestionAnswering, BlipImageProcessor, BlipProcessor
+        vocab = tokenizer.get_vocab()
+        config = BlipConfig(text_config=dict(pad_token_id=vocab["[PAD]"], bos_token_id=vocab["[DEC]"], sep_token_id=vocab["[SEP]"], eos_token_id=vocab["[SEP]"]))
+        BlipForQuestionAnswering(config).save_pretrained(folder)
+        tokenizer.bos_token = "[DEC]"
+        BlipProcessor(image_processor=BlipImageProcessor(size={"height": 384, "width": 384}), tokenizer=tokenizer).save_pretrained(folder)
+        family, settings = "blip", {"num_beams": 3, "max_length": 10, "min_length": 1, "image_size": 480}  # VRB's decoding, at 480 px
+    (folder / "vqa_robust.json").write_text(json.dumps({"name": name, "family": family, "settings": settings}))
+    return str(folder)
+
+def load(name: str, device: str, dtype, work: Path):
+    from vqa_robust.models import load_model
+    path = random_checkpoint(name, work / name) if name in RANDOM_MODELS else name
+    return load_model(path, device=device, dtype=dtype)
+
+def timed(function, repeat: int = 1) -> float:
+    "Seconds of the fastest of `repeat` calls (after the first, a warm-up, when repeating)."
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter(); function(); times.append(time.perf_counter() - start)
+    return min(times)
+
+def sync(device: str):
+    import torch
+    if device.startswith("cuda"): torch.cuda.synchronize()
+
+def bench_model(name: str, dataset, args, work: Path) -> list[dict]:
+    import torch
+    from vqa_robust.inference import (Batch, ConditionBatches, batch_loader, plan_batches, question_order, run_conditions, n_chunks, CLEAN)
+    from vqa_robust.models import FAMILIES, resolve_dtype, to_model
+    device = args.device
+    model = load(name, device, resolve_dtype(args.dtype, device, "vilt" if "vilt" in name else "blip"), work)
+    batch_size = args.batch_size or FAMILIES[model.spec.family].batch_size
+    dtype = str(model.model.dtype).replace("torch.", "")
+    order = question_order(dataset)
+    encoder = model.encoder()
+    question_inputs = encoder.questions(order.question.tolist())
+    condition = (args.corruption, args.severity)
+    batches = plan_batches(len(order), {condition: set(range(n_chunks(len(order), 1024)))}, 1024, batch_size)
+    source = ConditionBatches(dataset, order, encoder, question_inputs, batches, 0)
+    rows, n = [], len(order)
+    where = dict(model=name, device=device, dtype=dtype, batch=batch_size)
+
+    # data side only, in this process: images decoded, corrupted and encoded (after a warm-up batch: Numba compiles on first use)
+    source[0]
+    data_seconds = timed(lambda: [source[i] for i in range(len(batches))])
+    rows.append({**where, "what": f"data side only ({args.corruption} {args.severity})", "workers": 1, "answers/s": n / data_seconds,
+                 "images/s": len(dataset.image_ids) / data_seconds})
+    if args.data_only: return rows
+    # model only: every batch encoded beforehand, in memory (pinned on CUDA, as the loader gives them)
+    encoded = [source[i][1] for i in range(len(batches))]
+    if device.startswith("cuda"): encoded = [{k: v.pin_memory() for k, v in e.items()} for e in encoded]
+    model.predict_encoded(encoded[0]); sync(device)  # warm-up
+    def model_only():
+        for inputs in encoded: model.predict_encoded(inputs)
+        sync(device)
+    model_seconds = timed(model_only, args.repeat)
+    rows.append({**where, "what": "model only", "workers": "-", "answers/s": n / model_seconds, "ratio": 1.0})
+    del encoded
+    # the whole pipeline, as a run runs it
+    for workers in args.workers:
+        def pipeline():
+            run_conditions(model, dataset, [condition], Path(tempfile.mkdtemp(dir=work)), batch_size=batch_size, progress=False, num_workers=workers)
+            sync(device)
+        seconds = timed(pipeline, args.repeat)
+        rows.append({**where, "what": "pipeline", "workers": workers, "answers/s": n / seconds, "ratio": model_seconds / seconds})
+    return rows
+
+def print_table(rows: list[dict]):
+    import pandas as pd
+    table = pd.DataFrame(rows)
+    for column in ("answers/s", "images/s"):
+        if column in table: table[column] = table[column].map(lambda v: f"{v:,.1f}" if v == v else "")
+    if "ratio" in table: table["ratio"] = table["ratio"].map(lambda v: f"{v:.2f}" if v == v else "")
+    print(table.fillna("").to_string(index=False))
+
+MEMORY_CHILD = """
+import json, sys, time, torch
+torch.set_num_threads(1)
+import vqa_robust.inference as inference
+from pathlib import Path
+from vqa_robust.data import load_easy_vqa, sample_images
+from vqa_robust.models import load_model
+n_conditions, trim, workers, out, n_images = int(sys.argv[1]), sys.argv[2] == "trim", int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
+if not trim: inference.release_memory = lambda: None
+split = sample_images(load_easy_vqa("test"), n_images, seed=0)
+corruptions = ["gaussian_noise", "defocus_blur", "brightness", "contrast", "shot_noise", "jpeg_compression"]
+grid = inference.conditions(corruptions, [1, 2, 3, 4, 5])[:n_conditions]
+start = time.time()
+for name in ("easy-vqa-vilt", "easy-vqa-blip"):
+    inference.run_conditions(load_model(name, device="cpu"), split, grid, out, batch_size=64, progress=False, num_workers=workers)
+print(json.dumps({**inference.peak_memory_mb(), "seconds": time.time() - start, "answers": 2 * len(grid) * len(split)}))
+"""
+
+def bench_memory(args, work: Path):
+    "Peak resident memory of a run of the shipped models on easy-VQA images, against the number of conditions, with and without trimming."
+    rows = []
+    for n_conditions in args.memory_conditions:
+        for trim in ("trim", "no-trim"):
+            out = Path(tempfile.mkdtemp(dir=work))
+            p = subprocess.run([sys.executable, "-c", MEMORY_CHILD, str(n_conditions), trim, str(args.memory_workers), str(out), str(args.memory_images)],
+                               capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+            if p.returncode: raise SystemExit(p.stderr[-3000:])
+            result = json.loads(p.stdout.strip().splitlines()[-1])
+            rows.append({"images": args.memory_images, "conditions": n_conditions, "malloc_trim": trim, "workers": args.memory_workers, "peak MB (main)": result["process"],
+                         "peak MB (worker)": result["workers"], "answers/s": result["answers"] / result["seconds"]})
+    print_table(rows)
+
+def bench_agreement(args):
+    "bfloat16 against float32: the share of answers unchanged and the speed, for the shipped models on easy-VQA."
+    import torch
+    from vqa_robust.inference import answer_condition
+    from vqa_robust.models import load_model
+    dataset, rows = easy_vqa(args.questions), []
+    for name in ("easy-vqa-vilt", "easy-vqa-blip"):
+        results, seconds = {}, {}
+        for dtype in (torch.float32, torch.bfloat16):
+            model = load_model(name, device="cpu", dtype=dtype)
+            start = time.perf_counter()
+            results[dtype] = answer_condition(model, dataset, "gaussian_noise", 3, batch_size=64)
+            seconds[dtype] = time.perf_counter() - start
+        same = (results[torch.float32].answer == results[torch.bfloat16].answer).mean()
+        rows.append({"model": name, "questions": len(dataset), "answers unchanged": f"{100 * same:.2f}%",
+                     "float32 answers/s": len(dataset) / seconds[torch.float32], "bfloat16 answers/s": len(dataset) / seconds[torch.bfloat16],
+                     "speed-up": seconds[torch.float32] / seconds[torch.bfloat16]})
+    print_table(rows)
+
+def bench_flops(args, work: Path):
+    "Floating-point operations per answer (torch's FlopCounterMode over one batch of COCO-sized images), for the plan of a full benchmark."
+    from torch.utils.flop_counter import FlopCounterMode
+    from vqa_robust.inference import ConditionBatches, plan_batches, question_order
+    images = work / "images"; images.mkdir(exist_ok=True)
+    dataset = coco_like(images, 16)
+    rows = []
+    for name in args.models.split(","):
+        model = load(name, "cpu", None, work)
+        order = question_order(dataset)
+        encoder = model.encoder()
+        source = ConditionBatches(dataset, order, encoder, encoder.questions(order.question.tolist()), plan_batches(len(order), {("clean", 0): {0}}, 16, 16), 0)
+        inputs = source[0][1]
+        with FlopCounterMode(display=False) as counter: model.predict_encoded(inputs)
+        parameters = sum(p.numel() for p in model.model.parameters())
+        rows.append({"model": name, "parameters (M)": parameters / 1e6, "pixels": "x".join(map(str, inputs["pixel_values"].shape[-2:])),
+                     "GFLOP per answer": counter.get_total_flops() / len(order) / 1e9})
+    print_table(rows)
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--models", default="easy-vqa-vilt,easy-vqa-blip," + ",".join(RANDOM_MODELS))
+    parser.add_argument("--questions", type=int, default=256)
+    parser.add_argument("--images", default="coco_like", choices=("coco_like", "easy_vqa"))
+    parser.add_argument("--device", default="cpu"); parser.add_argument("--dtype", default="auto")
+    parser.add_argument("--batch-size", type=int, default=0, help="0: the family's default")
+    parser.add_argument("--workers", default="0,1,2"); parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--corruption", default="gaussian_noise"); parser.add_argument("--severity", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=1, help="time the fastest of this many runs")
+    parser.add_argument("--memory", action="store_true"); parser.add_argument("--memory-conditions", default="4,16")
+    parser.add_argument("--memory-workers", type=int, default=1); parser.add_argument("--memory-images", type=int, default=200)
+    parser.add_argument("--agreement", action="store_true"); parser.add_argument("--flops", action="store_true")
+    parser.add_argument("--data-only", action="store_true", help="measure the data side only")
+    args = parser.parse_args()
+    args.workers = [int(w) for w in args.workers.split(",")]
+    args.memory_conditions = [int(c) for c in args.memory_conditions.split(",")]
+    import torch
+    torch.set_num_threads(args.threads)
+    print(f"torch {torch.__version__}, {args.threads} thread(s), {len(os.sched_getaffinity(0))} CPUs"
+          + (f", {torch.cuda.get_device_name()}" if args.device.startswith("cuda") else ""))
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        if args.memory: return bench_memory(args, work)
+        if args.agreement: return bench_agreement(args)
+        if args.flops: return bench_flops(args, work)
+        images = work / "images"; images.mkdir()
+        dataset = coco_like(images, args.questions) if args.images == "coco_like" else easy_vqa(args.questions)
+        print(f"{len(dataset)} questions on {len(dataset.image_ids)} images ({args.images})")
+        rows = []
+        for name in args.models.split(","):
+            rows += bench_model(name, dataset, args, work)
+            print_table(rows[-(1 if args.data_only else 2 + len(args.workers)):])
+        print("\nall:"); print_table(rows)
+
+if __name__ == "__main__":
+    main()
