@@ -7,13 +7,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
 TORCH_SPEC=${TORCH_SPEC:-torch==2.13.0}
-APT_PACKAGES=""  # Debian packages the project needs: none
+APT_PACKAGES="wordnet-base wordnet-sense-index"  # WordNet 3.0 and its sense index, read by nltk (vqa_robust.text)
 OPTIONAL_APT_PACKAGES="libmagickwand-6.q16-6"  # ImageMagick, for the Wand reference path of snow (its tests skip without it)
 
 if [ -n "$APT_PACKAGES" ]; then
   missing=$(for p in $APT_PACKAGES; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
   if [ -n "$missing" ]; then
-    if [ "$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing
+    if [ "$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing
     else echo "setup: vqa_robust needs these Debian packages; install them as root: apt-get install $missing" >&2; exit 1; fi
   fi
 fi

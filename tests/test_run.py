@@ -183,3 +183,28 @@ def test_retrained_checkpoint_is_not_reused(tmp_path):
     assert run_notebook(out, *args, "overwrite=True").returncode == 0
     answers = pd.read_parquet(out / "answers.parquet")
     assert answers.model.unique().tolist() == ["my-vilt"]
+
+def test_text_perturbations(tmp_path):
+    "Perturbed questions are answered under every condition, paired with the originals, and explained; each row says which text it answered."
+    p = run_notebook(tmp_path, "model=easy-vqa-vilt", "n_images=12", "corruptions=brightness", "severities=1",
+                     "text_perturbations=adj_synonym,noun_deletion,typo", "typo_severity=2")
+    assert p.returncode == 0, p.stderr[-3000:]
+    answers = pd.read_parquet(tmp_path / "answers.parquet")
+    assert set(answers.text) == {"original", "adj_synonym", "noun_deletion", "typo"}
+    typo = answers[answers.text == "typo"].merge(answers[answers.text == "original"], on=["model", "corruption", "severity", "question_id"])
+    assert len(typo) and (typo.question_x != typo.question_y).all()  # the typo rows answered another text of the same question
+    table = pd.read_csv(tmp_path / "text_robustness.csv")
+    assert set(table.kind) == {"adj_synonym", "noun_deletion", "typo"} and len(table) == 3 * 2  # 3 kinds x (clean, brightness 1)
+    assert table.flip_rate.between(0, 1).all() and (tmp_path / "text" / "typo" / "answers").is_dir()
+    for name in ("text_ci.csv", "text_perturbations.csv", "text_explanations.csv", "text_rules.csv"): assert (tmp_path / name).is_file(), name
+    acc = pd.read_csv(tmp_path / "accuracy.csv")
+    assert len(acc) == 2  # the image metrics are on the original questions only
+
+def test_text_perturbations_on_clean_images(tmp_path):
+    "`-p corruptions none` answers the perturbed questions on the clean images alone; the image-robustness results say why they are missing."
+    p = run_notebook(tmp_path, "model=easy-vqa-vilt", "n_images=6", "corruptions=none", "text_perturbations=noun_deletion")
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert set(pd.read_parquet(tmp_path / "answers.parquet").corruption) == {"clean"}
+    assert len(pd.read_csv(tmp_path / "text_robustness.csv")) == 1
+    run = json.loads((tmp_path / "run.json").read_text())
+    assert "no image corruption" in run["not_computed"]["accuracy_vs_severity.png"] and "robustness.csv" in run["not_computed"]

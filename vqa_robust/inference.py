@@ -26,8 +26,8 @@ __all__ = ['RESULT_COLUMNS', 'CHUNK_SIZE', 'CHUNK_COLUMNS', 'RECORD', 'SAFE_NAME
            'partition_dir', 'chunk_file', 'condition_identity', 'identity_changes', 'ChangedInputsError',
            'write_record', 'save_chunk', 'chunk_damage', 'saved_chunks', 'checked_store', 'run_log', 'read_store',
            'answer_inputs', 'batch_seed', 'encoder_of', 'progress_bar', 'condition_answers', 'run_conditions',
-           'answer_condition', 'list_parameter', 'int_parameter', 'auto_parameter', 'dataset_files', 'run_parameters',
-           'grid_hours', 'pipeline_rate', 'projected_gpu_rate']
+           'answer_condition', 'list_parameter', 'int_parameter', 'auto_parameter', 'dataset_files', 'text_kinds',
+           'run_parameters', 'grid_hours', 'pipeline_rate', 'projected_gpu_rate']
 
 # %% ../nbs/03_inference.ipynb #c006
 RESULT_COLUMNS = ["model", "corruption", "severity", "seed", "question_id", "answer", "confidence"]
@@ -349,9 +349,20 @@ def dataset_files(dataset: str, data_dir: str = "", questions_file: str = "", an
             raise ValueError(f"{name}: {path!r} is not an existing {'file' if kind == 'is_file' else 'folder'} (dataset vqav2 needs data_dir, or the three paths)")
     return {"questions_file": Path(questions_file), "annotations_file": Path(annotations_file), "image_dir": Path(image_dir)}
 
+def text_kinds(value) -> list[str]:
+    "The question perturbations of a run: kinds of `vqa_robust.text.PERTURBATIONS`, 'all', or none."
+    kinds = [str(k) for k in list_parameter(value, "text_perturbations")]
+    if not kinds: return []
+    from vqa_robust.text import PERTURBATIONS
+    if kinds == ["all"]: return list(PERTURBATIONS)
+    unknown = [k for k in kinds if k not in PERTURBATIONS]
+    if unknown: raise ValueError(f"text_perturbations: unknown kind(s) {unknown}; known: {', '.join(PERTURBATIONS)}, or 'all'")
+    if len(set(kinds)) != len(kinds): raise ValueError(f"text_perturbations: {kinds} names a kind twice")
+    return kinds
+
 def run_parameters(model, corruptions, severities, n_images, seed, batch_size, threads, accuracy_mode, device, dataset: str,
                    questions_file: str = "", annotations_file: str = "", image_dir: str = "", num_workers="auto", dtype="auto",
-                   chunk_size=CHUNK_SIZE, data_dir: str = "", split: str = "auto") -> dict:
+                   chunk_size=CHUNK_SIZE, data_dir: str = "", split: str = "auto", text_perturbations=(), typo_severity=3) -> dict:
     "The run's parameters, typed and checked; a ValueError naming the parameter otherwise."
     from vqa_robust.metrics import ACCURACY_MODES
     from vqa_robust.models import model_spec, resolve_device, resolve_dtype
@@ -360,8 +371,10 @@ def run_parameters(model, corruptions, severities, n_images, seed, batch_size, t
     if len(set(models)) != len(models): raise ValueError(f"model: {models} names a model twice")
     specs = {m: model_spec(m) for m in models}
     for spec in specs.values(): partition_dir(".", spec.name, *CLEAN)  # a name the store cannot hold fails now
-    corruption_names = [str(c) for c in list_parameter(corruptions, "corruptions")]
-    if not corruption_names: raise ValueError("corruptions: name at least one corruption (the clean condition always runs)")
+    kinds = text_kinds(text_perturbations)
+    corruption_names = [str(c) for c in list_parameter(corruptions, "corruptions") if str(c) != "none"]
+    if not corruption_names and not kinds:
+        raise ValueError("corruptions: name at least one corruption (the clean condition always runs), or 'none' for a run of text_perturbations on clean images")
     levels = [int_parameter(s, "severities") for s in list_parameter(severities, "severities")]
     if not levels: raise ValueError("severities: give at least one level in 1-5")
     grid = conditions(corruption_names, levels)
@@ -374,6 +387,8 @@ def run_parameters(model, corruptions, severities, n_images, seed, batch_size, t
     if split not in ("auto", "sample", "vrb"): raise ValueError(f"split must be 'auto', 'sample' or 'vrb', got {split!r}")
     if split == "vrb" and dataset != "vqav2": raise ValueError("split 'vrb' is VRB's 3,000 val2014 images: it needs dataset vqav2")
     files = dataset_files(dataset, data_dir, questions_file, annotations_file, image_dir)
+    typo_severity = int_parameter(typo_severity, "typo_severity")
+    if not 1 <= typo_severity <= 5: raise ValueError(f"typo_severity must be in 1-5, got {typo_severity}")
     device = resolve_device(device)
     dtypes = {m: resolve_dtype(dtype, device, spec.family) for m, spec in specs.items()}
     from vqa_robust.models import FAMILIES
@@ -382,7 +397,8 @@ def run_parameters(model, corruptions, severities, n_images, seed, batch_size, t
             "seed": int_parameter(seed, "seed"), "threads": threads, "accuracy_mode": accuracy_mode, "device": device, "dataset": dataset,
             "dtypes": dtypes, "batch_sizes": batch_sizes, "chunk_size": CHUNK_SIZE if sizes["chunk_size"] == "auto" else sizes["chunk_size"],
             "num_workers": default_workers(device, threads) if sizes["num_workers"] == "auto" else sizes["num_workers"],
-            "files": files, "split": ("vrb" if dataset == "vqav2" else "sample") if split == "auto" else split}
+            "files": files, "split": ("vrb" if dataset == "vqav2" else "sample") if split == "auto" else split,
+            "text_kinds": kinds, "typo_severity": typo_severity}
 
 # %% ../nbs/03_inference.ipynb #c049
 VRB_CONDITIONS, VRB_QUESTIONS = 71, 16_000  # clean + 14 x 5 corruptions; questions of VRB's 3,000 images
