@@ -24,10 +24,10 @@ __all__ = ['RESULT_COLUMNS', 'CHUNK_SIZE', 'CHUNK_COLUMNS', 'RECORD', 'SAFE_NAME
            'H200_BF16_TFLOPS', 'conditions', 'Batch', 'question_order', 'n_chunks', 'plan_batches', 'condition_image',
            'ConditionBatches', 'as_is', 'default_workers', 'batch_loader', 'glibc', 'release_memory', 'peak_memory_mb',
            'partition_dir', 'chunk_file', 'condition_identity', 'identity_changes', 'ChangedInputsError',
-           'write_record', 'save_chunk', 'chunk_damage', 'saved_chunks', 'checked_store', 'run_log', 'read_store',
-           'answer_inputs', 'batch_seed', 'encoder_of', 'progress_bar', 'condition_answers', 'run_conditions',
-           'answer_condition', 'list_parameter', 'int_parameter', 'auto_parameter', 'dataset_files', 'text_kinds',
-           'run_parameters', 'grid_hours', 'pipeline_rate', 'projected_gpu_rate']
+           'write_record', 'save_chunk', 'chunk_damage', 'checked_record', 'saved_chunks', 'checked_store', 'run_log',
+           'read_store', 'answer_inputs', 'batch_seed', 'encoder_of', 'progress_bar', 'condition_answers',
+           'run_conditions', 'answer_condition', 'list_parameter', 'int_parameter', 'auto_parameter', 'dataset_files',
+           'text_kinds', 'run_parameters', 'grid_hours', 'pipeline_rate', 'projected_gpu_rate']
 
 # %% ../nbs/03_inference.ipynb #c006
 RESULT_COLUMNS = ["model", "corruption", "severity", "seed", "question_id", "answer", "confidence"]
@@ -179,34 +179,38 @@ def chunk_damage(path: Path, entry: dict, expected_ids: np.ndarray) -> tuple[pd.
         return None, f"its {len(saved)} question ids are not the {len(expected_ids)} of its slice of the split, in order"
     return saved, None
 
-def saved_chunks(folder: Path, identity: dict, order_ids: np.ndarray, chunk_size: int, overwrite: bool, report: bool = True) -> dict[int, pd.DataFrame]:
-    "The reusable chunks of one condition, by index; an error when they were computed from other inputs (unless `overwrite`)."
-    if not folder.is_dir(): return {}
-    if not (folder / RECORD).is_file():
-        if any(folder.glob("*.parquet")) and report: print(f"recomputing {folder}: it has no record of what produced it")
-        shutil.rmtree(folder); return {}
+def checked_record(folder: Path, identity: dict, overwrite: bool) -> tuple[dict | None, bool]:
+    "A condition folder's record (None without one) and whether it matches `identity`; an error when it does not, unless `overwrite`."
+    if not (folder / RECORD).is_file(): return None, False
     record = json.loads((folder / RECORD).read_text())
     changes = identity_changes(record["identity"], identity)
     if changes and not overwrite:
         raise ChangedInputsError(f"{folder} holds answers computed from other inputs than this run's: {'; '.join(changes[:4])}"
                                  f"{' ...' if len(changes) > 4 else ''}. Use another out_dir, or overwrite=True to recompute them.")
-    if changes: shutil.rmtree(folder); return {}
+    return record, not changes
+
+def saved_chunks(folder: Path, identity: dict, order_ids: np.ndarray, chunk_size: int, overwrite: bool) -> dict[int, pd.DataFrame]:
+    "The reusable chunks of one condition, by index; an error when they were computed from other inputs (unless `overwrite`)."
+    if not folder.is_dir(): return {}
+    record, same = checked_record(folder, identity, overwrite)
+    if record is None and any(folder.glob("*.parquet")): print(f"recomputing {folder}: it has no record of what produced it")
+    if not same: shutil.rmtree(folder); return {}
     kept = {}
     for chunk in range(n_chunks(len(order_ids), chunk_size)):
         entry = record["chunks"].get(chunk_file(chunk))
         if entry is None: continue
         answers, problem = chunk_damage(folder / chunk_file(chunk), entry, order_ids[chunk * chunk_size:(chunk + 1) * chunk_size])
-        if problem and report: print(f"recomputing {folder / chunk_file(chunk)}: {problem}")
+        if problem: print(f"recomputing {folder / chunk_file(chunk)}: {problem}")
         else: kept[chunk] = answers
     return kept
 
 def checked_store(out_dir: str | Path, identities: dict, dataset: VQADataset, grid, seed: int, data: dict, batch_sizes: dict,
                   chunk_size: int = CHUNK_SIZE, overwrite: bool = False) -> list[Path]:
-    "Check every model's saved chunks before any model loads, then remove answers of models or conditions this run does not have; the removed folders."
-    order_ids, code = question_order(dataset).question_id.to_numpy(), code_fingerprint(dataset)
+    "Check every model's saved records before any model loads (their chunks are verified when answering), then remove answers of models or conditions this run does not have; the removed folders."
+    code = code_fingerprint(dataset)
     wanted = {partition_dir(out_dir, identity["model"], *c): condition_identity(identity, data, *c, seed, code, batch_sizes[name], chunk_size)
               for name, identity in identities.items() for c in grid}
-    for folder, identity in wanted.items(): saved_chunks(folder, identity, order_ids, chunk_size, overwrite, report=False)
+    for folder, identity in wanted.items(): checked_record(folder, identity, overwrite)
     stale = [f for f in sorted((Path(out_dir) / "answers").glob("model=*/corruption=*/severity=*")) if f not in wanted]
     stale += [f for f in [Path(out_dir) / "conditions"] if f.is_dir()]  # the per-condition files of versions before the store
     for folder in stale: shutil.rmtree(folder)
@@ -365,7 +369,7 @@ def run_parameters(model, corruptions, severities, n_images, seed, batch_size, t
                    chunk_size=CHUNK_SIZE, data_dir: str = "", split: str = "auto", text_perturbations=(), typo_severity=3) -> dict:
     "The run's parameters, typed and checked; a ValueError naming the parameter otherwise."
     from vqa_robust.metrics import ACCURACY_MODES
-    from vqa_robust.models import model_spec, resolve_device, resolve_dtype
+    from vqa_robust.models import FAMILIES, model_spec, resolve_device, resolve_dtype
     models = [str(m) for m in list_parameter(model, "model")]
     if not models: raise ValueError("model: name at least one model (a key of vqa_robust.models.MODELS or a checkpoint folder)")
     if len(set(models)) != len(models): raise ValueError(f"model: {models} names a model twice")
@@ -391,7 +395,6 @@ def run_parameters(model, corruptions, severities, n_images, seed, batch_size, t
     if not 1 <= typo_severity <= 5: raise ValueError(f"typo_severity must be in 1-5, got {typo_severity}")
     device = resolve_device(device)
     dtypes = {m: resolve_dtype(dtype, device, spec.family) for m, spec in specs.items()}
-    from vqa_robust.models import FAMILIES
     batch_sizes = {m: FAMILIES[spec.family].batch_size if sizes["batch_size"] == "auto" else sizes["batch_size"] for m, spec in specs.items()}
     return {"models": models, "corruptions": corruption_names, "severities": levels, "grid": grid, "n_images": int_parameter(n_images, "n_images"),
             "seed": int_parameter(seed, "seed"), "threads": threads, "accuracy_mode": accuracy_mode, "device": device, "dataset": dataset,
