@@ -9,6 +9,7 @@ PYTHON=${PYTHON:-python3}
 TORCH_SPEC=${TORCH_SPEC:-torch==2.13.0}
 APT_PACKAGES="wordnet-base wordnet-sense-index"  # WordNet 3.0 and its sense index, read by nltk (vqa_robust.text)
 OPTIONAL_APT_PACKAGES="libmagickwand-6.q16-6"  # ImageMagick, for the Wand reference path of snow (its tests skip without it)
+DOCS_APT_PACKAGES="chromium fonts-dejavu-core"  # headless Chromium for the docs site's browser check (scripts/check_site.py)
 
 if [ -n "$APT_PACKAGES" ]; then
   missing=$(for p in $APT_PACKAGES; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
@@ -24,6 +25,14 @@ if [ -n "$optional_missing" ]; then
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $optional_missing) >/dev/null 2>&1 \
       || echo "setup: optional Debian packages not installed: $optional_missing" >&2
   else echo "setup: optional (reference tests only): apt-get install $optional_missing" >&2; fi
+fi
+
+docs_missing=$(for p in $DOCS_APT_PACKAGES; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
+if [ -n "$docs_missing" ]; then
+  if [ "$(id -u)" = 0 ]; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $docs_missing) >/dev/null 2>&1 \
+      || echo "setup: could not install $docs_missing: the docs' browser check (scripts/check_site.py) needs it" >&2
+  else echo "setup: for the docs' browser check: apt-get install $docs_missing" >&2; fi
 fi
 
 stamp=.venv/.vqa_robust_setup
