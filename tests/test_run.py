@@ -49,6 +49,21 @@ def test_run_folder(small_run):
     vre_ci = pd.read_csv(small_run / "vre_ci.csv")
     assert set(vre_ci.corruption) == set(acc.corruption) - {"clean"}
 
+def test_answer_changes(small_run):
+    "Every answer a corruption changed, counted independently from answers.parquet, is in answer_changes.csv with a category."
+    answers = pd.read_parquet(small_run / "answers.parquet")
+    norm = lambda s: s.astype(str).str.strip().str.lower()
+    clean = answers[answers.corruption == "clean"].set_index(["model", "question_id"]).answer
+    corrupted = answers[answers.corruption != "clean"]
+    before = norm(clean.reindex(pd.MultiIndex.from_frame(corrupted[["model", "question_id"]])).reset_index(drop=True))
+    n_changed = int((before.to_numpy() != norm(corrupted.answer).to_numpy()).sum())
+    changes = pd.read_csv(small_run / "answer_changes.csv")
+    assert len(changes) == n_changed > 0
+    assert set(changes.category) <= {"blindness", "miscolour", "undercount", "overcount", "irrationality", "misclassify", "corrected"}
+    table = pd.read_csv(small_run / "mispredictions.csv")
+    assert table[table.by == "category"].groupby("model")["count"].sum().to_dict() == changes.groupby("model").size().to_dict()
+    assert (small_run / "answer_changes.png").stat().st_size > 10_000
+
 def test_parameters_are_honoured(small_run):
     split = json.loads((small_run / "split.json").read_text())
     assert len(split["image_ids"]) == 40
@@ -208,3 +223,4 @@ def test_text_perturbations_on_clean_images(tmp_path):
     assert len(pd.read_csv(tmp_path / "text_robustness.csv")) == 1
     run = json.loads((tmp_path / "run.json").read_text())
     assert "no image corruption" in run["not_computed"]["accuracy_vs_severity.png"] and "robustness.csv" in run["not_computed"]
+    assert "no image corruption" in run["not_computed"]["answer_changes.csv"] and not (tmp_path / "answer_changes.csv").exists()

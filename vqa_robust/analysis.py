@@ -4,26 +4,34 @@
 
 # %% ../nbs/05_analysis.ipynb #c003
 from __future__ import annotations
+import zlib
 from pathlib import Path
 import matplotlib.pyplot as plt
+from matplotlib.lines import Line2D
 import numpy as np
 import pandas as pd
 import vqa_robust
-from .corruptions import CORRUPTIONS
+from .corruptions import CORRUPTIONS, PRESETS
 from .data import VQADataset
 from .metrics import (submetrics, minmax_scale, DEFAULT_WEIGHTS, SUBMETRICS, vre, weighted_vre, aggregated_metrics, severity_accuracy,
                                 model_accuracy, corruption_accuracy, relative_drop, LEVELS, check_fractions, with_clean_level)
 
 # %% auto #0
-__all__ = ['PAPER_DATA', 'PAPER_NAMES', 'RADAR_GROUPS', 'most_common', 'blind_baseline', 'family_accuracy',
+__all__ = ['STYLE_ORDER', 'PALETTE', 'MARKERS', 'PAPER_DATA', 'PAPER_NAMES', 'RADAR_GROUPS', 'SUBMETRIC_LABELS', 'most_common',
+           'blind_baseline', 'family_accuracy', 'corruption_style', 'style_handles', 'panel_grid',
            'plot_accuracy_vs_severity', 'robustness_table', 'load_vrb_paper_accuracy', 'accuracy_tables',
-           'submetric_tables', 'family_of', 'weight_vectors', 'vre_under_weights', 'plot_average_error',
-           'plot_relative_drop', 'radar', 'plot_radars', 'plot_vre_weights']
+           'submetric_tables', 'family_of', 'weight_vectors', 'vre_under_weights', 'model_colors', 'legend_above',
+           'plot_average_error', 'plot_relative_drop', 'radar', 'plot_radars', 'plot_vre_weights']
 
 # %% ../nbs/05_analysis.ipynb #c006
-def most_common(values: pd.Series) -> str: return values.value_counts().index[0]
+def most_common(values: pd.Series) -> str:
+    "The most frequent value of `values` (the first in order of appearance on a tie)."
+    return values.value_counts().index[0]
 
-def blind_baseline(train: VQADataset, test: VQADataset, model_name: str = "blind") -> pd.DataFrame:
+def blind_baseline(train: VQADataset,          # the split whose answers make the priors
+                   test: VQADataset,           # the split to answer
+                   model_name: str = "blind",  # the `model` column of the answers
+                  ) -> pd.DataFrame:           # answers in a run's layout: model, corruption, severity, seed, question_id, answer
     "Answers to `test` from question priors of `train` alone (no image)."
     q = train.questions
     by_question = q.groupby("question").multiple_choice_answer.agg(most_common)
@@ -35,7 +43,10 @@ def blind_baseline(train: VQADataset, test: VQADataset, model_name: str = "blind
                          "question_id": t.question_id.to_numpy(), "answer": answer.to_numpy()})
 
 # %% ../nbs/05_analysis.ipynb #c011
-def family_accuracy(scored: pd.DataFrame, dataset: VQADataset, by=("model", "corruption", "severity")) -> pd.DataFrame:
+def family_accuracy(scored: pd.DataFrame,                    # one row per answer, with question_id and score
+                    dataset: VQADataset,                     # the dataset the questions come from (for `answer_type`)
+                    by=("model", "corruption", "severity"),  # the columns that define a condition
+                   ) -> pd.DataFrame:                        # rows conditions, columns answer types and `all`
     "Accuracy per condition (rows) and `answer_type` (columns), with `all`."
     families = dataset.questions.set_index("question_id").answer_type
     s = scored.assign(answer_type=families.loc[scored.question_id].to_numpy())
@@ -43,25 +54,62 @@ def family_accuracy(scored: pd.DataFrame, dataset: VQADataset, by=("model", "cor
     table["all"] = s.groupby(list(by)).score.mean()
     return table
 
+# %% ../nbs/05_analysis.ipynb #c032
+STYLE_ORDER = list(dict.fromkeys([*PRESETS["vrb_imagenet_c"], "shot_noise_vrb", "pixelate_vrb", *CORRUPTIONS]))  # VRB's 14 first
+PALETTE = ([plt.get_cmap("tab10")(i) for i in range(10)] + [plt.get_cmap("tab20b")(i) for i in (0, 4, 8, 12, 16)]  # 16 strong colours
+           + [(0.0, 0.0, 0.0, 1.0)] + [plt.get_cmap("tab20")(i) for i in range(1, 20, 2)])                # (black last), then tab20's light ones
+MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+
+def corruption_style(name: str  # a corruption (a key of CORRUPTIONS, or any other name)
+                    ) -> dict:  # color, marker and linestyle for `Axes.plot`
+    "The line style of one corruption, the same in every panel and figure: VRB's 14 (and the two VRB-code variants) get distinct strong colours."
+    i = STYLE_ORDER.index(name) if name in STYLE_ORDER else len(STYLE_ORDER) + zlib.crc32(name.encode()) % 1000
+    return {"color": PALETTE[i % len(PALETTE)], "marker": MARKERS[i % len(MARKERS)], "linestyle": "-" if i < len(PALETTE) else "--"}
+
+def style_handles(names  # the corruptions of a figure, in legend order
+                 ) -> list:  # one legend handle per name
+    "Legend handles drawn in each corruption's `corruption_style`."
+    return [Line2D([], [], lw=1.5, markersize=6, label=n, **corruption_style(n)) for n in names]
+
 # %% ../nbs/05_analysis.ipynb #c015
-def plot_accuracy_vs_severity(acc: pd.DataFrame, title: str | None = None, error: bool = False):
-    "Accuracy (%), or with `error` the error (the paper's Figure 3), against severity: one panel per model, one line per corruption."
+def panel_grid(n: int  # number of panels
+              ) -> tuple[int, int]:  # rows, columns
+    "Rows and columns for `n` panels: one row up to three panels, else rows of two (four panels) or three."
+    if n <= 3: return 1, n
+    cols = 2 if n == 4 else 3
+    return -(-n // cols), cols
+
+def plot_accuracy_vs_severity(acc: pd.DataFrame,        # model, corruption, severity (0-5), accuracy (a fraction); clean as level 0 or a `clean` row
+                              title: str | None = None,  # figure title
+                              error: bool = False,       # plot the error 1 - accuracy (the paper's Figure 3) instead
+                             ):                          # the matplotlib figure
+    "Accuracy (%), or the error (%), against severity level: a panel per model, a line per corruption, one legend for all."
     check_fractions(acc)
     if (acc.corruption == "clean").any(): acc = with_clean_level(acc)  # a run's clean condition is level 0 of every corruption
     models = list(dict.fromkeys(acc.model))
-    fig, axes = plt.subplots(1, len(models), figsize=(3.6 * len(models) + 1.4, 3.4), sharey=True, squeeze=False)
-    for ax, model in zip(axes[0], models):
-        for corruption, rows in acc[acc.model == model].sort_values("severity").groupby("corruption"):
-            ax.plot(rows.severity, 100 * (1 - rows.accuracy if error else rows.accuracy), marker=".", lw=1, label=corruption)
-        ax.set(title=model, xlabel="severity (0 = clean)", xticks=LEVELS); ax.grid(alpha=0.3)
-    axes[0, 0].set_ylabel("error (%)" if error else "accuracy (%)")
-    axes[0, -1].legend(fontsize=6, loc="upper left", bbox_to_anchor=(1, 1))
-    if title: fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
+    rows, cols = panel_grid(len(models))
+    names = sorted(set(acc.corruption))
+    legend_rows = -(-len(names) // (5 if cols > 1 else 3))
+    fig, axes = plt.subplots(rows, cols, figsize=(min(10, 2.6 + 3.7 * cols), 3.0 * rows + 0.5 + 0.25 * legend_rows), sharey=True,
+                             squeeze=False, layout="constrained")
+    for ax in axes.ravel()[len(models):]: ax.remove()
+    for i, (ax, model) in enumerate(zip(axes.ravel(), models)):
+        for corruption, rows_ in acc[acc.model == model].sort_values("severity").groupby("corruption"):
+            ax.plot(rows_.severity, 100 * (1 - rows_.accuracy if error else rows_.accuracy), lw=1.3, markersize=5, label=corruption,
+                    **corruption_style(corruption))
+        ax.set(title=model, xticks=LEVELS); ax.grid(alpha=0.3)
+        if i + cols >= len(models): ax.set_xlabel("severity level (0 = clean)")
+        if i % cols == 0: ax.set_ylabel("error (%)" if error else "accuracy (%)")
+        ax.yaxis.set_tick_params(labelleft=True)
+    fig.legend(handles=style_handles(names), loc="outside lower center", ncol=min(len(names), 5 if cols > 1 else 3), fontsize=9,
+               frameon=False, title="corruption", title_fontsize=9)
+    if title: fig.suptitle(title, fontsize=12)
     return fig
 
 # %% ../nbs/05_analysis.ipynb #c017
-def robustness_table(acc: pd.DataFrame, weights: dict | None = None) -> pd.DataFrame:
+def robustness_table(acc: pd.DataFrame,             # model, corruption, severity (0-5), accuracy (a fraction); clean as level 0 or a `clean` row
+                     weights: dict | None = None,  # a weight per sub-metric, summing to 1; default 0.2 each
+                    ) -> pd.DataFrame:             # model, corruption, the raw and scaled sub-metrics, VRE
     "Raw and scaled sub-metrics per (model, corruption), with VRE per pair, per model and per corruption."
     raw = submetrics(acc)
     scaled = minmax_scale(raw)
@@ -77,8 +125,10 @@ PAPER_DATA = Path(vqa_robust.__file__).parent / "paper_data"
 
 PAPER_NAMES = {"elastic": "elastic_transform"}  # the authors' file names elastic transform "elastic"
 
-def load_vrb_paper_accuracy(path: str | Path = PAPER_DATA / "vrb_per_level_accuracy.csv") -> pd.DataFrame:
+def load_vrb_paper_accuracy(path: str | Path | None = None,  # a CSV of model, corruption, level, accuracy_pct; default the copy in `PAPER_DATA`
+                           ) -> pd.DataFrame:                  # model, corruption, severity, accuracy (a fraction)
     "The per-level accuracies behind VRB's figures (4 models x 14 corruptions x levels 0-5) as a tidy table, accuracy as a fraction."
+    path = PAPER_DATA / "vrb_per_level_accuracy.csv" if path is None else path
     raw = pd.read_csv(path)
     expected = {"model", "corruption", "level", "accuracy_pct"}
     if not expected <= set(raw.columns): raise ValueError(f"{path}: expected columns {sorted(expected)}, got {list(raw.columns)}")
@@ -87,18 +137,24 @@ def load_vrb_paper_accuracy(path: str | Path = PAPER_DATA / "vrb_per_level_accur
     if unknown: raise ValueError(f"{path}: unknown corruption name(s) {unknown}")
     return pd.DataFrame({"model": raw.model, "corruption": raw.corruption, "severity": raw.level.astype(int), "accuracy": raw.accuracy_pct / 100})
 
-def accuracy_tables(acc: pd.DataFrame, levels=LEVELS) -> dict[str, pd.DataFrame]:
-    "Table 1 in percent: A_{v,c} (models x corruptions), per model (A_v0, A_v, A_v^rel) and per corruption (A_c, A_c^rel)."
+def accuracy_tables(acc: pd.DataFrame,  # model, corruption, severity (0-5), accuracy (a fraction); clean as level 0 or a `clean` row
+                    levels=LEVELS,      # the levels A_{v,c} averages
+                   ) -> dict[str, pd.DataFrame]:  # "A_vc", "models", "corruptions"
+    "Table 1 in percent: A_{v,c} (models x corruptions, eq. 3), per model (A_v0, A_v, A_v^rel; eqs. 4, 7) and per corruption (A_c, A_c^rel; eqs. 5, 8)."
     return {"A_vc": 100 * severity_accuracy(acc, levels).unstack("corruption"),
             "models": 100 * model_accuracy(acc, levels), "corruptions": 100 * corruption_accuracy(acc, levels)}
 
-def submetric_tables(acc: pd.DataFrame, weights: dict | None = None) -> dict[str, pd.DataFrame]:
-    "Table 2: raw sub-metrics averaged per model and per corruption, with VRE_v and VRE_c."
+def submetric_tables(acc: pd.DataFrame,             # model, corruption, severity (0-5), accuracy (a fraction); clean as level 0 or a `clean` row
+                     weights: dict | None = None,  # a weight per sub-metric, summing to 1; default 0.2 each
+                    ) -> dict[str, pd.DataFrame]:  # "models", "corruptions"
+    "Table 2: raw sub-metrics (eqs. 10-14) averaged per model and per corruption, with VRE_v and VRE_c (eqs. 18, 19)."
     raw = submetrics(acc)
     return {"models": raw.groupby(level="model").mean().assign(VRE=vre(acc, "model", weights)),
             "corruptions": raw.groupby(level="corruption").mean().assign(VRE=vre(acc, "corruption", weights))}
 
-def family_of(corruption: str) -> str: return CORRUPTIONS[corruption].family
+def family_of(corruption: str) -> str:
+    "The paper's class of a registered corruption (noise, blur, weather, attribute, physical, digital)."
+    return CORRUPTIONS[corruption].family
 
 RADAR_GROUPS = {"noise": ("noise",), "blur & weather": ("blur", "weather"), "attribute": ("attribute",),
                 "physical": ("physical",), "digital": ("digital",)}  # Figure 7's panels after the models' one
@@ -109,61 +165,93 @@ def weight_vectors() -> dict[str, dict]:
     for m in SUBMETRICS: vectors[f"{m} 0.6"] = {k: (0.6 if k == m else 0.1) for k in SUBMETRICS}
     return vectors
 
-def vre_under_weights(acc: pd.DataFrame, by: str = "model") -> pd.DataFrame:
+def vre_under_weights(acc: pd.DataFrame,  # model, corruption, severity (0-5), accuracy (a fraction); clean as level 0 or a `clean` row
+                      by: str = "model",  # "model" or "corruption"
+                     ) -> pd.DataFrame:   # rows weightings, columns models (or corruptions)
     "VRE of each model (or corruption) under every weighting of `weight_vectors`: rows weightings, columns models."
     return pd.DataFrame({name: vre(acc, by, w) for name, w in weight_vectors().items()}).T
 
 # %% ../nbs/05_analysis.ipynb #c022
-def plot_average_error(acc: pd.DataFrame):
-    "Figure 4: average error mu (%) per corruption, one bar per model."
-    mu = 100 * submetrics(acc)["mu"].unstack("model")
-    ax = mu.plot.bar(figsize=(11, 3.4), width=0.8)
-    ax.set(ylabel="average error (%)", xlabel=""); ax.grid(alpha=0.3, axis="y"); ax.legend(fontsize=8, ncol=len(mu.columns))
-    plt.setp(ax.get_xticklabels(), rotation=40, ha="right")
-    ax.figure.tight_layout()
-    return ax.figure
+def model_colors(models  # model names, in plotting order
+                ) -> list:  # one colour each
+    "Colours for models: tab10 in order, so bars, polygons and legends agree within a figure."
+    return [plt.get_cmap("tab10")(i % 10) for i in range(len(models))]
 
-def plot_relative_drop(acc: pd.DataFrame):
-    "Heatmap of the relative accuracy drop (A_{v,0} - A_{v,c}) / A_{v,0} (%) per model and corruption."
-    drop = 100 * relative_drop(acc)
-    fig, ax = plt.subplots(figsize=(11, 0.5 * len(drop) + 1.6))
-    im = ax.imshow(drop.to_numpy(), cmap="Reds", aspect="auto")
-    ax.set(xticks=range(drop.shape[1]), yticks=range(drop.shape[0]), yticklabels=drop.index)
-    ax.set_xticklabels(drop.columns, rotation=40, ha="right")
-    for (i, j), v in np.ndenumerate(drop.to_numpy()): ax.text(j, i, f"{v:.1f}", ha="center", va="center", fontsize=7)
-    fig.colorbar(im, ax=ax, label="relative drop (%)")
-    fig.tight_layout()
+def legend_above(ax,                      # the axes whose labelled artists the legend lists
+                 ncol: int,               # entries per row
+                 title: str | None = None,  # legend title
+                ):
+    "A one-row legend above the axes, outside the plotted area."
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.01), ncol=ncol, fontsize=9, frameon=False, title=title, title_fontsize=9)
+
+def plot_average_error(acc: pd.DataFrame  # model, corruption, severity (0-5), accuracy (a fraction)
+                      ):                    # the matplotlib figure
+    "Figure 4: average error mu (%, eq. 13) per corruption, one bar per model."
+    mu = 100 * submetrics(acc)["mu"].unstack("model")
+    fig, ax = plt.subplots(figsize=(10, 4), layout="constrained")
+    mu.plot.bar(ax=ax, width=0.8, color=model_colors(mu.columns))
+    ax.set(ylabel="average error μ (%)", xlabel="corruption"); ax.grid(alpha=0.3, axis="y")
+    legend_above(ax, len(mu.columns))
+    plt.setp(ax.get_xticklabels(), rotation=35, ha="right")
     return fig
 
-def radar(ax, values: pd.DataFrame, title: str):
-    "One radar chart: a polygon per row over the sub-metric columns."
-    angles = np.linspace(0, 2 * np.pi, values.shape[1], endpoint=False)
-    for name, row in values.iterrows():
-        v = row.to_numpy()
-        ax.plot(np.append(angles, angles[0]), np.append(v, v[0]), lw=1, label=name)
-        ax.fill(np.append(angles, angles[0]), np.append(v, v[0]), alpha=0.08)
-    ax.set_xticks(angles); ax.set_xticklabels(values.columns, fontsize=8); ax.set_ylim(0, 1); ax.set_yticklabels([])
-    ax.set_title(title, fontsize=9); ax.legend(fontsize=5, loc="upper right", bbox_to_anchor=(1.35, 1.1))
+def plot_relative_drop(acc: pd.DataFrame  # model, corruption, severity (0-5), accuracy (a fraction)
+                      ):                    # the matplotlib figure
+    "Heatmap of the relative accuracy drop (A_{v,0} - A_{v,c}) / A_{v,0} (%, eq. 6) per model and corruption."
+    drop = 100 * relative_drop(acc)
+    fig, ax = plt.subplots(figsize=(10, 0.45 * len(drop) + 2.2), layout="constrained")
+    im = ax.imshow(drop.to_numpy(), cmap="Reds", aspect="auto", vmin=0)
+    ax.set(xticks=range(drop.shape[1]), yticks=range(drop.shape[0]), yticklabels=drop.index, xlabel="corruption", ylabel="model")
+    ax.set_xticklabels(drop.columns, rotation=35, ha="right")
+    top = np.nanmax(drop.to_numpy())
+    for (i, j), v in np.ndenumerate(drop.to_numpy()):
+        ax.text(j, i, f"{v:.1f}", ha="center", va="center", fontsize=8, color="white" if v > 0.6 * top else "black")
+    fig.colorbar(im, ax=ax, label="relative accuracy drop (%)")
+    return fig
 
-def plot_radars(acc: pd.DataFrame):
-    "Figure 7: scaled sub-metrics of the models (averaged over corruptions), then of the corruptions in each class (averaged over models)."
+SUBMETRIC_LABELS = {"F": "F", "R": "R", "rho": "ρ", "mu": "μ", "delta": "Δ"}  # as the paper writes them
+
+def radar(ax, values: pd.DataFrame,  # a row per polygon, a column per sub-metric (scaled, in [0, 1])
+          title: str,                  # panel title
+          colors=None,                 # one colour per row; default each corruption's `corruption_style`
+         ):
+    "One radar chart: a polygon per row over the sub-metric columns, its legend below the chart."
+    angles = np.linspace(0, 2 * np.pi, values.shape[1], endpoint=False)
+    for k, (name, row) in enumerate(values.iterrows()):
+        v = np.append(row.to_numpy(), row.to_numpy()[0])
+        style = {"color": colors[k]} if colors is not None else {k_: s for k_, s in corruption_style(name).items() if k_ != "linestyle"}
+        ax.plot(np.append(angles, angles[0]), v, lw=1.5, markersize=4, label=name, **style)
+        ax.fill(np.append(angles, angles[0]), v, alpha=0.08, color=style["color"])
+    ax.set_xticks(angles); ax.set_xticklabels([SUBMETRIC_LABELS.get(c, c) for c in values.columns], fontsize=11)
+    ax.set_ylim(0, 1); ax.set_yticks([0.25, 0.5, 0.75, 1.0]); ax.set_yticklabels(["", "0.5", "", "1"], fontsize=7, color="gray")
+    ax.set_title(title, fontsize=11, pad=12)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.06), ncol=2, fontsize=9, frameon=False)
+
+def plot_radars(acc: pd.DataFrame  # model, corruption, severity (0-5), accuracy (a fraction)
+               ):                    # the matplotlib figure
+    "Figure 7: scaled sub-metrics (eq. 15) of the models (averaged over corruptions), then of the corruptions in each class (over models)."
     scaled = submetrics(acc, scaled=True)
     by_corruption = scaled.groupby(level="corruption").mean()
     panels = {"models": scaled.groupby(level="model").mean()}
     for title, families in RADAR_GROUPS.items():
         rows = [c for c in by_corruption.index if family_of(c) in families]
         if rows: panels[title] = by_corruption.loc[rows]
-    fig, axes = plt.subplots(2, 3, figsize=(12, 7.5), subplot_kw={"projection": "polar"})
-    for ax, (title, values) in zip(axes.ravel(), panels.items()): radar(ax, values, title)
-    for ax in axes.ravel()[len(panels):]: ax.set_visible(False)
-    fig.tight_layout()
+    rows, cols = panel_grid(len(panels))
+    fig, axes = plt.subplots(rows, cols, figsize=(10 if cols == 3 else 3.4 * cols + 0.4, 4.5 * rows), subplot_kw={"projection": "polar"},
+                             squeeze=False, layout="constrained")
+    for ax, (title, values) in zip(axes.ravel(), panels.items()):
+        radar(ax, values, title, colors=model_colors(values.index) if title == "models" else None)
+    for ax in axes.ravel()[len(panels):]: ax.remove()
+    fig.suptitle("scaled sub-metrics (0 at the centre, 1 at the rim; larger is less robust)", fontsize=10)
     return fig
 
-def plot_vre_weights(acc: pd.DataFrame):
-    "Figure 8: VRE of each model under the six weightings."
+def plot_vre_weights(acc: pd.DataFrame  # model, corruption, severity (0-5), accuracy (a fraction)
+                    ):                    # the matplotlib figure
+    "Figure 8: VRE (eq. 18) of each model under the six weightings of `weight_vectors`."
     table = vre_under_weights(acc)
-    ax = table.plot.bar(figsize=(9, 3.4), width=0.8)
-    ax.set(ylabel="VRE", xlabel="weighting"); ax.grid(alpha=0.3, axis="y"); ax.legend(fontsize=8, ncol=len(table.columns))
+    fig, ax = plt.subplots(figsize=(9, 3.8), layout="constrained")
+    table.plot.bar(ax=ax, width=0.8, color=model_colors(table.columns))
+    ax.set(ylabel="VRE (lower is more robust)", xlabel="weighting: the named sub-metric at 0.6, the others at 0.1")
+    ax.grid(alpha=0.3, axis="y"); legend_above(ax, len(table.columns))
     plt.setp(ax.get_xticklabels(), rotation=0)
-    ax.figure.tight_layout()
-    return ax.figure
+    return fig

@@ -226,7 +226,9 @@ def level_noise_table(kind: str, c: float, bits: int = 12) -> np.ndarray:
     return (np.clip(out, 0, 1) * 255).astype(np.uint8).ravel()
 
 @lru_cache(maxsize=None)
-def normal_quantiles32() -> np.ndarray: return normal_quantiles().astype(np.float32)
+def normal_quantiles32() -> np.ndarray:
+    "`normal_quantiles()` in float32, cached: standard normal draws by table lookup."
+    return normal_quantiles().astype(np.float32)
 
 @lru_cache(maxsize=None)
 def additive_gaussian_table(c: float) -> np.ndarray:
@@ -623,7 +625,9 @@ def luma(x: np.ndarray) -> np.ndarray:
     "ITU-R BT.601 luma of an RGB image, float."
     return x.astype(np.float32) @ np.float32([0.299, 0.587, 0.114])
 
-def gray3(y: np.ndarray) -> np.ndarray: return np.repeat(np.asarray(y)[..., None], 3, axis=-1)
+def gray3(y: np.ndarray) -> np.ndarray:
+    "A gray HxW image as HxWx3, its one channel repeated."
+    return np.repeat(np.asarray(y)[..., None], 3, axis=-1)
 
 @register_corruption("attribute", source="vrb_appendix", levels=(1,))
 def color_inversion(x, severity, rng):
@@ -749,7 +753,8 @@ PRESETS = {
                  "random_impulse_noise", "glass_blur", "gaussian_blur", "median_blur"],
 }
 
-def preset(name: str) -> list[str]:
+def preset(name: str  # a key of PRESETS: vrb, vrb_imagenet_c, imagenet_c or appendix
+          ) -> list[str]:  # corruption names, in the preset's order
     "The corruption names of a preset."
     if name not in PRESETS: raise KeyError(f"unknown preset {name!r}; known: {', '.join(PRESETS)}")
     return list(PRESETS[name])

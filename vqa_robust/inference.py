@@ -59,7 +59,9 @@ def question_order(dataset: VQADataset) -> pd.DataFrame:
     "The dataset's questions in answering order: by image, then question id."
     return dataset.questions.sort_values(["image_id", "question_id"], kind="stable").reset_index(drop=True)
 
-def n_chunks(n_questions: int, chunk_size: int) -> int: return -(-n_questions // chunk_size)
+def n_chunks(n_questions: int, chunk_size: int) -> int:
+    "The number of chunks of `chunk_size` questions that hold `n_questions` (the last may be shorter)."
+    return -(-n_questions // chunk_size)
 
 def plan_batches(n_questions: int, todo: dict, chunk_size: int, batch_size: int) -> list[Batch]:
     "The batches of the chunks still to answer: `todo` maps each condition to its missing chunk indices."
@@ -92,7 +94,9 @@ class ConditionBatches(torch.utils.data.Dataset):
         release_memory()  # the decoded and corrupted images are gone: give their pages back
         return i, inputs
 
-def as_is(item): return item  # the DataLoader's collate: a prepared batch is already a batch
+def as_is(item):
+    "The DataLoader's collate: a prepared batch is already a batch, returned as it is."
+    return item
 
 def default_workers(device: str, threads: int = 1, cpus: int | None = None) -> int:
     "Data workers for a run: on CUDA every CPU but one (at most 8); on a CPU those torch's `threads` leave free (at most 4)."
@@ -135,7 +139,9 @@ def partition_dir(out_dir: str | Path, model_name: str, corruption: str, severit
         raise ValueError(f"model name {model_name!r} cannot name a results folder: use letters, digits and . _ + - only")
     return Path(out_dir) / "answers" / f"model={model_name}" / f"corruption={corruption}" / f"severity={int(severity)}"
 
-def chunk_file(chunk: int) -> str: return f"part-{chunk:05d}.parquet"
+def chunk_file(chunk: int) -> str:
+    "The Parquet file name of chunk number `chunk` in a condition's folder."
+    return f"part-{chunk:05d}.parquet"
 
 def condition_identity(model_identity: dict, data: dict, corruption: str, severity: int, seed: int, code: dict | None = None,
                        batch_size: int | None = None, chunk_size: int = CHUNK_SIZE) -> dict:

@@ -186,8 +186,10 @@ def score_answers(answers: pd.DataFrame,   # one row per question and condition:
     scores = [vqa_accuracy(p, a, mode, m) for p, a, m in zip(answers.answer, gold.answers, gold.multiple_choice_answer)]
     return answers.assign(score=scores, accuracy_mode=mode)
 
-def accuracy_table(scored: pd.DataFrame, by=("model", "corruption", "severity")) -> pd.DataFrame:
-    "Mean score (`accuracy`, a fraction) and question count `n` per group."
+def accuracy_table(scored: pd.DataFrame,                      # one row per answer, with a `score` column (as `score_answers` returns)
+                   by=("model", "corruption", "severity"),  # the columns that define a group
+                  ) -> pd.DataFrame:                         # the `by` columns, accuracy and n
+    "Eq. 2 per group: mean score (`accuracy`, a fraction) and question count `n`."
     return (scored.groupby(list(by)).score.agg(accuracy="mean", n="size").reset_index())
 
 def sequential_sum(values) -> float:
@@ -296,15 +298,33 @@ def error_floor(acc: pd.DataFrame) -> pd.Series:
     return 1.0 / n
 
 # %% ../nbs/04_metrics.ipynb #c024
-# E: errors with the levels 0-5 on the last axis (any leading axes: pairs, bootstrap replicates)
-# floor: the smallest error F and R divide by, 1/n for n questions (broadcast over the leading axes); 0 for none
-def first_drop(E: np.ndarray, floor=0.0) -> np.ndarray: return (E[..., 1] - E[..., 0]) / np.maximum(E[..., 0], floor)
-def range_of_error(E: np.ndarray, floor=0.0) -> np.ndarray: return (E.max(-1) - E.min(-1)) / np.maximum(E.min(-1), floor)
-def error_rate(E: np.ndarray) -> np.ndarray:
+def first_drop(E: np.ndarray,  # errors, levels 0-5 on the last axis (any leading axes: pairs, bootstrap replicates)
+               floor=0.0,      # the smallest error to divide by: 1/n for n questions (broadcast over the leading axes); 0 for none
+              ) -> np.ndarray:  # F per leading index
+    "Eq. 10, first drop F = (E_1 - E_0) / E_0: the relative change in error from the clean level to level 1."
+    return (E[..., 1] - E[..., 0]) / np.maximum(E[..., 0], floor)
+
+def range_of_error(E: np.ndarray,  # errors, levels 0-5 on the last axis
+                   floor=0.0,      # the smallest error to divide by: 1/n for n questions; 0 for none
+                  ) -> np.ndarray:  # R per leading index
+    "Eq. 11, range of error R = (max_l E_l - min_l E_l) / min_l E_l: the spread of the error over the levels, relative to its minimum."
+    return (E.max(-1) - E.min(-1)) / np.maximum(E.min(-1), floor)
+
+def error_rate(E: np.ndarray  # errors, levels 0-5 on the last axis
+              ) -> np.ndarray:  # rho per leading index
+    "Eq. 12, error rate rho: the least-squares slope of the error E_l against the level l."
     l = np.arange(E.shape[-1], dtype=float); L = len(l)
     return (L * (E * l).sum(-1) - l.sum() * E.sum(-1)) / (L * (l ** 2).sum() - l.sum() ** 2)
-def average_error(E: np.ndarray) -> np.ndarray: return E.mean(-1)
-def average_difference(E: np.ndarray, divide_by_six: bool = False) -> np.ndarray:
+
+def average_error(E: np.ndarray  # errors, levels 0-5 on the last axis
+                 ) -> np.ndarray:  # mu per leading index
+    "Eq. 13, average error mu: the mean of the error over the levels 0-5."
+    return E.mean(-1)
+
+def average_difference(E: np.ndarray,             # errors, levels 0-5 on the last axis
+                       divide_by_six: bool = False,  # divide by 6, as eq. 14's 1/L reads, not by 5 (5 reproduces the paper's tables)
+                      ) -> np.ndarray:             # Delta per leading index
+    "Eq. 14, average difference of corruption error Delta: the mean over levels 1-5 of E_l - E_0."
     return (E[..., 1:] - E[..., :1]).sum(-1) / (E.shape[-1] if divide_by_six else E.shape[-1] - 1)
 
 SUBMETRICS = {"F": first_drop, "R": range_of_error, "rho": error_rate, "mu": average_error, "delta": average_difference}
@@ -380,8 +400,11 @@ def aggregated_metrics(scaled: pd.DataFrame,   # scaled sub-metrics per (model, 
     mean = scaled[list(SUBMETRICS)].groupby(level=by).mean()
     return mean.assign(VRE=weighted_vre(mean.to_numpy(), weights))
 
-def vre(acc: pd.DataFrame, by: str = "model", weights: dict | None = None) -> pd.Series:
-    "Visual Robustness Error of each model (`by='model'`) or corruption (`by='corruption'`)."
+def vre(acc: pd.DataFrame,              # model, corruption, severity (0-5), accuracy (a fraction); clean as level 0 or a `clean` row
+        by: str = "model",             # "model" (eq. 18) or "corruption" (eq. 19)
+        weights: dict | None = None,   # a weight per sub-metric (F, R, rho, mu, delta), summing to 1; default 0.2 each
+       ) -> pd.Series:                 # VRE per model or per corruption
+    "Eqs. 18-19, Visual Robustness Error of each model (`by='model'`) or corruption (`by='corruption'`)."
     if by not in ("model", "corruption"): raise ValueError(f"by must be 'model' or 'corruption', got {by!r}")
     return aggregated_metrics(submetrics(acc, scaled=True), by, checked_weights(weights)).VRE
 
@@ -390,24 +413,32 @@ def accuracy_matrix(acc: pd.DataFrame) -> pd.DataFrame:
     "Accuracy per (model, corruption) at levels 0-5, checked complete."
     return 1 - error_matrix(acc)
 
-def severity_accuracy(acc: pd.DataFrame, levels=LEVELS) -> pd.Series:
-    "A_{v,c}: accuracy averaged over `levels` (default 0-5, the clean level included)."
+def severity_accuracy(acc: pd.DataFrame,  # model, corruption, severity (0-5), accuracy (a fraction); clean as level 0 or a `clean` row
+                      levels=LEVELS,      # the levels averaged
+                     ) -> pd.Series:      # A_vc per (model, corruption)
+    "Eq. 3, A_{v,c}: accuracy averaged over `levels` (default 0-5, the clean level included)."
     return accuracy_matrix(acc)[list(levels)].mean(axis=1).rename("A_vc")
 
-def model_accuracy(acc: pd.DataFrame, levels=LEVELS) -> pd.DataFrame:
-    "A_{v,0}, A_v (mean of A_{v,c} over corruptions) and A_v^rel per model."
+def model_accuracy(acc: pd.DataFrame,   # model, corruption, severity (0-5), accuracy (a fraction); clean as level 0 or a `clean` row
+                   levels=LEVELS,       # the levels A_{v,c} averages
+                  ) -> pd.DataFrame:    # A_v0, A_v and A_v_rel per model
+    "Eqs. 4 and 7: A_{v,0}, A_v (mean of A_{v,c} over corruptions) and A_v^rel per model."
     A = accuracy_matrix(acc)
     out = pd.DataFrame({"A_v0": A[0].groupby(level="model").first(), "A_v": severity_accuracy(acc, levels).groupby(level="model").mean()})
     return out.assign(A_v_rel=(out.A_v0 - out.A_v) / out.A_v0)
 
-def corruption_accuracy(acc: pd.DataFrame, levels=LEVELS) -> pd.DataFrame:
-    "A_c (mean of A_{v,c} over models) and A_c^rel = sum_v (A_{v,0} - A_{v,c}) / sum_v A_{v,0} per corruption."
+def corruption_accuracy(acc: pd.DataFrame,  # model, corruption, severity (0-5), accuracy (a fraction); clean as level 0 or a `clean` row
+                        levels=LEVELS,      # the levels A_{v,c} averages
+                       ) -> pd.DataFrame:   # A_c and A_c_rel per corruption
+    "Eqs. 5 and 8: A_c (mean of A_{v,c} over models) and A_c^rel = sum_v (A_{v,0} - A_{v,c}) / sum_v A_{v,0} per corruption."
     A, Avc = accuracy_matrix(acc), severity_accuracy(acc, levels)
     drop = (A[0] - Avc).groupby(level="corruption").sum() / A[0].groupby(level="corruption").sum()
     return pd.DataFrame({"A_c": Avc.groupby(level="corruption").mean(), "A_c_rel": drop})
 
-def relative_drop(acc: pd.DataFrame, levels=LEVELS) -> pd.DataFrame:
-    "(A_{v,0} - A_{v,c}) / A_{v,0}: models as rows, corruptions as columns (the paper's heatmap)."
+def relative_drop(acc: pd.DataFrame,  # model, corruption, severity (0-5), accuracy (a fraction); clean as level 0 or a `clean` row
+                  levels=LEVELS,      # the levels A_{v,c} averages
+                 ) -> pd.DataFrame:   # models as rows, corruptions as columns
+    "Eq. 6, A^rel_{v,c} = (A_{v,0} - A_{v,c}) / A_{v,0}: the relative accuracy drop of each model under each corruption."
     A = accuracy_matrix(acc)
     return ((A[0] - severity_accuracy(acc, levels)) / A[0]).unstack("corruption")
 

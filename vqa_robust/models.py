@@ -6,6 +6,7 @@
 from __future__ import annotations
 import hashlib, json, os, socket
 from dataclasses import dataclass, field, asdict
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable
@@ -19,7 +20,7 @@ import vqa_robust
 __all__ = ['FAMILIES', 'MODELS', 'FAST_PIXELS', 'PADDING_PROCESSORS', 'PER_IMAGE_KEYS', 'SPECIAL_TOKENS', 'TINY_WORDS',
            'TINY_ANSWERS', 'WEIGHTS_DIR', 'DTYPES', 'ModelUnavailableError', 'LoadOptions', 'VQAAdapter', 'ModelSpec',
            'ModelFamily', 'register_family', 'check_settings', 'register_model', 'hub_unreachable_reason',
-           'unavailable', 'pretrained', 'sequence_confidence', 'as_rgb_array', 'as_pil', 'size_value',
+           'unavailable', 'quiet_loading', 'pretrained', 'sequence_confidence', 'as_rgb_array', 'as_pil', 'size_value',
            'vilt_output_size', 'fixed_output_size', 'pixel_table', 'resized', 'fast_pixels', 'text_options',
            'RawEncoder', 'ProcessorEncoder', 'to_model', 'model_inputs', 'answer_probabilities', 'ClassifierVQA',
            'load_vilt', 'GenerativeVQA', 'load_blip', 'write_vocab', 'question_tokenizer', 'tiny_vilt', 'tiny_blip',
@@ -134,6 +135,19 @@ def unavailable(spec: ModelSpec, checkpoint: str, reason: str) -> ModelUnavailab
     hint = licence if "gated" in reason.lower() else network + ("; the checkpoint is gated: " + licence if spec.gated else "")
     return ModelUnavailableError(f"could not load the weights of model '{spec.name}' from {checkpoint!r}: {reason} -- {hint}")
 
+@contextmanager
+def quiet_loading():
+    "Silence transformers' own progress bars (\"Loading weights\") while a checkpoint loads; the hub's download bars stay as they were."
+    from huggingface_hub import utils as hub_utils
+    from transformers.utils import logging as hf_logging
+    bars, hub_off = hf_logging.is_progress_bar_enabled(), hub_utils.are_progress_bars_disabled()
+    hf_logging.disable_progress_bar()             # turns the hub's off too
+    if not hub_off: hub_utils.enable_progress_bars()
+    try: yield
+    finally:
+        if bars: hf_logging.enable_progress_bar()
+        if hub_off: hub_utils.disable_progress_bars()
+
 def pretrained(cls, spec: ModelSpec, options: LoadOptions, checkpoint: str | None = None, **kwargs):
     "`cls.from_pretrained` of `checkpoint` (default: the entry's), with the load options and clear errors."
     checkpoint = checkpoint or spec.checkpoint
@@ -144,7 +158,8 @@ def pretrained(cls, spec: ModelSpec, options: LoadOptions, checkpoint: str | Non
     if options.dtype is not None and isinstance(cls, type) and issubclass(cls, (PreTrainedModel, _BaseAutoModelClass)):
         kwargs.setdefault("dtype", options.dtype)  # models only: processors take no dtype
     try:
-        return cls.from_pretrained(checkpoint, local_files_only=options.local_files_only, trust_remote_code=options.trust_remote_code, **kwargs)
+        with quiet_loading():
+            return cls.from_pretrained(checkpoint, local_files_only=options.local_files_only, trust_remote_code=options.trust_remote_code, **kwargs)
     except OSError as e:
         raise unavailable(spec, checkpoint, str(e).splitlines()[0]) from None
 

@@ -434,6 +434,7 @@ def typo_perturbation(operations=TYPO_OPERATIONS) -> Callable:
 # %% ../nbs/06_text.ipynb #c046
 @dataclass(frozen=True)
 class Perturbation:
+    "A registered kind of question perturbation: its name, the function that proposes the edits, and the levels it takes."
     kind: str
     function: Callable          # (question, Context) -> list of edit lists, one per perturbed question
     severities: tuple = ()      # levels it takes; () for none

@@ -305,14 +305,15 @@ def plot_rules(rules: pd.DataFrame,  # `global_rules`, ranked
     shown = rules.head(top).iloc[::-1]
     several = rules.model.nunique() > 1
     labels = [f"{r.model}: " * several + f"{r.kind}: {r.label}" for r in shown.itertuples()]
-    fig, ax = plt.subplots(figsize=(9, 0.32 * len(shown) + 1.3))
+    fig, ax = plt.subplots(figsize=(10, 0.36 * len(shown) + 1.8), layout="constrained")
     colours = {"changed": "tab:red", "unchanged": "tab:blue"}
     ax.barh(range(len(shown)), shown.confidence, color=[colours[o] for o in shown.outcome])
-    for i, r in enumerate(shown.itertuples()): ax.text(r.confidence + 0.01, i, f"n={r.support}", va="center", fontsize=7)
-    ax.set(yticks=range(len(shown)), xlim=(0, 1.12), xlabel="confidence", title=title)
-    ax.set_yticklabels(labels, fontsize=7); ax.axvline(0.5, color="grey", lw=0.6, ls=":")
-    ax.legend(handles=[plt.Rectangle((0, 0), 1, 1, color=c) for c in colours.values()], labels=[f"answer {o}" for o in colours], fontsize=7, loc="lower right")
-    fig.tight_layout()
+    for i, r in enumerate(shown.itertuples()): ax.text(r.confidence + 0.01, i, f"n={r.support}", va="center", fontsize=8)
+    ax.set(yticks=range(len(shown)), xlim=(0, 1.12), xlabel="confidence: share of the rule's cases with the outcome (n: the rule's support)")
+    ax.set_title(title, fontsize=11, pad=28)
+    ax.set_yticklabels(labels, fontsize=9); ax.axvline(0.5, color="grey", lw=0.6, ls=":")
+    ax.legend(handles=[plt.Rectangle((0, 0), 1, 1, color=c) for c in colours.values()], labels=[f"answer {o}" for o in colours], fontsize=9,
+              loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)
     return fig
 
 # %% ../nbs/06a_text_eval.ipynb #c054

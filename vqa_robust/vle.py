@@ -75,6 +75,7 @@ class VLEPooler(nn.Module):
 
 # %% ../nbs/02b_vle.ipynb #c012
 class VLEPreTrainedModel(PreTrainedModel):
+    "The transformers base class of VLE's models: its config class, weight prefix and inputs."
     config_class = VLEConfig
     base_model_prefix = "vle"
     main_input_name = "pixel_values"
@@ -82,6 +83,7 @@ class VLEPreTrainedModel(PreTrainedModel):
 
 @dataclass
 class VLEModelOutput:
+    "What `VLEModel` returns: the pooled text-and-image vector and the fused token embeddings of each stream."
     pooler_output: torch.Tensor  # (batch, 2h): text pooler, then image pooler
     text_embeds: torch.Tensor    # (batch, text tokens, h) after fusion
     image_embeds: torch.Tensor   # (batch, 1 + patches, h) after fusion
