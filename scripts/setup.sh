@@ -19,21 +19,18 @@ if [ -n "$APT_PACKAGES" ]; then
   fi
 fi
 
-optional_missing=$(for p in $OPTIONAL_APT_PACKAGES; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
-if [ -n "$optional_missing" ]; then
+# Packages the library runs without: installed as root, else named; a failure is reported, not fatal.
+install_optional() {  # $1: what they are for, then the packages
+  local why=$1; shift
+  local missing; missing=$(for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
+  [ -z "$missing" ] && return 0
   if [ "$(id -u)" = 0 ]; then
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $optional_missing) >/dev/null 2>&1 \
-      || echo "setup: optional Debian packages not installed: $optional_missing" >&2
-  else echo "setup: optional (reference tests only): apt-get install $optional_missing" >&2; fi
-fi
-
-docs_missing=$(for p in $DOCS_APT_PACKAGES; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
-if [ -n "$docs_missing" ]; then
-  if [ "$(id -u)" = 0 ]; then
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $docs_missing) >/dev/null 2>&1 \
-      || echo "setup: could not install $docs_missing: the docs' browser check (scripts/check_site.py) needs it" >&2
-  else echo "setup: for the docs' browser check: apt-get install $docs_missing" >&2; fi
-fi
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing) >/dev/null 2>&1 \
+      || echo "setup: could not install $(echo $missing) ($why)" >&2
+  else echo "setup: $why: apt-get install $(echo $missing)" >&2; fi
+}
+install_optional "reference tests only" $OPTIONAL_APT_PACKAGES
+install_optional "the docs' browser check, scripts/check_site.py" $DOCS_APT_PACKAGES
 
 stamp=.venv/.vqa_robust_setup
 want="$(cat settings.ini setup.py scripts/setup.sh | sha256sum | cut -c1-16) $TORCH_SPEC"

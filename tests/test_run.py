@@ -101,7 +101,7 @@ def store_files(out: Path) -> dict:
 
 def test_rerun_resumes(small_run):
     saved = store_files(small_run)
-    assert len(saved) == 2 * 11 * 2  # 2 models x 11 conditions x (one chunk + its record)
+    assert len(saved) == 2 * 11 * 3  # 2 models x 11 conditions x (one chunk, its sidecar, the record)
     p = run_notebook(small_run, *SMALL)
     assert p.returncode == 0, p.stderr[-3000:]
     assert store_files(small_run) == saved
@@ -224,3 +224,23 @@ def test_text_perturbations_on_clean_images(tmp_path):
     run = json.loads((tmp_path / "run.json").read_text())
     assert "no image corruption" in run["not_computed"]["accuracy_vs_severity.png"] and "robustness.csv" in run["not_computed"]
     assert "no image corruption" in run["not_computed"]["answer_changes.csv"] and not (tmp_path / "answer_changes.csv").exists()
+
+def test_vizwiz_with_its_unanswerable_questions(tmp_path):
+    "A run on VizWiz records written in its official layout: its own scoring, its answer types (unanswerable included) and answerability."
+    from vqa_robust.datasets import write_vizwiz_records, load_dataset
+    data = write_vizwiz_records(tmp_path / "vizwiz")
+    questions = load_dataset("vizwiz", data).questions
+    (tmp_path / "run").mkdir()
+    p = run_notebook(tmp_path / "run", "model=easy-vqa-vilt", "dataset=vizwiz", f"data_dir={data}", "n_images=0", "corruptions=gaussian_noise", "severities=1")
+    assert p.returncode == 0, p.stderr[-3000:]
+    answers = pd.read_parquet(tmp_path / "run" / "answers.parquet")
+    assert set(answers.accuracy_mode) == {"vizwiz"} and len(answers) == 2 * len(questions)  # clean and one corrupted condition
+    breakdown = pd.read_csv(tmp_path / "run" / "accuracy_breakdown.csv")
+    assert "unanswerable" in set(breakdown.astype(str).stack())  # the unanswerable questions are scored as a type of their own
+    table = pd.read_csv(tmp_path / "run" / "answerability.csv")
+    assert len(table) == 2 and (table.n == len(questions)).all() and table.average_precision.between(0, 100).all()
+    if not answers.answer.str.strip().str.lower().eq("unanswerable").any():  # a model that never says so: its score ties every question,
+        prevalence = 100 * (1 - questions.answerable.mean())                  # so the average precision is the share of unanswerable ones
+        assert (table.average_precision - prevalence).abs().max() < 1e-9 and (table.f1_score == 0).all(), table
+    run = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert run["dataset_split"] == "val" and run["accuracy_mode"] == "vizwiz"

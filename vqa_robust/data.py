@@ -75,13 +75,23 @@ class VQADataset:
     "Questions with their ten answers, and the folder of their images."
     questions: pd.DataFrame  # one row per question: question_id, image_id, question, question_type, answer_type, multiple_choice_answer, answers
     image_dir: Path          # folder holding the images
-    image_template: str      # file name of an image, formatted with `image_id`
+    image_template: str      # file name of an image, formatted with `image_id` (unless an `image_file` column names it)
     name: str = "vqa"        # a short name used in results
 
     def __len__(self): return len(self.questions)
     @property
     def image_ids(self) -> list[int]: return sorted(self.questions.image_id.unique().tolist())
-    def image_path(self, image_id: int) -> Path: return Path(self.image_dir) / self.image_template.format(image_id=int(image_id))
+    def image_files(self) -> dict:
+        "Each image id's file relative to `image_dir`, from the optional `image_file` column ({} without it), read once per questions table."
+        cached = self.__dict__.get("_image_files")
+        if cached is None or cached[0] is not self.questions:
+            files = dict(zip(self.questions.image_id.tolist(), self.questions.image_file.tolist())) if "image_file" in self.questions else {}
+            cached = self.__dict__["_image_files"] = (self.questions, files)
+        return cached[1]
+    def image_path(self, image_id: int) -> Path:
+        "Where image `image_id` is: its `image_file` when the questions name one, else the template's file name, in `image_dir`."
+        name = self.image_files().get(int(image_id))
+        return Path(self.image_dir) / (name if name is not None else self.image_template.format(image_id=int(image_id)))
     def load_image(self, image_id: int) -> Image.Image:
         "The image `image_id` as an RGB PIL image."
         path = self.image_path(image_id)
@@ -298,7 +308,7 @@ def source_images(dataset: VQADataset) -> dict:
     for image_id in dataset.image_ids:
         path = dataset.image_path(image_id)
         if not path.is_file(): raise FileNotFoundError(f"image {image_id} of dataset '{dataset.name}' not found: {path}")
-        records[str(image_id)] = {"path": dataset.image_template.format(image_id=int(image_id)), "size": path.stat().st_size,
+        records[str(image_id)] = {"path": path.relative_to(Path(dataset.image_dir)).as_posix(), "size": path.stat().st_size,
                                   "sha256": file_sha256(path)}
     return records
 

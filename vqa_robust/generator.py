@@ -197,7 +197,9 @@ def generate(dataset: VQADataset,      # images to corrupt (all of them)
              chunk_size: int = 16,     # images per task
              overwrite: bool = False,  # delete the folder's generated files first (else a folder made from other inputs is refused)
              verify: bool = True,      # decode the files already there and rewrite damaged ones (False: trust every existing file)
-             progress: bool = True) -> dict:  # the manifest
+             progress: bool = True,    # a progress bar
+             executor: str = "local",  # where the chunks run: a key of vqa_robust.distributed.EXECUTORS ("local" processes, "ray" tasks)
+            ) -> dict:  # the manifest
     "Write every image of `dataset` under every (corruption, severity), resuming a folder generated from the same inputs."
     grid = list(dict.fromkeys((c, check_severity(c, s)) for c in as_list(corruptions, "corruptions") for s in as_list(severities, "severities")))
     seed = non_negative_integer(seed, "seed")
@@ -214,12 +216,9 @@ def generate(dataset: VQADataset,      # images to corrupt (all of them)
     ids, quality = dataset.image_ids, manifest["quality"]
     tasks = [(dataset, ids[i:i + chunk_size], grid, root, seed, image_format, quality, verify) for i in range(0, len(ids), chunk_size)]
     bar = tqdm(total=len(ids) * len(grid), desc="corrupted images", disable=not progress)
-    if workers <= 1:
-        for task in tasks: _write_chunk(task); bar.update(len(task[1]) * len(grid))
-    else:
-        from vqa_robust.generator import _write_chunk as worker  # by module name, so that child processes can import it
-        with ProcessPoolExecutor(workers) as pool:
-            for task, _ in zip(tasks, pool.map(worker, tasks)): bar.update(len(task[1]) * len(grid))
+    from vqa_robust.distributed import executor as executor_named  # local processes or Ray tasks: the same chunks, the same files
+    from vqa_robust.generator import _write_chunk as worker  # by module name, so that child processes and Ray workers can import it
+    for task, _ in zip(tasks, executor_named(executor).map(worker, tasks, workers)): bar.update(len(task[1]) * len(grid))
     bar.close()
     return manifest
 
@@ -234,7 +233,8 @@ def corrupted_dataset(dataset: VQADataset, root: str | Path, corruption: str, se
         raise ValueError(f"{root} holds no {corruption}/{severity}; it holds {listed(f'{c}/{s}' for c, s in manifest.get('grid', []))}")
     missing = [i for i in dataset.image_ids if str(i) not in manifest.get("images", {})]
     if missing: raise ValueError(f"{root} was generated without image(s) {listed(missing)} of dataset '{dataset.name}'")
-    return dataclasses.replace(dataset, image_dir=condition_dir(root, corruption, severity), image_template=manifest["image_template"],
+    return dataclasses.replace(dataset, questions=dataset.questions.drop(columns="image_file", errors="ignore"),  # named by the template
+                               image_dir=condition_dir(root, corruption, severity), image_template=manifest["image_template"],
                                name=f"{dataset.name}/{corruption}/{severity}")
 
 def stream_corrupted(dataset: VQADataset, corruption: str, severity: int, seed: int = 0) -> Iterator[tuple[int, np.ndarray]]:

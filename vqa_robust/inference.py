@@ -23,11 +23,12 @@ from .models import RawEncoder
 __all__ = ['RESULT_COLUMNS', 'CHUNK_SIZE', 'CHUNK_COLUMNS', 'RECORD', 'SAFE_NAME', 'VRB_CONDITIONS', 'VRB_QUESTIONS',
            'H200_BF16_TFLOPS', 'conditions', 'Batch', 'question_order', 'n_chunks', 'plan_batches', 'condition_image',
            'ConditionBatches', 'as_is', 'default_workers', 'batch_loader', 'glibc', 'release_memory', 'peak_memory_mb',
-           'partition_dir', 'chunk_file', 'condition_identity', 'identity_changes', 'ChangedInputsError',
-           'write_record', 'save_chunk', 'chunk_damage', 'checked_record', 'saved_chunks', 'checked_store', 'run_log',
-           'read_store', 'answer_inputs', 'batch_seed', 'encoder_of', 'progress_bar', 'condition_answers',
-           'run_conditions', 'answer_condition', 'list_parameter', 'int_parameter', 'auto_parameter', 'dataset_files',
-           'text_kinds', 'run_parameters', 'grid_hours', 'pipeline_rate', 'projected_gpu_rate']
+           'partition_dir', 'chunk_file', 'chunk_sidecar', 'identity_digest', 'condition_identity', 'identity_changes',
+           'ChangedInputsError', 'write_record', 'write_chunk', 'save_chunk', 'sidecar_entry', 'chunk_damage',
+           'checked_record', 'saved_chunks', 'checked_store', 'run_log', 'read_store', 'answer_inputs', 'batch_seed',
+           'encoder_of', 'progress_bar', 'answered_batches', 'condition_answers', 'run_conditions', 'answer_condition',
+           'list_parameter', 'int_parameter', 'auto_parameter', 'dataset_files', 'text_kinds', 'run_parameters',
+           'grid_hours', 'pipeline_rate', 'projected_gpu_rate']
 
 # %% ../nbs/03_inference.ipynb #c006
 RESULT_COLUMNS = ["model", "corruption", "severity", "seed", "question_id", "answer", "confidence"]
@@ -143,6 +144,14 @@ def chunk_file(chunk: int) -> str:
     "The Parquet file name of chunk number `chunk` in a condition's folder."
     return f"part-{chunk:05d}.parquet"
 
+def chunk_sidecar(chunk: int) -> str:
+    "The file beside a chunk that says what produced it (its name starts with `_`, so Parquet readers skip it)."
+    return f"_part-{chunk:05d}.json"
+
+def identity_digest(identity: dict) -> str:
+    "sha256 of a condition identity in canonical JSON."
+    return hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()
+
 def condition_identity(model_identity: dict, data: dict, corruption: str, severity: int, seed: int, code: dict | None = None,
                        batch_size: int | None = None, chunk_size: int = CHUNK_SIZE) -> dict:
     "Everything that decides the answers of one condition (`code`: the corruption code's fingerprint, for corrupted conditions)."
@@ -167,12 +176,27 @@ def write_record(folder: Path, identity: dict, chunks: dict) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write(folder / RECORD, lambda p: p.write_text(json.dumps({"identity": identity, "chunks": chunks}, indent=1, default=str)))
 
-def save_chunk(folder: Path, chunk: int, answers: pd.DataFrame, identity: dict, chunks: dict) -> None:
-    "Write one chunk's answers, then the record that lists it (`chunks` is updated in place)."
+def write_chunk(folder: Path, chunk: int, answers: pd.DataFrame, identity: dict) -> dict:
+    "Write one chunk's answers, then its sidecar (identity digest, rows, sha256), each atomically; returns its record entry."
     name = chunk_file(chunk)
+    folder.mkdir(parents=True, exist_ok=True)
     atomic_write(folder / name, lambda p: answers[CHUNK_COLUMNS].to_parquet(p, index=False))
-    chunks[name] = {"rows": len(answers), "sha256": file_sha256(folder / name)}
+    entry = {"rows": len(answers), "sha256": file_sha256(folder / name)}
+    sidecar = {"identity_sha256": identity_digest(identity), **entry}
+    atomic_write(folder / chunk_sidecar(chunk), lambda p: p.write_text(json.dumps(sidecar)))
+    return entry
+
+def save_chunk(folder: Path, chunk: int, answers: pd.DataFrame, identity: dict, chunks: dict) -> None:
+    "Write one chunk's answers and sidecar, then the record that lists it (`chunks` is updated in place)."
+    chunks[chunk_file(chunk)] = write_chunk(folder, chunk, answers, identity)
     write_record(folder, identity, chunks)
+
+def sidecar_entry(folder: Path, chunk: int, identity: dict) -> dict | None:
+    "The record entry of a chunk the record does not list, from its sidecar, when the sidecar says it was made from `identity`."
+    try: sidecar = json.loads((folder / chunk_sidecar(chunk)).read_text())
+    except (OSError, ValueError): return None
+    if sidecar.get("identity_sha256") != identity_digest(identity): return None
+    return {"rows": sidecar.get("rows"), "sha256": sidecar.get("sha256")}
 
 def chunk_damage(path: Path, entry: dict, expected_ids: np.ndarray) -> tuple[pd.DataFrame | None, str | None]:
     "A saved chunk's answers, or None and why it cannot be trusted (missing, altered, unreadable, other questions than its slice)."
@@ -201,13 +225,16 @@ def saved_chunks(folder: Path, identity: dict, order_ids: np.ndarray, chunk_size
     record, same = checked_record(folder, identity, overwrite)
     if record is None and any(folder.glob("*.parquet")): print(f"recomputing {folder}: it has no record of what produced it")
     if not same: shutil.rmtree(folder); return {}
-    kept = {}
+    kept, adopted = {}, {}
     for chunk in range(n_chunks(len(order_ids), chunk_size)):
         entry = record["chunks"].get(chunk_file(chunk))
+        if entry is None: entry = adopted[chunk_file(chunk)] = sidecar_entry(folder, chunk, identity)  # written, its record lost
         if entry is None: continue
         answers, problem = chunk_damage(folder / chunk_file(chunk), entry, order_ids[chunk * chunk_size:(chunk + 1) * chunk_size])
-        if problem: print(f"recomputing {folder / chunk_file(chunk)}: {problem}")
+        if problem: print(f"recomputing {folder / chunk_file(chunk)}: {problem}"); adopted.pop(chunk_file(chunk), None)
         else: kept[chunk] = answers
+    adopted = {name: entry for name, entry in adopted.items() if entry is not None}
+    if adopted: write_record(folder, identity, {**record["chunks"], **adopted})  # the record lists the adopted chunks again
     return kept
 
 def checked_store(out_dir: str | Path, identities: dict, dataset: VQADataset, grid, seed: int, data: dict, batch_sizes: dict,
@@ -260,6 +287,14 @@ def progress_bar(progress, total: int):
     if progress is True: return tqdm(total=total, unit="answer", unit_scale=True, dynamic_ncols=True)
     return progress or None
 
+def answered_batches(model, loader, batches: list[Batch], ids: np.ndarray, seed: int):
+    "(batch, its answers) for each prepared batch of `loader`, in plan order; torch is seeded per batch, so a batch's answers do not depend on what ran before it."
+    for i, inputs in loader:
+        b = batches[i]
+        torch.manual_seed(batch_seed(seed, b))
+        answers, confidence = answer_inputs(model, inputs, b.stop - b.start)
+        yield b, pd.DataFrame({"seed": seed, "question_id": ids[b.start:b.stop], "answer": answers, "confidence": confidence})
+
 def condition_answers(model_name: str, corruption: str, severity: int, chunks: dict[int, pd.DataFrame]) -> pd.DataFrame:
     "One condition's answers from its chunks, in order, with `RESULT_COLUMNS`."
     part = pd.concat([chunks[k] for k in sorted(chunks)], ignore_index=True) if chunks else pd.DataFrame(columns=CHUNK_COLUMNS)
@@ -287,12 +322,9 @@ def run_conditions(model, dataset: VQADataset, grid: list[tuple[str, int]], out_
     question_inputs = encoder.questions(order.question.tolist()) if batches else []  # tokenised once per run
     loader = batch_loader(ConditionBatches(dataset, order, encoder, question_inputs, batches, seed), num_workers, device)
     pending, started = [], {}
-    for i, inputs in loader:
-        b = batches[i]
+    for b, answers in answered_batches(model, loader, batches, ids, seed):
         started.setdefault((b.corruption, b.severity), time.time())
-        torch.manual_seed(batch_seed(seed, b))
-        answers, confidence = answer_inputs(model, inputs, b.stop - b.start)
-        pending.append(pd.DataFrame({"seed": seed, "question_id": ids[b.start:b.stop], "answer": answers, "confidence": confidence}))
+        pending.append(answers)
         if bar is not None: bar.update(b.stop - b.start); bar.set_postfix_str(f"{model.name} {b.corruption} {b.severity}", refresh=False)
         if b.stop == min((b.chunk + 1) * chunk_size, len(ids)):  # the chunk's last batch
             condition = (b.corruption, b.severity)
@@ -313,12 +345,8 @@ def answer_condition(model, dataset: VQADataset, corruption: str, severity: int,
     order = question_order(dataset)
     encoder, batches = encoder_of(model), plan_batches(len(order), {(corruption, severity): {0}}, max(len(order), 1), batch_size)
     source = ConditionBatches(dataset, order, encoder, encoder.questions(order.question.tolist()), batches, seed)
-    parts = []
-    for i, inputs in tqdm(batch_loader(source, num_workers, str(getattr(model, "device", "cpu"))), total=len(batches), disable=not progress, leave=False):
-        torch.manual_seed(batch_seed(seed, batches[i]))
-        answers, confidence = answer_inputs(model, inputs, batches[i].stop - batches[i].start)
-        parts.append(pd.DataFrame({"seed": seed, "question_id": order.question_id.to_numpy()[batches[i].start:batches[i].stop],
-                                   "answer": answers, "confidence": confidence}))
+    loader = tqdm(batch_loader(source, num_workers, str(getattr(model, "device", "cpu"))), total=len(batches), disable=not progress, leave=False)
+    parts = [answers for _, answers in answered_batches(model, loader, batches, order.question_id.to_numpy(), seed)]
     return condition_answers(model.name, corruption, severity, dict(enumerate(parts)))
 
 # %% ../nbs/03_inference.ipynb #c045
@@ -372,8 +400,11 @@ def text_kinds(value) -> list[str]:
 
 def run_parameters(model, corruptions, severities, n_images, seed, batch_size, threads, accuracy_mode, device, dataset: str,
                    questions_file: str = "", annotations_file: str = "", image_dir: str = "", num_workers="auto", dtype="auto",
-                   chunk_size=CHUNK_SIZE, data_dir: str = "", split: str = "auto", text_perturbations=(), typo_severity=3) -> dict:
+                   chunk_size=CHUNK_SIZE, data_dir: str = "", split: str = "auto", text_perturbations=(), typo_severity=3,
+                   executor: str = "local", ray_address: str = "", dataset_split: str = "") -> dict:
     "The run's parameters, typed and checked; a ValueError naming the parameter otherwise."
+    from vqa_robust.datasets import DATASETS  # also registers the datasets' accuracy modes
+    from vqa_robust.distributed import EXECUTORS
     from vqa_robust.metrics import ACCURACY_MODES
     from vqa_robust.models import FAMILIES, model_spec, resolve_device, resolve_dtype
     models = [str(m) for m in list_parameter(model, "model")]
@@ -388,26 +419,35 @@ def run_parameters(model, corruptions, severities, n_images, seed, batch_size, t
     levels = [int_parameter(s, "severities") for s in list_parameter(severities, "severities")]
     if not levels: raise ValueError("severities: give at least one level in 1-5")
     grid = conditions(corruption_names, levels)
-    if accuracy_mode not in ACCURACY_MODES: raise ValueError(f"accuracy_mode must be one of {sorted(ACCURACY_MODES)}, got {accuracy_mode!r}")
+    if accuracy_mode != "auto" and accuracy_mode not in ACCURACY_MODES:
+        raise ValueError(f"accuracy_mode must be 'auto' or one of {sorted(ACCURACY_MODES)}, got {accuracy_mode!r}")
     threads = int_parameter(threads, "threads")
     if threads < 1: raise ValueError(f"threads must be at least 1, got {threads}")
     sizes = {"batch_size": auto_parameter(batch_size, "batch_size", 1), "num_workers": auto_parameter(num_workers, "num_workers", 0),
              "chunk_size": auto_parameter(chunk_size, "chunk_size", 1)}
-    if dataset not in ("easy_vqa", "vqav2"): raise ValueError(f"dataset must be 'easy_vqa' or 'vqav2', got {dataset!r}")
+    if dataset not in DATASETS: raise ValueError(f"dataset must be one of {sorted(DATASETS)}, got {dataset!r}")
+    if dataset_split and dataset_split not in DATASETS[dataset].splits:
+        raise ValueError(f"dataset_split: {dataset} has the splits {list(DATASETS[dataset].splits)}, got {dataset_split!r}")
+    if executor not in EXECUTORS: raise ValueError(f"executor must be one of {sorted(EXECUTORS)}, got {executor!r}")
     if split not in ("auto", "sample", "vrb"): raise ValueError(f"split must be 'auto', 'sample' or 'vrb', got {split!r}")
     if split == "vrb" and dataset != "vqav2": raise ValueError("split 'vrb' is VRB's 3,000 val2014 images: it needs dataset vqav2")
-    files = dataset_files(dataset, data_dir, questions_file, annotations_file, image_dir)
+    if dataset in ("easy_vqa", "vqav2"): files = dataset_files(dataset, data_dir, questions_file, annotations_file, image_dir)
+    elif not data_dir or not Path(data_dir).is_dir():
+        raise ValueError(f"data_dir: dataset {dataset} is read from the folder its official files were downloaded into, got {data_dir!r}")
+    else: files = {"data_dir": Path(data_dir)}
     typo_severity = int_parameter(typo_severity, "typo_severity")
     if not 1 <= typo_severity <= 5: raise ValueError(f"typo_severity must be in 1-5, got {typo_severity}")
     device = resolve_device(device)
     dtypes = {m: resolve_dtype(dtype, device, spec.family) for m, spec in specs.items()}
     batch_sizes = {m: FAMILIES[spec.family].batch_size if sizes["batch_size"] == "auto" else sizes["batch_size"] for m, spec in specs.items()}
     return {"models": models, "corruptions": corruption_names, "severities": levels, "grid": grid, "n_images": int_parameter(n_images, "n_images"),
-            "seed": int_parameter(seed, "seed"), "threads": threads, "accuracy_mode": accuracy_mode, "device": device, "dataset": dataset,
+            "seed": int_parameter(seed, "seed"), "threads": threads,
+            "accuracy_mode": DATASETS[dataset].accuracy_mode if accuracy_mode == "auto" else accuracy_mode, "device": device, "dataset": dataset,
             "dtypes": dtypes, "batch_sizes": batch_sizes, "chunk_size": CHUNK_SIZE if sizes["chunk_size"] == "auto" else sizes["chunk_size"],
             "num_workers": default_workers(device, threads) if sizes["num_workers"] == "auto" else sizes["num_workers"],
             "files": files, "split": ("vrb" if dataset == "vqav2" else "sample") if split == "auto" else split,
-            "text_kinds": kinds, "typo_severity": typo_severity}
+            "text_kinds": kinds, "typo_severity": typo_severity, "executor": executor, "ray_address": str(ray_address),
+            "dataset_split": dataset_split or DATASETS[dataset].splits[0]}
 
 # %% ../nbs/03_inference.ipynb #c049
 VRB_CONDITIONS, VRB_QUESTIONS = 71, 16_000  # clean + 14 x 5 corruptions; questions of VRB's 3,000 images

@@ -125,7 +125,7 @@ def vqa_accuracy(prediction: str,        # the model's answer
                  multiple_choice_answer: str | None = None,  # the dataset's consensus answer (for `exact`)
                 ) -> float:              # accuracy as a fraction in [0, 1], unrounded
     "VQA accuracy of one prediction against its human answers."
-    if mode not in ACCURACY_MODES: raise ValueError(f"unknown accuracy mode {mode!r}; known: {sorted(ACCURACY_MODES)}")
+    if mode not in ACCURACY_MODES: raise ValueError(f"unknown accuracy mode {mode!r}; known: {sorted(ACCURACY_MODES)} (the datasets' own modes, e.g. 'vizwiz', are added by importing vqa_robust.datasets)")
     if not isinstance(prediction, str): raise ValueError(f"prediction must be a string, got {prediction!r} ({type(prediction).__name__})")
     problem = answers_problem(answers, mode)
     if problem: raise ValueError(problem)
@@ -171,7 +171,7 @@ def score_answers(answers: pd.DataFrame,   # one row per question and condition:
                   mode: str = "official",  # a key of ACCURACY_MODES
                  ) -> pd.DataFrame:        # `answers` with `score` (a fraction) and `accuracy_mode`
     "Add each answer's VQA accuracy (`score`) and the `accuracy_mode`, after checking answers and annotations."
-    if mode not in ACCURACY_MODES: raise ValueError(f"unknown accuracy mode {mode!r}; known: {sorted(ACCURACY_MODES)}")
+    if mode not in ACCURACY_MODES: raise ValueError(f"unknown accuracy mode {mode!r}; known: {sorted(ACCURACY_MODES)} (the datasets' own modes, e.g. 'vizwiz', are added by importing vqa_robust.datasets)")
     check_unique_ids(dataset)
     check_answered(answers, dataset)
     text = answers.answer.map(lambda a: isinstance(a, str)).to_numpy(dtype=bool)

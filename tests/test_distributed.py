@@ -1,0 +1,121 @@
+"""The Ray executor on a real local Ray (head and workers on this machine): losing a replica mid-run, or the driver and its
+whole cluster, loses no finished shard and doubles no row; the rows equal the local executor's."""
+import json, os, signal, subprocess, sys, textwrap
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+root = Path(__file__).resolve().parent.parent
+GRID = [("clean", 0), ("gaussian_noise", 3), ("defocus_blur", 5)]
+SETTINGS = dict(seed=0, batch_size=8, chunk_size=16)
+
+def ray_stop():
+    "Stop every Ray process on this machine (what a lost cluster leaves behind)."
+    subprocess.run([str(Path(sys.executable).parent / "ray"), "stop", "--force"], capture_output=True, timeout=120)
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    from vqa_robust.data import load_easy_vqa, sample_images
+    from vqa_robust.models import load_model
+    from vqa_robust.inference import run_conditions
+    folder = tmp_path_factory.mktemp("distributed")
+    dataset = sample_images(load_easy_vqa("test"), 12, seed=4)
+    model = load_model("easy-vqa-vilt")
+    local = run_conditions(model, dataset, GRID, folder / "local", progress=False, **SETTINGS)
+    yield dataset, model, local, folder
+    import ray
+    ray.shutdown(); ray_stop()
+
+def store_rows(out_dir):
+    from vqa_robust.inference import read_store
+    return read_store(out_dir)
+
+def check_store(out_dir, local, dataset):
+    "The store holds each question of each condition once, and the same rows as the local run."
+    from vqa_robust.inference import RECORD, partition_dir, n_chunks, chunk_file
+    rows = store_rows(out_dir)
+    assert not rows.duplicated(["model", "corruption", "severity", "question_id"]).any()
+    assert rows.drop(columns="confidence").to_dict("list") == local.sort_values(["model", "corruption", "severity", "question_id"], ignore_index=True).drop(columns="confidence").to_dict("list")
+    for c in GRID:
+        record = json.loads((partition_dir(out_dir, "easy-vqa-vilt", *c) / RECORD).read_text())
+        assert sorted(record["chunks"]) == [chunk_file(k) for k in range(n_chunks(len(dataset), SETTINGS["chunk_size"]))]
+
+def test_killing_a_replica_loses_and_doubles_nothing(setup):
+    dataset, model, local, folder = setup
+    from vqa_robust.distributed import start_ray, ray_pool, ray_resources, ray_answer
+    ray = start_ray(num_cpus=2, object_store_mb=200)
+    pool = ray_pool("easy-vqa-vilt", {}, 2, ray_resources("cpu", 2, 2))
+    pids = ray.get([w.pid.remote() for w in pool])
+    finished, killed = [], []
+    def kill_one(shard, workers):
+        finished.append(shard.key)
+        if len(finished) == 2 and not killed:  # mid-run: shards are in flight on both replicas
+            os.kill(pids[1], signal.SIGKILL); killed.append(pids[1])
+    answers = ray_answer("easy-vqa-vilt", model.identity, dataset, GRID, folder / "killed", progress=False, pool=pool, on_shard=kill_one, **SETTINGS)
+    assert killed, "the replica was never killed: the test did not test anything"
+    assert len(finished) == len(set(finished)) == 3 * -(-len(dataset) // SETTINGS["chunk_size"])  # every shard once, none twice
+    assert answers.drop(columns="confidence").to_dict("list") == local.drop(columns="confidence").to_dict("list")
+    np.testing.assert_array_equal(answers.confidence.to_numpy(), local.confidence.to_numpy())
+    new_pid = ray.get(pool[1].pid.remote())
+    assert new_pid != pids[1]  # Ray restarted the replica, and its shards were retried there
+    check_store(folder / "killed", local, dataset)
+
+DRIVER = """
+import os, signal, sys
+from pathlib import Path
+from vqa_robust.data import load_easy_vqa, sample_images
+from vqa_robust.models import load_model
+from vqa_robust.distributed import ray_answer, start_ray
+dataset = sample_images(load_easy_vqa("test"), 12, seed=4)
+start_ray(num_cpus=2, object_store_mb=200)
+done = []
+def stop(shard, workers):
+    done.append(shard.key)
+    print("finished", shard.key, flush=True)
+    if len(done) == {stop_after}: os.kill(os.getpid(), signal.SIGKILL)  # the driver dies, with the record of shards still in flight
+ray_answer("easy-vqa-vilt", load_model("easy-vqa-vilt").identity, dataset, {grid}, Path(sys.argv[1]), progress=False, on_shard=stop,
+           replicas=2, **{settings})
+"""
+
+def test_losing_the_driver_and_cluster_loses_no_finished_shard(setup):
+    dataset, model, local, folder = setup
+    import ray
+    ray.shutdown(); ray_stop()
+    out = folder / "lost"
+    script = DRIVER.format(stop_after=4, grid=GRID, settings=SETTINGS)
+    p = subprocess.run([sys.executable, "-c", script, str(out)], capture_output=True, text=True, timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert p.returncode == -signal.SIGKILL, p.stdout[-2000:] + p.stderr[-3000:]
+    ray_stop()  # the rest of the cluster goes too
+    from vqa_robust.inference import chunk_sidecar, chunk_file
+    written = sorted(f.parent.name + "/" + f.name for f in (out / "answers").rglob("part-*.parquet") if (f.parent / chunk_sidecar(int(f.stem[5:]))).is_file())
+    assert len(written) >= 4  # at least the finished shards the driver saw
+    from vqa_robust.distributed import start_ray, ray_answer
+    start_ray(num_cpus=2, object_store_mb=200)
+    again = []
+    answers = ray_answer("easy-vqa-vilt", model.identity, dataset, GRID, out, progress=False, replicas=2,
+                         on_shard=lambda shard, workers: again.append(f"severity={shard.severity}/{chunk_file(shard.chunk)}"), **SETTINGS)
+    total = 3 * -(-len(dataset) // SETTINGS["chunk_size"])
+    assert len(again) == total - len(written)  # the rerun answers only what is missing: every written chunk is adopted
+    assert answers.drop(columns="confidence").to_dict("list") == local.drop(columns="confidence").to_dict("list")
+    check_store(out, local, dataset)
+
+def test_run_notebook_on_ray(tmp_path, setup):
+    "The entry point with `-p executor ray`: the same answers as with the local executor."
+    import ray
+    ray.shutdown(); ray_stop()
+    papermill = str(Path(sys.executable).parent / "papermill")
+    def run(out, *params):
+        out.mkdir(parents=True, exist_ok=True)
+        args = [papermill, str(root / "nbs" / "run.ipynb"), str(out / "run.ipynb"), "-k", "python3", "-p", "out_dir", str(out), "-p", "model", "easy-vqa-vilt",
+                "-p", "n_images", "6", "-p", "corruptions", "gaussian_noise", "-p", "severities", "2", *params]
+        p = subprocess.run(args, capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"}, cwd=root, timeout=900)
+        assert p.returncode == 0, p.stderr[-3000:]
+        return pd.read_parquet(out / "answers.parquet")
+    a = run(tmp_path / "local")
+    b = run(tmp_path / "ray", "-p", "executor", "ray")
+    ray_stop()
+    assert a.drop(columns="confidence").to_dict("list") == b.drop(columns="confidence").to_dict("list")
+    assert json.loads((tmp_path / "ray" / "run.json").read_text())["executor"] == "ray"
