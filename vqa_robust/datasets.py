@@ -19,11 +19,10 @@ __all__ = ['VQA_COLUMNS', 'W_WORDS', 'NUMBER', 'VG_QUESTIONS', 'VG_IMAGE_FOLDERS
            'GQA_SPLITS', 'GQA_QUESTION_PLACES', 'GQA_FIELDS', 'GQA_DOWNLOAD', 'GQA_RECORDS', 'VIZWIZ_SPLITS',
            'VIZWIZ_SPLIT_OFFSET', 'VIZWIZ_ANNOTATION_PLACES', 'VIZWIZ_IMAGE_PLACES', 'VIZWIZ_FIELDS', 'VIZWIZ_DOWNLOAD',
            'VIZWIZ_RECORDS', 'DATASETS', 'read_json', 'require', 'find_place', 'w_question_type', 'derived_answer_type',
-           'accuracy_exact_normalize', 'accuracy_vizwiz', 'vg_image_files', 'load_vg', 'write_vg_records',
-           'source_int_id', 'int_ids', 'gqa_answer_type', 'load_gqa', 'write_gqa_records', 'vizwiz_image_id',
-           'load_vizwiz', 'write_vizwiz_records', 'average_precision', 'f1_score', 'answerability_metrics',
-           'answerable_from_answer', 'answerability', 'DatasetSpec', 'register_dataset', 'dataset_spec', 'load_dataset',
-           'write_easy_vqa_records']
+           'vg_image_files', 'load_vg', 'write_vg_records', 'source_int_id', 'int_ids', 'gqa_answer_type', 'load_gqa',
+           'write_gqa_records', 'vizwiz_image_id', 'load_vizwiz', 'write_vizwiz_records', 'average_precision',
+           'f1_score', 'answerability_metrics', 'answerable_from_answer', 'answerability', 'DatasetSpec',
+           'register_dataset', 'dataset_spec', 'load_dataset', 'write_easy_vqa_records']
 
 # %% ../nbs/00a_datasets.ipynb #c006
 VQA_COLUMNS = ("question_id", "image_id", "question", "question_type", "answer_type", "multiple_choice_answer", "answers")  # every loader's first columns
@@ -75,26 +74,6 @@ def derived_answer_type(answer: str  # a reference answer
     "VQAv2's answer type of an answer, by rule: yes/no or a number after the VQA normalisation, else other."
     a = normalize_answer(answer)
     return "yes/no" if a in ("yes", "no") else "number" if NUMBER.fullmatch(a) else "other"
-
-# %% ../nbs/00a_datasets.ipynb #c012
-def accuracy_exact_normalize(prediction: str,                       # the model's answer
-                             answers: list[str],                    # the reference answer(s)
-                             multiple_choice_answer: str | None = None,  # the reference to match; None: the most common answer
-                            ) -> float:                             # 1.0 or 0.0
-    "1 if the normalised prediction equals the normalised reference (`multiple_choice_answer`, else the most common answer), else 0."
-    answers = list(answers)
-    target = multiple_choice_answer if multiple_choice_answer is not None else max(answers, key=answers.count)
-    return float(normalize_answer(prediction) == normalize_answer(target))
-
-def accuracy_vizwiz(prediction: str,                       # the model's answer
-                    answers: list[str],                    # the human answers, as the file gives them
-                    multiple_choice_answer: str | None = None,  # unused (the evaluation reads every answer)
-                   ) -> float:                             # accuracy as a fraction in [0, 1]
-    "The VizWiz evaluation's accuracy: the normalised prediction against the raw human answers, leaving one annotator out."
-    return leave_one_out(normalize_answer(prediction), list(answers))
-
-ACCURACY_MODES["exact_normalize"] = accuracy_exact_normalize
-ACCURACY_MODES["vizwiz"] = accuracy_vizwiz
 
 # %% ../nbs/00a_datasets.ipynb #c017
 VG_QUESTIONS = "question_answers.json"

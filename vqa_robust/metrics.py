@@ -14,13 +14,13 @@ __all__ = ['PUNCTUATION', 'NUMBER_WORDS', 'ARTICLES', 'CONTRACTIONS', 'DIGIT_COM
            'ACCURACY_MODES', 'TEN_ANSWER_MODES', 'CONDITION', 'BREAKDOWNS', 'LEVELS', 'SUBMETRICS', 'RELATIVE',
            'DEFAULT_WEIGHTS', 'strip_whitespace', 'process_punctuation', 'process_digit_article', 'normalize_answer',
            'leave_one_out', 'accuracy_official', 'accuracy_normalize', 'accuracy_simple', 'accuracy_exact',
-           'answers_problem', 'vqa_accuracy', 'plain', 'some', 'check_unique_ids', 'check_answered', 'score_answers',
-           'accuracy_table', 'sequential_sum', 'rounded_percent', 'rounded_mean', 'official_report',
-           'accuracy_breakdown', 'with_clean_level', 'check_fractions', 'error_matrix', 'error_floor', 'first_drop',
-           'range_of_error', 'error_rate', 'average_error', 'average_difference', 'submetric_values', 'minmax_scale',
-           'submetrics', 'preference_weights', 'checked_weights', 'weighted_vre', 'aggregated_metrics', 'vre',
-           'accuracy_matrix', 'severity_accuracy', 'model_accuracy', 'corruption_accuracy', 'relative_drop',
-           'score_cube', 'interval', 'bootstrap']
+           'accuracy_exact_normalize', 'accuracy_vizwiz', 'answers_problem', 'vqa_accuracy', 'plain', 'some',
+           'check_unique_ids', 'check_answered', 'score_answers', 'accuracy_table', 'sequential_sum', 'rounded_percent',
+           'rounded_mean', 'official_report', 'accuracy_breakdown', 'with_clean_level', 'check_fractions',
+           'error_matrix', 'error_floor', 'first_drop', 'range_of_error', 'error_rate', 'average_error',
+           'average_difference', 'submetric_values', 'minmax_scale', 'submetrics', 'preference_weights',
+           'checked_weights', 'weighted_vre', 'aggregated_metrics', 'vre', 'accuracy_matrix', 'severity_accuracy',
+           'model_accuracy', 'corruption_accuracy', 'relative_drop', 'score_cube', 'interval', 'bootstrap']
 
 # %% ../nbs/04_metrics.ipynb #c006
 PUNCTUATION = [";", "/", "[", "]", '"', "{", "}", "(", ")", "=", "+", "\\", "_", "-", ">", "<", "@", "`", ",", "?", "!"]
@@ -104,7 +104,24 @@ def accuracy_exact(prediction: str, answers: list[str], multiple_choice_answer: 
     target = multiple_choice_answer if multiple_choice_answer is not None else max(answers, key=answers.count)
     return float(prediction.strip() == target.strip())
 
-ACCURACY_MODES = {"official": accuracy_official, "normalize": accuracy_normalize, "exact": accuracy_exact, "simple": accuracy_simple}
+def accuracy_exact_normalize(prediction: str,                       # the model's answer
+                             answers: list[str],                    # the reference answer(s)
+                             multiple_choice_answer: str | None = None,  # the reference to match; None: the most common answer
+                            ) -> float:                             # 1.0 or 0.0
+    "1 if the normalised prediction equals the normalised reference (`multiple_choice_answer`, else the most common answer), else 0."
+    answers = list(answers)
+    target = multiple_choice_answer if multiple_choice_answer is not None else max(answers, key=answers.count)
+    return float(normalize_answer(prediction) == normalize_answer(target))
+
+def accuracy_vizwiz(prediction: str,                       # the model's answer
+                    answers: list[str],                    # the human answers, as the file gives them
+                    multiple_choice_answer: str | None = None,  # unused (the evaluation reads every answer)
+                   ) -> float:                             # accuracy as a fraction in [0, 1]
+    "The VizWiz evaluation's accuracy: the normalised prediction against the raw human answers, leaving one annotator out."
+    return leave_one_out(normalize_answer(prediction), list(answers))
+
+ACCURACY_MODES = {"official": accuracy_official, "normalize": accuracy_normalize, "exact": accuracy_exact, "simple": accuracy_simple,
+                  "exact_normalize": accuracy_exact_normalize, "vizwiz": accuracy_vizwiz}  # the last two: one-answer datasets and VizWiz
 TEN_ANSWER_MODES = ("official", "normalize", "simple")  # their "3 of 10 humans" counts VQA's ten answers per question
 
 def answers_problem(answers,                 # the human answers of one question
@@ -125,7 +142,7 @@ def vqa_accuracy(prediction: str,        # the model's answer
                  multiple_choice_answer: str | None = None,  # the dataset's consensus answer (for `exact`)
                 ) -> float:              # accuracy as a fraction in [0, 1], unrounded
     "VQA accuracy of one prediction against its human answers."
-    if mode not in ACCURACY_MODES: raise ValueError(f"unknown accuracy mode {mode!r}; known: {sorted(ACCURACY_MODES)} (the datasets' own modes, e.g. 'vizwiz', are added by importing vqa_robust.datasets)")
+    if mode not in ACCURACY_MODES: raise ValueError(f"unknown accuracy mode {mode!r}; known: {sorted(ACCURACY_MODES)}")
     if not isinstance(prediction, str): raise ValueError(f"prediction must be a string, got {prediction!r} ({type(prediction).__name__})")
     problem = answers_problem(answers, mode)
     if problem: raise ValueError(problem)
