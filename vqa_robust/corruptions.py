@@ -50,8 +50,13 @@ CORRUPTIONS: dict[str, Corruption] = {}
 SEVERITIES = (1, 2, 3, 4, 5)
 CLEAN = ("clean", 0)  # the clean condition of every run: no corruption, severity 0
 
-def register_corruption(family: str, random: bool = False, source: str = "imagenet_c", levels=SEVERITIES, keeps_size: bool = True,
-                        levels_function: Callable | None = None):
+def register_corruption(family: str,                           # the paper's class: noise, blur, weather, attribute, physical, digital
+                        random: bool = False,                  # whether the function draws from its `rng`
+                        source: str = "imagenet_c",            # "imagenet_c", "vrb_code" or "vrb_appendix"
+                        levels=SEVERITIES,                     # severities it defines; (1,) for single-level effects
+                        keeps_size: bool = True,               # False where the output is smaller than the input
+                        levels_function: Callable | None = None,  # f(x, severities, rngs) -> {severity: array}; None: one call per level
+                       ) -> Callable:                          # decorator returning the function unchanged
     "Decorator: add a corruption function to `CORRUPTIONS` under its own name."
     def register(function):
         if function.__name__ == CLEAN[0]: raise ValueError(f"{CLEAN[0]!r} names the clean condition, not a corruption")
@@ -83,7 +88,8 @@ def uint8_levels(x: np.ndarray  # image values of any dtype
         return x.astype(np.uint8)
     raise ValueError(f"image of dtype {x.dtype}; {EXPECTED_VALUES}")
 
-def to_uint8_rgb(image) -> np.ndarray:
+def to_uint8_rgb(image,          # PIL image or array: HxW, HxWx1, HxWx3 or HxWx4; uint8, uint16, bool or floats in [0, 1]
+                ) -> np.ndarray:  # contiguous uint8 RGB, HxWx3
     "Any PIL image or array as a contiguous uint8 RGB array, HxWx3, by the rules of the table (a `ValueError` otherwise)."
     if isinstance(image, Image.Image):
         image = np.asarray(image) if image.mode in ("I", "F") or image.mode.startswith("I;16") else np.asarray(image.convert("RGB"))
@@ -101,7 +107,8 @@ def truncated_level(v):
     "One value clipped to [0, 255] and truncated, as `truncate_to_uint8` does to an array (for the compiled kernels)."
     return np.uint8(255) if v >= 255 else (np.uint8(0) if v <= 0 else np.uint8(v))
 
-def truncate_to_uint8(x: np.ndarray) -> np.ndarray:
+def truncate_to_uint8(x: np.ndarray,  # values on the 0-255 scale, any dtype (a writeable float array is clipped in place)
+                     ) -> np.ndarray:   # uint8, same shape
     "Clip to [0, 255] and truncate to uint8, as ImageNet-C's `np.uint8(...)` (clips a float array in place)."
     if x.dtype == np.uint8: return x
     return np.clip(x, 0, 255, out=x if x.flags.writeable and np.issubdtype(x.dtype, np.floating) else None).astype(np.uint8)
@@ -109,28 +116,36 @@ def truncate_to_uint8(x: np.ndarray) -> np.ndarray:
 # %% ../nbs/01_corruptions.ipynb #c069
 def whole_number(value,    # a severity, seed or id as the caller gave it
                  what: str,  # its name, for the message
-                ) -> int:
+                ) -> int:    # the value as an int
     "`value` as an int when it is a whole number (3, 3.0, np.int64(3)); anything else is refused, naming `what`."
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer, float, np.floating)) or \
        (isinstance(value, (float, np.floating)) and not float(value).is_integer()):
         raise ValueError(f"{what} must be an integer, got {value!r}")
     return int(value)
 
-def non_negative_integer(value, what: str) -> int:
+def non_negative_integer(value,      # a seed or image id as the caller gave it
+                         what: str,  # its name, for the message
+                        ) -> int:    # the value as an int, >= 0
     "`value` as an int when it is a whole number >= 0 (a seed, an image id); refused otherwise, naming `what`."
     number = whole_number(value, what)
     if number < 0: raise ValueError(f"{what} must be a non-negative integer, got {value!r}")
     return number
 
 # %% ../nbs/01_corruptions.ipynb #c011
-def corruption_rng(seed: int, image_id: int, name: str, severity: int) -> np.random.Generator:
+def corruption_rng(seed: int,      # global seed of the benchmark, >= 0
+                   image_id: int,  # id of the image, >= 0
+                   name: str,      # the corruption's name (hashed with CRC-32)
+                   severity: int,  # its level, >= 0
+                  ) -> np.random.Generator:  # a fresh generator, the same for the same four values
     "The random generator of one (seed, image, corruption, severity)."
     entropy = [non_negative_integer(seed, "seed"), non_negative_integer(image_id, "image_id"), zlib.crc32(name.encode()),
                non_negative_integer(severity, "severity")]
     return np.random.default_rng(np.random.SeedSequence(entropy))
 
 # %% ../nbs/01_corruptions.ipynb #c014
-def check_severity(name: str, severity) -> int:
+def check_severity(name: str,  # a key of CORRUPTIONS (KeyError otherwise)
+                   severity,   # a whole number: 0 or one of the corruption's levels
+                  ) -> int:    # the severity as an int
     "`severity` as an int, checked to be a level the corruption `name` defines (0 is the clean image)."
     if not isinstance(name, str): raise ValueError(f"a corruption is named by a string, got {name!r}")
     if name not in CORRUPTIONS: raise KeyError(f"unknown corruption {name!r}; known: {', '.join(sorted(CORRUPTIONS))}")
@@ -139,7 +154,9 @@ def check_severity(name: str, severity) -> int:
     if level != 0 and level not in levels: raise ValueError(f"severity of {name} must be 0 (clean) or one of {levels}, got {severity!r}")
     return level
 
-def check_corruption(name: str, severity) -> Corruption:
+def check_corruption(name: str,  # a key of CORRUPTIONS (KeyError otherwise)
+                     severity,   # a whole number: 0 or one of the corruption's levels
+                    ) -> Corruption:  # its registry entry
     "The registry entry of `name`, checked to define `severity` (0 is the clean image)."
     check_severity(name, severity)
     return CORRUPTIONS[name]
@@ -161,7 +178,8 @@ def corrupt(image,                 # numpy array or PIL image, any mode `to_uint
 def corrupt_levels(image,                # numpy array or PIL image, any mode `to_uint8_rgb` reads
                    name: str,            # a key of CORRUPTIONS
                    severities=None,      # levels to compute (0 is the clean image); default all the corruption defines
-                   *, seed: int = 0, image_id: int = 0,
+                   *, seed: int = 0,     # global seed of the benchmark
+                   image_id: int = 0,    # id of the image, part of the seed
                   ) -> dict[int, np.ndarray]:  # severity -> uint8 RGB, as `corrupt` returns
     "`corrupt(image, name, s, seed=seed, image_id=image_id)` for every s in `severities`, sharing work across levels."
     entry = check_corruption(name, 0)
@@ -178,7 +196,9 @@ def corrupt_levels(image,                # numpy array or PIL image, any mode `t
     return {s: x if s == 0 else truncate_to_uint8(raw[s]) for s in severities}
 
 # %% ../nbs/01_corruptions.ipynb #c072
-def check_condition(corruption: str, severity) -> tuple[str, int]:
+def check_condition(corruption: str,  # a key of CORRUPTIONS, or "clean"
+                    severity,         # a level the corruption defines (0 is the clean image); 0 with "clean"
+                   ) -> tuple[str, int]:  # ("clean", 0), or (corruption, severity as an int)
     "(corruption, severity) checked as one condition: the clean condition, or a level a registered corruption defines."
     if isinstance(corruption, str) and corruption == CLEAN[0]:
         if whole_number(severity, "severity of the clean condition") != 0:
@@ -201,7 +221,9 @@ def image_under_condition(image,            # numpy array or PIL image, any mode
 # %% ../nbs/01_corruptions.ipynb #c018
 UNIFORM_LEVELS = 65536
 
-def uniform16(rng: np.random.Generator, shape) -> np.ndarray:
+def uniform16(rng: np.random.Generator,  # the generator to draw from
+              shape,                     # shape of the output
+             ) -> np.ndarray:            # uint16 integers uniform in [0, 65535]
     "Uniform 16-bit integers: the random input of every lookup-table noise."
     return rng.integers(0, UNIFORM_LEVELS, size=shape, dtype=np.uint16)
 
@@ -257,20 +279,29 @@ def table_noise(x: np.ndarray, table: np.ndarray, rng, bits: int = 12) -> np.nda
 
 # %% ../nbs/01_corruptions.ipynb #c019
 @register_corruption("noise", random=True)
-def gaussian_noise(x, severity, rng):
+def gaussian_noise(x,         # uint8 RGB image, HxWx3
+                   severity,  # level 1-5
+                   rng,       # from `corruption_rng`
+                  ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Additive Gaussian noise."
     c = [.08, .12, 0.18, 0.26, 0.38][severity - 1]
     return add_clipped(x, uniform16(rng, x.shape), additive_gaussian_table(c))
 
 @register_corruption("noise", random=True)
-def shot_noise(x, severity, rng):
+def shot_noise(x,         # uint8 RGB image, HxWx3
+               severity,  # level 1-5
+               rng,       # from `corruption_rng`
+              ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Poisson (photon) noise: Poisson(x c) / c."
     c = [60, 25, 12, 5, 3][severity - 1]
     return table_noise(x, level_noise_table("shot", c), rng)
 
 # %% ../nbs/01_corruptions.ipynb #c076
 @register_corruption("noise", random=True, source="vrb_code")
-def shot_noise_vrb(x, severity, rng):
+def shot_noise_vrb(x,         # uint8 RGB image, HxWx3
+                   severity,  # level 1-5
+                   rng,       # from `corruption_rng`
+                  ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "VRB code's shot noise: x + Poisson(lam) on [0, 1], clipped; any count >= 1 saturates the value."
     lam = [.08, .2, .5, .8, 1.2][severity - 1]
     out = x.copy()
@@ -294,25 +325,37 @@ def salt_and_pepper_where(x, u, amount: float):
     return salt_and_pepper_kernel(x, u, round(amount * UNIFORM_LEVELS / 2), round(amount * UNIFORM_LEVELS))
 
 @register_corruption("noise", random=True)
-def impulse_noise(x, severity, rng):
+def impulse_noise(x,         # uint8 RGB image, HxWx3
+                  severity,  # level 1-5
+                  rng,       # from `corruption_rng`
+                 ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Salt-and-pepper noise on each value independently (scikit-image's `s&p`, as ImageNet-C)."
     return salt_and_pepper_where(x, uniform16(rng, x.shape), IMPULSE_AMOUNTS[severity - 1])
 
 @register_corruption("noise", random=True)
-def speckle_noise(x, severity, rng):
+def speckle_noise(x,         # uint8 RGB image, HxWx3
+                  severity,  # level 1-5
+                  rng,       # from `corruption_rng`
+                 ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Multiplicative noise: x + x N(0, c)."
     c = [.15, .2, 0.35, 0.45, 0.6][severity - 1]
     return table_noise(x, level_noise_table("speckle", c), rng)
 
 # %% ../nbs/01_corruptions.ipynb #c021
 @register_corruption("noise", random=True, source="vrb_appendix")
-def salt_and_pepper(x, severity, rng):
+def salt_and_pepper(x,         # uint8 RGB image, HxWx3
+                    severity,  # level 1-5
+                    rng,       # from `corruption_rng`
+                   ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Whole pixels set to black or white, each with probability c/2."
     return salt_and_pepper_where(x, uniform16(rng, x.shape[:2]), IMPULSE_AMOUNTS[severity - 1])
 
 # %% ../nbs/01_corruptions.ipynb #c082
 @register_corruption("noise", random=True, source="vrb_appendix")
-def random_impulse_noise(x, severity, rng):
+def random_impulse_noise(x,         # uint8 RGB image, HxWx3
+                         severity,  # level 1-5
+                         rng,       # from `corruption_rng`
+                        ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Whole pixels, with probability c, set to a uniformly random colour."
     hit = uniform16(rng, x.shape[:2]) < round(IMPULSE_AMOUNTS[severity - 1] * UNIFORM_LEVELS)
     out = x.copy()
@@ -349,7 +392,10 @@ def separable_terms(radius: float, alias_blur: float, rank: int) -> list:
     return [((vt[i] * s[i]).astype(np.float32), u[:, i].astype(np.float32)) for i in range(rank)]
 
 @register_corruption("blur")
-def defocus_blur(x, severity, rng):
+def defocus_blur(x,         # uint8 RGB image, HxWx3
+                 severity,  # level 1-5
+                 rng,       # unused (deterministic)
+                ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Out-of-focus blur: convolution with a disk (levels 2-5 as a sum of two separable filters)."
     c = [(3, 0.1), (4, 0.5), (6, 0.5), (8, 0.5), (10, 0.5)][severity - 1]
     if severity == 1: return cv2.filter2D(x, cv2.CV_32F, trimmed_disk_kernel(*c))  # the small crisp disk: 7x7 taps directly
@@ -358,14 +404,20 @@ def defocus_blur(x, severity, rng):
     return cv2.add(first, cv2.sepFilter2D(x, cv2.CV_32F, r2, c2), dst=first)
 
 @register_corruption("blur", source="vrb_appendix")
-def gaussian_blur(x, severity, rng):
+def gaussian_blur(x,         # uint8 RGB image, HxWx3
+                  severity,  # level 1-5
+                  rng,       # unused (deterministic)
+                 ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Gaussian blur (ImageNet-C's extra corruption)."
     c = [1, 2, 3, 4, 6][severity - 1]
     return skimage_gaussian(x.astype(np.float32), c)
 
 # %% ../nbs/01_corruptions.ipynb #c085
 @register_corruption("blur", source="vrb_appendix")
-def median_blur(x, severity, rng):
+def median_blur(x,         # uint8 RGB image, HxWx3
+                severity,  # level 1-5
+                rng,       # unused (deterministic)
+               ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Median filter over a k x k window."
     k = [3, 5, 7, 9, 11][severity - 1]
     return cv2.medianBlur(x, k)
@@ -383,7 +435,10 @@ def copy_shuffle(x, offsets, delta):
     return x
 
 @register_corruption("blur", random=True)
-def glass_blur(x, severity, rng):
+def glass_blur(x,         # uint8 RGB image, HxWx3
+               severity,  # level 1-5
+               rng,       # from `corruption_rng`
+              ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Frosted glass: blur, shuffle pixels locally, blur again."
     sigma, delta, iterations = [(0.7, 1, 2), (0.9, 2, 1), (1, 2, 3), (1.1, 3, 2), (1.5, 4, 2)][severity - 1]
     y = (skimage_gaussian(x.astype(np.float32) / 255, sigma) * 255).astype(np.uint8)
@@ -415,7 +470,11 @@ def shifted_sum(padded, rows, cols, weights, h, w):
             for j in range(w): out[i, j] += wt * src[c0 + j]
     return out
 
-def motion_blurred(x: np.ndarray, radius: int, sigma: float, angle: float) -> np.ndarray:
+def motion_blurred(x: np.ndarray,  # image, HxW or HxWxC
+                   radius: int,    # kernel half-width in pixels
+                   sigma: float,   # std of the taps' Gaussian weights, in pixels
+                   angle: float,   # direction of the blur, degrees
+                  ) -> np.ndarray:  # float32, x's shape
     "x (HxW or HxWxC) blurred along `angle` (degrees), borders replicated: the kernel's few taps as one compiled shifted sum."
     kernel = motion_kernel(radius, sigma, angle, x.shape)
     rows, cols = np.nonzero(kernel)
@@ -426,7 +485,10 @@ def motion_blurred(x: np.ndarray, radius: int, sigma: float, angle: float) -> np
     return out.reshape(x.shape)
 
 @register_corruption("blur", random=True)
-def motion_blur(x, severity, rng):
+def motion_blur(x,         # uint8 RGB image, HxWx3
+                severity,  # level 1-5
+                rng,       # from `corruption_rng`
+               ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Camera shake: blur along a random direction."
     radius, sigma = [(10, 3), (15, 5), (15, 8), (15, 12), (20, 15)][severity - 1]
     return motion_blurred(x, radius, sigma, rng.uniform(-45, 45))
@@ -441,7 +503,10 @@ def zoom_matrix(h: int, w: int, z: float) -> np.ndarray:
     sx = (ch1 - 1) / (out1 - 1) if out1 > 1 else 0.0
     return np.float32([[sx, 0, top1], [0, sy, top0]])
 
-def clipped_zoom(x: np.ndarray, z: float, exact: bool = False) -> np.ndarray:
+def clipped_zoom(x: np.ndarray,        # image, HxW or HxWxC
+                 z: float,             # zoom factor, >= 1
+                 exact: bool = False,  # True: imagecorruptions' pixel mapping by `warpAffine`; False: crop and `resize`
+                ) -> np.ndarray:       # the zoomed crop, at least HxW
     "The central crop of x zoomed by z (bilinear), at least x's size; its top-left HxW is what zoom blur and snow keep."
     h, w = x.shape[:2]
     ch0, ch1 = int(np.ceil(h / z)), int(np.ceil(w / z))
@@ -452,7 +517,10 @@ def clipped_zoom(x: np.ndarray, z: float, exact: bool = False) -> np.ndarray:
 
 ZOOM_FACTORS = [np.arange(1, 1.11, 0.01), np.arange(1, 1.16, 0.01), np.arange(1, 1.21, 0.02), np.arange(1, 1.26, 0.02), np.arange(1, 1.31, 0.03)]
 
-def zoom_blur_levels(x: np.ndarray, severities, rngs=None) -> dict:
+def zoom_blur_levels(x: np.ndarray,  # uint8 RGB image, HxWx3
+                     severities,     # levels 1-5 to compute
+                     rngs=None,      # unused (zoom blur is deterministic); the `levels_function` signature
+                    ) -> dict:       # severity -> float32 HxWx3 on the 0-255 scale
     "Zoom blur of x at each severity, every distinct zoom factor computed once."
     h, w = x.shape[:2]
     factors = {s: [round(float(z), 9) for z in ZOOM_FACTORS[s - 1]] for s in severities}
@@ -464,7 +532,10 @@ def zoom_blur_levels(x: np.ndarray, severities, rngs=None) -> dict:
     return {s: total * (1 / (len(factors[s]) + 1)) for s, total in totals.items()}
 
 @register_corruption("blur", levels_function=zoom_blur_levels)
-def zoom_blur(x, severity, rng):
+def zoom_blur(x,         # uint8 RGB image, HxWx3
+              severity,  # level 1-5
+              rng,       # unused (deterministic)
+             ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Blur of a fast zoom toward the centre."
     return zoom_blur_levels(x, [severity])[severity]
 
@@ -504,13 +575,19 @@ def add_snow(x: np.ndarray, flakes: np.ndarray, c) -> np.ndarray:
     return snow_blend(x, np.round(flakes[:h, :w] * 255).astype(np.float32), np.float32(c[6]))
 
 @register_corruption("weather", random=True)
-def snow(x, severity, rng):
+def snow(x,         # uint8 RGB image, HxWx3
+         severity,  # level 1-5
+         rng,       # from `corruption_rng`
+        ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Snow flakes falling past the camera."
     c = SNOW_PARAMETERS[severity - 1]
     flakes = snow_flakes(x.shape, c, rng)
     return add_snow(x, motion_blurred(flakes, c[4], c[5], rng.uniform(-135, -45)), c)
 
-def snow_wand(x, severity, rng):
+def snow_wand(x,         # uint8 RGB image, HxWx3
+              severity,  # level 1-5
+              rng,       # from `corruption_rng`
+             ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Snow with ImageMagick's motion blur through Wand (ImageNet-C's reference path; needs libmagickwand)."
     from wand.image import Image as WandImage
     c = SNOW_PARAMETERS[severity - 1]
@@ -542,7 +619,10 @@ def plasma_fractal(size: int, wibble_decay: float, rng) -> np.ndarray:
     return a / a.max()
 
 @register_corruption("weather", random=True)
-def fog(x, severity, rng):
+def fog(x,         # uint8 RGB image, HxWx3
+        severity,  # level 1-5
+        rng,       # from `corruption_rng`
+       ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Fog: a fractal haze, brightness compressed."
     c = [(1.5, 2), (2., 2), (2.5, 1.7), (2.5, 1.5), (3., 1.4)][severity - 1]
     h, w = x.shape[:2]
@@ -573,13 +653,19 @@ def brightness_table(c: float) -> np.ndarray:
     return np.clip(out + 1e-6, 0, 255).astype(np.uint8).ravel()
 
 @register_corruption("attribute")
-def brightness(x, severity, rng):
+def brightness(x,         # uint8 RGB image, HxWx3
+               severity,  # level 1-5
+               rng,       # unused (deterministic)
+              ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Raise HSV value by c, keeping hue and saturation."
     c = [.1, .2, .3, .4, .5][severity - 1]
     return lookup_with_max(x, brightness_table(c))
 
 @register_corruption("attribute")
-def contrast(x, severity, rng):
+def contrast(x,         # uint8 RGB image, HxWx3
+             severity,  # level 1-5
+             rng,       # unused (deterministic)
+            ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Pull every channel toward its mean by factor c."
     c = [0.4, .3, .2, .1, .05][severity - 1]
     means = np.array(cv2.mean(x)[:3]) / 255
@@ -615,44 +701,64 @@ def saturation_scaled(x, ratio_table, gray_gain):
     return out
 
 @register_corruption("attribute")
-def saturate(x, severity, rng):
+def saturate(x,         # uint8 RGB image, HxWx3
+             severity,  # level 1-5
+             rng,       # unused (deterministic)
+            ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Scale HSV saturation by c0 and add c1, keeping hue and value."
     c = [(0.3, 0), (0.1, 0), (2, 0), (5, 0.1), (20, 0.2)][severity - 1]
     return saturation_scaled(x, saturation_ratio_table(*c), np.float32(c[1]))
 
 # %% ../nbs/01_corruptions.ipynb #c035
-def luma(x: np.ndarray) -> np.ndarray:
+def luma(x: np.ndarray,  # RGB image, HxWx3, 0-255 scale
+        ) -> np.ndarray:  # float32 luma, HxW, 0-255 scale
     "ITU-R BT.601 luma of an RGB image, float."
     return x.astype(np.float32) @ np.float32([0.299, 0.587, 0.114])
 
-def gray3(y: np.ndarray) -> np.ndarray:
+def gray3(y: np.ndarray,  # gray image, HxW
+         ) -> np.ndarray:  # HxWx3, same dtype
     "A gray HxW image as HxWx3, its one channel repeated."
     return np.repeat(np.asarray(y)[..., None], 3, axis=-1)
 
 @register_corruption("attribute", source="vrb_appendix", levels=(1,))
-def color_inversion(x, severity, rng):
+def color_inversion(x,         # uint8 RGB image, HxWx3
+                    severity,  # 1, its only level
+                    rng,       # unused (deterministic)
+                   ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Negative image."
     return 255 - x
 
 # %% ../nbs/01_corruptions.ipynb #c088
 @register_corruption("attribute", source="vrb_appendix", levels=(1,))
-def grayscale(x, severity, rng):
+def grayscale(x,         # uint8 RGB image, HxWx3
+              severity,  # 1, its only level
+              rng,       # unused (deterministic)
+             ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Luma gray (BT.601 weights)."
     return gray3(luma(x) + 0.5)
 
 @register_corruption("attribute", source="vrb_appendix", levels=(1,))
-def grayscale_mean(x, severity, rng):
+def grayscale_mean(x,         # uint8 RGB image, HxWx3
+                   severity,  # 1, its only level
+                   rng,       # unused (deterministic)
+                  ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Gray as the plain mean of the channels (the appendix's formula)."
     return gray3(x.mean(-1) + 0.5)
 
 @register_corruption("attribute", source="vrb_appendix", levels=(1,))
-def grayscale_inversion(x, severity, rng):
+def grayscale_inversion(x,         # uint8 RGB image, HxWx3
+                        severity,  # 1, its only level
+                        rng,       # unused (deterministic)
+                       ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Negative of the luma gray."
     return 255 - truncate_to_uint8(gray3(luma(x) + 0.5))
 
 # %% ../nbs/01_corruptions.ipynb #c091
 @register_corruption("attribute", source="vrb_appendix", levels=(1,))
-def binary_threshold(x, severity, rng):
+def binary_threshold(x,         # uint8 RGB image, HxWx3
+                     severity,  # 1, its only level
+                     rng,       # unused (deterministic)
+                    ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Black or white by luma above mid-gray."
     return gray3(np.where(luma(x) > 127.5, 255, 0).astype(np.uint8))
 
@@ -665,7 +771,10 @@ def pixel_grid(h: int, w: int) -> np.ndarray:
     return grid
 
 @register_corruption("physical", random=True)
-def elastic_transform(x, severity, rng):
+def elastic_transform(x,         # uint8 RGB image, HxWx3
+                      severity,  # level 1-5
+                      rng,       # from `corruption_rng`
+                     ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Local elastic deformation by a smooth random displacement field."
     alpha = [250 * 0.05, 250 * 0.065, 250 * 0.085, 250 * 0.1, 250 * 0.12][severity - 1]
     h, w = x.shape[:2]
@@ -675,7 +784,9 @@ def elastic_transform(x, severity, rng):
     field = cv2.GaussianBlur(noise, ksize, sigmaX=sx, sigmaY=sy, borderType=cv2.BORDER_REFLECT)
     return cv2.remap(x, cv2.scaleAdd(field, alpha, pixel_grid(h, w)), None, interpolation=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
 
-def standard_normal16(rng: np.random.Generator, shape) -> np.ndarray:
+def standard_normal16(rng: np.random.Generator,  # the generator to draw from
+                      shape,                     # shape of the output
+                     ) -> np.ndarray:            # float32 standard normal draws
     "Standard normal draws at 16-bit resolution (65,536 quantiles), float32: 4x cheaper than NumPy's normal sampler."
     return np.take(normal_quantiles32(), uniform16(rng, shape))
 
@@ -693,7 +804,10 @@ def tinted(x, m, colour, cover):
     return out
 
 @register_corruption("physical", random=True)
-def spatter(x, severity, rng):
+def spatter(x,         # uint8 RGB image, HxWx3
+            severity,  # level 1-5
+            rng,       # from `corruption_rng`
+           ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Water (levels 1-3) or mud (4-5) splashed on the lens."
     c = [(0.65, 0.3, 4, 0.69, 0.6, 0), (0.65, 0.3, 3, 0.68, 0.6, 0), (0.65, 0.3, 2, 0.68, 0.5, 0),
          (0.65, 0.3, 1, 0.65, 1.5, 1), (0.67, 0.4, 1, 0.65, 1.5, 1)][severity - 1]
@@ -713,27 +827,38 @@ def spatter(x, severity, rng):
     return tinted(x, m, np.float32([63, 42, 20]), np.float32(1))
 
 # %% ../nbs/01_corruptions.ipynb #c039
-def box_downsample(x: np.ndarray, factor: float) -> Image.Image:
+def box_downsample(x: np.ndarray,  # uint8 RGB image, HxWx3
+                   factor: float,  # scale in (0, 1]: each side becomes int(side * factor), at least 1
+                  ) -> Image.Image:  # the smaller PIL image
     "x shrunk by `factor` with a box filter (PIL), at least one pixel a side."
     h, w = x.shape[:2]
     return Image.fromarray(x).resize((max(1, int(w * factor)), max(1, int(h * factor))), Image.BOX)
 
 @register_corruption("digital")
-def pixelate(x, severity, rng):
+def pixelate(x,         # uint8 RGB image, HxWx3
+             severity,  # level 1-5
+             rng,       # unused (deterministic)
+            ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Mosaic: box-filter down, nearest-neighbour up."
     c = [0.6, 0.5, 0.4, 0.3, 0.25][severity - 1]
     return np.asarray(box_downsample(x, c).resize(x.shape[1::-1], Image.NEAREST))
 
 # %% ../nbs/01_corruptions.ipynb #c094
 @register_corruption("digital", source="vrb_code", keeps_size=False)
-def pixelate_vrb(x, severity, rng):
+def pixelate_vrb(x,         # uint8 RGB image, HxWx3
+                 severity,  # level 1-5
+                 rng,       # unused (deterministic)
+                ) -> np.ndarray:  # uint8 RGB, smaller: each side scaled by the level's factor
     "VRB code's pixelate: box-filter down only (the output is smaller)."
     c = [0.6, 0.5, 0.4, 0.3, 0.15][severity - 1]
     return np.asarray(box_downsample(x, c))
 
 # %% ../nbs/01_corruptions.ipynb #c096
 @register_corruption("digital")
-def jpeg_compression(x, severity, rng):
+def jpeg_compression(x,         # uint8 RGB image, HxWx3
+                     severity,  # level 1-5
+                     rng,       # unused (deterministic)
+                    ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "JPEG artefacts at low quality."
     quality = [25, 18, 15, 10, 7][severity - 1]
     buffer = io.BytesIO()

@@ -37,12 +37,17 @@ def atomic_write(path: str | Path,                 # the file to write
 # %% ../nbs/01a_generator.ipynb #c025
 FORMATS = {"png": ".png", "jpeg": ".jpg"}
 
-def save_image(array: np.ndarray, path: Path, image_format: str, quality: int) -> None:
+def save_image(array: np.ndarray,  # uint8 RGB, HxWx3
+               path: Path,         # the file to write
+               image_format: str,  # "png" or "jpeg" (a key of FORMATS)
+               quality: int,       # JPEG quality 1-100 (unused for PNG)
+              ) -> None:
     "Write one image as PNG or as JPEG at `quality`, atomically."
     options = {"format": "PNG", "compress_level": 1} if image_format == "png" else {"format": "JPEG", "quality": quality}
     atomic_write(path, lambda partial: Image.fromarray(array).save(partial, **options))
 
-def decodes(path: Path) -> bool:
+def decodes(path: Path,  # an image file
+           ) -> bool:
     "Whether an image file opens and decodes to its end (a truncated or damaged one does not)."
     try:
         with Image.open(path) as image: image.load()
@@ -50,35 +55,47 @@ def decodes(path: Path) -> bool:
     except Exception:  # whatever the decoder raises, the file cannot be used
         return False
 
-def corrupted_template(dataset: VQADataset, image_format: str) -> str:
+def corrupted_template(dataset: VQADataset,  # its `image_template` names the source files
+                       image_format: str,    # "png" or "jpeg"
+                      ) -> str:              # a template with `{image_id}`
     "The dataset's image file name template with the extension of `image_format`."
     return str(Path(dataset.image_template).with_suffix(FORMATS[image_format]))
 
-def condition_dir(root: str | Path, corruption: str, severity: int) -> Path:
+def condition_dir(root: str | Path,  # the generated folder
+                  corruption: str,   # a key of CORRUPTIONS
+                  severity: int,     # its level
+                 ) -> Path:
     "Folder of one condition: `<root>/<corruption>/<severity>`."
     return Path(root) / corruption / str(severity)
 
 # %% ../nbs/01a_generator.ipynb #c008
-def library_versions() -> dict:
+def library_versions() -> dict:  # library name -> version string
     "Versions of the libraries that decide the corrupted pixels."
     import cv2, numba, scipy, PIL, vqa_robust
     return {"vqa_robust": vqa_robust.__version__, "numpy": np.__version__, "opencv": cv2.__version__, "pillow": PIL.__version__,
             "scipy": scipy.__version__, "numba": numba.__version__}
 
-def source_sha256(function: Callable) -> str:
+def source_sha256(function: Callable,  # a function (or class) whose defining source to hash
+                 ) -> str:             # hex digest
     "SHA-256 of the source file that defines `function` (of its source text where it has no file, as in a notebook)."
     path = inspect.getsourcefile(function)
     if path and Path(path).is_file(): return file_sha256(path)
     return hashlib.sha256(inspect.getsource(function).encode()).hexdigest()
 
-def code_fingerprint(dataset: VQADataset) -> dict:
+def code_fingerprint(dataset: VQADataset,  # its image loader is part of the fingerprint
+                    ) -> dict:             # source hashes and library versions
     "What decides the pixels besides the inputs: the sources of the corruptions and of the dataset's image loader, and library versions."
     return {"corruptions_sha256": source_sha256(image_under_condition), "loader_sha256": source_sha256(type(dataset).load_image),
             "versions": library_versions()}
 
 FINGERPRINT_KEYS = ("code", "seed", "format", "quality", "image_template", "grid", "images")
 
-def make_manifest(dataset: VQADataset, grid, seed: int, image_format: str, quality: int) -> dict:
+def make_manifest(dataset: VQADataset,  # the images to corrupt (every source image is hashed)
+                  grid,                 # (corruption, severity) pairs
+                  seed: int,            # the generation's seed
+                  image_format: str,    # "png" or "jpeg"
+                  quality: int,         # JPEG quality (recorded as None for PNG)
+                 ) -> dict:             # the manifest, with its inputs and their "fingerprint" (SHA-256)
     "What a generated folder holds, every input that decides its files, and their fingerprint."
     grid = sorted(dict.fromkeys((c, int(s)) for c, s in grid))
     inputs = {"code": code_fingerprint(dataset), "seed": int(seed), "format": image_format,
@@ -91,7 +108,9 @@ def make_manifest(dataset: VQADataset, grid, seed: int, image_format: str, quali
             "fingerprint": hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest(), **inputs}
 
 # %% ../nbs/01a_generator.ipynb #c028
-def listed(items, limit: int = 3) -> str:
+def listed(items,         # anything iterable
+           limit: int = 3,  # items shown before " and N more"
+          ) -> str:
     "The first `limit` items, comma-separated, and how many more there are."
     items = list(items)
     return ", ".join(map(str, items[:limit])) + (f" and {len(items) - limit} more" if len(items) > limit else "")
@@ -119,12 +138,16 @@ def fingerprint_changes(old: dict,  # a folder's manifest
     return changes
 
 # %% ../nbs/01a_generator.ipynb #c031
-def condition_dirs(root: Path, grid) -> list[Path]:
+def condition_dirs(root: Path,  # the generated folder
+                   grid,        # (corruption, severity) pairs, as a manifest records them
+                  ) -> list[Path]:
     "The condition folders of a recorded grid under `root` (names that would lead out of `root` are skipped)."
     return [condition_dir(root, c, s) for c, s in grid
             if isinstance(c, str) and Path(c).name == c and c not in ("", ".", "..") and isinstance(s, int)]
 
-def delete_generated(root: Path, manifest: dict) -> None:
+def delete_generated(root: Path,      # the generated folder
+                     manifest: dict,  # its manifest (as read from root/manifest.json)
+                    ) -> None:
     "Delete what a manifest says `root` holds: the condition folders of its grid, then the manifest."
     grid = manifest.get("grid") or [[c, s] for c, v in manifest.get("corruptions", {}).items() for s in v.get("severities", [])]
     for folder in condition_dirs(root, grid):
@@ -132,11 +155,15 @@ def delete_generated(root: Path, manifest: dict) -> None:
         if folder.parent.is_dir() and not any(folder.parent.iterdir()): folder.parent.rmdir()
     (root / "manifest.json").unlink()
 
-def unrecorded_conditions(root: Path) -> list[str]:
+def unrecorded_conditions(root: Path,  # a folder to look into
+                         ) -> list[str]:  # "<corruption>/<severity>" names, sorted
     "Condition folders (`<corruption>/<severity>` of a registered corruption) found under `root`."
     return sorted(f"{c}/{p.name}" for c in CORRUPTIONS if (root / c).is_dir() for p in (root / c).iterdir() if p.is_dir() and p.name.isdigit())
 
-def prepare_folder(root: Path, manifest: dict, overwrite: bool) -> bool:
+def prepare_folder(root: Path,       # the output folder (may not exist)
+                   manifest: dict,   # the manifest of this generation (`make_manifest`)
+                   overwrite: bool,  # True: delete the folder's generated files first
+                  ) -> bool:         # False when the folder already has this manifest
     "Check that `root` may receive the files of `manifest` (with `overwrite`, delete its generated files first); True if the manifest must be written."
     path = root / "manifest.json"
     if not path.is_file():
@@ -155,12 +182,21 @@ def prepare_folder(root: Path, manifest: dict, overwrite: bool) -> bool:
                      "\nGenerate into a new folder, or pass overwrite=True to delete this folder's generated files first.")
 
 # %% ../nbs/01a_generator.ipynb #c010
-def complete(path: Path, verify: bool) -> bool:
+def complete(path: Path,     # an image file
+             verify: bool,   # also decode it (`decodes`)
+            ) -> bool:
     "Whether `path` holds a finished image: it exists and, with `verify`, decodes."
     return path.is_file() and (not verify or decodes(path))
 
-def write_image_conditions(dataset: VQADataset, image_id: int, grid, root: Path, seed: int, image_format: str, quality: int,
-                           verify: bool = True) -> int:
+def write_image_conditions(dataset: VQADataset,  # loads the image
+                           image_id: int,        # the image's id, part of the corruption's seed
+                           grid,                 # (corruption, severity) pairs
+                           root: Path,           # the output folder
+                           seed: int,            # the generation's seed
+                           image_format: str,    # "png" or "jpeg"
+                           quality: int,         # JPEG quality 1-100
+                           verify: bool = True,  # decode existing files, rewriting damaged ones (False: existing files count as done)
+                          ) -> int:              # images written
     "Corrupt one image under each (corruption, severity) of `grid` and write what is missing or damaged; returns the count written."
     name = corrupted_template(dataset, image_format).format(image_id=int(image_id))
     missing = [(c, s) for c, s in grid if not complete(condition_dir(root, c, s) / name, verify)]
@@ -179,7 +215,9 @@ def _write_chunk(args) -> int:
     return sum(write_image_conditions(dataset, i, grid, root, seed, image_format, quality, verify) for i in image_ids)
 
 # %% ../nbs/01a_generator.ipynb #c011
-def as_list(value, what: str) -> list:
+def as_list(value,      # a list, tuple or other iterable (not a string)
+            what: str,  # its name, for the message
+           ) -> list:
     "`value` as a non-empty list (a string or a number is refused, not read letter by letter or wrapped)."
     if isinstance(value, (str, bytes)) or not np.iterable(value): raise ValueError(f"{what} must be a list, got {value!r}")
     value = list(value)
@@ -189,8 +227,8 @@ def as_list(value, what: str) -> list:
 def generate(dataset: VQADataset,      # images to corrupt (all of them)
              root: str | Path,         # output folder
              corruptions,              # names in CORRUPTIONS
-             severities=(1, 2, 3, 4, 5),
-             seed: int = 0,
+             severities=(1, 2, 3, 4, 5),  # levels each corruption defines
+             seed: int = 0,            # global seed, >= 0 (with the image id, seeds each corruption)
              image_format: str = "png",  # "png" (lossless) or "jpeg"
              quality: int = 95,        # JPEG quality, 1-100
              workers: int = 1,         # processes
@@ -223,7 +261,11 @@ def generate(dataset: VQADataset,      # images to corrupt (all of them)
     return manifest
 
 # %% ../nbs/01a_generator.ipynb #c013
-def corrupted_dataset(dataset: VQADataset, root: str | Path, corruption: str, severity: int) -> VQADataset:
+def corrupted_dataset(dataset: VQADataset,  # the dataset the folder was generated from
+                      root: str | Path,     # the generated folder (`generate`)
+                      corruption: str,      # a corruption of its manifest
+                      severity: int,        # one of its levels there
+                     ) -> VQADataset:       # same questions, images read from root/corruption/severity
     "`dataset` with its images taken from one condition of a generated folder, checked to hold that condition and those images."
     root, severity = Path(root), check_severity(corruption, severity)
     path = root / "manifest.json"
@@ -237,7 +279,11 @@ def corrupted_dataset(dataset: VQADataset, root: str | Path, corruption: str, se
                                image_dir=condition_dir(root, corruption, severity), image_template=manifest["image_template"],
                                name=f"{dataset.name}/{corruption}/{severity}")
 
-def stream_corrupted(dataset: VQADataset, corruption: str, severity: int, seed: int = 0) -> Iterator[tuple[int, np.ndarray]]:
+def stream_corrupted(dataset: VQADataset,  # the images to corrupt
+                     corruption: str,      # a key of CORRUPTIONS, or "clean"
+                     severity: int,        # its level (0 with "clean")
+                     seed: int = 0,        # global seed, as in `generate`
+                    ) -> Iterator[tuple[int, np.ndarray]]:  # (image id, uint8 RGB HxWx3), in `dataset.image_ids` order
     "(image id, image under one condition) for every image of `dataset`, computed in memory by `image_under_condition`."
     corruption, severity = check_condition(corruption, severity)
     seed = non_negative_integer(seed, "seed")

@@ -33,7 +33,10 @@ __all__ = ['RESULT_COLUMNS', 'CHUNK_SIZE', 'CHUNK_COLUMNS', 'RECORD', 'SAFE_NAME
 # %% ../nbs/03_inference.ipynb #c006
 RESULT_COLUMNS = ["model", "corruption", "severity", "seed", "question_id", "answer", "confidence"]
 
-def conditions(corruptions, severities, include_clean: bool = True) -> list[tuple[str, int]]:
+def conditions(corruptions,                 # names in CORRUPTIONS
+               severities,                  # levels 1-5, each defined by every corruption
+               include_clean: bool = True,  # put ("clean", 0) first
+              ) -> list[tuple[str, int]]:   # (corruption, severity) pairs, corruption-major
     "The (corruption, severity) grid, checked against the registry, with the clean condition first."
     unknown = [c for c in corruptions if c not in CORRUPTIONS]
     if unknown: raise KeyError(f"unknown corruption(s) {unknown}; known: {', '.join(sorted(CORRUPTIONS))}")
@@ -50,21 +53,28 @@ CHUNK_SIZE = 1024  # questions per saved chunk: the most work a killed run can l
 @dataclass(frozen=True)
 class Batch:
     "One batch of the plan: rows `start:stop` of the ordered questions, under one condition, inside chunk `chunk`."
-    corruption: str
-    severity: int
-    chunk: int
-    start: int
-    stop: int
+    corruption: str  # a key of CORRUPTIONS, or "clean"
+    severity: int    # its level (0 with "clean")
+    chunk: int       # index of the chunk the rows belong to
+    start: int       # first row in `question_order`
+    stop: int        # one past the last row
 
-def question_order(dataset: VQADataset) -> pd.DataFrame:
+def question_order(dataset: VQADataset,  # the questions to answer
+                  ) -> pd.DataFrame:     # `dataset.questions` sorted by image_id, question_id; index 0..n-1
     "The dataset's questions in answering order: by image, then question id."
     return dataset.questions.sort_values(["image_id", "question_id"], kind="stable").reset_index(drop=True)
 
-def n_chunks(n_questions: int, chunk_size: int) -> int:
+def n_chunks(n_questions: int,  # questions of one condition
+             chunk_size: int,   # questions per chunk, >= 1
+            ) -> int:           # ceil(n_questions / chunk_size)
     "The number of chunks of `chunk_size` questions that hold `n_questions` (the last may be shorter)."
     return -(-n_questions // chunk_size)
 
-def plan_batches(n_questions: int, todo: dict, chunk_size: int, batch_size: int) -> list[Batch]:
+def plan_batches(n_questions: int,  # questions of one condition
+                 todo: dict,        # (corruption, severity) -> chunk indices still to answer
+                 chunk_size: int,   # questions per chunk
+                 batch_size: int,   # questions per batch; a chunk's last batch may be shorter
+                ) -> list[Batch]:   # condition by condition, chunks in increasing order
     "The batches of the chunks still to answer: `todo` maps each condition to its missing chunk indices."
     batches = []
     for (corruption, severity), chunks in todo.items():
@@ -74,17 +84,31 @@ def plan_batches(n_questions: int, todo: dict, chunk_size: int, batch_size: int)
     return batches
 
 # %% ../nbs/03_inference.ipynb #c014
-def condition_image(dataset: VQADataset, image_id: int, corruption: str, severity: int, seed: int) -> np.ndarray:
+def condition_image(dataset: VQADataset,  # loads the image by id
+                    image_id: int,        # the image's id, part of the corruption's seed
+                    corruption: str,      # a key of CORRUPTIONS, or "clean"
+                    severity: int,        # its level (0 with "clean")
+                    seed: int,            # the run's seed
+                   ) -> np.ndarray:       # uint8 RGB, HxWx3
     "One image of `dataset` under one condition: uint8 RGB, H x W x 3 (`vqa_robust.corruptions.image_under_condition`)."
     return image_under_condition(dataset.load_image(image_id), corruption, severity, seed, image_id)
 
 class ConditionBatches(torch.utils.data.Dataset):
     "The planned batches of a run, each prepared on demand (in a data worker): images under their condition, then the model's inputs."
-    def __init__(self, dataset: VQADataset, order: pd.DataFrame, encoder, question_inputs: list, batches: list[Batch], seed: int):
+    def __init__(self,
+                 dataset: VQADataset,    # loads the images
+                 order: pd.DataFrame,    # `question_order(dataset)`
+                 encoder,                # the model's `encoder()`: prepares a batch without the model
+                 question_inputs: list,  # `encoder.questions(...)` of every question, in `order`
+                 batches: list[Batch],   # the plan (`plan_batches`); item i prepares batches[i]
+                 seed: int,              # the run's seed
+                ):
         self.dataset, self.image_ids, self.encoder = dataset, order.image_id.to_numpy(), encoder
         self.question_inputs, self.batches, self.seed = question_inputs, batches, seed
     def __len__(self): return len(self.batches)
-    def images(self, batch: Batch) -> list[np.ndarray]:
+    def images(self,
+               batch: Batch,            # one batch of the plan
+              ) -> list[np.ndarray]:    # uint8 RGB, one per question of the batch
         "The batch's images under its condition, each image made once."
         ids = self.image_ids[batch.start:batch.stop]
         made = {i: condition_image(self.dataset, int(i), batch.corruption, batch.severity, self.seed) for i in dict.fromkeys(ids.tolist())}
@@ -99,13 +123,19 @@ def as_is(item):
     "The DataLoader's collate: a prepared batch is already a batch, returned as it is."
     return item
 
-def default_workers(device: str, threads: int = 1, cpus: int | None = None) -> int:
+def default_workers(device: str,             # a resolved torch device
+                    threads: int = 1,        # CPU threads torch uses
+                    cpus: int | None = None,  # CPUs to count; None: those this process may run on
+                   ) -> int:                 # 0 means prepare batches in this process
     "Data workers for a run: on CUDA every CPU but one (at most 8); on a CPU those torch's `threads` leave free (at most 4)."
     cpus = cpus or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
     if str(device).startswith("cuda"): return max(1, min(8, cpus - 1))
     return max(0, min(4, cpus - threads))
 
-def batch_loader(source: ConditionBatches, num_workers: int, device: str) -> torch.utils.data.DataLoader:
+def batch_loader(source: ConditionBatches,  # the planned batches
+                 num_workers: int,          # data-worker processes; 0: prepare in this process
+                 device: str,               # the model's device (CUDA: pinned memory)
+                ) -> torch.utils.data.DataLoader:  # yields (batch index, prepared inputs)
     "Prepared batches in plan order, `num_workers` processes ahead of the model (none: in this process); pinned memory on CUDA."
     return torch.utils.data.DataLoader(source, batch_size=None, shuffle=False, num_workers=num_workers, collate_fn=as_is,
                                        pin_memory=str(device).startswith("cuda"), prefetch_factor=2 if num_workers else None)
@@ -176,7 +206,11 @@ def write_record(folder: Path, identity: dict, chunks: dict) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write(folder / RECORD, lambda p: p.write_text(json.dumps({"identity": identity, "chunks": chunks}, indent=1, default=str)))
 
-def write_chunk(folder: Path, chunk: int, answers: pd.DataFrame, identity: dict) -> dict:
+def write_chunk(folder: Path,             # the condition's folder (`partition_dir`), created if missing
+                chunk: int,               # the chunk's index
+                answers: pd.DataFrame,    # its answers, with `CHUNK_COLUMNS`
+                identity: dict,           # the condition's identity (`condition_identity`)
+               ) -> dict:                 # {"rows", "sha256"}: the chunk's entry in the record
     "Write one chunk's answers, then its sidecar (identity digest, rows, sha256), each atomically; returns its record entry."
     name = chunk_file(chunk)
     folder.mkdir(parents=True, exist_ok=True)
@@ -186,7 +220,12 @@ def write_chunk(folder: Path, chunk: int, answers: pd.DataFrame, identity: dict)
     atomic_write(folder / chunk_sidecar(chunk), lambda p: p.write_text(json.dumps(sidecar)))
     return entry
 
-def save_chunk(folder: Path, chunk: int, answers: pd.DataFrame, identity: dict, chunks: dict) -> None:
+def save_chunk(folder: Path,            # the condition's folder (`partition_dir`)
+               chunk: int,              # the chunk's index
+               answers: pd.DataFrame,   # its answers, with `CHUNK_COLUMNS`
+               identity: dict,          # the condition's identity (`condition_identity`)
+               chunks: dict,            # the record's chunk entries by file name; this chunk's is added
+              ) -> None:
     "Write one chunk's answers and sidecar, then the record that lists it (`chunks` is updated in place)."
     chunks[chunk_file(chunk)] = write_chunk(folder, chunk, answers, identity)
     write_record(folder, identity, chunks)
@@ -219,7 +258,12 @@ def checked_record(folder: Path, identity: dict, overwrite: bool) -> tuple[dict 
                                  f"{' ...' if len(changes) > 4 else ''}. Use another out_dir, or overwrite=True to recompute them.")
     return record, not changes
 
-def saved_chunks(folder: Path, identity: dict, order_ids: np.ndarray, chunk_size: int, overwrite: bool) -> dict[int, pd.DataFrame]:
+def saved_chunks(folder: Path,           # the condition's folder (`partition_dir`); may not exist
+                 identity: dict,         # what this run would compute it from (`condition_identity`)
+                 order_ids: np.ndarray,  # question ids in answering order (`question_order`)
+                 chunk_size: int,        # questions per chunk
+                 overwrite: bool,        # True: discard answers from other inputs instead of raising
+                ) -> dict[int, pd.DataFrame]:  # chunk index -> its verified answers
     "The reusable chunks of one condition, by index; an error when they were computed from other inputs (unless `overwrite`)."
     if not folder.is_dir(): return {}
     record, same = checked_record(folder, identity, overwrite)
@@ -237,8 +281,16 @@ def saved_chunks(folder: Path, identity: dict, order_ids: np.ndarray, chunk_size
     if adopted: write_record(folder, identity, {**record["chunks"], **adopted})  # the record lists the adopted chunks again
     return kept
 
-def checked_store(out_dir: str | Path, identities: dict, dataset: VQADataset, grid, seed: int, data: dict, batch_sizes: dict,
-                  chunk_size: int = CHUNK_SIZE, overwrite: bool = False) -> list[Path]:
+def checked_store(out_dir: str | Path,     # the run folder (answers under out_dir/answers)
+                  identities: dict,        # model name -> `model_identity` of each model of the run
+                  dataset: VQADataset,     # the run's questions
+                  grid,                    # the run's (corruption, severity) conditions
+                  seed: int,               # the run's seed
+                  data: dict,              # `dataset_fingerprint(dataset)`
+                  batch_sizes: dict,       # model name -> its batch size
+                  chunk_size: int = CHUNK_SIZE,  # questions per chunk
+                  overwrite: bool = False,  # True: answers from other inputs are recomputed instead of an error
+                 ) -> list[Path]:          # the removed folders
     "Check every model's saved records before any model loads (their chunks are verified when answering), then remove answers of models or conditions this run does not have; the removed folders."
     code = code_fingerprint(dataset)
     wanted = {partition_dir(out_dir, identity["model"], *c): condition_identity(identity, data, *c, seed, code, batch_sizes[name], chunk_size)
@@ -259,7 +311,8 @@ def run_log(path: str | Path) -> Callable[[str], None]:
         with open(path, "a") as handle: handle.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {message}\n")
     return log
 
-def read_store(out_dir: str | Path) -> pd.DataFrame:
+def read_store(out_dir: str | Path,  # the run folder
+              ) -> pd.DataFrame:     # sorted by model, corruption, severity, question_id
     "Every answer in a run folder's store, as one table with `RESULT_COLUMNS` (partition columns restored from the paths)."
     return (pd.read_parquet(Path(out_dir) / "answers").astype({"model": str, "corruption": str, "severity": int})[RESULT_COLUMNS]
             .sort_values(["model", "corruption", "severity", "question_id"], ignore_index=True))
@@ -287,7 +340,12 @@ def progress_bar(progress, total: int):
     if progress is True: return tqdm(total=total, unit="answer", unit_scale=True, dynamic_ncols=True)
     return progress or None
 
-def answered_batches(model, loader, batches: list[Batch], ids: np.ndarray, seed: int):
+def answered_batches(model,                 # a VQAAdapter (or any object with `predict_encoded`, `predict` or `answer`)
+                     loader,                # yields (batch index, prepared inputs), e.g. `batch_loader`
+                     batches: list[Batch],  # the plan the indices refer to
+                     ids: np.ndarray,       # question ids in answering order
+                     seed: int,             # the run's seed (torch is seeded per batch from it)
+                    ):
     "(batch, its answers) for each prepared batch of `loader`, in plan order; torch is seeded per batch, so a batch's answers do not depend on what ran before it."
     for i, inputs in loader:
         b = batches[i]
@@ -300,9 +358,19 @@ def condition_answers(model_name: str, corruption: str, severity: int, chunks: d
     part = pd.concat([chunks[k] for k in sorted(chunks)], ignore_index=True) if chunks else pd.DataFrame(columns=CHUNK_COLUMNS)
     return part.assign(model=model_name, corruption=corruption, severity=int(severity))[RESULT_COLUMNS]
 
-def run_conditions(model, dataset: VQADataset, grid: list[tuple[str, int]], out_dir: str | Path, seed: int = 0,
-                   batch_size: int = 32, progress=True, data: dict | None = None, overwrite: bool = False, num_workers: int = 0,
-                   chunk_size: int = CHUNK_SIZE, log: Callable[[str], None] | None = None) -> pd.DataFrame:
+def run_conditions(model,                       # a VQAAdapter (`load_model`)
+                   dataset: VQADataset,         # the questions to answer
+                   grid: list[tuple[str, int]], # (corruption, severity) conditions, e.g. from `conditions`
+                   out_dir: str | Path,         # run folder; answers are saved under out_dir/answers
+                   seed: int = 0,               # seeds the corruptions and torch per batch
+                   batch_size: int = 32,        # questions per batch
+                   progress=True,               # True: a new tqdm bar; a tqdm bar: count on it; False/None: no bar
+                   data: dict | None = None,    # `dataset_fingerprint(dataset)`; None: computed here
+                   overwrite: bool = False,     # True: recompute answers saved from other inputs instead of an error
+                   num_workers: int = 0,        # data-worker processes; 0: prepare batches in this process
+                   chunk_size: int = CHUNK_SIZE,  # questions per saved chunk
+                   log: Callable[[str], None] | None = None,  # called with one line per finished condition; None: silent
+                  ) -> pd.DataFrame:            # every answer of the grid, with `RESULT_COLUMNS`
     "Answer every condition of `grid`, chunk by chunk, reusing saved chunks made from the same inputs; returns every answer."
     data, code = data or dataset_fingerprint(dataset), code_fingerprint(dataset)
     model_identity = getattr(model, "identity", None) or {"model": model.name}
@@ -339,8 +407,15 @@ def run_conditions(model, dataset: VQADataset, grid: list[tuple[str, int]], out_
     if bar is not None and progress is True: bar.close()
     return pd.concat([condition_answers(model.name, *c, done[c]) for c in grid], ignore_index=True)
 
-def answer_condition(model, dataset: VQADataset, corruption: str, severity: int, seed: int = 0, batch_size: int = 32,
-                     progress: bool = False, num_workers: int = 0) -> pd.DataFrame:
+def answer_condition(model,                 # a VQAAdapter (`load_model`)
+                     dataset: VQADataset,   # the questions to answer
+                     corruption: str,       # a key of CORRUPTIONS, or "clean"
+                     severity: int,         # its level (0 with "clean")
+                     seed: int = 0,         # seeds the corruption and torch per batch
+                     batch_size: int = 32,  # questions per batch
+                     progress: bool = False,  # show a tqdm bar
+                     num_workers: int = 0,  # data-worker processes; 0: prepare batches in this process
+                    ) -> pd.DataFrame:      # the answers, with `RESULT_COLUMNS`
     "Answers of `model` to every question of `dataset` under one condition, in memory (nothing saved)."
     order = question_order(dataset)
     encoder, batches = encoder_of(model), plan_batches(len(order), {(corruption, severity): {0}}, max(len(order), 1), batch_size)
@@ -398,10 +473,30 @@ def text_kinds(value) -> list[str]:
     if len(set(kinds)) != len(kinds): raise ValueError(f"text_perturbations: {kinds} names a kind twice")
     return kinds
 
-def run_parameters(model, corruptions, severities, n_images, seed, batch_size, threads, accuracy_mode, device, dataset: str,
-                   questions_file: str = "", annotations_file: str = "", image_dir: str = "", num_workers="auto", dtype="auto",
-                   chunk_size=CHUNK_SIZE, data_dir: str = "", split: str = "auto", text_perturbations=(), typo_severity=3,
-                   executor: str = "local", ray_address: str = "", dataset_split: str = "") -> dict:
+def run_parameters(model,            # keys of MODELS or checkpoint folders: one, a list, comma-separated or JSON text
+                   corruptions,      # names in CORRUPTIONS (list or text); "none": clean images only (with text_perturbations)
+                   severities,       # levels 1-5 (list or text)
+                   n_images,         # images sampled with split "sample" (0 keeps all)
+                   seed,             # seeds the split and every corruption
+                   batch_size,       # questions per batch, or "auto": each family's default
+                   threads,          # CPU threads for torch, >= 1
+                   accuracy_mode,    # "auto" (the dataset's own) or a key of ACCURACY_MODES
+                   device,           # "auto", "cpu", "cuda", ...
+                   dataset: str,     # a key of DATASETS
+                   questions_file: str = "",    # VQAv2 questions JSON (without data_dir)
+                   annotations_file: str = "",  # VQAv2 annotations JSON (without data_dir)
+                   image_dir: str = "",         # VQAv2 image folder (without data_dir)
+                   num_workers="auto",          # data-worker processes, or "auto": `default_workers`
+                   dtype="auto",                # "auto", "float32", "bfloat16" or "float16"
+                   chunk_size=CHUNK_SIZE,       # questions per saved chunk, or "auto": CHUNK_SIZE
+                   data_dir: str = "",          # folder the dataset was downloaded into (official file names)
+                   split: str = "auto",         # "vrb", "sample" or "auto" ("vrb" for vqav2, else "sample")
+                   text_perturbations=(),       # kinds of `vqa_robust.text.PERTURBATIONS`, "all", or none
+                   typo_severity=3,             # 1-5, for the typo kinds
+                   executor: str = "local",     # a key of EXECUTORS: "local" or "ray"
+                   ray_address: str = "",       # with "ray": the cluster's address; "": start Ray here
+                   dataset_split: str = "",     # the dataset's own split; "": its first
+                  ) -> dict:                    # the typed parameters, plus "grid", "dtypes", "batch_sizes", "files"
     "The run's parameters, typed and checked; a ValueError naming the parameter otherwise."
     from vqa_robust.datasets import DATASETS  # also registers the datasets' accuracy modes
     from vqa_robust.distributed import EXECUTORS

@@ -46,22 +46,31 @@ class VQAAdapter:
     spec: ModelSpec
     identity: dict  # set by load_model: what decides the answers (see ModelSpec.identity and weights_fingerprint)
 
-    def encoder(self) -> RawEncoder | ProcessorEncoder:
+    def encoder(self,
+               ) -> RawEncoder | ProcessorEncoder:  # has `questions(texts)` and `batch(images, questions)`, picklable
         "What prepares this model's inputs without the model (inference runs it in data workers); by default images and texts pass through."
         return RawEncoder()
 
-    def predict_encoded(self, inputs: dict) -> tuple[list[str], list[float] | None]:
+    def predict_encoded(self,
+                        inputs: dict,  # one batch from `encoder().batch(...)`
+                       ) -> tuple[list[str], list[float] | None]:  # answers, and a confidence in [0, 1] per answer or None
         "Answers and confidences for a batch prepared by `encoder()`."
         if type(self).predict is VQAAdapter.predict: raise NotImplementedError(f"{type(self).__name__} implements neither predict nor predict_encoded")
         return self.predict(inputs["images"], inputs["questions"])
 
-    def predict(self, images: list[Image.Image], questions: list[str]) -> tuple[list[str], list[float] | None]:
+    def predict(self,
+                images: list[Image.Image],  # one image per question
+                questions: list[str],       # as many questions as images
+               ) -> tuple[list[str], list[float] | None]:  # stripped answers, and a confidence in [0, 1] per answer or None
         "Answers to `questions` about `images`, and one confidence in [0, 1] per answer (or None)."
         if type(self).predict_encoded is VQAAdapter.predict_encoded: raise NotImplementedError(f"{type(self).__name__} implements neither predict nor predict_encoded")
         encoder = self.encoder()
         return self.predict_encoded(encoder.batch(images, encoder.questions(questions)))
 
-    def answer(self, images: list[Image.Image], questions: list[str]) -> list[str]:
+    def answer(self,
+               images: list[Image.Image],  # one image per question
+               questions: list[str],       # as many questions as images
+              ) -> list[str]:              # one stripped answer per question
         "Answers to `questions` about `images`."
         return self.predict(images, questions)[0]
 
@@ -69,16 +78,17 @@ class VQAAdapter:
 @dataclass(frozen=True)
 class ModelSpec:
     "A registered model: its checkpoint, the code that runs it and everything its answers depend on."
-    name: str
+    name: str                               # key of MODELS (a folder's name for an unregistered checkpoint)
     checkpoint: str                         # hub id or local folder, as `from_pretrained` takes it
     family: str                             # a key of FAMILIES
     settings: dict = field(default_factory=dict)  # the family's defaults merged with the entry's: decoding, prompt, input size, ...
     reported_accuracy: float | None = None  # clean VQAv2 accuracy (percent) published for this checkpoint
     reported_on: str = ""                   # where: split and source
-    description: str = ""
+    description: str = ""                   # one line for tables and the docs
     gated: bool = False                     # the hub asks users to accept a licence first
 
-    def identity(self) -> dict:
+    def identity(self,
+                ) -> dict:  # model, checkpoint, family, settings, and "identity": a 12-hex-digit hash of them
         "What a results row records: checkpoint, family, settings, and a short hash of them."
         core = {"checkpoint": self.checkpoint, "family": self.family, "settings": self.settings}
         digest = hashlib.sha256(json.dumps(core, sort_keys=True, default=str).encode()).hexdigest()[:12]
@@ -87,10 +97,10 @@ class ModelSpec:
 @dataclass(frozen=True)
 class ModelFamily:
     "The code behind a kind of model: load a checkpoint, write a tiny one, default settings."
-    name: str
+    name: str            # key of FAMILIES
     load: Callable       # (ModelSpec, LoadOptions) -> VQAAdapter
     write_tiny: Callable  # (ModelSpec, folder) -> settings overrides for the tiny copy
-    defaults: dict = field(default_factory=dict)
+    defaults: dict = field(default_factory=dict)  # every setting the family knows, with its default
     model_types: tuple = ()  # config.json model_type values of this family's checkpoints
     batch_size: int = 32     # questions per batch when a run says batch_size "auto"
     half_precision: tuple = ("bfloat16", "float16")  # half-precision dtypes its models run correctly in on a GPU, preferred first
@@ -98,19 +108,35 @@ class ModelFamily:
 FAMILIES: dict[str, ModelFamily] = {}
 MODELS: dict[str, ModelSpec] = {}
 
-def register_family(name: str, load: Callable, write_tiny: Callable, defaults: dict | None = None, model_types=(), batch_size: int = 32,
-                    half_precision=("bfloat16", "float16")) -> ModelFamily:
+def register_family(name: str,                 # key of FAMILIES, named by each entry's `family`
+                    load: Callable,            # (ModelSpec, LoadOptions) -> VQAAdapter
+                    write_tiny: Callable,      # (ModelSpec, folder) -> settings overrides for the tiny copy ({} if none)
+                    defaults: dict | None = None,  # every setting the family knows, with its default; None: none
+                    model_types=(),            # config.json model_type values of its checkpoints (to load bare folders)
+                    batch_size: int = 32,      # questions per batch when a run says batch_size "auto"
+                    half_precision=("bfloat16", "float16"),  # half dtypes its models run correctly in on a GPU, preferred first
+                   ) -> ModelFamily:           # the registered family
     "Add a family of models to `FAMILIES`."
     FAMILIES[name] = ModelFamily(name, load, write_tiny, dict(defaults or {}), tuple(model_types), int(batch_size), tuple(half_precision))
     return FAMILIES[name]
 
-def check_settings(name: str, family: str, settings: dict) -> None:
+def check_settings(name: str,       # the model, for the message
+                   family: str,     # a key of FAMILIES
+                   settings: dict,  # settings to check against the family's defaults
+                  ) -> None:
     "Refuse settings that `family` does not know (a typo such as `num_beam` would otherwise be ignored)."
     unknown = set(settings) - set(FAMILIES[family].defaults)
     if unknown: raise ValueError(f"model {name!r}: settings {sorted(unknown)} are not settings of family {family!r} ({sorted(FAMILIES[family].defaults)})")
 
-def register_model(name: str, checkpoint: str, family: str, settings: dict | None = None, reported_accuracy: float | None = None,
-                   reported_on: str = "", description: str = "", gated: bool = False) -> ModelSpec:
+def register_model(name: str,                 # key of MODELS
+                   checkpoint: str,           # hub id or local folder, as `from_pretrained` takes it
+                   family: str,               # a registered family (a key of FAMILIES)
+                   settings: dict | None = None,  # overrides of the family's defaults (only settings it knows); None: none
+                   reported_accuracy: float | None = None,  # published clean VQAv2 accuracy, percent; None: none
+                   reported_on: str = "",     # where that accuracy was reported: split and source
+                   description: str = "",     # one line for tables and the docs
+                   gated: bool = False,       # the hub asks users to accept a licence first
+                  ) -> ModelSpec:             # the registered entry
     "Add a model to `MODELS`; its settings start from its family's defaults."
     if family not in FAMILIES: raise ValueError(f"model {name!r}: no family {family!r}; known: {sorted(FAMILIES)}")
     check_settings(name, family, settings or {})
@@ -148,7 +174,12 @@ def quiet_loading():
         if bars: hf_logging.enable_progress_bar()
         if hub_off: hub_utils.disable_progress_bars()
 
-def pretrained(cls, spec: ModelSpec, options: LoadOptions, checkpoint: str | None = None, **kwargs):
+def pretrained(cls,                          # a transformers class with `from_pretrained` (model or processor)
+               spec: ModelSpec,              # the entry being loaded, named in errors
+               options: LoadOptions,         # local_files_only, trust_remote_code; dtype (models only, unless kwargs set one)
+               checkpoint: str | None = None,  # hub id or folder; None: `spec.checkpoint`
+               **kwargs,                     # further `from_pretrained` arguments
+              ):
     "`cls.from_pretrained` of `checkpoint` (default: the entry's), with the load options and clear errors."
     checkpoint = checkpoint or spec.checkpoint
     reason = None if options.local_files_only else hub_unreachable_reason(checkpoint)
@@ -164,7 +195,10 @@ def pretrained(cls, spec: ModelSpec, options: LoadOptions, checkpoint: str | Non
         raise unavailable(spec, checkpoint, str(e).splitlines()[0]) from None
 
 # %% ../nbs/02_models.ipynb #c016
-def sequence_confidence(model, generated, eos_token_id=None) -> list[float]:
+def sequence_confidence(model,              # the generating model (for `compute_transition_scores`)
+                        generated,          # `model.generate(..., output_scores=True, return_dict_in_generate=True)`
+                        eos_token_id=None,  # end token id(s); None: the model's generation config's
+                       ) -> list[float]:    # one probability in [0, 1] per sequence
     "Probability of each generated sequence: the product of its new tokens' probabilities, padding after the end excluded."
     beams = getattr(generated, "beam_indices", None)
     steps = model.compute_transition_scores(generated.sequences, generated.scores, beams, normalize_logits=beams is None)
@@ -419,7 +453,8 @@ register_model("blip-base", "Salesforce/blip-vqa-base", "blip", {"image_size": 4
                description="BLIP ViT-B fine-tuned on VQAv2");
 
 # %% ../nbs/02_models.ipynb #c026
-def resolve_device(device: str | None) -> str:
+def resolve_device(device: str | None,  # "cpu", "cuda", "cuda:1", ...; None or "auto": CUDA when present
+                  ) -> str:             # the device as a string
     "The torch device to run on: `None`/'auto' picks CUDA when present; an unavailable CUDA device is an error."
     if device in (None, "auto"): return "cuda" if torch.cuda.is_available() else "cpu"
     if str(device).startswith("cuda") and not torch.cuda.is_available():
@@ -428,7 +463,10 @@ def resolve_device(device: str | None) -> str:
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
-def resolve_dtype(dtype: str | torch.dtype | None, device: str, family: str) -> torch.dtype:
+def resolve_dtype(dtype: str | torch.dtype | None,  # a torch dtype, "float32", "bfloat16", "float16"; "auto" or None: by device
+                  device: str,   # a resolved device (see `resolve_device`)
+                  family: str,   # a key of FAMILIES (its `half_precision` preferences)
+                 ) -> torch.dtype:  # float32 on CPU for "auto"/None
     "The dtype to load a `family` model in on `device`: 'auto' is float32 on CPU, the family's first half precision the GPU supports on CUDA."
     if isinstance(dtype, torch.dtype): return dtype
     if dtype not in ("auto", None, *DTYPES): raise ValueError(f"dtype must be 'auto' or one of {sorted(DTYPES)}, got {dtype!r}")
@@ -451,7 +489,8 @@ def folder_spec(folder: Path) -> ModelSpec:
                                         f"{sorted(t for f in FAMILIES.values() for t in f.model_types)}")
     return ModelSpec(folder.name, str(folder), family.name, dict(family.defaults))
 
-def model_spec(name_or_path: str) -> ModelSpec:
+def model_spec(name_or_path: str,  # a key of MODELS, or a folder with vqa_robust.json or config.json
+              ) -> ModelSpec:      # the entry, or the folder's spec (KeyError if neither)
     "The registry entry of `name_or_path`, or the spec of a local checkpoint folder."
     if name_or_path in MODELS: return MODELS[name_or_path]
     folder = Path(name_or_path)
@@ -483,13 +522,17 @@ def weights_fingerprint(spec: ModelSpec) -> dict:
     parts = {"checkpoint": spec.checkpoint, **{k: v for k, v in spec.settings.items() if k.endswith("_checkpoint") and isinstance(v, str)}}
     return {k: checkpoint_fingerprint(v) for k, v in parts.items()}
 
-def spec_with_settings(name_or_path: str, settings: dict) -> ModelSpec:
+def spec_with_settings(name_or_path: str,  # a key of MODELS or a checkpoint folder
+                       settings: dict,     # overrides; {}: the spec unchanged
+                      ) -> ModelSpec:      # a new spec (ValueError for settings the family does not know)
     "The spec of `name_or_path` with some settings overridden (only settings its family knows)."
     spec = model_spec(str(name_or_path))
     check_settings(spec.name, spec.family, settings)
     return ModelSpec(**{**asdict(spec), "settings": {**spec.settings, **settings}}) if settings else spec
 
-def model_identity(spec: ModelSpec, dtype: torch.dtype | None = None) -> dict:
+def model_identity(spec: ModelSpec,                # the entry, settings overrides applied
+                   dtype: torch.dtype | None = None,  # the dtype asked for; None: "checkpoint" (its own)
+                  ) -> dict:  # `spec.identity()` plus "dtype" and "weights" (fingerprints of every checkpoint it loads)
     "What decides a model's answers, known before it loads: checkpoint, family, settings, dtype and the weights' fingerprint."
     return {**spec.identity(), "dtype": str(dtype).replace("torch.", "") if dtype else "checkpoint", "weights": weights_fingerprint(spec)}
 
@@ -507,7 +550,9 @@ def load_model(name_or_path: str,                # a key of MODELS or a checkpoi
     adapter.identity = model_identity(spec, dtype)
     return adapter
 
-def tiny_checkpoint(name: str, folder: str | Path) -> Path:
+def tiny_checkpoint(name: str,          # a key of MODELS (or a checkpoint folder)
+                    folder: str | Path,  # where to write it; created if missing
+                   ) -> Path:            # `folder`, for `load_model(folder)`
     "Write a small random checkpoint of the same classes as `MODELS[name]` into `folder`, loadable by `load_model(folder)`."
     spec, folder = model_spec(name), Path(folder)
     folder.mkdir(parents=True, exist_ok=True)

@@ -104,7 +104,8 @@ def lemminflect():
     except ModuleNotFoundError: raise ModuleNotFoundError(f"lemminflect is not installed: {INSTALL['lemminflect']}") from None
     return lemminflect
 
-def lemma_of(token) -> str:
+def lemma_of(token,  # a spaCy token
+            ) -> str:
     "A spaCy token's lemma, lower-cased: spaCy's if lemminflect agrees it is one (nouns, verbs, adjectives), else lemminflect's."
     lemma = token.lemma_.lower()
     if token.pos_ not in ("NOUN", "VERB", "ADJ"): return lemma
@@ -118,19 +119,24 @@ def parse(question: str) -> tuple[Word, ...]:
                  for t in english_pipeline()(question))
 
 # %% ../nbs/06_text.ipynb #c016
-def make_edit(start: int, end: int,  # span of the original question that changes
-              original: str, replacement: str,  # its text, and what replaces it
+def make_edit(start: int,  # first character of the original question's span that changes
+              end: int,    # one past its last character
+              original: str,     # the span's text
+              replacement: str,  # what replaces it ("" deletes it)
               relation: str,  # how the replacement was found: synonym, hypernym, nearest_common_color, deletion, swap, article ...
-              source=None, target=None,  # synsets (names) or colours it came from and went to; letters for typos
+              source=None,  # synset name or colour it came from; a letter for typos
+              target=None,  # synset name or colour it went to; a letter for typos
               via=None,  # a sibling's shared hypernym
               distance=None,  # steps in WordNet's hierarchy, or the colour distance
               common=None,  # colours: whether the replacement is in the answer vocabulary
-             ) -> dict:
+             ) -> dict:  # the edit: span, original, replacement, relation, source, target, via, distance, common
     "One edit of a question."
     return {"span": (start, end), "original": original, "replacement": replacement, "relation": relation,
             "source": source, "target": target, "via": via, "distance": distance, "common": common}
 
-def apply_edits(question: str, edits: list[dict]) -> str:
+def apply_edits(question: str,      # the original question
+                edits: list[dict],  # edits from `make_edit`, spans not overlapping
+               ) -> str:            # the perturbed question
     "`question` with `edits` applied (spans refer to the original question and must not overlap)."
     out, last = question, len(question) + 1
     for e in sorted(edits, key=lambda e: e["span"], reverse=True):
@@ -140,7 +146,12 @@ def apply_edits(question: str, edits: list[dict]) -> str:
     return out
 
 # %% ../nbs/06_text.ipynb #c020
-def perturbation_rng(seed: int, question_id: int, kind: str, severity: int = 0, position: int = 0) -> np.random.Generator:
+def perturbation_rng(seed: int,          # global seed, >= 0
+                     question_id: int,   # the question's id, >= 0
+                     kind: str,          # a key of PERTURBATIONS (hashed with CRC-32)
+                     severity: int = 0,  # its level (0 for kinds without levels)
+                     position: int = 0,  # word position the choice is for
+                    ) -> np.random.Generator:  # the same for the same five values
     "The random generator of one (seed, question, kind, severity, word position)."
     entropy = [non_negative_integer(seed, "seed"), non_negative_integer(question_id, "question_id"), zlib.crc32(kind.encode()),
                non_negative_integer(severity, "severity"), non_negative_integer(position, "position")]
@@ -161,7 +172,8 @@ SENSE_MAP = {  # lemma -> synset (or several, one per part of speech) where Word
 }
 MIN_COUNT = 1  # a related synset offers its lemmas SemCor counts at least this often in that sense (else its first lemma)
 
-def word_sense(lemma: str, pos: str,  # lemma and WordNet part of speech: n, v, a
+def word_sense(lemma: str,  # a lower-cased lemma
+               pos: str,    # WordNet part of speech: n, v, a
                sense_map: dict | None = None,  # lemma -> synset name(s) overrides; default `SENSE_MAP`
               ):
     "The synset a word means: `sense_map`'s when it names one of this part of speech, else WordNet's first sense; None if none."
@@ -232,12 +244,17 @@ def candidates(text: str, tag: str, lemma: str,  # the word to replace: as writt
 @dataclass(frozen=True)
 class Context:
     "What a perturbation may depend on, besides the question."
-    seed: int = 0; question_id: int = 0; kind: str = ""; severity: int = 0
+    seed: int = 0                        # global seed of the run
+    question_id: int = 0                 # the question's id
+    kind: str = ""                       # a key of PERTURBATIONS
+    severity: int = 0                    # its level (0 for kinds without levels)
     vocabulary: frozenset = frozenset()  # answers of the dataset (colours: common or not)
     sense_map: dict | None = None        # lemma -> synset overrides (None: `SENSE_MAP`)
     min_count: int = MIN_COUNT           # rare-word threshold
     metric: str = "ciede2000"            # colour distance
-    def rng(self, position: int = 0) -> np.random.Generator:
+    def rng(self,
+            position: int = 0,  # word position the choice is for
+           ) -> np.random.Generator:  # `perturbation_rng` of this context at `position`
         return perturbation_rng(self.seed, self.question_id, self.kind, self.severity, position)
 
 def compound_noun(question: str, words: tuple[Word, ...], i: int) -> Word | None:
@@ -270,7 +287,10 @@ def article_edit(words: tuple[Word, ...], i: int, replacement: str) -> list[dict
     want = "an" if replacement[:1].lower() in "aeiou" else "a"
     return [] if prev.text.lower() == want else [make_edit(prev.start, prev.end, prev.text, match_case(want, prev.text), "article")]
 
-def wordnet_perturbation(tags: tuple, pos: str, relation: str) -> Callable:
+def wordnet_perturbation(tags: tuple,   # Penn Treebank tags of the words to replace (NOUN, VERB or ADJ)
+                         pos: str,      # their WordNet part of speech: n, v, a
+                         relation: str,  # a key of RELATIONS: synonym, hypernym, hyponym, sibling, ...
+                        ) -> Callable:  # (question, Context) -> list of edit lists
     "A perturbation replacing each word tagged one of `tags` by a `relation` of its sense."
     def perturbation(question: str, context: Context) -> list[list[dict]]:
         words, out = parse(question), []
@@ -305,9 +325,10 @@ def color_rgb(name: str) -> np.ndarray:
     if name.lower() not in CSS4_COLORS: raise ValueError(f"{name!r} is not a Matplotlib CSS4 colour name")
     return np.round(np.array(to_rgb(CSS4_COLORS[name.lower()])) * 255)
 
-def color_distance(a: str, b: str,  # Matplotlib CSS4 colour names
+def color_distance(a: str,  # a Matplotlib CSS4 colour name
+                   b: str,  # another
                    metric: str = "ciede2000",  # a key of COLOR_METRICS
-                  ) -> float:
+                  ) -> float:  # CIEDE2000 difference, >= 0
     "CIEDE2000 colour difference between two Matplotlib colours."
     if metric not in COLOR_METRICS: raise ValueError(f"unknown colour metric {metric!r}; known: {', '.join(COLOR_METRICS)}")
     return lab_distance(color_rgb(a).tobytes(), color_rgb(b).tobytes(), metric)
@@ -350,7 +371,9 @@ def colour_substitute(name: str, vocabulary: frozenset, common: bool, farthest: 
     distance, best = min(found, key=lambda t: (-t[0], t[1])) if farthest else min(found)
     return best, distance
 
-def colour_perturbation(common: bool, farthest: bool) -> Callable:
+def colour_perturbation(common: bool,    # replace by colours in the answer vocabulary (else by others)
+                        farthest: bool,  # the farthest such colour (else the nearest)
+                       ) -> Callable:    # (question, Context) -> list of edit lists
     "A perturbation replacing each colour word by the nearest or farthest common or uncommon colour."
     relation = f"{'farthest' if farthest else 'nearest'}_{'common' if common else 'uncommon'}_color"
     def perturbation(question: str, context: Context) -> list[list[dict]]:
@@ -377,7 +400,9 @@ def deletion_span(question: str, words: tuple[Word, ...], first: int, last: int)
     elif end < len(question) and question[end] == " ": end += 1
     return start, end
 
-def noun_deletion(question: str, context: Context) -> list[list[dict]]:
+def noun_deletion(question: str,     # the question
+                  context: Context,  # unused beyond the common signature
+                 ) -> list[list[dict]]:  # one edit list per common noun
     "Each common noun deleted in turn (one record each)."
     words = parse(question)
     spans = [deletion_span(question, words, first, last) for first, last, _ in word_targets(question, words, NOUN, "n")]
@@ -412,7 +437,11 @@ def typo_pivots(question: str, free: np.ndarray, operation: str) -> list[int]:
     return [i for i in ok if i + 1 < len(question) and free[i + 1] and question[i + 1].lower() in QWERTY_NEIGHBOURS
             and question[i + 1] != question[i]]
 
-def typos(question: str, severity: int, rng: np.random.Generator, operations=TYPO_OPERATIONS) -> list[dict]:
+def typos(question: str,              # the question
+          severity: int,              # number of typos, 1-5
+          rng: np.random.Generator,   # from `perturbation_rng`
+          operations=TYPO_OPERATIONS,  # allowed operations: insert, repeat, drop, replace, swap
+         ) -> list[dict]:             # one edit per typo
     "`severity` typos on distinct letters of `question` (fewer if it runs out of letters)."
     free, edits = np.ones(len(question), bool), []
     for _ in range(severity):
@@ -424,7 +453,8 @@ def typos(question: str, severity: int, rng: np.random.Generator, operations=TYP
         edits.append(e)
     return edits
 
-def typo_perturbation(operations=TYPO_OPERATIONS) -> Callable:
+def typo_perturbation(operations=TYPO_OPERATIONS,  # allowed operations, a subset of TYPO_OPERATIONS
+                     ) -> Callable:               # (question, Context) -> [edits]
     "A perturbation making `severity` typos of the given operations."
     def perturbation(question: str, context: Context) -> list[list[dict]]:
         edits = typos(question, context.severity, context.rng(), operations)
@@ -435,13 +465,16 @@ def typo_perturbation(operations=TYPO_OPERATIONS) -> Callable:
 @dataclass(frozen=True)
 class Perturbation:
     "A registered kind of question perturbation: its name, the function that proposes the edits, and the levels it takes."
-    kind: str
+    kind: str                   # key of PERTURBATIONS
     function: Callable          # (question, Context) -> list of edit lists, one per perturbed question
     severities: tuple = ()      # levels it takes; () for none
 
 PERTURBATIONS: dict[str, Perturbation] = {}
 
-def register_perturbation(kind: str, function: Callable, severities: tuple = ()) -> Perturbation:
+def register_perturbation(kind: str,            # key of PERTURBATIONS
+                          function: Callable,   # (question, Context) -> list of edit lists, one per perturbed question
+                          severities: tuple = (),  # levels it takes; () for none
+                         ) -> Perturbation:     # the registered entry
     "Add a kind of perturbation to `PERTURBATIONS`."
     PERTURBATIONS[kind] = Perturbation(kind, function, tuple(severities))
     return PERTURBATIONS[kind]
@@ -460,7 +493,8 @@ register_perturbation("typo", typo_perturbation(), SEVERITIES)
 for op in TYPO_OPERATIONS: register_perturbation(f"typo_{op}", typo_perturbation((op,)), SEVERITIES)
 
 # %% ../nbs/06_text.ipynb #c047
-def check_vocabulary(vocabulary) -> frozenset:
+def check_vocabulary(vocabulary,  # answer strings (any iterable, not a string), or None
+                    ) -> frozenset:
     "Answer strings as a lower-cased frozenset; None gives `BASIC_COLOURS`."
     if vocabulary is None: return BASIC_COLOURS
     if isinstance(vocabulary, str): raise ValueError(f"vocabulary must be a collection of answers, got the string {vocabulary!r}")
@@ -470,7 +504,8 @@ def check_vocabulary(vocabulary) -> frozenset:
 
 def perturb(question: str,  # the question to perturb
             kind: str,      # a key of PERTURBATIONS
-            *, seed: int = 0, question_id: int = 0,  # together with kind and severity, they fix every random choice
+            *, seed: int = 0,  # global seed, >= 0; with question_id, kind and severity it fixes every random choice
+            question_id: int = 0,  # the question's id, >= 0, part of the seed
             severity: int | None = None,  # typos: 1-5, the number of typos; None for the other kinds
             vocabulary=None,  # the dataset's answers, deciding which colours are common; default BASIC_COLOURS
             sense_map: dict | None = None,  # lemma -> synset name, the senses meant; default SENSE_MAP
@@ -492,7 +527,8 @@ def perturb(question: str,  # the question to perturb
              "perturbed": apply_edits(question, edits), "edits": edits} for edits in p.function(question, context)]
 
 # %% ../nbs/06_text.ipynb #c049
-def describe(record: dict) -> str:
+def describe(record: dict,  # one record of `perturb`
+            ) -> str:
     "The edits of a record in one line: original -> replacement (relation, source -> target, distance)."
     def one(e):
         link = f"{e['source']} -> {e['target']}" if e["source"] is not None and e["relation"] not in TYPO_OPERATIONS else ""
