@@ -119,3 +119,10 @@ def test_run_notebook_on_ray(tmp_path, setup):
     ray_stop()
     assert a.drop(columns="confidence").to_dict("list") == b.drop(columns="confidence").to_dict("list")
     assert json.loads((tmp_path / "ray" / "run.json").read_text())["executor"] == "ray"
+
+def test_local_executor_from_the_module(setup):
+    "The registry's local executor imported as users import it (not inside its notebook, whose namespace has more names)."
+    dataset, model, local, folder = setup
+    from vqa_robust.distributed import executor
+    answers = executor("local").answer("easy-vqa-vilt", model.identity, dataset, GRID, folder / "via_registry", progress=False, **SETTINGS)
+    assert answers.to_dict("list") == local.to_dict("list")

@@ -4,21 +4,19 @@
 
 # %% ../nbs/03a_distributed.ipynb #c003
 from __future__ import annotations
-import json, os, time
+import os, time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
-import numpy as np
 import pandas as pd
 import torch
 
-from .data import VQADataset, dataset_fingerprint
-from .generator import code_fingerprint
-from .inference import (CHUNK_SIZE, RECORD, Batch, question_order, n_chunks, plan_batches, ConditionBatches, batch_loader,
-                                  encoder_of, answered_batches, condition_identity, partition_dir, chunk_file, write_chunk, write_record,
-                                  saved_chunks, condition_answers, progress_bar, release_memory, identity_digest)
+from .data import VQADataset
+from .inference import (CHUNK_SIZE, question_order, plan_batches, ConditionBatches, batch_loader, encoder_of, answered_batches,
+                                  partition_dir, chunk_file, write_chunk, write_record, condition_answers, release_memory, identity_digest,
+                                  store_plan, plan_bar, run_conditions)
 
 # %% auto #0
 __all__ = ['EXECUTORS', 'Shard', 'shards_of', 'answer_shard', 'Executor', 'register_executor', 'executor', 'local_map',
@@ -54,9 +52,10 @@ def answer_shard(model,                 # a loaded adapter
                  chunk_size: int = CHUNK_SIZE,  # questions per chunk
                  num_workers: int = 0,  # data-worker processes
                  question_inputs=None,  # the questions tokenised once (encoder.questions), or None to tokenise here
+                 order: pd.DataFrame | None = None,  # question_order(dataset), or None to sort here
                 ) -> tuple[dict, pd.DataFrame]:  # the chunk's record entry, and its answers
     "Answer one shard exactly as a local run answers that chunk, and write it with its sidecar."
-    order = question_order(dataset)
+    if order is None: order = question_order(dataset)
     ids = order.question_id.to_numpy()
     batches = plan_batches(len(ids), {(shard.corruption, shard.severity): {shard.chunk}}, chunk_size, batch_size)
     encoder = encoder_of(model)
@@ -148,10 +147,12 @@ class ShardWorker:
     def identity(self) -> dict: return getattr(self.model, "identity", None) or {"model": self.model.name}
     def answer(self, dataset: VQADataset, key: str, shard: Shard, out_dir: str, identity: dict, seed: int, batch_size: int,
                chunk_size: int) -> tuple[dict, pd.DataFrame]:
-        "Answer one shard (the questions of `dataset` tokenised once per `key`)."
+        "Answer one shard (the questions of `dataset` ordered and tokenised once per `key`, one dataset at a time)."
         if key not in self.questions:
-            self.questions = {key: encoder_of(self.model).questions(question_order(dataset).question.tolist())}  # one dataset at a time
-        return answer_shard(self.model, dataset, shard, out_dir, identity, seed, batch_size, chunk_size, self.num_workers, self.questions[key])
+            order = question_order(dataset)
+            self.questions = {key: (order, encoder_of(self.model).questions(order.question.tolist()))}
+        order, inputs = self.questions[key]
+        return answer_shard(self.model, dataset, shard, out_dir, identity, seed, batch_size, chunk_size, self.num_workers, inputs, order)
 
 # %% ../nbs/03a_distributed.ipynb #c023
 def ray_pool(model_name: str, load: dict, replicas: int, resources: dict, threads: int = 1, num_workers: int = 0) -> list:
@@ -179,6 +180,7 @@ def ray_answer(model_name: str,          # a key of MODELS or a checkpoint folde
                in_flight: int = 2,       # shards sent ahead per replica
                on_shard: Callable | None = None,  # called with (shard, replica pids) after each finished shard
                pool: list | None = None, # replicas to reuse (from ray_pool), else made and released here
+               data: dict | None = None, # dataset_fingerprint(dataset), if already computed (it reads every image)
               ) -> pd.DataFrame:         # every answer of the grid, RESULT_COLUMNS
     "Answer a model's grid on Ray, shard by shard, into the same store (and with the same rows) as `run_conditions`."
     ray = start_ray(address)
@@ -186,23 +188,15 @@ def ray_answer(model_name: str,          # a key of MODELS or a checkpoint folde
     device = str(load.get("device") or "cpu")
     if replicas is None: replicas = int(ray.cluster_resources().get("GPU", 0)) if device.startswith("cuda") else 2
     replicas = max(1, replicas)
-    data, code = dataset_fingerprint(dataset), code_fingerprint(dataset)
-    ids = question_order(dataset).question_id.to_numpy()
-    identities = {c: condition_identity(identity, data, *c, seed, code, batch_size, chunk_size) for c in grid}
     name = identity.get("model", model_name)
-    folders = {c: partition_dir(out_dir, name, *c) for c in grid}
-    done = {c: saved_chunks(folders[c], identities[c], ids, chunk_size, overwrite) for c in grid}
-    todo = {c: set(range(n_chunks(len(ids), chunk_size))) - set(done[c]) for c in grid}
-    todo = {c: chunks for c, chunks in todo.items() if chunks}
-    records = {c: {chunk_file(k): json.loads((folders[c] / RECORD).read_text())["chunks"][chunk_file(k)] for k in done[c]} for c in todo}
-    for c in todo: write_record(folders[c], identities[c], records[c])
+    plan = store_plan(name, identity, dataset, question_order(dataset), grid, out_dir, seed, batch_size, chunk_size, overwrite, data)
+    identities, folders, done, todo, records = plan.identities, plan.folders, plan.done, plan.todo, plan.records
     shards = deque(shards_of(name, todo))
-    bar = progress_bar(progress, len(grid) * len(ids))
-    if bar is not None: bar.total -= sum(len(v) for chunks in done.values() for v in chunks.values()); bar.refresh()
+    bar = plan_bar(progress, plan)
     if shards:
         workers = pool or ray_pool(model_name, load, replicas, ray_resources(device, replicas, ray.cluster_resources().get("CPU"), num_workers),
                                     threads, num_workers)
-        dataset_ref, key, started = ray.put(dataset), identity_digest(data), time.time()
+        dataset_ref, key, started = ray.put(dataset), identity_digest(plan.data), time.time()
         pending, turn = {}, 0
         while shards or pending:
             while shards and len(pending) < in_flight * len(workers):

@@ -5,7 +5,6 @@
 # %% ../nbs/01a_generator.ipynb #c003
 from __future__ import annotations
 import dataclasses, hashlib, inspect, json, os, secrets, shutil
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Callable, Iterator
 import numpy as np

@@ -26,9 +26,9 @@ __all__ = ['RESULT_COLUMNS', 'CHUNK_SIZE', 'CHUNK_COLUMNS', 'RECORD', 'SAFE_NAME
            'partition_dir', 'chunk_file', 'chunk_sidecar', 'identity_digest', 'condition_identity', 'identity_changes',
            'ChangedInputsError', 'write_record', 'write_chunk', 'save_chunk', 'sidecar_entry', 'chunk_damage',
            'checked_record', 'saved_chunks', 'checked_store', 'run_log', 'read_store', 'answer_inputs', 'batch_seed',
-           'encoder_of', 'progress_bar', 'answered_batches', 'condition_answers', 'run_conditions', 'answer_condition',
-           'list_parameter', 'int_parameter', 'auto_parameter', 'dataset_files', 'text_kinds', 'run_parameters',
-           'grid_hours', 'pipeline_rate', 'projected_gpu_rate']
+           'encoder_of', 'progress_bar', 'answered_batches', 'StorePlan', 'store_plan', 'plan_bar', 'condition_answers',
+           'run_conditions', 'answer_condition', 'list_parameter', 'int_parameter', 'auto_parameter', 'dataset_files',
+           'text_kinds', 'run_parameters', 'grid_hours', 'pipeline_rate', 'projected_gpu_rate']
 
 # %% ../nbs/03_inference.ipynb #c006
 RESULT_COLUMNS = ["model", "corruption", "severity", "seed", "question_id", "answer", "confidence"]
@@ -353,6 +353,45 @@ def answered_batches(model,                 # a VQAAdapter (or any object with `
         answers, confidence = answer_inputs(model, inputs, b.stop - b.start)
         yield b, pd.DataFrame({"seed": seed, "question_id": ids[b.start:b.stop], "answer": answers, "confidence": confidence})
 
+@dataclass
+class StorePlan:
+    "What a model's store holds and lacks for a grid, checked: per condition its identity, folder, reusable chunks, chunks to answer and record."
+    ids: np.ndarray    # question ids in answering order
+    data: dict         # the data's fingerprint
+    identities: dict   # condition -> condition_identity
+    folders: dict      # condition -> partition_dir
+    done: dict         # condition -> {chunk: answers} reused
+    todo: dict         # condition -> chunk indices to answer (conditions with none left out)
+    records: dict      # condition (of todo) -> its record's chunk entries
+
+def store_plan(name: str,              # the model's name in the store
+               model_identity: dict,   # the model's identity
+               dataset: VQADataset,    # the questions
+               order: pd.DataFrame,    # question_order(dataset)
+               grid: list,             # (corruption, severity) conditions
+               out_dir: str | Path,    # the run folder
+               seed: int, batch_size: int, chunk_size: int,
+               overwrite: bool = False,  # recompute answers made from other inputs (else an error)
+               data: dict | None = None, # dataset_fingerprint(dataset), if already computed
+              ) -> StorePlan:
+    "Check every saved chunk of the grid before any answer, and rewrite the records of unfinished conditions to list only sound chunks."
+    data, code = data or dataset_fingerprint(dataset), code_fingerprint(dataset)
+    ids = order.question_id.to_numpy()
+    identities = {c: condition_identity(model_identity, data, *c, seed, code, batch_size, chunk_size) for c in grid}
+    folders = {c: partition_dir(out_dir, name, *c) for c in grid}
+    done = {c: saved_chunks(folders[c], identities[c], ids, chunk_size, overwrite) for c in grid}
+    todo = {c: set(range(n_chunks(len(ids), chunk_size))) - set(done[c]) for c in grid}
+    todo = {c: chunks for c, chunks in todo.items() if chunks}
+    records = {c: {chunk_file(k): json.loads((folders[c] / RECORD).read_text())["chunks"][chunk_file(k)] for k in done[c]} for c in todo}
+    for c in todo: write_record(folders[c], identities[c], records[c])  # drops damaged or unfinished chunks from the record
+    return StorePlan(ids, data, identities, folders, done, todo, records)
+
+def plan_bar(progress, plan: StorePlan):
+    "The answers bar (`progress_bar`) of a plan, its total less the answers reused."
+    bar = progress_bar(progress, len(plan.identities) * len(plan.ids))
+    if bar is not None: bar.total -= sum(len(v) for chunks in plan.done.values() for v in chunks.values()); bar.refresh()
+    return bar
+
 def condition_answers(model_name: str, corruption: str, severity: int, chunks: dict[int, pd.DataFrame]) -> pd.DataFrame:
     "One condition's answers from its chunks, in order, with `RESULT_COLUMNS`."
     part = pd.concat([chunks[k] for k in sorted(chunks)], ignore_index=True) if chunks else pd.DataFrame(columns=CHUNK_COLUMNS)
@@ -372,19 +411,11 @@ def run_conditions(model,                       # a VQAAdapter (`load_model`)
                    log: Callable[[str], None] | None = None,  # called with one line per finished condition; None: silent
                   ) -> pd.DataFrame:            # every answer of the grid, with `RESULT_COLUMNS`
     "Answer every condition of `grid`, chunk by chunk, reusing saved chunks made from the same inputs; returns every answer."
-    data, code = data or dataset_fingerprint(dataset), code_fingerprint(dataset)
-    model_identity = getattr(model, "identity", None) or {"model": model.name}
-    order = question_order(dataset)
-    ids, device = order.question_id.to_numpy(), str(getattr(model, "device", "cpu"))
-    identities = {c: condition_identity(model_identity, data, *c, seed, code, batch_size, chunk_size) for c in grid}
-    folders = {c: partition_dir(out_dir, model.name, *c) for c in grid}
-    done = {c: saved_chunks(folders[c], identities[c], ids, chunk_size, overwrite) for c in grid}  # every check before any answer
-    todo = {c: set(range(n_chunks(len(ids), chunk_size))) - set(done[c]) for c in grid}
-    todo = {c: chunks for c, chunks in todo.items() if chunks}
-    records = {c: {chunk_file(k): json.loads((folders[c] / RECORD).read_text())["chunks"][chunk_file(k)] for k in done[c]} for c in todo}
-    for c in todo: write_record(folders[c], identities[c], records[c])  # drops damaged or unfinished chunks from the record
-    bar = progress_bar(progress, len(grid) * len(ids))
-    if bar is not None: bar.total -= sum(len(v) for chunks in done.values() for v in chunks.values()); bar.refresh()
+    order, device = question_order(dataset), str(getattr(model, "device", "cpu"))
+    plan = store_plan(model.name, getattr(model, "identity", None) or {"model": model.name}, dataset, order, grid, out_dir, seed, batch_size,
+                      chunk_size, overwrite, data)
+    ids, identities, folders, done, todo, records = plan.ids, plan.identities, plan.folders, plan.done, plan.todo, plan.records
+    bar = plan_bar(progress, plan)
     batches = plan_batches(len(ids), todo, chunk_size, batch_size)
     encoder = encoder_of(model)
     question_inputs = encoder.questions(order.question.tolist()) if batches else []  # tokenised once per run
