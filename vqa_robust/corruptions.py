@@ -17,21 +17,23 @@ from scipy.stats import poisson
 
 # %% auto #0
 __all__ = ['CORRUPTIONS', 'SEVERITIES', 'CLEAN', 'EXPECTED_VALUES', 'UNIFORM_LEVELS', 'IMPULSE_AMOUNTS', 'ZOOM_FACTORS',
-           'SNOW_PARAMETERS', 'PRESETS', 'Corruption', 'register_corruption', 'uint8_levels', 'to_uint8_rgb',
-           'truncated_level', 'truncate_to_uint8', 'whole_number', 'non_negative_integer', 'corruption_rng',
-           'check_severity', 'check_corruption', 'corrupt', 'corrupt_levels', 'check_condition',
-           'image_under_condition', 'uniform16', 'normal_quantiles', 'poisson_quantiles', 'level_noise_table',
-           'normal_quantiles32', 'additive_gaussian_table', 'add_clipped', 'lookup_levels', 'table_noise',
-           'gaussian_noise', 'shot_noise', 'shot_noise_vrb', 'salt_and_pepper_kernel', 'salt_and_pepper_where',
-           'impulse_noise', 'speckle_noise', 'salt_and_pepper', 'random_impulse_noise', 'disk_kernel',
-           'skimage_gaussian', 'trimmed_disk_kernel', 'separable_terms', 'defocus_blur', 'gaussian_blur', 'median_blur',
-           'copy_shuffle', 'glass_blur', 'motion_kernel', 'shifted_sum', 'motion_blurred', 'motion_blur', 'zoom_matrix',
-           'clipped_zoom', 'zoom_blur_levels', 'zoom_blur', 'snow_flakes', 'snow_blend', 'add_snow', 'snow',
-           'snow_wand', 'plasma_fractal', 'fog', 'lookup_with_max', 'brightness_table', 'brightness', 'contrast',
-           'saturation_ratio_table', 'saturation_scaled', 'saturate', 'luma', 'gray3', 'color_inversion', 'grayscale',
-           'grayscale_mean', 'grayscale_inversion', 'binary_threshold', 'pixel_grid', 'elastic_transform',
-           'standard_normal16', 'tinted', 'spatter', 'box_downsample', 'pixelate', 'pixelate_vrb', 'jpeg_compression',
-           'preset']
+           'SNOW_PARAMETERS', 'ELASTIC_VRB', 'PRESETS', 'PROVENANCE', 'Corruption', 'register_corruption',
+           'uint8_levels', 'to_uint8_rgb', 'truncated_level', 'truncate_to_uint8', 'whole_number',
+           'non_negative_integer', 'corruption_rng', 'check_severity', 'check_corruption', 'corrupt', 'corrupt_levels',
+           'check_condition', 'image_under_condition', 'uniform16', 'normal_quantiles', 'poisson_quantiles',
+           'level_noise_table', 'normal_quantiles32', 'additive_gaussian_table', 'add_clipped', 'lookup_levels',
+           'table_noise', 'gaussian_noise', 'shot_noise', 'shot_noise_vrb', 'salt_and_pepper_kernel',
+           'salt_and_pepper_where', 'impulse_noise', 'speckle_noise', 'salt_and_pepper', 'random_impulse_noise',
+           'disk_kernel', 'skimage_gaussian', 'trimmed_disk_kernel', 'separable_terms', 'defocus_blur', 'gaussian_blur',
+           'median_blur', 'copy_shuffle', 'glass_blur', 'motion_kernel', 'shifted_sum', 'motion_blurred', 'motion_blur',
+           'zoom_matrix', 'clipped_zoom', 'zoom_blur_levels', 'zoom_blur', 'snow_flakes', 'snow_blend', 'add_snow',
+           'snow', 'snow_wand', 'plasma_fractal', 'fog', 'lookup_with_max', 'brightness_table', 'brightness',
+           'contrast', 'saturation_ratio_table', 'saturation_scaled', 'saturate', 'luma', 'gray3', 'color_inversion',
+           'grayscale', 'grayscale_mean', 'grayscale_inversion', 'grayscale_inversion_mean', 'grayscale_bgr',
+           'grayscale_inversion_bgr', 'binary_threshold', 'pixel_grid', 'elastic_transform', 'standard_normal16',
+           'tinted', 'spatter', 'reflect_gaussian', 'elastic_transform_vrb', 'box_downsample', 'pixelate',
+           'pixelate_vrb', 'jpeg_compression', 'jpeg_compression_vrb', 'preset', 'expand_corruptions',
+           'provenance_table']
 
 # %% ../nbs/01_corruptions.ipynb #c006
 @dataclass(frozen=True)
@@ -753,6 +755,30 @@ def grayscale_inversion(x,         # uint8 RGB image, HxWx3
     "Negative of the luma gray."
     return 255 - truncate_to_uint8(gray3(luma(x) + 0.5))
 
+@register_corruption("attribute", source="vrb_appendix", levels=(1,))
+def grayscale_inversion_mean(x,         # uint8 RGB image, HxWx3
+                             severity,  # 1, its only level
+                             rng,       # unused (deterministic)
+                            ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
+    "Negative of the channel-mean gray (the appendix's grayscale inversion, 255 minus the mean)."
+    return 255 - truncate_to_uint8(gray3(x.mean(-1) + 0.5))
+
+@register_corruption("attribute", source="vrb_code", levels=(1,))
+def grayscale_bgr(x,         # uint8 RGB image, HxWx3
+                  severity,  # 1, its only level
+                  rng,       # unused (deterministic)
+                 ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
+    "VRB code's grayscale: OpenCV's BGR-to-gray on an RGB image, 0.114 R + 0.587 G + 0.299 B."
+    return gray3(cv2.cvtColor(np.ascontiguousarray(x), cv2.COLOR_BGR2GRAY))
+
+@register_corruption("attribute", source="vrb_code", levels=(1,))
+def grayscale_inversion_bgr(x,         # uint8 RGB image, HxWx3
+                            severity,  # 1, its only level
+                            rng,       # unused (deterministic)
+                           ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
+    "VRB code's grayscale inversion: 255 minus `grayscale_bgr`'s swapped-weight gray."
+    return gray3(255 - cv2.cvtColor(np.ascontiguousarray(x), cv2.COLOR_BGR2GRAY))
+
 # %% ../nbs/01_corruptions.ipynb #c091
 @register_corruption("attribute", source="vrb_appendix", levels=(1,))
 def binary_threshold(x,         # uint8 RGB image, HxWx3
@@ -826,6 +852,34 @@ def spatter(x,         # uint8 RGB image, HxWx3
     m[m < 0.8] = 0
     return tinted(x, m, np.float32([63, 42, 20]), np.float32(1))
 
+# %% ../nbs/01_corruptions.ipynb #c116
+ELASTIC_VRB = [(244 * 2, 244 * 0.7, 244 * 0.1), (244 * 2, 244 * 0.08, 244 * 0.2), (244 * 0.05, 244 * 0.01, 244 * 0.02),
+               (244 * 0.07, 244 * 0.01, 244 * 0.02), (244 * 0.12, 244 * 0.01, 244 * 0.02)]  # (alpha, sigma, affine shift) in pixels
+
+def reflect_gaussian(x: np.ndarray,  # 2-D float array
+                     sigma: float,   # standard deviation in pixels
+                    ) -> np.ndarray:  # x smoothed, same shape and dtype
+    "scipy's `gaussian_filter` in mode 'reflect', truncated at 3 sigma (as scikit-image's `gaussian(..., mode='reflect', truncate=3)`)."
+    r = int(3 * sigma + 0.5)
+    return cv2.GaussianBlur(x, (2 * r + 1, 2 * r + 1), sigmaX=sigma, sigmaY=sigma, borderType=cv2.BORDER_REFLECT)
+
+@register_corruption("physical", random=True, source="vrb_code")
+def elastic_transform_vrb(x,         # uint8 RGB image, HxWx3
+                          severity,  # level 1-5
+                          rng,       # from `corruption_rng`
+                         ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
+    "VRB code's elastic transform (ImageNet-C's original, in pixels of a 224-pixel image): a random affine map, then a smoothed displacement field."
+    alpha, sigma, shift = ELASTIC_VRB[severity - 1]
+    h, w = x.shape[:2]
+    centre, square = np.float32([h, w]) // 2, min(h, w) // 3  # (row, column) handed to OpenCV as (x, y), as the code does
+    points = np.float32([centre + square, [centre[0] + square, centre[1] - square], centre - square])
+    moved = points + rng.uniform(-shift, shift, size=points.shape).astype(np.float32)
+    image = cv2.warpAffine(x.astype(np.float32) / 255, cv2.getAffineTransform(points, moved), (w, h), borderMode=cv2.BORDER_REFLECT_101)
+    dx = (reflect_gaussian(rng.uniform(-1, 1, size=(h, w)), sigma) * alpha).astype(np.float32)
+    dy = (reflect_gaussian(rng.uniform(-1, 1, size=(h, w)), sigma) * alpha).astype(np.float32)
+    sampled = cv2.remap(image, pixel_grid(h, w) + np.stack([dx, dy], axis=-1), None, interpolation=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+    return np.clip(sampled, 0, 1) * 255
+
 # %% ../nbs/01_corruptions.ipynb #c039
 def box_downsample(x: np.ndarray,  # uint8 RGB image, HxWx3
                    factor: float,  # scale in (0, 1]: each side becomes int(side * factor), at least 1
@@ -849,9 +903,10 @@ def pixelate_vrb(x,         # uint8 RGB image, HxWx3
                  severity,  # level 1-5
                  rng,       # unused (deterministic)
                 ) -> np.ndarray:  # uint8 RGB, smaller: each side scaled by the level's factor
-    "VRB code's pixelate: box-filter down only (the output is smaller)."
+    "VRB code's pixelate: OpenCV's area resize down only (the output is smaller)."
     c = [0.6, 0.5, 0.4, 0.3, 0.15][severity - 1]
-    return np.asarray(box_downsample(x, c))
+    h, w = x.shape[:2]
+    return cv2.resize(x, (max(1, int(w * c)), max(1, int(h * c))), interpolation=cv2.INTER_AREA)
 
 # %% ../nbs/01_corruptions.ipynb #c096
 @register_corruption("digital")
@@ -865,21 +920,132 @@ def jpeg_compression(x,         # uint8 RGB image, HxWx3
     Image.fromarray(x).save(buffer, "JPEG", quality=quality)
     return np.asarray(Image.open(buffer).convert("RGB"))
 
+# %% ../nbs/01_corruptions.ipynb #c120
+@register_corruption("digital", source="vrb_code")
+def jpeg_compression_vrb(x,         # uint8 RGB image, HxWx3
+                         severity,  # level 1-5
+                         rng,       # unused (deterministic)
+                        ) -> np.ndarray:  # uint8 RGB, HxWx3
+    "VRB code's JPEG: OpenCV's encoder at ImageNet-C's qualities, on the RGB array taken as BGR (swapped colour transform)."
+    quality = [25, 18, 15, 10, 7][severity - 1]
+    _, encoded = cv2.imencode(".jpg", np.ascontiguousarray(x), [cv2.IMWRITE_JPEG_QUALITY, quality])
+    return cv2.imdecode(encoded, cv2.IMREAD_COLOR)
+
 # %% ../nbs/01_corruptions.ipynb #c041
 PRESETS = {
     "vrb": ["shot_noise_vrb", "gaussian_noise", "impulse_noise", "speckle_noise", "defocus_blur", "zoom_blur", "snow",
             "brightness", "contrast", "saturate", "elastic_transform", "spatter", "pixelate_vrb", "jpeg_compression"],
     "vrb_imagenet_c": ["shot_noise", "gaussian_noise", "impulse_noise", "speckle_noise", "defocus_blur", "zoom_blur", "snow",
                        "brightness", "contrast", "saturate", "elastic_transform", "spatter", "pixelate", "jpeg_compression"],
+    "vrb_code": ["shot_noise_vrb", "gaussian_noise", "impulse_noise", "speckle_noise", "defocus_blur", "zoom_blur", "snow",
+                 "brightness", "contrast", "saturate", "elastic_transform_vrb", "spatter", "pixelate_vrb", "jpeg_compression_vrb"],
+    "vrb_grayscale": ["grayscale_bgr", "grayscale_inversion_bgr"],
     "imagenet_c": ["gaussian_noise", "shot_noise", "impulse_noise", "defocus_blur", "glass_blur", "motion_blur", "zoom_blur", "snow", "fog",
                    "brightness", "contrast", "elastic_transform", "pixelate", "jpeg_compression",
                    "speckle_noise", "gaussian_blur", "spatter", "saturate"],
-    "appendix": ["color_inversion", "grayscale", "grayscale_inversion", "binary_threshold", "salt_and_pepper",
+    "appendix": ["color_inversion", "grayscale_mean", "grayscale_inversion_mean", "binary_threshold", "salt_and_pepper",
                  "random_impulse_noise", "glass_blur", "gaussian_blur", "median_blur"],
 }
 
-def preset(name: str  # a key of PRESETS: vrb, vrb_imagenet_c, imagenet_c or appendix
+def preset(name: str  # a key of PRESETS: vrb, vrb_imagenet_c, vrb_code, vrb_grayscale, imagenet_c or appendix
           ) -> list[str]:  # corruption names, in the preset's order
     "The corruption names of a preset."
     if name not in PRESETS: raise KeyError(f"unknown preset {name!r}; known: {', '.join(PRESETS)}")
     return list(PRESETS[name])
+
+def expand_corruptions(names,  # corruption and preset names: a list, or comma-separated text
+                      ) -> list[str]:  # corruption names: presets expanded, each name once, in order of first mention
+    "Corruption names with every preset name replaced by its corruptions, duplicates dropped; unknown names refused."
+    if isinstance(names, str): names = names.split(",")
+    expanded, unknown = [], []
+    for name in (str(n).strip() for n in names):
+        if name in PRESETS: expanded += PRESETS[name]
+        elif name in CORRUPTIONS: expanded.append(name)
+        elif name: unknown.append(name)
+    if unknown: raise ValueError(f"corruptions: unknown name(s) {unknown}; known corruptions: {', '.join(sorted(CORRUPTIONS))}; "
+                                 f"presets: {', '.join(PRESETS)}")
+    return list(dict.fromkeys(expanded))
+
+# %% ../nbs/01_corruptions.ipynb #c111
+PROVENANCE = [  # one row per effect: the paper (appendix A), VRB's code (generator.py @ ab5832b), imagecorruptions 1.1.2, and what is registered
+    dict(effect="shot noise", family="noise", in_vrb=True, paper="A.1: additive, r + Poisson(lambda)",
+         vrb_code="x + Poisson(lambda) on [0, 1], lambda = .08, .2, .5, .8, 1.2, clipped: a value turns white with probability 1 - exp(-lambda)",
+         imagenet_c="Poisson(c x) / c, c = 60, 25, 12, 5, 3 (photon noise)", default="shot_noise", variants=["shot_noise_vrb"],
+         vrb="shot_noise_vrb", appendix=""),
+    dict(effect="gaussian noise", family="noise", in_vrb=True, paper="A.1: additive, r + N(mu, sigma^2)", vrb_code="as ImageNet-C",
+         imagenet_c="x + N(0, c) on [0, 1], c = .08, .12, .18, .26, .38", default="gaussian_noise", variants=[], vrb="gaussian_noise", appendix=""),
+    dict(effect="impulse noise", family="noise", in_vrb=True, paper="A.2: whole pixels (all channels) set to black or white, each with probability p",
+         vrb_code="as ImageNet-C: each value on its own", imagenet_c="scikit-image's s&p on each value, amount .03, .06, .09, .17, .27",
+         default="impulse_noise", variants=["salt_and_pepper"], vrb="impulse_noise", appendix=""),
+    dict(effect="speckle noise", family="noise", in_vrb=True, paper="A.1: multiplicative, r + r N(mu, sigma^2)", vrb_code="as ImageNet-C",
+         imagenet_c="x + x N(0, c), c = .15, .2, .35, .45, .6", default="speckle_noise", variants=[], vrb="speckle_noise", appendix=""),
+    dict(effect="defocus blur", family="blur", in_vrb=True, paper="A.4: convolution with a disk kernel of radius r", vrb_code="as ImageNet-C",
+         imagenet_c="anti-aliased disk, radius 3, 4, 6, 8, 10", default="defocus_blur", variants=[], vrb="defocus_blur", appendix=""),
+    dict(effect="zoom blur", family="blur", in_vrb=True, paper="A.4: no formula (follows ImageNet-C and imgaug)",
+         vrb_code="as ImageNet-C's original: the zoomed central crop trimmed about its centre",
+         imagenet_c="mean of the image and its central crop zoomed 1-1.3x, the top-left kept (at most a pixel from the centred trim)",
+         default="zoom_blur", variants=[], vrb="zoom_blur", appendix=""),
+    dict(effect="snow", family="weather", in_vrb=True,
+         paper="A.5: a normal layer zoomed, thresholded and motion-blurred; the image blended with its scaled gray; the layer and its 180-degree rotation added",
+         vrb_code="ImageNet-C's original: the flakes motion-blurred by ImageMagick (Wand)",
+         imagenet_c="the same, with a NumPy motion blur in place of ImageMagick", default="snow", variants=[], vrb="snow", appendix="",
+         note="`snow_wand` (the ImageMagick path, not registered: it needs libmagickwand) agrees with `snow` within 1% in the mean and spread of the change"),
+    dict(effect="brightness", family="attribute", in_vrb=True, paper="A.3: HSV value v + c", vrb_code="as ImageNet-C",
+         imagenet_c="HSV value + c, c = .1, .2, .3, .4, .5", default="brightness", variants=[], vrb="brightness", appendix=""),
+    dict(effect="contrast", family="attribute", in_vrb=True, paper="A.3: (r - mu) c + mu, mu the average intensity", vrb_code="as ImageNet-C",
+         imagenet_c="mu per channel, c = .4, .3, .2, .1, .05", default="contrast", variants=[], vrb="contrast", appendix=""),
+    dict(effect="saturation", family="attribute", in_vrb=True, paper="A.3: HSV saturation s c1 + c2", vrb_code="as ImageNet-C",
+         imagenet_c="HSV saturation s c0 + c1, (c0, c1) from (.3, 0) to (20, .2)", default="saturate", variants=[], vrb="saturate", appendix=""),
+    dict(effect="elastic", family="physical", in_vrb=True, paper="A.5: no formula ('stretching or wrapping')",
+         vrb_code="ImageNet-C's original, in pixels of a 224-pixel image whatever the size: a random affine (points moved up to 24-49 px), then a field smoothed by sigma 171, 20, 2.4, 2.4, 2.4 px times alpha 488, 488, 12, 17, 29",
+         imagenet_c="no affine; a field smoothed by 1% of the size, up to 0.5% of the height, times alpha 12.5-30: the same on any size",
+         default="elastic_transform", variants=["elastic_transform_vrb"], vrb="elastic_transform", appendix="",
+         note="the vrb preset keeps imagecorruptions' form; vrb_code has the code's"),
+    dict(effect="spatter", family="physical", in_vrb=True, paper="A.5: no formula ('splattered by paint or liquid')", vrb_code="as ImageNet-C",
+         imagenet_c="water drops (levels 1-3) or mud (4-5)", default="spatter", variants=[], vrb="spatter", appendix=""),
+    dict(effect="pixelate", family="digital", in_vrb=True, paper="A.5: down- and upsampling by bilinear interpolation (no factors given)",
+         vrb_code="OpenCV's area resize (INTER_AREA) down by .6, .5, .4, .3, .15, never up: a smaller image",
+         imagenet_c="PIL's box filter down by .6, .5, .4, .3, .25, nearest neighbour up", default="pixelate", variants=["pixelate_vrb"],
+         vrb="pixelate_vrb", appendix="", note="the paper's bilinear form is not registered: it gives no factors"),
+    dict(effect="JPEG", family="digital", in_vrb=True, paper="A.5: JPEG compression (no quality given)",
+         vrb_code="OpenCV's encoder at quality 25, 18, 15, 10, 7, on the RGB array taken as BGR (the colour transform sees swapped channels)",
+         imagenet_c="PIL's encoder at quality 25, 18, 15, 10, 7", default="jpeg_compression", variants=["jpeg_compression_vrb"],
+         vrb="jpeg_compression", appendix="", note="the vrb preset keeps PIL's encoder on the right channels; vrb_code has the code's"),
+    dict(effect="colour inversion", family="attribute", in_vrb=False, paper="A.1, A.3: r_max - r", vrb_code="not in the code", imagenet_c="none",
+         default="color_inversion", variants=[], vrb="", appendix="color_inversion"),
+    dict(effect="grayscale", family="attribute", in_vrb=False, paper="A.3: the mean of the channels",
+         vrb_code="cv2.cvtColor(RGB image, COLOR_BGR2GRAY): 0.114 R + 0.587 G + 0.299 B; generated, not scored (section 8.2, Fig. 9)",
+         imagenet_c="none", default="grayscale", variants=["grayscale_mean", "grayscale_bgr"], vrb="", appendix="grayscale_mean",
+         note="default: BT.601 luma, 0.299 R + 0.587 G + 0.114 B; vrb_grayscale preset: grayscale_bgr"),
+    dict(effect="grayscale inversion", family="attribute", in_vrb=False, paper="A.3: r_max - the mean of the channels",
+         vrb_code="255 - the swapped gray above; generated, not scored", imagenet_c="none", default="grayscale_inversion",
+         variants=["grayscale_inversion_mean", "grayscale_inversion_bgr"], vrb="", appendix="grayscale_inversion_mean",
+         note="default: 255 - BT.601 luma; vrb_grayscale preset: grayscale_inversion_bgr"),
+    dict(effect="binary thresholding", family="attribute", in_vrb=False, paper="A.2: r_max if r > r_thresh, else r_min (no threshold given)",
+         vrb_code="not in the code", imagenet_c="none", default="binary_threshold", variants=[], vrb="", appendix="binary_threshold",
+         note="whole pixels, by luma above 127.5"),
+    dict(effect="salt and pepper", family="noise", in_vrb=False, paper="A.2: whole pixels to r_max or r_min, each with probability p",
+         vrb_code="only as impulse noise (each value on its own)", imagenet_c="impulse noise (each value on its own)", default="salt_and_pepper",
+         variants=["impulse_noise"], vrb="", appendix="salt_and_pepper", note="probabilities: impulse noise's .03-.27, half black, half white"),
+    dict(effect="random-valued impulse noise", family="noise", in_vrb=False, paper="A.2: whole pixels to a uniform random value with probability p",
+         vrb_code="not in the code", imagenet_c="none", default="random_impulse_noise", variants=[], vrb="", appendix="random_impulse_noise",
+         note="probabilities: impulse noise's .03-.27"),
+    dict(effect="gaussian blur", family="blur", in_vrb=False, paper="A.4: named, no parameters", vrb_code="not in the code",
+         imagenet_c="validation corruption: sigma 1, 2, 3, 4, 6", default="gaussian_blur", variants=[], vrb="", appendix="gaussian_blur"),
+    dict(effect="median blur", family="blur", in_vrb=False, paper="A.4: named, no parameters", vrb_code="not in the code", imagenet_c="none",
+         default="median_blur", variants=[], vrb="", appendix="median_blur", note="windows 3, 5, 7, 9, 11"),
+    dict(effect="glass blur", family="blur", in_vrb=False, paper="A.4: frosted glass, follows ImageNet-C",
+         vrb_code="ImageNet-C's, written but left out of the generated sets", imagenet_c="blur, shuffle pixels locally, blur again",
+         default="glass_blur", variants=[], vrb="", appendix="glass_blur"),
+    dict(effect="motion blur", family="blur", in_vrb=False, paper="not in the paper", vrb_code="not in the code",
+         imagenet_c="blur along a random direction", default="motion_blur", variants=[], vrb="", appendix=""),
+    dict(effect="fog", family="weather", in_vrb=False, paper="A.5: named as future work", vrb_code="not in the code",
+         imagenet_c="a plasma-fractal haze", default="fog", variants=[], vrb="", appendix=""),
+]
+
+def provenance_table() -> "pd.DataFrame":  # one row per effect of PROVENANCE, its columns in order
+    "`PROVENANCE` as a table: each effect as the paper, VRB's code and ImageNet-C define it, and what this package registers."
+    import pandas as pd
+    columns = ["effect", "family", "in_vrb", "paper", "vrb_code", "imagenet_c", "default", "variants", "vrb", "appendix", "note"]
+    rows = [{**row, "variants": ", ".join(row["variants"]), "note": row.get("note", "")} for row in PROVENANCE]
+    return pd.DataFrame(rows, columns=columns)
