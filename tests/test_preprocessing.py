@@ -204,3 +204,16 @@ def test_vle_processor(vle_processors, coco_like, size):
         array = np.asarray(image) if array is None else array
         height, width = vle_resize(image.size, size)
         assert np.abs(values.double().numpy() - reference_pixels(array, height, width, CLIP_MEAN, CLIP_STD, crop=size)).max() < 1e-5
+
+@pytest.mark.parametrize("name, processor", [("easy-vqa-vilt", "ViltProcessor"), ("easy-vqa-blip", "BlipProcessor")])
+def test_loaders_ask_for_the_pil_backend(monkeypatch, name, processor):
+    # with torchvision installed, transformers 5 builds a torchvision-backend image processor unless told otherwise: the loaders
+    # must ask for PIL's, the resampling the checkpoints were published with (torchvision is not installed here, so spy on the call)
+    import transformers
+    from vqa_robust.models import load_model
+    cls, seen = getattr(transformers, processor), []
+    original = cls.from_pretrained.__func__
+    monkeypatch.setattr(cls, "from_pretrained", classmethod(lambda c, *a, **k: seen.append(k.get("backend")) or original(c, *a, **k)))
+    model = load_model(name)
+    assert seen == ["pil"], seen
+    assert type(model.processor.image_processor).__name__ in FAST_PIXELS

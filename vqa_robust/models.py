@@ -17,11 +17,11 @@ from PIL import Image
 import vqa_robust
 
 # %% auto #0
-__all__ = ['FAMILIES', 'MODELS', 'FAST_PIXELS', 'PADDING_PROCESSORS', 'PER_IMAGE_KEYS', 'ORIGINAL_BLIP_VISION_KEYS',
-           'VRB_BLIP_SETTINGS', 'QUESTION_STARTS', 'BEAM_SEARCHES', 'SPECIAL_TOKENS', 'TINY_WORDS', 'TINY_ANSWERS',
-           'WEIGHTS_DIR', 'DTYPES', 'ModelUnavailableError', 'LoadOptions', 'VQAAdapter', 'ModelSpec', 'ModelFamily',
-           'register_family', 'check_settings', 'register_model', 'hub_unreachable_reason', 'unavailable',
-           'quiet_loading', 'pretrained', 'sequence_confidence', 'as_rgb_array', 'as_pil', 'size_value',
+__all__ = ['FAMILIES', 'MODELS', 'FAST_PIXELS', 'PADDING_PROCESSORS', 'PER_IMAGE_KEYS', 'IMAGE_BACKEND',
+           'ORIGINAL_BLIP_VISION_KEYS', 'VRB_BLIP_SETTINGS', 'QUESTION_STARTS', 'BEAM_SEARCHES', 'SPECIAL_TOKENS',
+           'TINY_WORDS', 'TINY_ANSWERS', 'WEIGHTS_DIR', 'DTYPES', 'ModelUnavailableError', 'LoadOptions', 'VQAAdapter',
+           'ModelSpec', 'ModelFamily', 'register_family', 'check_settings', 'register_model', 'hub_unreachable_reason',
+           'unavailable', 'quiet_loading', 'pretrained', 'sequence_confidence', 'as_rgb_array', 'as_pil', 'size_value',
            'vilt_output_size', 'fixed_output_size', 'pixel_table', 'resized', 'fast_pixels', 'text_options',
            'RawEncoder', 'ProcessorEncoder', 'to_model', 'model_inputs', 'answer_probabilities', 'ClassifierVQA',
            'load_vilt', 'original_blip_key', 'original_blip_state_dict', 'convert_original_blip',
@@ -352,11 +352,13 @@ class ClassifierVQA(VQAAdapter):
         confidence, best = answer_probabilities(logits, self.spec.settings["score"]).max(-1)
         return [self.model.config.id2label[int(i)] for i in best], confidence.tolist()
 
+IMAGE_BACKEND = "pil"  # the checkpoints were published with PIL resampling; transformers picks torchvision's (other pixels) when it is installed
+
 def load_vilt(spec: ModelSpec, options: LoadOptions) -> ClassifierVQA:
     "A ViLT VQA checkpoint in the classifier adapter."
     from transformers import ViltForQuestionAnswering, ViltProcessor
     model = pretrained(ViltForQuestionAnswering, spec, options)
-    return ClassifierVQA(spec.name, spec, model.to(options.device).eval(), pretrained(ViltProcessor, spec, options), options.device)
+    return ClassifierVQA(spec.name, spec, model.to(options.device).eval(), pretrained(ViltProcessor, spec, options, backend=IMAGE_BACKEND), options.device)
 
 # %% ../nbs/02_models.ipynb #cb02
 ORIGINAL_BLIP_VISION_KEYS = [  # BLIP's / LAVIS's ViT names -> BlipForQuestionAnswering's (transformers' convert_blip_original_pytorch_to_hf)
@@ -586,7 +588,7 @@ def load_blip(spec: ModelSpec, options: LoadOptions) -> GenerativeVQA:
     "A BLIP VQA checkpoint in the generator adapter."
     from transformers import BlipForQuestionAnswering, BlipProcessor
     model = set_vision_layer_norm_eps(pretrained(BlipForQuestionAnswering, spec, options), spec.settings.get("vision_layer_norm_eps"))
-    return GenerativeVQA(spec.name, spec, model.to(options.device).eval(), pretrained(BlipProcessor, spec, options), options.device)
+    return GenerativeVQA(spec.name, spec, model.to(options.device).eval(), pretrained(BlipProcessor, spec, options, backend=IMAGE_BACKEND), options.device)
 
 # %% ../nbs/02_models.ipynb #c022
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "[DEC]"]  # BERT's, and BLIP's decoder start
