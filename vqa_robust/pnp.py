@@ -4,7 +4,7 @@
 
 # %% ../nbs/02c_pnp.ipynb #c003
 from __future__ import annotations
-import re, zlib
+import json, re, zlib
 from contextlib import contextmanager
 from pathlib import Path
 import torch
@@ -12,17 +12,19 @@ from PIL import Image
 from .models import (LoadOptions, ModelSpec, VQAAdapter, pretrained, register_family, register_model, sequence_confidence)
 
 # %% auto #0
-__all__ = ['PNP_DEFAULTS', 'PNP_WORDS', 'PNP_PARTS', 'tiny_bert_tokenizer', 'tiny_t5_tokenizer', 'tiny_blip_config',
-           'tiny_t5_config', 'pre_question', 'enc_token_id', 'itm_text', 'token_weights', 'itm_gradcam',
-           'sample_patches', 'add_distinct', 'strip_prompt', 'caption_prompt', 'question_seed', 'seeded',
-           'question_guided_captions', 'passages', 'fid_encode', 'read', 'PNPVQA', 'part_checkpoint', 'load_pnp',
-           'tiny_pnp']
+__all__ = ['PNP_DEFAULTS', 'PNP_SOURCES', 'PNP_WORDS', 'PNP_PARTS', 'LAVIS_TO_TRANSFORMERS', 'LAVIS_PREFIXES',
+           'tiny_bert_tokenizer', 'tiny_t5_tokenizer', 'tiny_blip_config', 'tiny_t5_config', 'pre_question',
+           'enc_token_id', 'itm_text', 'token_weights', 'itm_gradcam', 'sample_patches', 'add_distinct', 'strip_prompt',
+           'cut_prompt', 'caption_prompt', 'question_seed', 'seeded', 'question_guided_captions', 'passages',
+           'fid_encode', 'read', 'PNPVQA', 'part_checkpoint', 'load_pnp', 'tiny_pnp', 'lavis_key', 'lavis_state_dict',
+           'convert_lavis', 'count_layers', 'lavis_blip_config', 'lavis_t5_config', 'lavis_bert_tokenizer',
+           'pnp_from_lavis']
 
 # %% ../nbs/02c_pnp.ipynb #c006
 PNP_DEFAULTS = dict(
     itm_checkpoint="Salesforce/blip-itm-large-coco",                # image-question matching (LAVIS: BLIP ViT-L ITM, COCO train2014)
     captioner_checkpoint="Salesforce/blip-image-captioning-large",  # captioner (LAVIS: BLIP ViT-L caption, COCO train2014)
-    reader_checkpoint="allenai/unifiedqa-v2-t5-large-1363200",     # question answering (LAVIS: the same hub checkpoint)
+    reader_checkpoint="allenai/unifiedqa-v2-t5-base-1363200",      # question answering: PNP-VQA base, VRB's (LAVIS: the same hub checkpoint)
     image_size=384,             # blip_image_eval: bicubic resize to 384 x 384 -> 24 x 24 patches of 16 px
     max_question_words=50,      # blip_question processor
     itm_max_tokens=35,          # BlipITM.max_txt_len
@@ -30,16 +32,32 @@ PNP_DEFAULTS = dict(
     n_captions=100,             # num_captions
     n_patches=20,               # num_patches sampled per caption
     prompt="a picture of ",     # the captioner's prompt, removed from its captions
+    prompt_cut="chars",         # "chars": cut len(prompt) characters off each decoded caption (LAVIS); "prefix": remove the prompt's words
     top_k=50, top_p=1.0,        # caption sampling
     repetition_penalty=1.0,
     caption_min_length=10,      # cap_min_length (counts the 4 prompt tokens)
     caption_max_length=20,      # cap_max_length (counts the 4 prompt tokens)
-    max_caption_rounds=10,      # not in LAVIS (which loops until n_captions distinct captions): at most this many rounds
+    max_caption_rounds=None,    # None: sample rounds until n_captions distinct captions, without limit (LAVIS); an int: at most that many
     captions_per_passage=1,     # num_captions_fid (5 for GQA)
     reader_max_length=20,       # max_len (counts T5's decoder start token)
     reader_min_length=0,        # min_len
     reader_num_beams=1,         # num_beams: greedy
     seed=42,                    # LAVIS's run seed; here mixed with each question (see `question_seed`)
+)
+
+_YAML, _BASE = "LAVIS projects/pnp-vqa/eval/vqav2_eval.yaml", "LAVIS configs/models/pnp-vqa/pnp_vqa_base.yaml"
+PNP_SOURCES = dict(  # where each default comes from
+    itm_checkpoint=_BASE + " (LAVIS: model_large_retrieval_coco_train2014.pth; here the hub's BLIP ViT-L ITM COCO conversion)",
+    captioner_checkpoint=_BASE + " (LAVIS: model_large_caption_coco_train2014.pth; here the hub's BLIP ViT-L caption conversion)",
+    reader_checkpoint=_BASE + " (question_answering_model.pretrained)",
+    image_size=_YAML + " (blip_image_eval image_size 384)", max_question_words="LAVIS BlipQuestionProcessor default (max_words 50)",
+    itm_max_tokens="LAVIS BlipITM max_txt_len default (35)", block=_YAML + " (block_num)", n_captions=_YAML + " (num_captions)",
+    n_patches=_YAML + " (num_patches)", prompt=_YAML + " (prompt)", prompt_cut="LAVIS pnp_vqa.py forward_cap (output[len(prompt):])",
+    top_k=_YAML + " (top_k)", top_p=_YAML + " (top_p)", repetition_penalty=_YAML + " (repetition_penalty)",
+    caption_min_length=_YAML + " (cap_min_length)", caption_max_length=_YAML + " (cap_max_length)",
+    max_caption_rounds="LAVIS pnp_vqa.py forward_cap (while loop until num_captions distinct)", captions_per_passage=_YAML + " (num_captions_fid)",
+    reader_max_length=_YAML + " (max_len)", reader_min_length=_YAML + " (min_len)", reader_num_beams=_YAML + " (num_beams)",
+    seed=_YAML + " (seed; mixed with each question here, see question_seed)",
 )
 
 # %% ../nbs/02c_pnp.ipynb #c008
@@ -157,6 +175,15 @@ def strip_prompt(text: str, prompt: str) -> str:
     "A decoded caption without the prompt it starts with."
     return text[len(prompt):] if text.startswith(prompt) else text.removeprefix(prompt.strip()).strip()
 
+def cut_prompt(text: str,          # a decoded caption, prompt included
+               prompt: str,        # the captioner's prompt
+               mode: str = "chars",  # "chars": drop len(prompt) characters (LAVIS); "prefix": `strip_prompt`
+              ) -> str:
+    "A decoded caption without its prompt, as LAVIS cuts it (`chars`) or by the prompt's words (`prefix`)."
+    if mode == "chars": return text[len(prompt):]
+    if mode == "prefix": return strip_prompt(text, prompt)
+    raise ValueError(f"prompt_cut={mode!r}: 'chars' or 'prefix'")
+
 def caption_prompt(tokenizer, prompt: str, bos_token_id: int, n: int, device="cpu") -> torch.Tensor:
     "The captioner's start: `prompt` tokenised, `[CLS]` replaced by the decoder's BOS, `[SEP]` dropped; `n` rows."
     ids = tokenizer(prompt, return_tensors="pt").input_ids.to(device)
@@ -182,20 +209,23 @@ def question_guided_captions(captioner,                      # a BlipForConditio
                              gradcam: torch.Tensor,          # the question's GradCAM map for the image
                              n_captions: int = 100, n_patches: int = 20, prompt: str = "a picture of ",
                              top_k: int = 50, top_p: float = 1.0, min_length: int = 10, max_length: int = 20,
-                             repetition_penalty: float = 1.0, max_rounds: int = 10,
+                             repetition_penalty: float = 1.0,
+                             max_rounds: int | None = None,  # None: until n_captions are distinct (LAVIS)
+                             prompt_cut: str = "chars",      # see `cut_prompt`
                             ) -> list[str]:
     "Up to `n_captions` distinct captions, each decoded from `n_patches` patch embeddings drawn by GradCAM (PNP-VQA sec. 3.2)."
     config, device = captioner.config.text_config, image_embeds.device
     start = caption_prompt(tokenizer, prompt, config.bos_token_id, n_captions, device)
-    captions = []
-    for _ in range(max_rounds):
+    captions, rounds = [], 0
+    while max_rounds is None or rounds < max_rounds:
+        rounds += 1
         patches = image_embeds[1:][sample_patches(gradcam.to(device), n_patches, n_captions)]   # (n_captions, n_patches, dim)
         tokens = captioner.text_decoder.generate(
             input_ids=start, attention_mask=torch.ones_like(start), encoder_hidden_states=patches,
             encoder_attention_mask=torch.ones(patches.shape[:2], dtype=torch.long, device=device),
             do_sample=True, top_k=top_k, top_p=top_p, min_length=min_length, max_length=max_length, num_beams=1,
             repetition_penalty=repetition_penalty, eos_token_id=config.sep_token_id, pad_token_id=config.pad_token_id)
-        add_distinct(captions, [strip_prompt(t, prompt) for t in tokenizer.batch_decode(tokens, skip_special_tokens=True)], n_captions)
+        add_distinct(captions, [cut_prompt(t, prompt, prompt_cut) for t in tokenizer.batch_decode(tokens, skip_special_tokens=True)], n_captions)
         if len(captions) >= n_captions: break
     return captions
 
@@ -263,7 +293,8 @@ class PNPVQA(VQAAdapter):
                 with seeded(question_seed(s["seed"], question), self.device):
                     captions.append(question_guided_captions(
                         self.captioner, self.captioner_processor.tokenizer, image_embeds, gradcam, s["n_captions"], s["n_patches"], s["prompt"],
-                        s["top_k"], s["top_p"], s["caption_min_length"], s["caption_max_length"], s["repetition_penalty"], s["max_caption_rounds"]))
+                        s["top_k"], s["top_p"], s["caption_min_length"], s["caption_max_length"], s["repetition_penalty"], s["max_caption_rounds"],
+                        s["prompt_cut"]))
             answers, confidences = read(self.reader, self.reader_tokenizer, [passages(q, c, s["captions_per_passage"]) for q, c in zip(questions, captions)],
                                         s["reader_max_length"], s["reader_min_length"], s["reader_num_beams"], self.device)
         return dict(questions=questions, gradcams=gradcams.cpu(), captions=captions, answers=answers, confidences=confidences)
@@ -307,14 +338,147 @@ def tiny_pnp(spec: ModelSpec, folder: Path) -> dict:
     return dict(image_size=32, block=0, n_captions=4, n_patches=4, caption_min_length=6, caption_max_length=10, max_caption_rounds=3,
                 reader_max_length=6)
 
+# %% ../nbs/02c_pnp.ipynb #c045b
+LAVIS_TO_TRANSFORMERS = [  # (LAVIS key pattern, transformers name): BLIP's ViT (timm names) -> BlipVisionModel; the rest keep LAVIS's names
+    (r"^visual_encoder\.cls_token$", "vision_model.embeddings.class_embedding"),
+    (r"^visual_encoder\.pos_embed$", "vision_model.embeddings.position_embedding"),
+    (r"^visual_encoder\.patch_embed\.proj\.", "vision_model.embeddings.patch_embedding."),
+    (r"^visual_encoder\.blocks\.(\d+)\.norm1\.", r"vision_model.encoder.layers.\1.layer_norm1."),
+    (r"^visual_encoder\.blocks\.(\d+)\.norm2\.", r"vision_model.encoder.layers.\1.layer_norm2."),
+    (r"^visual_encoder\.blocks\.(\d+)\.attn\.qkv\.", r"vision_model.encoder.layers.\1.self_attn.qkv."),
+    (r"^visual_encoder\.blocks\.(\d+)\.attn\.proj\.", r"vision_model.encoder.layers.\1.self_attn.projection."),
+    (r"^visual_encoder\.blocks\.(\d+)\.mlp\.", r"vision_model.encoder.layers.\1.mlp."),
+    (r"^visual_encoder\.norm\.", "vision_model.post_layernorm."),
+    (r"^encoder\.encoder\.", "encoder."),   # LAVIS's FiD reader wraps T5's encoder (T5EncoderWrapper)
+]
+LAVIS_PREFIXES = {"itm": "image_question_matching_model.", "captioner": "image_captioning_model.", "reader": "question_answering_model."}
+
+
+def lavis_key(key: str) -> str:
+    "The transformers name of a LAVIS PNP-VQA parameter (BLIP ITM, BLIP captioner or FiD reader); unchanged where the names agree."
+    for pattern, name in LAVIS_TO_TRANSFORMERS:
+        if re.match(pattern, key): return re.sub(pattern, name, key)
+    return key
+
+
+def lavis_state_dict(checkpoint, part: str) -> dict:
+    "One part's state dict from a LAVIS checkpoint: a path or dict, BLIP's `{'model': ...}` layout or a whole PNPVQA's (prefixed parts)."
+    if not isinstance(checkpoint, dict): checkpoint = torch.load(checkpoint, map_location="cpu", weights_only=True)
+    state = checkpoint.get("model", checkpoint)
+    prefix = LAVIS_PREFIXES[part]
+    if any(k.startswith(prefix) for k in state): state = {k[len(prefix):]: v for k, v in state.items() if k.startswith(prefix)}
+    return state
+
+
+def convert_lavis(checkpoint, part: str, model) -> dict:
+    "Load a LAVIS part's weights into a transformers `model` by `lavis_key`; keys the model lacks (momentum encoders, queues) are dropped."
+    state, target = lavis_state_dict(checkpoint, part), model.state_dict()
+    converted = {}
+    for key, value in state.items():
+        name = lavis_key(key)
+        if name in target: converted[name] = value
+    missing = [k for k in target if k not in converted and not k.endswith("position_ids") and k != "lm_head.weight"]
+    if missing: raise ValueError(f"LAVIS {part} checkpoint lacks {len(missing)} weights of {type(model).__name__}, e.g. {missing[:3]}")
+    model.load_state_dict(converted, strict=False)
+    if part == "reader" and "lm_head.weight" not in converted: model.tie_weights()
+    return converted
+
+
+def count_layers(state: dict, pattern: str) -> int:
+    "How many numbered layers `pattern` (a regex with one group for the number) finds among the keys."
+    return len({m.group(1) for k in state if (m := re.match(pattern, k))})
+
+
+def lavis_blip_config(state: dict,               # a BLIP ITM or captioner state dict, LAVIS's names
+                      tokenizer,                  # its BERT tokenizer, [DEC] and [ENC] added
+                      vision_heads: int | None = None,  # ViT heads; None: width / 64 (12 for ViT-B, 16 for ViT-L)
+                      text_heads: int = 12,       # BERT heads (LAVIS's med configs: 12)
+                     ):
+    "A BlipConfig with the sizes of a LAVIS BLIP state dict (heads are not in the weights: given), LAVIS's LayerNorm epsilons."
+    from transformers import BlipConfig
+    width, positions = state["visual_encoder.pos_embed"].shape[-1], state["visual_encoder.pos_embed"].shape[1]
+    patch = state["visual_encoder.patch_embed.proj.weight"].shape[-1]
+    vision = dict(hidden_size=width, intermediate_size=state["visual_encoder.blocks.0.mlp.fc1.weight"].shape[0],
+                  num_hidden_layers=count_layers(state, r"visual_encoder\.blocks\.(\d+)\."), num_attention_heads=vision_heads or width // 64,
+                  patch_size=patch, image_size=round((positions - 1) ** 0.5) * patch, layer_norm_eps=1e-6)
+    bert = "text_encoder." if "text_encoder.embeddings.word_embeddings.weight" in state else "text_decoder.bert."
+    words = state[bert + "embeddings.word_embeddings.weight"]
+    text = dict(vocab_size=words.shape[0], hidden_size=words.shape[1], num_hidden_layers=count_layers(state, re.escape(bert) + r"encoder\.layer\.(\d+)\."),
+                intermediate_size=state[bert + "encoder.layer.0.intermediate.dense.weight"].shape[0], num_attention_heads=text_heads,
+                max_position_embeddings=state[bert + "embeddings.position_embeddings.weight"].shape[0],
+                encoder_hidden_size=state[bert + "encoder.layer.0.crossattention.self.key.weight"].shape[1], layer_norm_eps=1e-12,
+                pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id, sep_token_id=tokenizer.sep_token_id,
+                eos_token_id=tokenizer.sep_token_id)
+    projection = state["vision_proj.weight"].shape[0] if "vision_proj.weight" in state else 256
+    return BlipConfig(text_config=text, vision_config=vision, image_text_hidden_size=projection, projection_dim=projection)
+
+
+def lavis_t5_config(state: dict):
+    "A T5Config with the sizes of a (LAVIS or transformers) T5 state dict; T5's special ids (pad 0 = decoder start, eos 1)."
+    from transformers import T5Config
+    bias = state["encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight"]
+    gated = "encoder.block.0.layer.1.DenseReluDense.wi_0.weight" in state
+    ff = state["encoder.block.0.layer.1.DenseReluDense." + ("wi_0" if gated else "wi") + ".weight"]
+    tied = "lm_head.weight" not in state or torch.equal(state["lm_head.weight"], state["shared.weight"])
+    return T5Config(vocab_size=state["shared.weight"].shape[0], d_model=state["shared.weight"].shape[1], num_heads=bias.shape[1],
+                    relative_attention_num_buckets=bias.shape[0], d_kv=state["encoder.block.0.layer.0.SelfAttention.q.weight"].shape[0] // bias.shape[1],
+                    d_ff=ff.shape[0], num_layers=count_layers(state, r"encoder\.block\.(\d+)\."), num_decoder_layers=count_layers(state, r"decoder\.block\.(\d+)\."),
+                    feed_forward_proj="gated-gelu" if gated else "relu", tie_word_embeddings=tied, decoder_start_token_id=0, pad_token_id=0, eos_token_id=1)
+
+
+def lavis_bert_tokenizer(vocab_folder):
+    "BERT's tokenizer as LAVIS's `init_tokenizer` makes it: `vocab_folder`'s vocab.txt (bert-base-uncased's for real checkpoints), [DEC] as BOS, [ENC] after it."
+    from transformers import BertTokenizerFast
+    tokenizer = BertTokenizerFast.from_pretrained(str(vocab_folder), do_lower_case=True, clean_up_tokenization_spaces=True)
+    tokenizer.add_special_tokens({"bos_token": "[DEC]", "additional_special_tokens": ["[ENC]"]})
+    return tokenizer
+
+
+def pnp_from_lavis(folder,               # where to write the checkpoint folder (created)
+                   itm, captioner,       # LAVIS's BLIP ITM and captioner checkpoints (.pth paths or state dicts; or one PNPVQA state dict for all)
+                   reader,               # the reader: a LAVIS FiD state dict or path, or a transformers T5 checkpoint folder / hub id
+                   bert_vocab,           # folder with BERT's vocab.txt
+                   t5_tokenizer,         # folder or hub id of the reader's T5 tokenizer
+                   vision_heads: int | None = None, text_heads: int = 12, captioner_text_heads: int | None = None,
+                   settings: dict | None = None,  # settings saved with the folder (vqa_robust.json), e.g. image_size
+                  ):
+    "Write LAVIS PNP-VQA checkpoints as a folder `load_model(folder)` loads: itm/, captioner/, reader/ in transformers' format."
+    from transformers import (AutoTokenizer, BlipForConditionalGeneration, BlipForImageTextRetrieval, BlipImageProcessor, BlipProcessor,
+                              T5ForConditionalGeneration)
+    folder = Path(folder); folder.mkdir(parents=True, exist_ok=True)
+    tokenizer = lavis_bert_tokenizer(bert_vocab)
+    for part, checkpoint, cls, heads in (("itm", itm, BlipForImageTextRetrieval, text_heads),
+                                         ("captioner", captioner, BlipForConditionalGeneration, captioner_text_heads or text_heads)):
+        state = lavis_state_dict(checkpoint, part)
+        model = cls(lavis_blip_config(state, tokenizer, vision_heads, heads))
+        convert_lavis(state, part, model)
+        model.save_pretrained(folder / part)
+        size = model.config.vision_config.image_size
+        BlipProcessor(image_processor=BlipImageProcessor(size={"height": size, "width": size}), tokenizer=tokenizer).save_pretrained(folder / part)
+    if isinstance(reader, dict) or Path(str(reader)).is_file():
+        state = lavis_state_dict(reader, "reader")
+        state = {lavis_key(k): v for k, v in state.items()}
+        model = T5ForConditionalGeneration(lavis_t5_config(state))
+        convert_lavis(state, "reader", model)
+    else: model = T5ForConditionalGeneration.from_pretrained(reader)
+    model.save_pretrained(folder / "reader")
+    AutoTokenizer.from_pretrained(str(t5_tokenizer)).save_pretrained(folder / "reader")
+    (folder / "vqa_robust.json").write_text(json.dumps({"name": folder.name, "family": "pnp", "settings": dict(settings or {}),
+                                                         "converted_from": "LAVIS PNP-VQA checkpoints"}, indent=1))
+    return folder
+
+
 # %% ../nbs/02c_pnp.ipynb #c046
 register_family("pnp", load_pnp, tiny_pnp, defaults=PNP_DEFAULTS, batch_size=4, half_precision=("bfloat16",))  # T5 overflows in float16
 _PNP_SOURCE = "VQAv2 val, PNP-VQA paper (Tiong et al. 2022) zero-shot results, reproduced in LAVIS projects/pnp-vqa/README.md"
-register_model("pnp", PNP_DEFAULTS["reader_checkpoint"], "pnp", reported_accuracy=57.5, reported_on=_PNP_SOURCE + ", PNP-VQA large (UnifiedQA-v2 T5-large reader)",
-               description="PNP-VQA large: BLIP ViT-L ITM GradCAM + BLIP ViT-L captions + UnifiedQA-v2 T5-large FiD (hub BLIP weights, not LAVIS's train2014 ones)")
-register_model("pnp-base", "allenai/unifiedqa-v2-t5-base-1363200", "pnp", {"reader_checkpoint": "allenai/unifiedqa-v2-t5-base-1363200"},
-               reported_accuracy=54.3, reported_on=_PNP_SOURCE + ", PNP-VQA base (UnifiedQA-v2 T5-base reader)",
-               description="PNP-VQA base (T5-base reader, 223M parameters: most likely VRB's PnP, Table 3)")
-register_model("pnp-3b", "allenai/unifiedqa-v2-t5-3b-1363200", "pnp", {"reader_checkpoint": "allenai/unifiedqa-v2-t5-3b-1363200"},
-               reported_accuracy=62.1, reported_on=_PNP_SOURCE + ", PNP-VQA 3B (UnifiedQA-v2 T5-3B reader)",
-               description="PNP-VQA 3B (T5-3B reader)");
+_PNP_READERS = {size: f"allenai/unifiedqa-v2-t5-{size}-1363200" for size in ("base", "large", "3b")}
+for _name, _size, _accuracy, _description in (
+        ("pnp", "base", 54.3, "PNP-VQA base, VRB's PnP (Table 3: 223M parameters, T5-base's count): BLIP ViT-L ITM GradCAM + BLIP ViT-L captions + "
+                              "UnifiedQA-v2 T5-base FiD (hub BLIP weights, not LAVIS's train2014 ones)"),
+        ("pnp-large", "large", 57.5, "PNP-VQA large (UnifiedQA-v2 T5-large reader)"),
+        ("pnp-3b", "3b", 62.1, "PNP-VQA 3B (UnifiedQA-v2 T5-3B reader)")):
+    register_model(_name, _PNP_READERS[_size], "pnp", {"reader_checkpoint": _PNP_READERS[_size]}, reported_accuracy=_accuracy,
+                   reported_on=f"{_PNP_SOURCE}, PNP-VQA {_size}", description=_description,
+                   sources={**{k: v.replace("pnp_vqa_base.yaml", f"pnp_vqa_{_size}.yaml").replace("vqav2_eval.yaml", "vqav2_eval.yaml" if _size == "base"
+                                                    else f"vqav2_eval_{_size}.yaml") for k, v in PNP_SOURCES.items()},  # the size's own files, same values
+                            "reported_accuracy": _PNP_SOURCE, **({"model": "VRB Table 3 (PnP, 223M parameters)"} if _size == "base" else {})})
