@@ -19,17 +19,18 @@ import vqa_robust
 # %% auto #0
 __all__ = ['FAMILIES', 'MODELS', 'FAST_PIXELS', 'PADDING_PROCESSORS', 'PER_IMAGE_KEYS', 'IMAGE_BACKEND',
            'ORIGINAL_BLIP_VISION_KEYS', 'VRB_BLIP_SETTINGS', 'QUESTION_STARTS', 'BEAM_SEARCHES', 'SPECIAL_TOKENS',
-           'TINY_WORDS', 'TINY_ANSWERS', 'WEIGHTS_DIR', 'DTYPES', 'ModelUnavailableError', 'LoadOptions', 'VQAAdapter',
-           'ModelSpec', 'ModelFamily', 'register_family', 'check_settings', 'register_model', 'hub_unreachable_reason',
-           'unavailable', 'quiet_loading', 'pretrained', 'sequence_confidence', 'as_rgb_array', 'as_pil', 'size_value',
-           'vilt_output_size', 'fixed_output_size', 'pixel_table', 'resized', 'fast_pixels', 'text_options',
-           'RawEncoder', 'ProcessorEncoder', 'to_model', 'model_inputs', 'answer_probabilities', 'ClassifierVQA',
-           'load_vilt', 'original_blip_key', 'original_blip_state_dict', 'convert_original_blip',
-           'original_blip_config', 'original_blip_processor', 'BeamHypotheses', 'vrb_beam_search', 'enc_token_id',
-           'GenerativeVQA', 'set_vision_layer_norm_eps', 'load_blip', 'write_vocab', 'question_tokenizer', 'tiny_vilt',
-           'tiny_blip', 'resolve_device', 'resolve_dtype', 'folder_spec', 'model_spec', 'folder_sha256',
-           'checkpoint_fingerprint', 'weights_fingerprint', 'spec_with_settings', 'model_identity', 'load_model',
-           'tiny_checkpoint', 'real_checkpoint_smoke']
+           'TINY_WORDS', 'TINY_ANSWERS', 'WEIGHTS_DIR', 'BLIP_SOURCES', 'DTYPES', 'ModelUnavailableError',
+           'LoadOptions', 'VQAAdapter', 'ModelSpec', 'ModelFamily', 'register_family', 'check_settings',
+           'register_model', 'hub_unreachable_reason', 'unavailable', 'quiet_loading', 'pretrained',
+           'sequence_confidence', 'as_rgb_array', 'as_pil', 'size_value', 'vilt_output_size', 'fixed_output_size',
+           'pixel_table', 'resized', 'fast_pixels', 'text_options', 'RawEncoder', 'ProcessorEncoder', 'to_model',
+           'model_inputs', 'answer_probabilities', 'ClassifierVQA', 'load_vilt', 'original_blip_key',
+           'original_blip_state_dict', 'convert_original_blip', 'original_blip_config', 'original_blip_processor',
+           'BeamHypotheses', 'vrb_beam_search', 'enc_token_id', 'GenerativeVQA', 'set_vision_layer_norm_eps',
+           'load_blip', 'write_vocab', 'question_tokenizer', 'tiny_vilt', 'tiny_blip', 'resolve_device',
+           'resolve_dtype', 'folder_spec', 'model_spec', 'folder_sha256', 'checkpoint_fingerprint',
+           'weights_fingerprint', 'spec_with_settings', 'model_identity', 'load_model', 'tiny_checkpoint',
+           'real_checkpoint_smoke']
 
 # %% ../nbs/02_models.ipynb #c006
 class ModelUnavailableError(RuntimeError):
@@ -651,14 +652,28 @@ register_model("easy-vqa-vilt", str(WEIGHTS_DIR / "easy-vqa-vilt"), "vilt", {"sc
                description="small ViLT trained on easy-VQA by this package (offline default)")
 register_model("easy-vqa-blip", str(WEIGHTS_DIR / "easy-vqa-blip"), "blip", {"question_start": "cls", "beam_search": "transformers"},
                description="small BLIP trained on easy-VQA by this package with [CLS] first in the question (offline default, the generative model)")
+BLIP_SOURCES = {  # where the settings of the paper's BLIP entries come from (Salesforce/BLIP, which VRB's repository vendors)
+    "image_size": "BLIP configs/vqa.yaml (image_size 480)",
+    "num_beams": "BLIP models/blip_vqa.py forward(inference='generate', num_beams=3)",
+    "max_length": "BLIP models/blip_vqa.py forward (max_length=10)", "min_length": "BLIP models/blip_vqa.py forward (min_length=1)",
+    "question_start": "BLIP models/blip_vqa.py forward (question.input_ids[:, 0] = tokenizer.enc_token_id)",
+    "beam_search": "transformers 4.x BeamSearchScorer, which BLIP's decoder.generate ran on (length counted with [DEC])",
+    "vision_layer_norm_eps": "BLIP models/vit.py (norm_layer = partial(nn.LayerNorm, eps=1e-6))",
+}
+
 register_model("vilt", "dandelin/vilt-b32-finetuned-vqa", "vilt", reported_accuracy=71.26,
-               reported_on="VQAv2 test-dev, ViLT paper (Kim et al. 2021) Table 2, ViLT-B/32", description="ViLT-B/32 fine-tuned on VQAv2 (VRB paper)")
+               reported_on="VQAv2 test-dev, ViLT paper (Kim et al. 2021) Table 2, ViLT-B/32", description="ViLT-B/32 fine-tuned on VQAv2 (VRB paper)",
+               sources={"model": "VRB Table 3 (ViLT, 87.4M parameters; base accuracy 0.713)",
+                        "score": "family default sigmoid: ViLT's VQA head is trained with binary cross-entropy over VQA score targets (ViLT paper section 4.2)",
+                        "image_size": "the checkpoint's preprocessor_config.json (shorter edge 384, longer edge at most int(1333 / 800 * 384) = 639, sides floored to multiples of 32)",
+                        "reported_accuracy": "ViLT paper Table 2 (VQAv2 test-dev)"})
 register_model("blip", "Salesforce/blip-vqa-capfilt-large", "blip", {"image_size": 480, **VRB_BLIP_SETTINGS}, reported_accuracy=78.25,
                reported_on="VQAv2 test-dev, BLIP paper (Li et al. 2022) Table 8, ViT-B pre-trained on 129M images with CapFilt-L",
-               description="BLIP ViT-B CapFilt-L fine-tuned on VQAv2, VRB's decoding: 3 beams, 1-10 tokens, 480 px (VRB paper)")
+               description="BLIP ViT-B CapFilt-L fine-tuned on VQAv2, VRB's decoding: 3 beams, 1-10 tokens, 480 px (VRB paper)",
+               sources={"model": "VRB Table 3 (BLIP, 385M parameters; base accuracy 0.782)", **BLIP_SOURCES, "reported_accuracy": "BLIP paper Table 8 (VQAv2 test-dev)"})
 register_model("blip-base", "Salesforce/blip-vqa-base", "blip", {"image_size": 480, **VRB_BLIP_SETTINGS}, reported_accuracy=78.24,
                reported_on="VQAv2 test-dev, BLIP paper (Li et al. 2022) Table 8, ViT-B pre-trained on 129M images",
-               description="BLIP ViT-B fine-tuned on VQAv2");
+               description="BLIP ViT-B fine-tuned on VQAv2", sources={**BLIP_SOURCES, "reported_accuracy": "BLIP paper Table 8 (VQAv2 test-dev)"});
 
 # %% ../nbs/02_models.ipynb #c026
 def resolve_device(device: str | None,  # "cpu", "cuda", "cuda:1", ...; None or "auto": CUDA when present

@@ -280,10 +280,13 @@ def write_tiny_vle(spec: ModelSpec, folder: Path) -> dict:
 register_family("vle", load_vle, write_tiny_vle, defaults={"score": "softmax", "image_size": None}, model_types=("vle",))
 register_model("vle", "hfl/vle-base-for-vqa", "vle", {"image_size": 576}, reported_accuracy=77.6,
                reported_on="VQAv2 test-dev, VLE README (iflytek/VLE) Comparison table, VLE-base",
-               description="VLE-base (CLIP ViT-B/16 + DeBERTa-v3-base, 6 co-attention layers of 768) fine-tuned on VQAv2, 576 px (VRB paper: 378M parameters)")
+               description="VLE-base (CLIP ViT-B/16 + DeBERTa-v3-base, 6 co-attention layers of 768) fine-tuned on VQAv2, 576 px (VRB paper: 378M parameters)",
+               sources={"model": "VRB Table 3 (VLE, 378M parameters; base accuracy 0.771)", "score": "family default softmax: VLE's VQA pipeline (iflytek/VLE models/VLE/pipeline_vle.py) ranks answers by softmax",
+                        "image_size": "the checkpoint's preprocessor_config.json (CLIP processor, 576 px)", "reported_accuracy": "iflytek/VLE README, comparison table (VQAv2 test-dev)"})
 register_model("vle-large", "hfl/vle-large-for-vqa", "vle", {"image_size": 504}, reported_accuracy=79.3,
                reported_on="VQAv2 test-dev, VLE README (iflytek/VLE) Comparison table, VLE-large",
-               description="VLE-large (CLIP ViT-L/14 + DeBERTa-v3-large, co-attention width 1024) fine-tuned on VQAv2, 504 px");
+               description="VLE-large (CLIP ViT-L/14 + DeBERTa-v3-large, co-attention width 1024) fine-tuned on VQAv2, 504 px",
+               sources={"image_size": "the checkpoint's preprocessor_config.json (CLIP processor, 504 px)", "reported_accuracy": "iflytek/VLE README, comparison table (VQAv2 test-dev)"});
 
 # %% ../nbs/02b_vle.ipynb #c048
 def vle_smoke(name: str = "vle", device: str | None = None):
