@@ -66,7 +66,8 @@ def main():
             if not ok: print(output[-6000:], flush=True)
             passed, failed = passed + ok, failed + (not ok)
     if not args.notebooks_only:
-        p, f, s = run_pytest(["-m", "not gpu"] if "gpu" not in args.flags else [])
+        skipped_marks = [m for m in ("gpu", "slow") if m not in args.flags.split()]  # pytest marks run only with their flag, as nbdev's
+        p, f, s = run_pytest(["-m", " and ".join(f"not {m}" for m in skipped_marks)] if skipped_marks else [])
         passed, failed, skipped = passed + p, failed + f, skipped + s
     print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
     sys.exit(1 if failed else 0)

@@ -2,7 +2,7 @@
 on tiny seeded versions of its three parts (BLIP ITM, BLIP captioner, UnifiedQA-v2 T5 FiD reader) and write their state
 dicts (LAVIS's key names), the inputs and what each stage produced, for `tests/test_crosscheck_pnp.py`.
 
-Runs inside the side environment `.side/lavis-pnp` (transformers 4.26.1); start it with `python scripts/crosscheck/pnp.py`.
+Runs inside the side environment `.side/lavis` (transformers 4.26.1); start it with `python scripts/crosscheck/pnp.py`.
 Nothing of LAVIS is modified: the driver only (1) skips LAVIS's package `__init__`s (of `lavis`, `lavis.models`,
 `lavis.processors`), which import every dataset, model and processor LAVIS has, by registering empty parent packages, (2) skips torchvision's registration of its compiled
 detection operators (the only torchvision wheel here is built for CUDA torch; PNP-VQA needs none of them), (3) points

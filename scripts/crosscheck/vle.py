@@ -10,10 +10,10 @@ the package's checkpoint loader and compares.
 
 Get the checkout with `git clone https://github.com/iflytek/VLE .side/vle-src` (any copy of the repository will do).
 """
-import argparse, json, os, subprocess, sys
+import argparse, json, subprocess, sys
 from pathlib import Path
+from sideenv import ROOT, run_driver, side_python
 
-ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ["torch==2.13.0", "transformers==4.26.1", "tokenizers==0.13.3", "sentencepiece", "numpy", "safetensors",
             "pillow", "matplotlib"]  # pillow, matplotlib: imported by models/VLE/__init__ (pipeline_vle.py)
 
@@ -22,16 +22,6 @@ def shown(path) -> str:
     "A path as given on the command line, relative to the repository root when inside it (no local paths in provenance)."
     path = Path(path).resolve()
     return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else path.name
-
-
-def side_python(env: Path) -> Path:
-    "The side environment's python, creating the environment and installing PACKAGES if it is not there yet."
-    python, marker = env / "bin" / "python", env / ".vle_crosscheck_packages"
-    if marker.exists() and marker.read_text() == " ".join(PACKAGES): return python
-    if not python.exists(): subprocess.run([sys.executable, "-m", "venv", str(env)], check=True)
-    subprocess.run([str(python), "-m", "pip", "install", "-q", *PACKAGES], check=True)
-    marker.write_text(" ".join(PACKAGES))
-    return python
 
 
 def git(src: Path, *args) -> str:
@@ -49,7 +39,7 @@ def main():
     if not (src / "models" / "VLE" / "modeling_vle.py").exists(): sys.exit(f"{src} is not a checkout of iflytek/VLE (no models/VLE/modeling_vle.py)")
     changed = git(src, "status", "--porcelain", "--", "models")
     if changed: sys.exit(f"{src}: models/ differs from the commit; the cross-check runs the original unmodified:\n{changed}")
-    python = side_python(Path(args.env))
+    python = side_python(Path(args.env), [PACKAGES])
     command = ["python", "scripts/crosscheck/vle.py", "--vle-src", shown(src)]
     if Path(args.env).resolve() != (ROOT / ".side" / "vle").resolve(): command += ["--env", shown(args.env)]
     if Path(args.out).resolve() != (ROOT / "tests" / "fixtures" / "crosscheck" / "vle").resolve(): command += ["--out", shown(args.out)]
@@ -59,9 +49,6 @@ def main():
                       how=("the original VLEForVQA built from VLEConfig(text_config=dict, vision_config=dict, ...) (no download), every "
                            "parameter then overwritten with seeded normal values (scripts/crosscheck/vle_driver.py: randomise), eval mode; "
                            "state_dict() saved unchanged under the original key names, the config by the original save_pretrained"))
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONHASHSEED": "0"}
-    subprocess.run([str(python), str(Path(__file__).with_name("vle_driver.py")), "--vle-src", str(src.resolve()), "--out", args.out,
-                    "--provenance", json.dumps(provenance)], check=True, env=env)
-
+    run_driver(python, "vle_driver.py", "--vle-src", str(src.resolve()), "--out", args.out, "--provenance", json.dumps(provenance))
 
 if __name__ == "__main__": main()
