@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 import torch
 from PIL import Image
-from .models import (LoadOptions, ModelSpec, VQAAdapter, pretrained, register_family, register_model, sequence_confidence)
+from .models import (ORIGINAL_BLIP_VISION_KEYS, LoadOptions, ModelSpec, VQAAdapter, pretrained, register_family, register_model, sequence_confidence)
 
 # %% auto #0
 __all__ = ['PNP_DEFAULTS', 'PNP_SOURCES', 'PNP_WORDS', 'PNP_PARTS', 'LAVIS_TO_TRANSFORMERS', 'LAVIS_PREFIXES',
@@ -339,17 +339,8 @@ def tiny_pnp(spec: ModelSpec, folder: Path) -> dict:
                 reader_max_length=6)
 
 # %% ../nbs/02c_pnp.ipynb #c045b
-LAVIS_TO_TRANSFORMERS = [  # (LAVIS key pattern, transformers name): BLIP's ViT (timm names) -> BlipVisionModel; the rest keep LAVIS's names
-    (r"^visual_encoder\.cls_token$", "vision_model.embeddings.class_embedding"),
-    (r"^visual_encoder\.pos_embed$", "vision_model.embeddings.position_embedding"),
-    (r"^visual_encoder\.patch_embed\.proj\.", "vision_model.embeddings.patch_embedding."),
-    (r"^visual_encoder\.blocks\.(\d+)\.norm1\.", r"vision_model.encoder.layers.\1.layer_norm1."),
-    (r"^visual_encoder\.blocks\.(\d+)\.norm2\.", r"vision_model.encoder.layers.\1.layer_norm2."),
-    (r"^visual_encoder\.blocks\.(\d+)\.attn\.qkv\.", r"vision_model.encoder.layers.\1.self_attn.qkv."),
-    (r"^visual_encoder\.blocks\.(\d+)\.attn\.proj\.", r"vision_model.encoder.layers.\1.self_attn.projection."),
-    (r"^visual_encoder\.blocks\.(\d+)\.mlp\.", r"vision_model.encoder.layers.\1.mlp."),
-    (r"^visual_encoder\.norm\.", "vision_model.post_layernorm."),
-    (r"^encoder\.encoder\.", "encoder."),   # LAVIS's FiD reader wraps T5's encoder (T5EncoderWrapper)
+LAVIS_TO_TRANSFORMERS = ORIGINAL_BLIP_VISION_KEYS + [  # (LAVIS key pattern, transformers name): BLIP's ViT (timm names, as BLIP VQA's) -> BlipVisionModel
+    (r"^encoder\.encoder\.", "encoder."),   # LAVIS's FiD reader wraps T5's encoder (T5EncoderWrapper); the rest keep LAVIS's names
 ]
 LAVIS_PREFIXES = {"itm": "image_question_matching_model.", "captioner": "image_captioning_model.", "reader": "question_answering_model."}
 

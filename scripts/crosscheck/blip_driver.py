@@ -7,16 +7,12 @@ and processor LAVIS has, by registering empty parent packages, (2) skips torchvi
 detection operators (the only torchvision wheel here is built for CUDA torch; BLIP needs none of them), and (3) points
 `BertTokenizer.from_pretrained("bert-base-uncased")` at a local tiny vocabulary.
 """
-import importlib.util, json, os, sys, types
+import json, os, sys
 from functools import partial
 from pathlib import Path
 
-sys.modules["torchvision._meta_registrations"] = types.ModuleType("torchvision._meta_registrations")
-_root = os.path.dirname(importlib.util.find_spec("lavis").origin)
-for _name, _sub in [("lavis", ""), ("lavis.models", "models")]:
-    _module = types.ModuleType(_name); _module.__path__ = [os.path.join(_root, _sub)]; sys.modules[_name] = _module
-from lavis.models.base_model import BaseModel
-sys.modules["lavis.models"].BaseModel = BaseModel
+from lavis_shims import local_bert_vocabulary, skip_package_inits
+skip_package_inits("models")
 
 import numpy as np, torch, transformers
 from importlib.metadata import version
@@ -24,7 +20,6 @@ from PIL import Image
 from torchvision import transforms
 from torchvision.transforms.functional import InterpolationMode
 from transformers.models.bert.configuration_bert import BertConfig
-import lavis.models.blip_models.blip as lavis_blip
 from lavis.models.blip_models.blip_vqa import BlipVQA
 from lavis.models.med import XBertEncoder, XBertLMHeadDecoder
 from lavis.models.vit import VisionTransformerEncoder
@@ -41,14 +36,8 @@ NUM_BEAMS, MAX_LENGTH, MIN_LENGTH = 3, 10, 1  # VRB's decoding (BLIP's models/bl
 MEAN, STD = (0.48145466, 0.4578275, 0.40821073), (0.26862954, 0.26130258, 0.27577711)  # BLIP's / LAVIS's eval transform
 SCALE, EOS_BIAS = float(os.environ.get("BLIP_SCALE", 6.0)), float(os.environ.get("BLIP_EOS_BIAS", 1.75))
 
-vocab_dir = OUT / "vocab"; vocab_dir.mkdir(parents=True, exist_ok=True)
-(vocab_dir / "vocab.txt").write_text("\n".join(SPECIAL + WORDS) + "\n")
-class LocalBertTokenizer(transformers.BertTokenizer):
-    "BertTokenizer whose 'bert-base-uncased' is the tiny local vocabulary (no hub download)."
-    @classmethod
-    def from_pretrained(cls, name, *args, **kwargs):
-        return super().from_pretrained(str(vocab_dir) if name == "bert-base-uncased" else name, *args, **kwargs)
-lavis_blip.BertTokenizer = LocalBertTokenizer
+vocab_dir = OUT / "vocab"
+local_bert_vocabulary(vocab_dir, SPECIAL + WORDS)
 
 torch.manual_seed(SEED)
 text_config = BertConfig(vocab_size=len(SPECIAL) + len(WORDS) + 2, hidden_size=WIDTH, num_hidden_layers=LAYERS, num_attention_heads=HEADS,

@@ -11,24 +11,17 @@ the patch indices `torch.multinomial` draws in `forward_cap` and the captioner's
 The settings are LAVIS's `projects/pnp-vqa/eval/vqav2_eval.yaml`; only the models are tiny. Captions are drawn one question
 at a time with torch seeded by `vqa_robust.pnp.question_seed(42, question)` (crc32 of "42\\0question"), the package's seeding.
 """
-import importlib.util, io, json, os, sys, types, zlib
+import io, json, os, sys, zlib
 from pathlib import Path
 
-sys.modules["torchvision._meta_registrations"] = types.ModuleType("torchvision._meta_registrations")
-_root = os.path.dirname(importlib.util.find_spec("lavis").origin)
-for _name, _sub in [("lavis", ""), ("lavis.models", "models"), ("lavis.processors", "processors")]:
-    _module = types.ModuleType(_name); _module.__path__ = [os.path.join(_root, _sub)]; sys.modules[_name] = _module
-from lavis.models.base_model import BaseModel
-sys.modules["lavis.models"].BaseModel = BaseModel
-from lavis.processors.base_processor import BaseProcessor
-sys.modules["lavis.processors"].BaseProcessor = BaseProcessor  # the registry's decorators import these from the parent packages
+from lavis_shims import local_bert_vocabulary, skip_package_inits
+skip_package_inits("models", "processors")
 
 import numpy as np, sentencepiece as spm, torch, transformers
 from importlib.metadata import version
 from PIL import Image
 from transformers import T5Config, T5ForConditionalGeneration
 from transformers.models.bert.configuration_bert import BertConfig
-import lavis.models.blip_models.blip as lavis_blip
 from lavis.models.blip_models.blip_caption import BlipCaption
 from lavis.models.blip_models.blip_image_text_matching import BlipITM
 from lavis.models.med import XBertEncoder, XBertLMHeadDecoder
@@ -50,14 +43,8 @@ WORDS = list(dict.fromkeys((". , ? a picture of what is the color shape in image
 QUESTIONS = ["What is the color of the circle?", "How many people are sitting on the table?", "Is there a dog in the image?",
              "What shape is on the grass?"]
 
-vocab_dir = OUT / "bert"; vocab_dir.mkdir(parents=True, exist_ok=True)
-(vocab_dir / "vocab.txt").write_text("\n".join(SPECIAL + WORDS) + "\n")
-class LocalBertTokenizer(transformers.BertTokenizer):
-    "BertTokenizer whose 'bert-base-uncased' is the tiny local vocabulary (no hub download)."
-    @classmethod
-    def from_pretrained(cls, name, *args, **kwargs):
-        return super().from_pretrained(str(vocab_dir) if name == "bert-base-uncased" else name, *args, **kwargs)
-lavis_blip.BertTokenizer = LocalBertTokenizer
+vocab_dir = OUT / "bert"
+local_bert_vocabulary(vocab_dir, SPECIAL + WORDS)
 
 # T5's tokenizer is a sentencepiece model (pad 0, eos 1, unk 2, as T5's); trained here on the words above
 t5_dir = OUT / "t5"; t5_dir.mkdir(parents=True, exist_ok=True)
