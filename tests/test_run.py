@@ -211,6 +211,13 @@ def test_text_perturbations(tmp_path):
     table = pd.read_csv(tmp_path / "text_robustness.csv")
     assert set(table.kind) == {"adj_synonym", "noun_deletion", "typo"} and len(table) == 3 * 2  # 3 kinds x (clean, brightness 1)
     assert table.flip_rate.between(0, 1).all() and (tmp_path / "text" / "typo" / "answers").is_dir()
+    assert list(table.columns) == ["model", "corruption", "severity", "kind", "text_severity", "n", "n_scored", "n_unscored",
+                                   "accuracy_original", "accuracy_perturbed", "drop", "flip_rate", "consistency", "sensitivity"]
+    kept, deleted = table[table.kind != "noun_deletion"], table[table.kind == "noun_deletion"]  # synonyms and typos keep the answer; a deletion may change it
+    assert (kept.n_scored == kept.n).all() and (kept.n_unscored == 0).all() and kept.accuracy_perturbed.notna().all() and kept.sensitivity.isna().all()
+    assert ((kept.consistency - (1 - kept.flip_rate)).abs() < 1e-9).all()
+    assert (deleted.n_scored == 0).all() and deleted.accuracy_perturbed.isna().all() and deleted.consistency.isna().all()
+    assert ((deleted.sensitivity - deleted.flip_rate).abs() < 1e-9).all()  # unscored: its flips are the sensitivity
     for name in ("text_ci.csv", "text_perturbations.csv", "text_explanations.csv", "text_rules.csv"): assert (tmp_path / name).is_file(), name
     acc = pd.read_csv(tmp_path / "accuracy.csv")
     assert len(acc) == 2  # the image metrics are on the original questions only

@@ -14,7 +14,7 @@ import pandas as pd
 import torch
 from PIL import Image
 from tqdm import tqdm
-from .corruptions import CORRUPTIONS, CLEAN, image_under_condition
+from .corruptions import CORRUPTIONS, CLEAN, expand_corruptions, image_under_condition
 from .generator import atomic_write, code_fingerprint
 from .data import VQADataset, dataset_fingerprint, file_sha256
 from .models import RawEncoder
@@ -34,18 +34,19 @@ __all__ = ['RESULT_COLUMNS', 'CHUNK_SIZE', 'CHUNK_COLUMNS', 'RECORD', 'SAFE_NAME
 RESULT_COLUMNS = ["model", "corruption", "severity", "seed", "question_id", "answer", "confidence"]
 
 def conditions(corruptions,                 # names in CORRUPTIONS
-               severities,                  # levels 1-5, each defined by every corruption
+               severities,                  # levels 1-5, each defined by every graded corruption
                include_clean: bool = True,  # put ("clean", 0) first
               ) -> list[tuple[str, int]]:   # (corruption, severity) pairs, corruption-major
-    "The (corruption, severity) grid, checked against the registry, with the clean condition first."
+    "The (corruption, severity) grid, checked against the registry, with the clean condition first; a single-level effect runs once, at its level."
     unknown = [c for c in corruptions if c not in CORRUPTIONS]
     if unknown: raise KeyError(f"unknown corruption(s) {unknown}; known: {', '.join(sorted(CORRUPTIONS))}")
     if 0 in [int(s) for s in severities]: raise ValueError("severities must be in 1-5: the clean condition (severity 0) comes with include_clean")
-    undefined = [(c, int(s)) for c in corruptions for s in severities if int(s) not in CORRUPTIONS[c].levels]
+    levels_of = {c: CORRUPTIONS[c].levels if len(CORRUPTIONS[c].levels) == 1 else [int(s) for s in severities] for c in corruptions}
+    undefined = [(c, s) for c in corruptions for s in levels_of[c] if s not in CORRUPTIONS[c].levels]
     if undefined:
         levels = "; ".join(f"{c}: {CORRUPTIONS[c].levels}" for c in dict.fromkeys(c for c, _ in undefined))
         raise ValueError(f"severities must be levels the corruption defines, not {undefined[:3]}{' ...' if len(undefined) > 3 else ''} ({levels})")
-    return ([CLEAN] if include_clean else []) + [(c, int(s)) for c in corruptions for s in severities]
+    return ([CLEAN] if include_clean else []) + [(c, s) for c in corruptions for s in levels_of[c]]
 
 # %% ../nbs/03_inference.ipynb #c010
 CHUNK_SIZE = 1024  # questions per saved chunk: the most work a killed run can lose
@@ -505,7 +506,7 @@ def text_kinds(value) -> list[str]:
     return kinds
 
 def run_parameters(model,            # keys of MODELS or checkpoint folders: one, a list, comma-separated or JSON text
-                   corruptions,      # names in CORRUPTIONS (list or text); "none": clean images only (with text_perturbations)
+                   corruptions,      # names in CORRUPTIONS or PRESETS (list or text); "none": clean images only (with text_perturbations)
                    severities,       # levels 1-5 (list or text)
                    n_images,         # images sampled with split "sample" (0 keeps all)
                    seed,             # seeds the split and every corruption
@@ -527,6 +528,10 @@ def run_parameters(model,            # keys of MODELS or checkpoint folders: one
                    executor: str = "local",     # a key of EXECUTORS: "local" or "ray"
                    ray_address: str = "",       # with "ray": the cluster's address; "": start Ray here
                    dataset_split: str = "",     # the dataset's own split; "": its first
+                   colour_metric: str = "ciede2000",  # colour swaps' distance, a key of `vqa_robust.text.COLOR_METRICS` ("paper": the paper's RGB distance)
+                   colour_vocabulary: str = "split",  # common colours: "split" (its multiple-choice answers) or "annotations" (every annotated answer of the dataset, the paper's)
+                   wordnet_choice: str = "seeded",    # WordNet kinds: a key of `vqa_robust.text.CHOICES`, "seeded" draw or the paper's "closest" concept
+                   near_colour_distance=10.0,         # CIEDE2000 below which a nearest-colour swap keeps the answer (and is scored); `vqa_robust.text.NEAR_COLOUR_DISTANCE`
                   ) -> dict:                    # the typed parameters, plus "grid", "dtypes", "batch_sizes", "files"
     "The run's parameters, typed and checked; a ValueError naming the parameter otherwise."
     from vqa_robust.datasets import DATASETS  # also registers the datasets' accuracy modes
@@ -539,7 +544,7 @@ def run_parameters(model,            # keys of MODELS or checkpoint folders: one
     specs = {m: model_spec(m) for m in models}
     for spec in specs.values(): partition_dir(".", spec.name, *CLEAN)  # a name the store cannot hold fails now
     kinds = text_kinds(text_perturbations)
-    corruption_names = [str(c) for c in list_parameter(corruptions, "corruptions") if str(c) != "none"]
+    corruption_names = expand_corruptions([str(c) for c in list_parameter(corruptions, "corruptions") if str(c) != "none"])  # presets expanded
     if not corruption_names and not kinds:
         raise ValueError("corruptions: name at least one corruption (the clean condition always runs), or 'none' for a run of text_perturbations on clean images")
     levels = [int_parameter(s, "severities") for s in list_parameter(severities, "severities")]
@@ -563,6 +568,13 @@ def run_parameters(model,            # keys of MODELS or checkpoint folders: one
     else: files = {"data_dir": Path(data_dir)}
     typo_severity = int_parameter(typo_severity, "typo_severity")
     if not 1 <= typo_severity <= 5: raise ValueError(f"typo_severity must be in 1-5, got {typo_severity}")
+    from vqa_robust.text import CHOICES, COLOR_METRICS
+    if colour_metric not in COLOR_METRICS: raise ValueError(f"colour_metric must be one of {list(COLOR_METRICS)}, got {colour_metric!r}")
+    if colour_vocabulary not in ("split", "annotations"): raise ValueError(f"colour_vocabulary must be 'split' or 'annotations', got {colour_vocabulary!r}")
+    if wordnet_choice not in CHOICES: raise ValueError(f"wordnet_choice must be one of {list(CHOICES)}, got {wordnet_choice!r}")
+    try: near_colour_distance = float(near_colour_distance)
+    except (TypeError, ValueError): raise ValueError(f"near_colour_distance must be a number, got {near_colour_distance!r}") from None
+    if not near_colour_distance >= 0: raise ValueError(f"near_colour_distance must be a non-negative CIEDE2000 distance, got {near_colour_distance!r}")
     device = resolve_device(device)
     dtypes = {m: resolve_dtype(dtype, device, spec.family) for m, spec in specs.items()}
     batch_sizes = {m: FAMILIES[spec.family].batch_size if sizes["batch_size"] == "auto" else sizes["batch_size"] for m, spec in specs.items()}
@@ -572,7 +584,7 @@ def run_parameters(model,            # keys of MODELS or checkpoint folders: one
             "dtypes": dtypes, "batch_sizes": batch_sizes, "chunk_size": CHUNK_SIZE if sizes["chunk_size"] == "auto" else sizes["chunk_size"],
             "num_workers": default_workers(device, threads) if sizes["num_workers"] == "auto" else sizes["num_workers"],
             "files": files, "split": ("vrb" if dataset == "vqav2" else "sample") if split == "auto" else split,
-            "text_kinds": kinds, "typo_severity": typo_severity, "executor": executor, "ray_address": str(ray_address),
+            "text_kinds": kinds, "typo_severity": typo_severity, "colour_metric": colour_metric, "colour_vocabulary": colour_vocabulary, "wordnet_choice": wordnet_choice, "near_colour_distance": near_colour_distance, "executor": executor, "ray_address": str(ray_address),
             "dataset_split": dataset_split or DATASETS[dataset].splits[0]}
 
 # %% ../nbs/03_inference.ipynb #c049

@@ -16,15 +16,17 @@ from .corruptions import SEVERITIES, non_negative_integer, whole_number
 
 # %% auto #0
 __all__ = ['LEXNAMES', 'SYNTACTIC_CATEGORY', 'WORDNET_FILES', 'DEBIAN_WORDNET', 'INSTALL', 'SPACY_MODELS', 'SENSE_MAP',
-           'MIN_COUNT', 'RELATIONS', 'COLORMATH_SRGB_TO_XYZ', 'D65_WHITE', 'COLOR_METRICS', 'BASIC_COLOURS',
-           'COLOUR_NOUNS', 'QWERTY_NEIGHBOURS', 'TYPO_OPERATIONS', 'PERTURBATIONS', 'NOUN', 'VERB', 'ADJ',
-           'lexnames_text', 'cache_dir', 'debian_wordnet', 'wordnet', 'english_pipeline', 'Word', 'lemminflect',
-           'lemma_of', 'parse', 'make_edit', 'apply_edits', 'perturbation_rng', 'word_sense', 'offered_lemmas',
-           'word_forms', 'inflect', 'match_case', 'acceptable', 'candidates', 'Context', 'compound_noun',
-           'word_targets', 'article_edit', 'wordnet_perturbation', 'colormath_lab', 'color_rgb', 'color_distance',
+           'MIN_COUNT', 'RELATIONS', 'CHOICES', 'COLORMATH_SRGB_TO_XYZ', 'D65_WHITE', 'COLOR_METRICS', 'BASIC_COLOURS',
+           'COLOUR_NOUNS', 'QWERTY_NEIGHBOURS', 'TYPO_OPERATIONS', 'NEAR_COLOUR_DISTANCE', 'PERTURBATIONS', 'NOUN',
+           'VERB', 'ADJ', 'VOCABULARY_SOURCES', 'lexnames_text', 'cache_dir', 'debian_wordnet', 'wordnet',
+           'english_pipeline', 'Word', 'lemminflect', 'lemma_of', 'parse', 'make_edit', 'apply_edits',
+           'perturbation_rng', 'word_sense', 'offered_lemmas', 'word_forms', 'inflect', 'match_case', 'acceptable',
+           'candidates', 'Context', 'compound_noun', 'word_targets', 'article_edit', 'wordnet_perturbation',
+           'concept_depth', 'closeness', 'lemma_count', 'closest', 'colormath_lab', 'color_rgb', 'color_distance',
            'lab_distance', 'colour_table', 'colour_mention', 'colour_substitute', 'colour_perturbation',
            'deletion_span', 'noun_deletion', 'neighbour', 'typo_edit', 'typo_pivots', 'typos', 'typo_perturbation',
-           'Perturbation', 'register_perturbation', 'check_vocabulary', 'perturb', 'describe']
+           'near_colour_swap', 'answer_preserved', 'Perturbation', 'register_perturbation', 'check_vocabulary',
+           'perturb', 'describe', 'answer_vocabulary']
 
 # %% ../nbs/06_text.ipynb #c006
 LEXNAMES = ("adj.all adj.pert adv.all noun.Tops noun.act noun.animal noun.artifact noun.attribute noun.body noun.cognition "
@@ -252,6 +254,7 @@ class Context:
     sense_map: dict | None = None        # lemma -> synset overrides (None: `SENSE_MAP`)
     min_count: int = MIN_COUNT           # rare-word threshold
     metric: str = "ciede2000"            # colour distance
+    choice: str = "seeded"               # WordNet kinds: "seeded" draw or the paper's "closest" concept (CHOICES)
     def rng(self,
             position: int = 0,  # word position the choice is for
            ) -> np.random.Generator:  # `perturbation_rng` of this context at `position`
@@ -298,10 +301,38 @@ def wordnet_perturbation(tags: tuple,   # Penn Treebank tags of the words to rep
             source = word_sense(w.lemma, pos, context.sense_map)
             found = candidates(w.text, w.tag, w.lemma, source.name(), relation, context.min_count) if source else ()
             if not found: continue
-            text, target, via, steps = found[context.rng(last).integers(len(found))]
+            text, target, via, steps = closest(found, source.name(), w.tag) if context.choice == "closest" else found[context.rng(last).integers(len(found))]
             out.append([make_edit(w.start, w.end, w.text, text, relation, source.name(), target, via, steps)] + article_edit(words, first, text))
         return out
     return perturbation
+
+# %% ../nbs/06_text.ipynb #p003
+CHOICES = ("seeded", "closest")  # how a WordNet kind picks one of a word's candidates: a seeded draw, or the paper's closest concept
+
+def concept_depth(synset) -> int:
+    "A synset's depth in nodes along its longest hypernym path (the root has 1)."
+    return synset.max_depth() + 1
+
+def closeness(source: str,  # the synset the word means
+              target: str,  # the candidate's synset
+              via: str | None = None,  # the shared parent of siblings; None for the other relations
+             ) -> float:  # in (0, 1], 1 for the same synset
+    "Wu-Palmer similarity 2 D(c) / (D(s) + D(t)) through c, the concept the relation went through: `via`, else the shallower synset."
+    s, t = wordnet().synset(source), wordnet().synset(target)
+    shared = wordnet().synset(via) if via else min((s, t), key=concept_depth)
+    return 2 * concept_depth(shared) / (concept_depth(s) + concept_depth(t))
+
+def lemma_count(target: str, text: str, tag: str) -> int:
+    "SemCor count of the lemma of synset `target` that reads `text` under the Penn `tag` (0 if none)."
+    return max((l.count() for l in wordnet().synset(target).lemmas() if (inflect(l.name(), tag) or "").lower() == text.lower()), default=0)
+
+def closest(found: tuple,  # `candidates`: (text, target synset, via synset, steps)
+            source: str,   # the synset the word means
+            tag: str,      # the word's Penn tag
+           ) -> tuple:     # one of `found`
+    "The candidate closest to `source`: highest `closeness`, then the most frequent word (SemCor), then alphabetically."
+    return min(found, key=lambda c: (-closeness(source, c[1], c[2]), -lemma_count(c[1], c[0], tag), c[0].lower()))
+
 
 # %% ../nbs/06_text.ipynb #c032
 COLORMATH_SRGB_TO_XYZ = np.array([[0.412424, 0.357579, 0.180464], [0.212656, 0.715158, 0.0721856], [0.0193324, 0.119193, 0.950444]])
@@ -461,36 +492,58 @@ def typo_perturbation(operations=TYPO_OPERATIONS,  # allowed operations, a subse
         return [edits] if edits else []
     return perturbation
 
+# %% ../nbs/06_text.ipynb #ak02
+NEAR_COLOUR_DISTANCE = 10.0  # CIEDE2000 below which a colour swap keeps the answer: above violet -> orchid (5.65), below red -> brown (18.9)
+
+def near_colour_swap(edits: list[dict],  # a record's edits
+                     near_colour_distance: float = NEAR_COLOUR_DISTANCE,  # CIEDE2000 (properly scaled sRGB) a swap must stay below
+                    ) -> bool:  # True when the edits swap colours and every swap is near-identical
+    "Whether a colour swap keeps the answer: every swapped colour within `near_colour_distance` CIEDE2000 of the original."
+    if not near_colour_distance >= 0: raise ValueError(f"near_colour_distance must be a non-negative number, got {near_colour_distance!r}")
+    swaps = [e for e in edits if str(e["relation"]).endswith("_color")]
+    return bool(swaps) and all(color_distance(e["source"], e["target"]) < near_colour_distance for e in swaps)
+
+def answer_preserved(kind: str,          # a key of PERTURBATIONS
+                     edits: list[dict],  # the record's edits
+                     near_colour_distance: float = NEAR_COLOUR_DISTANCE,  # colour swaps: see `near_colour_swap`
+                    ) -> bool:  # False for a kind that may change the answer, and for unknown kinds
+    "Whether a perturbed question's correct answer is the original's: its kind's `answer_preserving`, decided per question where it is a function."
+    rule = PERTURBATIONS[kind].answer_preserving if kind in PERTURBATIONS else False
+    return bool(rule(edits, near_colour_distance)) if callable(rule) else bool(rule)
+
 # %% ../nbs/06_text.ipynb #c046
 @dataclass(frozen=True)
 class Perturbation:
-    "A registered kind of question perturbation: its name, the function that proposes the edits, and the levels it takes."
+    "A registered kind of question perturbation: its name, the function that proposes the edits, the levels it takes, whether it keeps the answer."
     kind: str                   # key of PERTURBATIONS
     function: Callable          # (question, Context) -> list of edit lists, one per perturbed question
     severities: tuple = ()      # levels it takes; () for none
+    answer_preserving: bool | Callable = False  # True: the correct answer stays; False: it may change; or (edits, near_colour_distance) -> bool
 
 PERTURBATIONS: dict[str, Perturbation] = {}
 
 def register_perturbation(kind: str,            # key of PERTURBATIONS
                           function: Callable,   # (question, Context) -> list of edit lists, one per perturbed question
                           severities: tuple = (),  # levels it takes; () for none
+                          answer_preserving: bool | Callable = False,  # whether the correct answer stays (see `answer_preserved`)
                          ) -> Perturbation:     # the registered entry
     "Add a kind of perturbation to `PERTURBATIONS`."
-    PERTURBATIONS[kind] = Perturbation(kind, function, tuple(severities))
+    PERTURBATIONS[kind] = Perturbation(kind, function, tuple(severities), answer_preserving)
     return PERTURBATIONS[kind]
 
 NOUN, VERB, ADJ = ("NN", "NNS"), ("VB", "VBD", "VBG", "VBN", "VBP", "VBZ"), ("JJ", "JJR", "JJS")
-register_perturbation("adj_synonym", wordnet_perturbation(ADJ, "a", "synonym"))
-register_perturbation("verb_synonym", wordnet_perturbation(VERB, "v", "synonym"))
-register_perturbation("noun_hypernym", wordnet_perturbation(NOUN, "n", "hypernym"))
+register_perturbation("adj_synonym", wordnet_perturbation(ADJ, "a", "synonym"), answer_preserving=True)
+register_perturbation("verb_synonym", wordnet_perturbation(VERB, "v", "synonym"), answer_preserving=True)
+register_perturbation("noun_hypernym", wordnet_perturbation(NOUN, "n", "hypernym"), answer_preserving=True)
 register_perturbation("noun_hyponym", wordnet_perturbation(NOUN, "n", "hyponym"))
 register_perturbation("noun_sibling", wordnet_perturbation(NOUN, "n", "sibling"))
 for common in (True, False):
     for farthest in (False, True):
-        register_perturbation(f"color_{'max' if farthest else 'min'}_{'common' if common else 'uncommon'}", colour_perturbation(common, farthest))
+        register_perturbation(f"color_{'max' if farthest else 'min'}_{'common' if common else 'uncommon'}", colour_perturbation(common, farthest),
+                              answer_preserving=False if farthest else near_colour_swap)
 register_perturbation("noun_deletion", noun_deletion)
-register_perturbation("typo", typo_perturbation(), SEVERITIES)
-for op in TYPO_OPERATIONS: register_perturbation(f"typo_{op}", typo_perturbation((op,)), SEVERITIES)
+register_perturbation("typo", typo_perturbation(), SEVERITIES, answer_preserving=True)
+for op in TYPO_OPERATIONS: register_perturbation(f"typo_{op}", typo_perturbation((op,)), SEVERITIES, answer_preserving=True)
 
 # %% ../nbs/06_text.ipynb #c047
 def check_vocabulary(vocabulary,  # answer strings (any iterable, not a string), or None
@@ -511,6 +564,7 @@ def perturb(question: str,  # the question to perturb
             sense_map: dict | None = None,  # lemma -> synset name, the senses meant; default SENSE_MAP
             min_count: int = MIN_COUNT,  # WordNet kinds: rare-word threshold (SemCor count)
             metric: str = "ciede2000",  # colour kinds: distance, "ciede2000" or the paper's "paper"
+            choice: str = "seeded",  # WordNet kinds: a "seeded" draw among the candidates, or the paper's "closest" concept
            ) -> list[dict]:  # records: question_id, kind, severity, original, perturbed, edits
     "Perturbed versions of `question` of one `kind`, each with the edits that make it; [] when the kind does not apply."
     if not isinstance(question, str): raise ValueError(f"question must be a string, got {question!r}")
@@ -521,8 +575,9 @@ def perturb(question: str,  # the question to perturb
     if not p.severities and severity is not None: raise ValueError(f"{kind} takes no severity, got {severity!r}")
     severity = None if severity is None else int(severity)
     if metric not in COLOR_METRICS: raise ValueError(f"unknown colour metric {metric!r}; known: {', '.join(COLOR_METRICS)}")
+    if choice not in CHOICES: raise ValueError(f"unknown choice {choice!r}; known: {', '.join(CHOICES)}")
     context = Context(non_negative_integer(seed, "seed"), non_negative_integer(question_id, "question_id"), kind,
-                      int(severity or 0), check_vocabulary(vocabulary), sense_map, non_negative_integer(min_count, "min_count"), metric)
+                      int(severity or 0), check_vocabulary(vocabulary), sense_map, non_negative_integer(min_count, "min_count"), metric, choice)
     return [{"question_id": context.question_id, "kind": kind, "severity": severity, "original": question,
              "perturbed": apply_edits(question, edits), "edits": edits} for edits in p.function(question, context)]
 
@@ -536,3 +591,16 @@ def describe(record: dict,  # one record of `perturb`
                                        f"{e['distance']:.2f}" if isinstance(e["distance"], float) else "") if x)
         return f"{e['original']!r} -> {e['replacement']!r} ({e['relation']}{', ' + extra if extra else ''})"
     return "; ".join(one(e) for e in record["edits"])
+
+# %% ../nbs/06_text.ipynb #p002
+VOCABULARY_SOURCES = ("annotations", "multiple_choice")  # which answers of a dataset make a colour common: every annotator's (the paper's), or one per question
+
+def answer_vocabulary(dataset,  # a VQADataset, or its questions table (with `answers` lists and `multiple_choice_answer`)
+                      source: str = "annotations",  # a key of VOCABULARY_SOURCES
+                     ) -> frozenset:  # lower-cased answers, as `perturb`'s `vocabulary`
+    "The dataset's answer vocabulary: every annotated answer (the paper's) or each question's multiple-choice answer."
+    if source not in VOCABULARY_SOURCES: raise ValueError(f"unknown vocabulary source {source!r}; known: {', '.join(VOCABULARY_SOURCES)}")
+    q = getattr(dataset, "questions", dataset)
+    answers = q.multiple_choice_answer.tolist() if source == "multiple_choice" else [a for given in q.answers for a in given]
+    return check_vocabulary(answers)
+

@@ -11,15 +11,18 @@ import pandas as pd
 from .corruptions import non_negative_integer
 from .data import VQADataset
 from .metrics import check_fractions, normalize_answer, some
-from .text import PERTURBATIONS, RELATIONS, TYPO_OPERATIONS, apply_edits, parse, perturb, perturbation_rng
+from .text import NEAR_COLOUR_DISTANCE, PERTURBATIONS, RELATIONS, TYPO_OPERATIONS, answer_preserved, apply_edits, parse, perturb, perturbation_rng
 
 # %% auto #0
 __all__ = ['RECORD_COLUMNS', 'WORD', 'EXPECTED', 'WH_DETERMINERS', 'EXPECTATION_WHERE', 'PAIR_KEYS', 'GROUP', 'TEXT_METRICS',
-           'TARGETS', 'record_key', 'draw_record', 'typo_words', 'deleted_noun', 'record_row', 'perturb_dataset',
-           'asked_nouns', 'deletes_asked_noun', 'negated', 'colour_present', 'expectation', 'check_columns',
-           'paired_answers', 'in_kind_order', 'text_table', 'kind_rng', 'replicate_metrics', 'text_intervals',
+           'TARGETS', 'CONCEPT_CATEGORIES', 'KIND_POS', 'RARITY_BINS', 'POLYSEMY_BINS', 'SYNSET_NAME', 'RULE_GROUPINGS',
+           'record_key', 'draw_record', 'typo_words', 'deleted_noun', 'record_row', 'perturb_dataset', 'asked_nouns',
+           'deletes_asked_noun', 'negated', 'colour_present', 'expectation', 'check_columns', 'paired_answers',
+           'in_kind_order', 'text_table', 'scored_where_known', 'kind_rng', 'replicate_metrics', 'text_intervals',
            'explanation', 'local_explanations', 'rule_text', 'concept_label', 'global_rules', 'plot_rules',
-           'perturb_all']
+           'perturb_all', 'concept_category', 'word_lemma', 'word_frequency', 'word_senses', 'bin_label',
+           'concept_synset', 'relative_decline', 'rule_groups', 'grouped_rule_text', 'grouped_rules',
+           'counterfactual_paper_declines', 'beside_paper', 'paper_scored_declines']
 
 # %% ../nbs/06a_text_eval.ipynb #c006
 RECORD_COLUMNS = ["question_id", "image_id", "kind", "text_severity", "text_seed", "original", "perturbed", "multiple_choice_answer", "edits", "n_edits",
@@ -97,7 +100,7 @@ def perturb_dataset(dataset: VQADataset,  # the questions to perturb
 # %% ../nbs/06a_text_eval.ipynb #c020
 EXPECTED = {  # kind -> how its answers should move: "stay", "change" or None (no expectation); see the table above
     "adj_synonym": "stay", "verb_synonym": "stay", "noun_hypernym": "stay", "noun_hyponym": None, "noun_sibling": None,
-    "color_min_common": "stay", "color_min_uncommon": "stay",
+    "color_min_common": "stay", "color_min_uncommon": "stay",  # only where answer_preserved: a near-identical colour
     "color_max_common": "change", "color_max_uncommon": "change",  # only where EXPECTATION_WHERE says: the colour was there
     "noun_deletion": "change",  # only where EXPECTATION_WHERE says: the deleted noun is the one asked about
     "typo": "stay", "typo_insert": "stay", "typo_repeat": "stay", "typo_drop": "stay", "typo_replace": "stay", "typo_swap": "stay",
@@ -129,9 +132,12 @@ def colour_present(original: str, edits: list[dict], answer: str | None = None) 
 EXPECTATION_WHERE = {  # kind -> predicate(original question, edits, dataset answer): where EXPECTED[kind] holds
     "noun_deletion": deletes_asked_noun, "color_max_common": colour_present, "color_max_uncommon": colour_present}
 
-def expectation(kind: str, original: str, edits: list[dict], answer: str | None = None) -> str | None:
-    "How the answer to one perturbed question should move: 'stay', 'change' or None."
+def expectation(kind: str, original: str, edits: list[dict], answer: str | None = None,
+                near_colour_distance: float = NEAR_COLOUR_DISTANCE,  # a nearest-colour swap keeps the answer only below this CIEDE2000
+               ) -> str | None:
+    "How the answer to one perturbed question should move: 'stay' (only where `answer_preserved`), 'change' or None."
     expected = EXPECTED.get(kind)
+    if expected == "stay": return "stay" if answer_preserved(kind, edits, near_colour_distance) else None
     where = EXPECTATION_WHERE.get(kind)
     return expected if expected is None or where is None or where(original, edits, answer) else None
 
@@ -147,7 +153,8 @@ def check_columns(table: pd.DataFrame, columns, what: str) -> None:
 def paired_answers(scored_original: pd.DataFrame,   # scored answers to the original questions: model, corruption, severity, question_id, answer, score
                    scored_perturbed: pd.DataFrame,  # the same for the perturbed datasets, with `kind` (and `text_severity` if several per kind)
                    records: pd.DataFrame,           # `perturb_dataset`'s records of those kinds, concatenated
-                  ) -> pd.DataFrame:  # one row per perturbed answer: both answers and scores, flipped, expected, consistent, the record
+                   near_colour_distance: float = NEAR_COLOUR_DISTANCE,  # a nearest-colour swap keeps the answer only below this CIEDE2000
+                  ) -> pd.DataFrame:  # one row per perturbed answer: both answers and scores (NaN where unscored), answer_known, flipped, expected, consistent, the record
     "Each perturbed answer beside the original answer under the same condition, its record and its expectation."
     check_columns(scored_original, PAIR_KEYS + ["answer", "score"], "scored_original")
     check_columns(scored_perturbed, PAIR_KEYS + ["answer", "score", "kind"], "scored_perturbed")
@@ -168,13 +175,17 @@ def paired_answers(scored_original: pd.DataFrame,   # scored answers to the orig
     pairs = pairs.drop(columns="found").merge(records.drop(columns=["image_id"]), on=keys, how="left", validate="many_to_one", indicator="found")
     lost = pairs.found != "both"
     if lost.any(): raise ValueError(f"no record for perturbed question(s) {some(sorted(set(pairs.question_id[lost])))} of kind {pairs.kind[lost].iloc[0]!r}")
-    expected = {(k, s, q): expectation(k, o, json.loads(e), a) for k, s, q, o, e, a in
-                records[["kind", "text_severity", "question_id", "original", "edits", "multiple_choice_answer"]].itertuples(index=False)}
+    rows = records[["kind", "text_severity", "question_id", "original", "edits", "multiple_choice_answer"]].itertuples(index=False)
+    expected = {(k, s, q): (answer_preserved(k, json.loads(e), near_colour_distance), expectation(k, o, json.loads(e), a, near_colour_distance))
+                for k, s, q, o, e, a in rows}
+    keys = list(zip(pairs.kind, pairs.text_severity, pairs.question_id))
+    pairs["answer_known"] = [expected[k][0] for k in keys]
+    pairs["score_perturbed"] = pairs.score_perturbed.where(pairs.answer_known)  # not scored against the original question's answers
     pairs["flipped"] = [normalize_answer(a) != normalize_answer(b) for a, b in zip(pairs.answer_original, pairs.answer_perturbed)]
-    pairs["expected"] = [expected[k] for k in zip(pairs.kind, pairs.text_severity, pairs.question_id)]
+    pairs["expected"] = [expected[k][1] for k in keys]
     pairs["consistent"] = [float(f == (e == "change")) if isinstance(e, str) else np.nan for e, f in zip(pairs.expected, pairs.flipped)]
     front = [c for c in ["model", "corruption", "severity", "seed", "kind", "text_severity", "question_id", "original", "perturbed", "answer_original",
-                         "answer_perturbed", "score_original", "score_perturbed", "flipped", "expected", "consistent"] if c in pairs]
+                         "answer_perturbed", "score_original", "score_perturbed", "answer_known", "flipped", "expected", "consistent"] if c in pairs]
     return pairs[front + [c for c in pairs.columns if c not in front and c != "found"]].reset_index(drop=True)
 
 # %% ../nbs/06a_text_eval.ipynb #c026
@@ -185,17 +196,36 @@ def in_kind_order(table: pd.DataFrame, by=("model", "corruption", "severity")) -
     return table.assign(_kind=key).sort_values([*by, "_kind", "text_severity"], kind="stable").drop(columns="_kind").reset_index(drop=True)
 
 def text_table(pairs: pd.DataFrame,  # `paired_answers`
-              ) -> pd.DataFrame:  # GROUP, n, accuracy_original, accuracy_perturbed, drop, flip_rate, expected, n_expected, consistency
-    "The paper's Tables 2-3 (accuracy on original and perturbed questions) with flip rate and consistency, per group."
-    table = (pairs.groupby(GROUP, sort=False)
-             .agg(n=("question_id", "size"), accuracy_original=("score_original", "mean"), accuracy_perturbed=("score_perturbed", "mean"),
-                  flip_rate=("flipped", "mean"), n_expected=("consistent", "count"), consistency=("consistent", "mean")).reset_index())
+              ) -> pd.DataFrame:  # GROUP, n, n_scored, n_unscored, accuracy_original, accuracy_perturbed, drop, flip_rate, consistency, sensitivity
+    "The paper's Tables 2-3 on the scored questions (answer known), with flip rate, consistency (scored) and sensitivity (unscored), per group."
+    known, flipped = pairs.answer_known.astype(bool), pairs.flipped.astype(float)
+    table = (pairs.assign(scored_original=pairs.score_original.where(known), scored_perturbed=pairs.score_perturbed.where(known),
+                          stayed=(1 - flipped).where(known), changed=flipped.where(~known))
+             .groupby(GROUP, sort=False)
+             .agg(n=("question_id", "size"), n_scored=("stayed", "count"), n_unscored=("changed", "count"),
+                  accuracy_original=("scored_original", "mean"), accuracy_perturbed=("scored_perturbed", "mean"),
+                  flip_rate=("flipped", "mean"), consistency=("stayed", "mean"), sensitivity=("changed", "mean")).reset_index())
     table.insert(table.columns.get_loc("flip_rate"), "drop", table.accuracy_original - table.accuracy_perturbed)
-    table.insert(table.columns.get_loc("n_expected"), "expected", table.kind.map(lambda k: EXPECTED.get(k)))
     return in_kind_order(table)
 
+# %% ../nbs/06a_text_eval.ipynb #ak15
+def scored_where_known(scored_perturbed: pd.DataFrame,  # scored answers to perturbed questions, with `kind` (and `text_severity` if several per kind)
+                       records: pd.DataFrame,           # their `perturb_dataset` records
+                       near_colour_distance: float = NEAR_COLOUR_DISTANCE,  # a nearest-colour swap keeps the answer only below this CIEDE2000
+                      ) -> pd.DataFrame:  # the same rows with `answer_known`; `score` NaN where the perturbed question's answer may differ
+    "Perturbed answers as the run saves them: scored against the original question's annotations only where the perturbation keeps the answer."
+    check_columns(scored_perturbed, ["kind", "question_id", "score"], "scored_perturbed")
+    check_columns(records, RECORD_COLUMNS, "records")
+    keys = ["kind", "question_id"] + (["text_severity"] if "text_severity" in scored_perturbed else [])
+    known = records[keys].assign(answer_known=[answer_preserved(k, json.loads(e), near_colour_distance) for k, e in zip(records.kind, records.edits)])
+    rows = scored_perturbed.merge(known.drop_duplicates(keys), on=keys, how="left", validate="many_to_one")
+    lost = rows.answer_known.isna()
+    if lost.any(): raise ValueError(f"no record for perturbed question(s) {some(sorted(set(rows.question_id[lost])))} of kind {rows.kind[lost].iloc[0]!r}")
+    rows["answer_known"] = rows.answer_known.astype(bool)
+    return rows.assign(score=rows.score.where(rows.answer_known))
+
 # %% ../nbs/06a_text_eval.ipynb #c034
-TEXT_METRICS = ("accuracy_original", "accuracy_perturbed", "drop", "flip_rate", "consistency")
+TEXT_METRICS = ("accuracy_original", "accuracy_perturbed", "drop", "flip_rate", "consistency", "sensitivity")
 
 def kind_rng(seed: int, kind: str, text_severity: int) -> np.random.Generator:
     "The bootstrap's generator of one kind and typo severity."
@@ -205,13 +235,13 @@ def replicate_metrics(counts: np.ndarray,  # (replicates, questions): how often 
                       group: pd.DataFrame,  # one group's pairs, in the order of counts' columns
                      ) -> np.ndarray:  # (replicates, TEXT_METRICS)
     "Every TEXT_METRIC on each replicate of one group."
-    total = counts.sum(1)
-    mean = lambda x: counts @ np.asarray(x, float) / total
-    has = group.consistent.notna().to_numpy(float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        consistency = counts @ (group.consistent.fillna(0).to_numpy(float) * has) / (counts @ has)
-    original, perturbed = mean(group.score_original), mean(group.score_perturbed)
-    return np.stack([original, perturbed, original - perturbed, mean(group.flipped), consistency], axis=1)
+    known = group.answer_known.to_numpy(bool).astype(float)
+    flipped = group.flipped.to_numpy(float)
+    def share(x, weight):  # mean of x over the replicate's questions of weight 1
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return counts @ (np.nan_to_num(np.asarray(x, float)) * weight) / (counts @ weight)
+    original, perturbed = share(group.score_original, known), share(group.score_perturbed, known)
+    return np.stack([original, perturbed, original - perturbed, share(flipped, np.ones_like(known)), share(1 - flipped, known), share(flipped, 1 - known)], axis=1)
 
 def text_intervals(pairs: pd.DataFrame,  # `paired_answers`
                    n_boot: int = 1000,   # replicates
@@ -231,7 +261,7 @@ def text_intervals(pairs: pd.DataFrame,  # `paired_answers`
             columns = np.searchsorted(ids, group.question_id.to_numpy())
             estimate, samples = replicate_metrics(full[:, columns], group)[0], replicate_metrics(counts[:, columns], group)
             with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN consistency: no question of this group has an expectation
+                warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN: no scored (or no unscored) question in this group
                 low, high = np.nanquantile(samples, a, axis=0), np.nanquantile(samples, 1 - a, axis=0)
             rows += [(*key, m, estimate[i], low[i], high[i]) for i, m in enumerate(TEXT_METRICS)]
     out = pd.DataFrame(rows, columns=GROUP + ["metric", "estimate", "low", "high"])
@@ -245,10 +275,10 @@ def explanation(change: str, before: str, after: str, flipped: bool, expected: s
 
 def local_explanations(pairs: pd.DataFrame,  # `paired_answers`
                        changed_only: bool = True,  # only the questions whose answer flipped
-                      ) -> pd.DataFrame:  # GROUP, question_id, original, perturbed, answers, expected, consistent, explanation
+                      ) -> pd.DataFrame:  # GROUP, question_id, original, perturbed, answers, answer_known, expected, consistent, explanation
     "One readable if-then sentence per perturbed question whose answer changed (or per question)."
     rows = pairs[pairs.flipped] if changed_only else pairs
-    out = rows[GROUP + ["question_id", "original", "perturbed", "answer_original", "answer_perturbed", "expected", "consistent"]].copy()
+    out = rows[GROUP + ["question_id", "original", "perturbed", "answer_original", "answer_perturbed", "answer_known", "expected", "consistent"]].copy()
     out["explanation"] = [explanation(*r) for r in zip(rows.change, rows.answer_original, rows.answer_perturbed, rows.flipped, rows.expected)]
     return out.reset_index(drop=True)
 
@@ -322,11 +352,148 @@ def perturb_all(dataset: VQADataset,  # the questions to perturb
                 seed: int = 0,
                 typo_severity: int = 3,  # the severity of the kinds that take one
                 vocabulary=None,      # the dataset's answers (colour kinds); default BASIC_COLOURS
+                **options,            # more arguments of `perturb`: metric, choice, sense_map, min_count
                ) -> tuple[dict[str, VQADataset], pd.DataFrame]:  # perturbed dataset per kind, and all records
     "`perturb_dataset` for several kinds: a dataset per kind (only those it applies to), and their records concatenated."
     datasets, records = {}, []
     for kind in kinds or PERTURBATIONS:
         severity = typo_severity if PERTURBATIONS[kind].severities else None
-        data, rec = perturb_dataset(dataset, kind, seed=seed, severity=severity, vocabulary=vocabulary)
+        data, rec = perturb_dataset(dataset, kind, seed=seed, severity=severity, vocabulary=vocabulary, **options)
         if len(data): datasets[kind] = data; records.append(rec)
     return datasets, pd.concat(records, ignore_index=True) if records else pd.DataFrame(columns=RECORD_COLUMNS)
+
+# %% ../nbs/06a_text_eval.ipynb #q002
+from .text import word_sense, wordnet
+CONCEPT_CATEGORIES = {  # the paper's concept families (section 5.2) -> the WordNet synset every member descends from
+    "animals": "animal.n.01", "people": "person.n.01", "clothing": "clothing.n.01", "vehicles": "vehicle.n.01", "rooms": "room.n.01",
+    "body parts": "body_part.n.01"}
+KIND_POS = {"adj_synonym": "a", "verb_synonym": "v", "noun_hypernym": "n", "noun_hyponym": "n", "noun_sibling": "n", "noun_deletion": "n"}  # WordNet kinds -> part of speech
+RARITY_BINS = ((0, "unseen in SemCor"), (1, "rare in SemCor (1-9)"), (10, "common in SemCor (10+)"))  # (lowest SemCor count, label)
+POLYSEMY_BINS = ((1, "1 sense"), (2, "2-4 senses"), (5, "5+ senses"))  # (fewest WordNet senses, label)
+SYNSET_NAME = re.compile(r".+\.[nvasr]\.\d\d")
+
+def concept_category(synset: str | None,  # a synset name, e.g. "dog.n.01"
+                     categories: dict | None = None,  # family -> ancestor synset; default CONCEPT_CATEGORIES
+                    ) -> str | None:  # the family, or None
+    "The paper's concept family of a synset: the first of `categories` whose synset it descends from (itself included); None otherwise."
+    if not isinstance(synset, str) or not SYNSET_NAME.fullmatch(synset): return None
+    s = wordnet().synset(synset)
+    ancestors = {s} | set(s.closure(lambda x: x.hypernyms() + x.instance_hypernyms()))
+    return next((name for name, root in (categories or CONCEPT_CATEGORIES).items() if wordnet().synset(root) in ancestors), None)
+
+def word_lemma(text: str, pos: str) -> str:
+    "A word's WordNet base form (by `morphy`), lower-cased, spaces as underscores: 'domestic animals' -> 'domestic_animal'."
+    name = text.strip().lower().replace(" ", "_")
+    return wordnet().morphy(name, pos) or name
+
+def word_frequency(text: str, pos: str) -> int:
+    "SemCor count of a word over all its WordNet senses of part of speech `pos`."
+    return sum(l.count() for l in wordnet().lemmas(word_lemma(text, pos), pos))
+
+def word_senses(text: str, pos: str) -> int:
+    "How many WordNet senses a word has in part of speech `pos` (its polysemy)."
+    return len(wordnet().synsets(word_lemma(text, pos), pos))
+
+def bin_label(value: int, bins: tuple) -> str | None:
+    "The label of the last (lower bound, label) of `bins` whose bound `value` reaches; None below the first."
+    return next((label for bound, label in reversed(bins) if value >= bound), None)
+
+def concept_synset(kind: str, word: str, source) -> str | None:
+    "The synset the perturbed word means: the record's source synset, else (deleted nouns) its sense by `word_sense`; None off WordNet."
+    pos = KIND_POS.get(kind)
+    if pos is None: return None
+    if isinstance(source, str) and SYNSET_NAME.fullmatch(source): return source
+    sense = word_sense(word_lemma(word, pos), pos) if isinstance(word, str) and word.strip() else None
+    return sense.name() if sense else None
+
+# %% ../nbs/06a_text_eval.ipynb #q003
+RULE_GROUPINGS = ("category", "rarity", "polysemy")  # how `grouped_rules` groups: the concept's family, the replacing word's rarity, the replaced word's senses
+
+def relative_decline(original,   # accuracy on the original questions (a number or an array)
+                     perturbed,  # accuracy on the perturbed ones
+                    ):  # percent, NaN where the original accuracy is 0 or missing
+    "The accuracy decline as the paper reports it: (acc - acc*) / acc x 100."
+    original, perturbed = np.asarray(original, float), np.asarray(perturbed, float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.where(original > 0, (original - perturbed) / np.where(original > 0, original, 1) * 100, np.nan)
+    return out if out.ndim else float(out)
+
+def rule_groups(pairs: pd.DataFrame,  # `paired_answers` (kind, word, replacement, source)
+                by: str = "category",  # a key of RULE_GROUPINGS
+               ) -> list:  # one label per row, None where the grouping does not apply
+    "The group of each perturbed question under a grouping: concept family, rarity of the replacing word, or polysemy of the replaced word."
+    if by not in RULE_GROUPINGS: raise ValueError(f"unknown grouping {by!r}; known: {', '.join(RULE_GROUPINGS)}")
+    out = []
+    for kind, word, replacement, source in zip(pairs.kind, pairs.word, pairs.replacement, pairs.source):
+        pos = KIND_POS.get(kind)
+        if by == "category": out.append(concept_category(concept_synset(kind, word, source)))
+        elif pos is None: out.append(None)
+        elif by == "rarity": out.append(bin_label(word_frequency(replacement, pos), RARITY_BINS) if isinstance(replacement, str) and replacement.strip() else None)
+        else: out.append(bin_label(word_senses(word, pos), POLYSEMY_BINS))
+    return out
+
+def grouped_rule_text(kind: str, by: str, label: str, outcome: str, confidence: float, support: int) -> str:
+    "A grouped rule as a sentence: 'replacing clothing by a hypernym changes the answer in 100% of 2 cases'."
+    target = TARGETS.get(kind, f"perturbing by {kind}")
+    action = (f"deleting {label if by == 'category' else 'a word of ' + label}" if kind == "noun_deletion"
+              else f"replacing {label} by {target}" if by == "category" else f"replacing a word by {target} {label}" if by == "rarity"
+              else f"replacing a word of {label} by {target}")
+    effect = "leaves the answer unchanged" if outcome == "unchanged" else "changes the answer"
+    return f"{action} {effect} in {100 * confidence:.0f}% of {support} cases"
+
+def grouped_rules(pairs: pd.DataFrame,  # `paired_answers`
+                  by: str = "category",  # a key of RULE_GROUPINGS
+                  min_support: int = 1,  # groups of fewer perturbed questions are left out
+                 ) -> pd.DataFrame:  # GROUP, group, support, changed, flip_rate, n_scored, accuracies, relative_decline, outcome, confidence, rule
+    "Global rules per kind and group of concepts (family, word rarity or polysemy), with the accuracy decline in percent as the paper reports it."
+    min_support = non_negative_integer(min_support, "min_support")
+    labels = rule_groups(pairs, by)
+    order = {label: i for i, label in enumerate(list(CONCEPT_CATEGORIES) if by == "category" else [l for _, l in (RARITY_BINS if by == "rarity" else POLYSEMY_BINS)])}
+    rows = []
+    for key, group in pairs.assign(group=labels).dropna(subset=["group"]).groupby(GROUP + ["group"], sort=False):
+        support, changed = len(group), int(group.flipped.sum())
+        if support < min_support: continue
+        scored = group[group.score_perturbed.notna()]
+        outcome = "changed" if 2 * changed >= support else "unchanged"
+        confidence = (changed if outcome == "changed" else support - changed) / support
+        original, perturbed = scored.score_original.mean(), scored.score_perturbed.mean()
+        rows.append((*key, support, changed, changed / support, len(scored), original, perturbed, relative_decline(original, perturbed), outcome, confidence,
+                     grouped_rule_text(key[3], by, key[-1], outcome, confidence, support)))
+    columns = GROUP + ["group", "support", "changed", "flip_rate", "n_scored", "accuracy_original", "accuracy_perturbed", "relative_decline", "outcome", "confidence", "rule"]
+    table = pd.DataFrame(rows, columns=columns)
+    table = table.assign(_group=table.group.map(order)).sort_values("_group", kind="stable").drop(columns="_group")
+    return in_kind_order(table).assign(grouping=by)
+
+# %% ../nbs/06a_text_eval.ipynb #q011
+def counterfactual_paper_declines(path=None,  # a CSV of dataset, experiment, kind, colours, printed, decline_pct, source; default the shipped copy
+                                 ) -> pd.DataFrame:
+    "The accuracy declines (percent, relative) the counterfactual paper prints for its colour experiments, per dataset and kind."
+    from importlib.resources import files
+    path = files("vqa_robust") / "paper_data" / "counterfactual_printed_declines.csv" if path is None else path
+    table = pd.read_csv(path, dtype={"printed": str})
+    check_columns(table, ["dataset", "experiment", "kind", "colours", "printed", "decline_pct", "source"], str(path))
+    unknown = sorted(set(table.kind) - set(PERTURBATIONS))
+    if unknown: raise ValueError(f"{path}: unknown kind(s) {unknown}")
+    return table
+
+def beside_paper(table: pd.DataFrame,  # `text_table` of a run
+                 paper: pd.DataFrame | None = None,  # `counterfactual_paper_declines`
+                ) -> pd.DataFrame:  # model, kind, n_scored, accuracies, relative_decline, and the paper's decline per dataset
+    "A run's relative accuracy declines per model and kind beside the paper's printed ones (kinds the paper prints)."
+    paper = counterfactual_paper_declines() if paper is None else paper
+    printed = paper.pivot_table(index="kind", columns="dataset", values="decline_pct", sort=False).add_prefix("paper_decline_").reset_index()
+    run = table.assign(relative_decline=relative_decline(table.accuracy_original, table.accuracy_perturbed))
+    keep = [c for c in ["model", "corruption", "severity", "kind", "text_severity", "n", "n_scored", "accuracy_original", "accuracy_perturbed", "relative_decline"] if c in run]
+    return in_kind_order(run[keep].merge(printed, on="kind", how="inner"), by=[c for c in ("model", "corruption", "severity") if c in run]) if len(run) else run[keep]
+
+def paper_scored_declines(scored_original: pd.DataFrame,   # scored answers to the original questions (PAIR_KEYS, score)
+                          scored_perturbed: pd.DataFrame,  # the same for the perturbed questions, with `kind`
+                         ) -> pd.DataFrame:  # GROUP, n, accuracy_original, accuracy_perturbed, relative_decline
+    "Accuracies and relative declines scored as the paper scores them: every perturbed question against the original question's answers."
+    check_columns(scored_original, PAIR_KEYS + ["score"], "scored_original"); check_columns(scored_perturbed, PAIR_KEYS + ["score", "kind"], "scored_perturbed")
+    perturbed = scored_perturbed if "text_severity" in scored_perturbed else scored_perturbed.assign(text_severity=0)
+    both = perturbed[GROUP[:3] + ["kind", "text_severity", "question_id", "score"]].merge(
+        scored_original[PAIR_KEYS + ["score"]], on=PAIR_KEYS, how="inner", suffixes=("_perturbed", "_original"), validate="many_to_one")
+    table = (both.groupby(GROUP, sort=False).agg(n=("question_id", "size"), accuracy_original=("score_original", "mean"),
+                                                 accuracy_perturbed=("score_perturbed", "mean")).reset_index())
+    return in_kind_order(table.assign(relative_decline=relative_decline(table.accuracy_original, table.accuracy_perturbed)))
