@@ -38,5 +38,6 @@ setuptools.setup(
     install_requires=cfg.get("requirements", "").split(),
     extras_require={"dev": cfg.get("dev_requirements", "").split()},
     zip_safe=False,
-    entry_points={"nbdev": [f"{cfg['lib_path']}={cfg['lib_path']}._modidx:d"]},
+    entry_points={"nbdev": [f"{cfg['lib_path']}={cfg['lib_path']}._modidx:d"],
+                  "console_scripts": cfg.get("console_scripts", "").split()},  # vqa-robust=vqa_robust.run:main
 )

@@ -1,4 +1,4 @@
-"""Run the whole test suite: every notebook through `nbdev_test`, then `pytest tests/`; end with 'N passed, N failed'.
+"""Run the whole test suite: every notebook through `nbdev_test`, then `pytest tests/` (printing its 10 slowest tests); end with 'N passed, N failed'.
 
     python scripts/test.py                 # default flags (notest, slow and gpu cells skipped)
     python scripts/test.py --flags slow    # also run cells flagged #| slow (and --flags gpu on a GPU machine)
@@ -38,7 +38,7 @@ def library_in_sync() -> tuple[bool, str]:
 def run_pytest(extra: list[str]) -> tuple[int, int, int]:
     "Run pytest on tests/; (passed, failed, skipped)."
     report = root / ".pytest_report.xml"
-    subprocess.run([sys.executable, "-m", "pytest", "-q", "tests", f"--junitxml={report}", *extra], cwd=root)
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "tests", "--durations=10", f"--junitxml={report}", *extra], cwd=root)
     if not report.exists(): return 0, 1, 0
     suite = ET.parse(report).getroot()
     suite = suite if suite.tag == "testsuite" else suite.find("testsuite")

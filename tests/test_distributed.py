@@ -102,20 +102,19 @@ def test_losing_the_driver_and_cluster_loses_no_finished_shard(setup):
     assert answers.drop(columns="confidence").to_dict("list") == local.drop(columns="confidence").to_dict("list")
     check_store(out, local, dataset)
 
-def test_run_notebook_on_ray(tmp_path, setup):
-    "The entry point with `-p executor ray`: the same answers as with the local executor."
+def test_run_on_ray(tmp_path, setup):
+    "A run with `executor ray` (here through the command `vqa-robust run`, as a cluster job starts it): the same answers as with the local executor."
     import ray
     ray.shutdown(); ray_stop()
-    papermill = str(Path(sys.executable).parent / "papermill")
+    script = Path(sys.executable).parent / "vqa-robust"
+    command = [str(script)] if script.exists() else [sys.executable, "-c", "import sys; from vqa_robust.run import main; sys.exit(main())"]
     def run(out, *params):
-        out.mkdir(parents=True, exist_ok=True)
-        args = [papermill, str(root / "nbs" / "run.ipynb"), str(out / "run.ipynb"), "-k", "python3", "-p", "out_dir", str(out), "-p", "model", "easy-vqa-vilt",
-                "-p", "n_images", "6", "-p", "corruptions", "gaussian_noise", "-p", "severities", "2", *params]
+        args = command + ["run", "--out-dir", str(out), "--model", "easy-vqa-vilt", "--n-images", "6", "--corruptions", "gaussian_noise", "--severities", "2", *params]
         p = subprocess.run(args, capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"}, cwd=root, timeout=900)
         assert p.returncode == 0, p.stderr[-3000:]
         return pd.read_parquet(out / "answers.parquet")
     a = run(tmp_path / "local")
-    b = run(tmp_path / "ray", "-p", "executor", "ray")
+    b = run(tmp_path / "ray", "--executor", "ray")
     ray_stop()
     assert a.drop(columns="confidence").to_dict("list") == b.drop(columns="confidence").to_dict("list")
     assert json.loads((tmp_path / "ray" / "run.json").read_text())["executor"] == "ray"

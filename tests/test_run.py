@@ -1,4 +1,5 @@
-"""End-to-end checks of the entry point `nbs/run.ipynb` as users run it: papermill, parameters, run folder, errors."""
+"""End-to-end checks of a run as users start it: the library call `vqa_robust.run.run` (most tests), the command `vqa-robust run` and the
+papermill entry point `nbs/run.ipynb` (one test each, giving the same answers row for row); parameters, run folder, errors."""
 import json, os, subprocess, sys, time
 from pathlib import Path
 import pandas as pd
@@ -12,11 +13,25 @@ def run_notebook(out_dir: Path, *params: str, env: dict | None = None) -> subpro
     for p in params: args += ["-p", *p.split("=", 1)]
     return subprocess.run(args, capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1", **(env or {})}, cwd=root)
 
+def run_command(out_dir: Path, *params: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    "`vqa-robust run --name value ...` (the console script; its function where the package was installed before it existed)."
+    script = Path(sys.executable).parent / "vqa-robust"
+    command = [str(script)] if script.exists() else [sys.executable, "-c", "import sys; from vqa_robust.run import main; sys.exit(main())"]
+    args = command + ["run", "--out-dir", str(out_dir)]
+    for p in params:
+        name, value = p.split("=", 1)
+        args += ["--" + name.replace("_", "-"), value]
+    return subprocess.run(args, capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1", **(env or {})}, cwd=root)
+
+def run_library(out_dir: Path, *params: str):
+    "`vqa_robust.run.run(name=value, ...)` with the values as text, as papermill and the command line pass them."
+    from vqa_robust.run import run
+    return run(out_dir=str(out_dir), progress=False, **dict(p.split("=", 1) for p in params))
+
 @pytest.fixture(scope="module")
 def small_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("run")
-    p = run_notebook(out, *SMALL)
-    assert p.returncode == 0, p.stderr[-3000:]
+    run_library(out, *SMALL)
     return out
 
 SMALL = ("n_images=40", "corruptions=gaussian_noise,defocus_blur", "severities=1,2,3,4,5", "seed=3")
@@ -29,7 +44,7 @@ def test_import():
     assert p.stdout.strip().count(".") == 2
 
 def test_run_folder(small_run):
-    for name in ("answers.parquet", "accuracy.csv", "family_accuracy.csv", "robustness.csv", "split.json", "accuracy_vs_severity.png", "run.ipynb", "run.json",
+    for name in ("answers.parquet", "accuracy.csv", "family_accuracy.csv", "robustness.csv", "split.json", "accuracy_vs_severity.png", "run.json",
                  "error_vs_severity.png", "average_error.png", "relative_drop.png", "submetric_radars.png", "vre_weights.png", "vre_weights.csv", "vre_model_ci.csv"):
         assert (small_run / name).is_file(), name
     answers = pd.read_parquet(small_run / "answers.parquet")
@@ -102,8 +117,7 @@ def store_files(out: Path) -> dict:
 def test_rerun_resumes(small_run):
     saved = store_files(small_run)
     assert len(saved) == 2 * 11 * 3  # 2 models x 11 conditions x (one chunk, its sidecar, the record)
-    p = run_notebook(small_run, *SMALL)
-    assert p.returncode == 0, p.stderr[-3000:]
+    run_library(small_run, *SMALL)
     assert store_files(small_run) == saved
 
 def test_store_and_log(small_run):
@@ -118,40 +132,69 @@ def test_store_and_log(small_run):
     assert set(breakdown.breakdown) == {"answer_type", "question_type"} and len(breakdown.groupby(["model", "corruption", "severity"])) == 22
 
 def test_vqav2_from_its_official_files(tmp_path):
-    "`-p dataset vqav2 -p data_dir ...` finds the official file names; per-type accuracy comes out per condition."
+    "`dataset vqav2, data_dir ...` finds the official file names; per-type accuracy comes out per condition."
     from vqa_robust.data import write_mini_vqav2
     data_dir = write_mini_vqav2(tmp_path / "vqa", layout="flat")
-    out = tmp_path / "out"; out.mkdir()
-    p = run_notebook(out, "model=easy-vqa-vilt", "dataset=vqav2", f"data_dir={data_dir}", "split=sample", "n_images=0",
-                     "corruptions=brightness", "severities=1", "num_workers=1")
-    assert p.returncode == 0, p.stderr[-3000:]
+    out = tmp_path / "out"
+    run_library(out, "model=easy-vqa-vilt", "dataset=vqav2", f"data_dir={data_dir}", "split=sample", "n_images=0",
+                "corruptions=brightness", "severities=1", "num_workers=1")
     breakdown = pd.read_csv(out / "accuracy_breakdown.csv")
     assert set(breakdown[breakdown.breakdown == "answer_type"].type) == {"other", "yes/no", "number"}
     assert json.loads((out / "run.json").read_text())["n_questions"] == 15
 
-def test_some_severities_skip_robustness(tmp_path):
-    p = run_notebook(tmp_path, "model=easy-vqa-vilt", "n_images=3", "corruptions=brightness", "severities=1,5")
-    assert p.returncode == 0, p.stderr[-3000:]
+def test_vqav2_number_of_images_is_a_sample(tmp_path):
+    "A number of images asked for on VQAv2 is a sample (never silently VRB's 3,000); VRB's split of a folder that lacks its images says to sample."
+    from vqa_robust.data import write_mini_vqav2
+    data_dir = write_mini_vqav2(tmp_path / "vqa", layout="flat")
+    run_library(tmp_path / "out", "model=easy-vqa-vilt", "dataset=vqav2", f"data_dir={data_dir}", "n_images=2", "corruptions=brightness", "severities=1")
+    run = json.loads((tmp_path / "out" / "run.json").read_text())
+    assert (run["split"], run["n_images"]) == ("sample", 2)
+    with pytest.raises(ValueError, match="use split 'sample'"):
+        run_library(tmp_path / "vrb", "model=easy-vqa-vilt", "dataset=vqav2", f"data_dir={data_dir}", "corruptions=brightness", "severities=1")
+
+def test_library_command_and_notebook_agree(tmp_path):
+    "The three entry points give the same answers.parquet, row for row; the notebook's parameters reach the run (papermill's one test here)."
+    params = ("model=easy-vqa-vilt,easy-vqa-blip", "n_images=10", "corruptions=gaussian_noise", "severities=1,2", "seed=1")
+    result = run_library(tmp_path / "library", *params)
+    command = run_command(tmp_path / "command", *params)
+    assert command.returncode == 0, command.stderr[-3000:]
+    (tmp_path / "notebook").mkdir()
+    notebook = run_notebook(tmp_path / "notebook", *params)
+    assert notebook.returncode == 0, notebook.stderr[-3000:]
+    library = pd.read_parquet(tmp_path / "library" / "answers.parquet")
+    assert len(library) == 2 * 3 * result.summary["n_questions"] > 0  # 2 models x (clean + 2 severities)
+    for other in ("command", "notebook"):
+        pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / other / "answers.parquet"), library)
+        pd.testing.assert_frame_equal(pd.read_csv(tmp_path / other / "accuracy.csv"), result.accuracy)
+    split = json.loads((tmp_path / "notebook" / "split.json").read_text())
+    assert len(split["image_ids"]) == 10
+    run = json.loads((tmp_path / "notebook" / "run.json").read_text())
+    assert (run["seed"], run["severities"], run["corruptions"]) == (1, [1, 2], ["gaussian_noise"])
+    assert "VRB's metrics need severities 1-5" in (tmp_path / "notebook" / "run.ipynb").read_text()  # the notebook shows the result
+    assert not (tmp_path / "notebook" / "robustness.csv").exists()
+
+def test_some_severities_skip_robustness(tmp_path, capsys):
+    run_library(tmp_path, "model=easy-vqa-vilt", "n_images=3", "corruptions=brightness", "severities=1,5")
     assert len(pd.read_csv(tmp_path / "accuracy.csv")) == 3  # one model (given as text), clean + 2 levels
     assert not (tmp_path / "robustness.csv").exists()
-    assert "VRB's metrics need severities 1-5" in (tmp_path / "run.ipynb").read_text()
+    assert "VRB's metrics need severities 1-5" in capsys.readouterr().out
 
 def test_unreachable_model_fails_clearly(tmp_path):
-    p = run_notebook(tmp_path, "model=blip", "n_images=2", env={"HF_HUB_OFFLINE": "1"})
+    p = run_command(tmp_path, "model=blip", "n_images=2", env={"HF_HUB_OFFLINE": "1"})
     assert p.returncode != 0
     assert "could not load the weights of model 'blip' from 'Salesforce/blip-vqa-capfilt-large'" in p.stderr
     assert not (tmp_path / "answers.parquet").exists()
 
 def test_unknown_model_fails_before_any_work(tmp_path):
-    p = run_notebook(tmp_path, "model=easy-vqa-vilt,no-such-model", "n_images=2")
-    assert p.returncode != 0 and "unknown model 'no-such-model'" in p.stderr
+    with pytest.raises(KeyError, match="unknown model 'no-such-model'"):
+        run_library(tmp_path, "model=easy-vqa-vilt,no-such-model", "n_images=2")
     assert not (tmp_path / "answers").exists()
 
 def test_unreachable_hub_fails_fast(tmp_path):
     from vqa_robust.models import hub_unreachable_reason
     if hub_unreachable_reason("Salesforce/blip-vqa-capfilt-large") is None: pytest.skip("the model hub is reachable (or BLIP is cached) here")
     start = time.time()
-    p = run_notebook(tmp_path, "model=blip", "n_images=2")
+    p = run_command(tmp_path, "model=blip", "n_images=2")
     assert p.returncode != 0 and "cannot be reached" in p.stderr
     assert time.time() - start < 60  # no minutes of network retries
 
@@ -159,20 +202,31 @@ def test_parameters_cell_is_tagged():
     nb = json.loads((root / "nbs" / "run.ipynb").read_text())
     assert any("parameters" in c.get("metadata", {}).get("tags", []) for c in nb["cells"])
 
+def test_notebook_is_one_call():
+    "nbs/run.ipynb: its parameters (every parameter of the run, with its defaults), one call of the library, and cells that show the result."
+    from vqa_robust.run import RUN_PARAMETERS, run_config
+    import inspect
+    nb = json.loads((root / "nbs" / "run.ipynb").read_text())
+    code = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
+    assert not any(line.lstrip().startswith(("def ", "class ")) for c in code for line in c.splitlines())  # no orchestration defined here
+    assert sum(len([line for line in c.splitlines() if line.strip()]) for c in code) < 40
+    namespace = {}
+    exec([c for c in code if c.startswith("model")][0], namespace)
+    defaults = {k: v.default for k, v in inspect.signature(run_config).parameters.items()}
+    assert {k: namespace[k] for k in RUN_PARAMETERS} == defaults
+
 def test_bad_parameters_change_nothing(tmp_path):
     "Parameters are checked before anything is written or any model loads."
     for params in (("accuracy_mode=offical",), ("corruptions=",), ("severities=2.5",)):
         out = tmp_path / params[0].split("=")[0]; out.mkdir()
-        p = run_notebook(out, "model=easy-vqa-vilt", "n_images=2", *params)
-        assert p.returncode != 0, params
-        assert {f.name for f in out.iterdir()} <= {"run.ipynb"}, (params, list(out.iterdir()))  # papermill's own output only
+        with pytest.raises(ValueError):
+            run_library(out, "model=easy-vqa-vilt", "n_images=2", *params)
+        assert list(out.iterdir()) == [], (params, list(out.iterdir()))
 
 def test_rerun_with_other_severities_leaves_no_stale_results(tmp_path):
-    first = run_notebook(tmp_path, "model=easy-vqa-vilt", "n_images=3", "corruptions=brightness", "severities=1,2,3,4,5")
-    assert first.returncode == 0, first.stderr[-3000:]
+    run_library(tmp_path, "model=easy-vqa-vilt", "n_images=3", "corruptions=brightness", "severities=1,2,3,4,5")
     assert (tmp_path / "robustness.csv").is_file() and (tmp_path / "vre_ci.csv").is_file()
-    second = run_notebook(tmp_path, "model=easy-vqa-vilt", "n_images=3", "corruptions=brightness", "severities=1,5")
-    assert second.returncode == 0, second.stderr[-3000:]
+    run_library(tmp_path, "model=easy-vqa-vilt", "n_images=3", "corruptions=brightness", "severities=1,5")
     for name in ("robustness.csv", "accuracy_ci.csv", "vre_ci.csv", "relative_drop.png"): assert not (tmp_path / name).exists(), name
     run = json.loads((tmp_path / "run.json").read_text())
     assert "severities 1-5" in run["not_computed"]["robustness.csv"] and run["severities"] == [1, 5]
@@ -183,27 +237,28 @@ def test_retrained_checkpoint_is_not_reused(tmp_path):
     import shutil
     from safetensors.torch import load_file, save_file
     from vqa_robust.models import MODELS
+    from vqa_robust.inference import ChangedInputsError
     model = tmp_path / "my-vilt"
     shutil.copytree(MODELS["easy-vqa-vilt"].checkpoint, model)
     out = tmp_path / "out"; out.mkdir()
     args = (f"model={model}", "n_images=3", "corruptions=brightness", "severities=1")
-    assert run_notebook(out, *args).returncode == 0
-    before = {f.name: f.stat().st_mtime_ns for f in out.iterdir() if f.name != "run.ipynb"}
+    run_library(out, *args)
+    before = {f.name: f.stat().st_mtime_ns for f in out.iterdir()}
     weights = load_file(model / "model.safetensors")
     weights["classifier.3.bias"] = weights["classifier.3.bias"].flip(0)  # another model under the same name
     save_file(weights, model / "model.safetensors", metadata={"format": "pt"})
-    refused = run_notebook(out, *args)
-    assert refused.returncode != 0 and "model.weights.checkpoint" in refused.stderr and "overwrite=True" in refused.stderr
-    assert {f.name: f.stat().st_mtime_ns for f in out.iterdir() if f.name != "run.ipynb"} == before  # a refused run changes nothing
-    assert run_notebook(out, *args, "overwrite=True").returncode == 0
+    with pytest.raises(ChangedInputsError) as refused:
+        run_library(out, *args)
+    assert "model.weights.checkpoint" in str(refused.value) and "overwrite=True" in str(refused.value)
+    assert {f.name: f.stat().st_mtime_ns for f in out.iterdir()} == before  # a refused run changes nothing
+    run_library(out, *args, "overwrite=True")
     answers = pd.read_parquet(out / "answers.parquet")
     assert answers.model.unique().tolist() == ["my-vilt"]
 
 def test_text_perturbations(tmp_path):
     "Perturbed questions are answered under every condition, paired with the originals, and explained; each row says which text it answered."
-    p = run_notebook(tmp_path, "model=easy-vqa-vilt", "n_images=12", "corruptions=brightness", "severities=1",
-                     "text_perturbations=adj_synonym,noun_deletion,typo", "typo_severity=2")
-    assert p.returncode == 0, p.stderr[-3000:]
+    run_library(tmp_path, "model=easy-vqa-vilt", "n_images=12", "corruptions=brightness", "severities=1",
+                "text_perturbations=adj_synonym,noun_deletion,typo", "typo_severity=2")
     answers = pd.read_parquet(tmp_path / "answers.parquet")
     assert set(answers.text) == {"original", "adj_synonym", "noun_deletion", "typo"}
     typo = answers[answers.text == "typo"].merge(answers[answers.text == "original"], on=["model", "corruption", "severity", "question_id"])
@@ -224,8 +279,7 @@ def test_text_perturbations(tmp_path):
 
 def test_text_perturbations_on_clean_images(tmp_path):
     "`-p corruptions none` answers the perturbed questions on the clean images alone; the image-robustness results say why they are missing."
-    p = run_notebook(tmp_path, "model=easy-vqa-vilt", "n_images=6", "corruptions=none", "text_perturbations=noun_deletion")
-    assert p.returncode == 0, p.stderr[-3000:]
+    run_library(tmp_path, "model=easy-vqa-vilt", "n_images=6", "corruptions=none", "text_perturbations=noun_deletion")
     assert set(pd.read_parquet(tmp_path / "answers.parquet").corruption) == {"clean"}
     assert len(pd.read_csv(tmp_path / "text_robustness.csv")) == 1
     run = json.loads((tmp_path / "run.json").read_text())
@@ -237,9 +291,7 @@ def test_vizwiz_with_its_unanswerable_questions(tmp_path):
     from vqa_robust.datasets import write_vizwiz_records, load_dataset
     data = write_vizwiz_records(tmp_path / "vizwiz")
     questions = load_dataset("vizwiz", data).questions
-    (tmp_path / "run").mkdir()
-    p = run_notebook(tmp_path / "run", "model=easy-vqa-vilt", "dataset=vizwiz", f"data_dir={data}", "n_images=0", "corruptions=gaussian_noise", "severities=1")
-    assert p.returncode == 0, p.stderr[-3000:]
+    run_library(tmp_path / "run", "model=easy-vqa-vilt", "dataset=vizwiz", f"data_dir={data}", "n_images=0", "corruptions=gaussian_noise", "severities=1")
     answers = pd.read_parquet(tmp_path / "run" / "answers.parquet")
     assert set(answers.accuracy_mode) == {"vizwiz"} and len(answers) == 2 * len(questions)  # clean and one corrupted condition
     breakdown = pd.read_csv(tmp_path / "run" / "accuracy_breakdown.csv")

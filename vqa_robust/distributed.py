@@ -19,9 +19,9 @@ from .inference import (CHUNK_SIZE, question_order, plan_batches, ConditionBatch
                                   store_plan, plan_bar, run_conditions)
 
 # %% auto #0
-__all__ = ['EXECUTORS', 'Shard', 'shards_of', 'answer_shard', 'Executor', 'register_executor', 'executor', 'local_map',
-           'local_answer', 'start_ray', 'ray_resources', 'ShardWorker', 'ray_pool', 'ray_answer', 'ray_map',
-           'cluster_plan']
+__all__ = ['EXECUTORS', 'Shard', 'shards_of', 'answer_shard', 'Executor', 'register_executor', 'no_replicas', 'release_replicas',
+           'executor', 'local_map', 'local_answer', 'local_start', 'start_ray', 'ray_resources', 'ShardWorker',
+           'ray_pool', 'ray_answer', 'ray_start', 'ray_stop', 'ray_map', 'cluster_plan']
 
 # %% ../nbs/03a_distributed.ipynb #c006
 @dataclass(frozen=True)
@@ -74,6 +74,8 @@ class Executor:
     map: Callable        # (fn, tasks, workers) -> an iterator of results in task order
     answer: Callable     # (model_name, identity, dataset, grid, out_dir, **options) -> answers (RESULT_COLUMNS)
     description: str
+    start: Callable | None = None  # (model_name, load, threads=, num_workers=, address=, log=) -> replicas, a dict of `answer`'s extra options
+    stop: Callable | None = None   # (replicas) -> None: releases what `start` made
 
 EXECUTORS: dict[str, Executor] = {}
 
@@ -81,10 +83,20 @@ def register_executor(name: str,            # the executor's name, e.g. "local"
                       map: Callable,        # (fn, tasks, workers) -> results in task order
                       answer: Callable,     # answers a model's grid into the store
                       description: str = "",
+                      start: Callable | None = None,  # makes a model's replicas once; None: none (`answer` loads the model itself)
+                      stop: Callable | None = None,   # releases them
                      ) -> Executor:
     "Add an executor to `EXECUTORS`."
-    EXECUTORS[name] = Executor(name, map, answer, description)
+    EXECUTORS[name] = Executor(name, map, answer, description, start or no_replicas, stop or release_replicas)
     return EXECUTORS[name]
+
+def no_replicas(model_name: str, load: dict, **_) -> dict:
+    "The `start` of an executor without replicas: nothing to make."
+    return {}
+
+def release_replicas(replicas: dict) -> None:
+    "The default `stop`: forget the replicas (and free the memory of a model loaded here)."
+    replicas.clear(); release_memory()
 
 def executor(name: str  # a key of EXECUTORS
             ) -> Executor:
@@ -105,12 +117,26 @@ def local_map(fn: Callable,     # a function importable by child processes (defi
 
 def local_answer(model_name: str, identity: dict, dataset: VQADataset, grid: list, out_dir: str | Path, seed: int = 0,
                  batch_size: int = 32, chunk_size: int = CHUNK_SIZE, num_workers: int = 0, overwrite: bool = False,
-                 progress=True, log=None, load: dict | None = None, **_) -> pd.DataFrame:
-    "Load the model in this process and answer its grid with `run_conditions`."
+                 progress=True, log=None, load: dict | None = None, model=None, data: dict | None = None, **_) -> pd.DataFrame:
+    "Answer a model's grid in this process with `run_conditions`: the `model` `local_start` loaded, or loaded here."
     from vqa_robust.models import load_model
-    model = load_model(model_name, **(load or {}))
+    model = model or load_model(model_name, **(load or {}))
     return run_conditions(model, dataset, grid, out_dir, seed=seed, batch_size=batch_size, progress=progress, overwrite=overwrite,
-                          num_workers=num_workers, chunk_size=chunk_size, log=log)
+                          num_workers=num_workers, chunk_size=chunk_size, log=log, data=data)
+
+def local_start(model_name: str,       # a key of MODELS or a checkpoint folder
+                load: dict,            # load_model's options: device, dtype, local_files_only
+                threads: int = 1,      # torch threads (the run sets them in this process)
+                num_workers: int = 0,  # data-worker processes (`local_answer` takes them per call)
+                address: str = "",     # unused (Ray's address)
+                log=None,              # run_log's function, or None
+               ) -> dict:              # {"model": the loaded adapter}, `local_answer`'s option
+    "Load the model once in this process, for every question set a run answers with it."
+    from vqa_robust.models import load_model
+    began = time.time()
+    model = load_model(model_name, **load)
+    if log: log(f"{model.name}: loaded in {time.time() - began:.1f} s")
+    return {"model": model}
 
 # %% ../nbs/03a_distributed.ipynb #c019
 def start_ray(address: str = "",        # cluster address; "" starts a local Ray on this machine
@@ -223,6 +249,28 @@ def ray_answer(model_name: str,          # a key of MODELS or a checkpoint folde
     if bar is not None and progress is True: bar.close()
     return pd.concat([condition_answers(name, *c, done[c]) for c in grid], ignore_index=True)
 
+def ray_start(model_name: str,       # a key of MODELS or a checkpoint folder
+              load: dict,            # load_model's options: device, dtype, local_files_only
+              threads: int = 1,      # torch threads per replica
+              num_workers: int = 0,  # data-worker processes per replica on GPU (on CPU the replicas prepare their own batches)
+              address: str = "",     # Ray address ("" starts a local Ray)
+              log=None,              # run_log's function, or None
+             ) -> dict:              # {"pool": the replicas}, `ray_answer`'s option
+    "Start the model's replicas on Ray once (one per GPU; two sharing the CPUs otherwise), for every question set a run answers with it."
+    ray = start_ray(address)
+    device, resources = str(load.get("device") or "cpu"), ray.cluster_resources()
+    on_gpu = device.startswith("cuda")
+    replicas = max(1, int(resources.get("GPU", 0))) if on_gpu else 2
+    workers = num_workers if on_gpu else 0
+    pool = ray_pool(model_name, load, replicas, ray_resources(device, replicas, resources.get("CPU"), workers), threads, workers)
+    if log: log(f"{model_name}: {replicas} replica(s) on Ray ({resources})")
+    return {"pool": pool}
+
+def ray_stop(replicas: dict) -> None:
+    "Kill the replicas `ray_start` made."
+    import ray
+    for replica in replicas.pop("pool", []): ray.kill(replica)
+
 def ray_map(fn: Callable,       # a function defined in a module (Ray imports it on the workers)
             tasks: list,        # its arguments, one per call
             workers: int = 1,   # tasks in flight at once
@@ -239,9 +287,10 @@ def ray_map(fn: Callable,       # a function defined in a module (Ray imports it
     while refs: yield ray.get(refs.popleft())
 
 # %% ../nbs/03a_distributed.ipynb #c024
-for name, map_, answer, about in (("local", local_map, local_answer, "one machine: processes for generation, data workers for inference (the default)"),
-                                  ("ray", ray_map, ray_answer, "Ray tasks and actors: a model replica per GPU (a share of a CPU on CPU), on this machine or a cluster")):
-    register_executor(name, map_, answer, about)
+for name, map_, answer, about, start, stop in (
+        ("local", local_map, local_answer, "one machine: processes for generation, data workers for inference (the default)", local_start, release_replicas),
+        ("ray", ray_map, ray_answer, "Ray tasks and actors: a model replica per GPU (a share of a CPU on CPU), on this machine or a cluster", ray_start, ray_stop)):
+    register_executor(name, map_, answer, about, start, stop)
 
 # %% ../nbs/03a_distributed.ipynb #c031
 def cluster_plan(rates: dict,                    # model -> answers per second of one GPU's pipeline

@@ -20,15 +20,16 @@ from .data import VQADataset, dataset_fingerprint, file_sha256
 from .models import RawEncoder
 
 # %% auto #0
-__all__ = ['RESULT_COLUMNS', 'CHUNK_SIZE', 'CHUNK_COLUMNS', 'RECORD', 'SAFE_NAME', 'VRB_CONDITIONS', 'VRB_QUESTIONS',
-           'H200_BF16_TFLOPS', 'conditions', 'Batch', 'question_order', 'n_chunks', 'plan_batches', 'condition_image',
-           'ConditionBatches', 'as_is', 'default_workers', 'batch_loader', 'glibc', 'release_memory', 'peak_memory_mb',
-           'partition_dir', 'chunk_file', 'chunk_sidecar', 'identity_digest', 'condition_identity', 'identity_changes',
-           'ChangedInputsError', 'write_record', 'write_chunk', 'save_chunk', 'sidecar_entry', 'chunk_damage',
-           'checked_record', 'saved_chunks', 'checked_store', 'run_log', 'read_store', 'answer_inputs', 'batch_seed',
-           'encoder_of', 'progress_bar', 'answered_batches', 'StorePlan', 'store_plan', 'plan_bar', 'condition_answers',
-           'run_conditions', 'answer_condition', 'list_parameter', 'int_parameter', 'auto_parameter', 'dataset_files',
-           'text_kinds', 'run_parameters', 'grid_hours', 'pipeline_rate', 'projected_gpu_rate']
+__all__ = ['RESULT_COLUMNS', 'CHUNK_SIZE', 'CHUNK_COLUMNS', 'RECORD', 'SAFE_NAME', 'SAMPLE_IMAGES', 'VRB_CONDITIONS',
+           'VRB_QUESTIONS', 'H200_BF16_TFLOPS', 'conditions', 'Batch', 'question_order', 'n_chunks', 'plan_batches',
+           'condition_image', 'ConditionBatches', 'as_is', 'default_workers', 'batch_loader', 'glibc', 'release_memory',
+           'peak_memory_mb', 'partition_dir', 'chunk_file', 'chunk_sidecar', 'identity_digest', 'condition_identity',
+           'identity_changes', 'ChangedInputsError', 'write_record', 'write_chunk', 'save_chunk', 'sidecar_entry',
+           'chunk_damage', 'checked_record', 'saved_chunks', 'checked_store', 'run_log', 'read_store', 'answer_inputs',
+           'batch_seed', 'encoder_of', 'progress_bar', 'answered_batches', 'StorePlan', 'store_plan', 'plan_bar',
+           'condition_answers', 'run_conditions', 'answer_condition', 'list_parameter', 'int_parameter',
+           'auto_parameter', 'dataset_files', 'text_kinds', 'run_parameters', 'grid_hours', 'pipeline_rate',
+           'projected_gpu_rate']
 
 # %% ../nbs/03_inference.ipynb #c006
 RESULT_COLUMNS = ["model", "corruption", "severity", "seed", "question_id", "answer", "confidence"]
@@ -505,10 +506,12 @@ def text_kinds(value) -> list[str]:
     if len(set(kinds)) != len(kinds): raise ValueError(f"text_perturbations: {kinds} names a kind twice")
     return kinds
 
+SAMPLE_IMAGES = 500  # images a run samples when n_images is "auto" (and the split is not VRB's)
+
 def run_parameters(model,            # keys of MODELS or checkpoint folders: one, a list, comma-separated or JSON text
                    corruptions,      # names in CORRUPTIONS or PRESETS (list or text); "none": clean images only (with text_perturbations)
                    severities,       # levels 1-5 (list or text)
-                   n_images,         # images sampled with split "sample" (0 keeps all)
+                   n_images,         # images sampled with split "sample" (0 keeps all); "auto": SAMPLE_IMAGES, or VRB's split on vqav2 (split "auto")
                    seed,             # seeds the split and every corruption
                    batch_size,       # questions per batch, or "auto": each family's default
                    threads,          # CPU threads for torch, >= 1
@@ -522,7 +525,7 @@ def run_parameters(model,            # keys of MODELS or checkpoint folders: one
                    dtype="auto",                # "auto", "float32", "bfloat16" or "float16"
                    chunk_size=CHUNK_SIZE,       # questions per saved chunk, or "auto": CHUNK_SIZE
                    data_dir: str = "",          # folder the dataset was downloaded into (official file names)
-                   split: str = "auto",         # "vrb", "sample" or "auto" ("vrb" for vqav2, else "sample")
+                   split: str = "auto",         # "vrb", "sample" or "auto" ("vrb" for vqav2 with n_images "auto", else "sample")
                    text_perturbations=(),       # kinds of `vqa_robust.text.PERTURBATIONS`, "all", or none
                    typo_severity=3,             # 1-5, for the typo kinds
                    executor: str = "local",     # a key of EXECUTORS: "local" or "ray"
@@ -532,9 +535,9 @@ def run_parameters(model,            # keys of MODELS or checkpoint folders: one
                    colour_vocabulary: str = "split",  # common colours: "split" (its multiple-choice answers) or "annotations" (every annotated answer of the dataset, the paper's)
                    wordnet_choice: str = "seeded",    # WordNet kinds: a key of `vqa_robust.text.CHOICES`, "seeded" draw or the paper's "closest" concept
                    near_colour_distance=10.0,         # CIEDE2000 below which a nearest-colour swap keeps the answer (and is scored); `vqa_robust.text.NEAR_COLOUR_DISTANCE`
-                  ) -> dict:                    # the typed parameters, plus "grid", "dtypes", "batch_sizes", "files"
+                  ) -> dict:                    # the typed parameters, plus "specs", "grid", "dtypes", "batch_sizes", "files"
     "The run's parameters, typed and checked; a ValueError naming the parameter otherwise."
-    from vqa_robust.datasets import DATASETS  # also registers the datasets' accuracy modes
+    from vqa_robust.datasets import DATASETS
     from vqa_robust.distributed import EXECUTORS
     from vqa_robust.metrics import ACCURACY_MODES
     from vqa_robust.models import FAMILIES, model_spec, resolve_device, resolve_dtype
@@ -562,6 +565,10 @@ def run_parameters(model,            # keys of MODELS or checkpoint folders: one
     if executor not in EXECUTORS: raise ValueError(f"executor must be one of {sorted(EXECUTORS)}, got {executor!r}")
     if split not in ("auto", "sample", "vrb"): raise ValueError(f"split must be 'auto', 'sample' or 'vrb', got {split!r}")
     if split == "vrb" and dataset != "vqav2": raise ValueError("split 'vrb' is VRB's 3,000 val2014 images: it needs dataset vqav2")
+    n_images = "auto" if isinstance(n_images, str) and n_images.strip() == "auto" else int_parameter(n_images, "n_images")
+    if split == "auto": split = "vrb" if dataset == "vqav2" and n_images == "auto" else "sample"  # a number of images asked for is a sample
+    if split == "vrb" and n_images != "auto":
+        raise ValueError(f"n_images: split 'vrb' is VRB's 3,000 images, not a sample of {n_images}; use split 'sample' to draw n_images images")
     if dataset in ("easy_vqa", "vqav2"): files = dataset_files(dataset, data_dir, questions_file, annotations_file, image_dir)
     elif not data_dir or not Path(data_dir).is_dir():
         raise ValueError(f"data_dir: dataset {dataset} is read from the folder its official files were downloaded into, got {data_dir!r}")
@@ -578,12 +585,12 @@ def run_parameters(model,            # keys of MODELS or checkpoint folders: one
     device = resolve_device(device)
     dtypes = {m: resolve_dtype(dtype, device, spec.family) for m, spec in specs.items()}
     batch_sizes = {m: FAMILIES[spec.family].batch_size if sizes["batch_size"] == "auto" else sizes["batch_size"] for m, spec in specs.items()}
-    return {"models": models, "corruptions": corruption_names, "severities": levels, "grid": grid, "n_images": int_parameter(n_images, "n_images"),
+    return {"models": models, "corruptions": corruption_names, "severities": levels, "grid": grid, "n_images": None if split == "vrb" else SAMPLE_IMAGES if n_images == "auto" else n_images,
             "seed": int_parameter(seed, "seed"), "threads": threads,
             "accuracy_mode": DATASETS[dataset].accuracy_mode if accuracy_mode == "auto" else accuracy_mode, "device": device, "dataset": dataset,
             "dtypes": dtypes, "batch_sizes": batch_sizes, "chunk_size": CHUNK_SIZE if sizes["chunk_size"] == "auto" else sizes["chunk_size"],
             "num_workers": default_workers(device, threads) if sizes["num_workers"] == "auto" else sizes["num_workers"],
-            "files": files, "split": ("vrb" if dataset == "vqav2" else "sample") if split == "auto" else split,
+            "files": files, "split": split, "specs": specs,
             "text_kinds": kinds, "typo_severity": typo_severity, "colour_metric": colour_metric, "colour_vocabulary": colour_vocabulary, "wordnet_choice": wordnet_choice, "near_colour_distance": near_colour_distance, "executor": executor, "ray_address": str(ray_address),
             "dataset_split": dataset_split or DATASETS[dataset].splits[0]}
 

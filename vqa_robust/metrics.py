@@ -188,7 +188,7 @@ def score_answers(answers: pd.DataFrame,   # one row per question and condition:
                   mode: str = "official",  # a key of ACCURACY_MODES
                  ) -> pd.DataFrame:        # `answers` with `score` (a fraction) and `accuracy_mode`
     "Add each answer's VQA accuracy (`score`) and the `accuracy_mode`, after checking answers and annotations."
-    if mode not in ACCURACY_MODES: raise ValueError(f"unknown accuracy mode {mode!r}; known: {sorted(ACCURACY_MODES)} (the datasets' own modes, e.g. 'vizwiz', are added by importing vqa_robust.datasets)")
+    if mode not in ACCURACY_MODES: raise ValueError(f"unknown accuracy mode {mode!r}; known: {sorted(ACCURACY_MODES)}")
     check_unique_ids(dataset)
     check_answered(answers, dataset)
     text = answers.answer.map(lambda a: isinstance(a, str)).to_numpy(dtype=bool)
