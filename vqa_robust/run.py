@@ -24,6 +24,7 @@ from .distributed import executor as executor_named
 from .metrics import score_answers, accuracy_table, accuracy_breakdown, bootstrap
 from .analysis import (blind_baseline, family_accuracy, plot_accuracy_vs_severity, robustness_table, plot_average_error,
                                  plot_relative_drop, plot_radars, plot_vre_weights, vre_under_weights)
+from .text import NEAR_COLOUR_DISTANCE, answer_vocabulary
 from .explain import answer_changes, categorise, change_table, plot_gallery
 
 # %% auto #0
@@ -88,8 +89,7 @@ def perturbed_questions(parameters: dict,     # `run_parameters`' output
     kinds = parameters["text_kinds"]
     if not kinds: return {}, None
     from vqa_robust.text_eval import perturb_all
-    from vqa_robust.text import answer_vocabulary
-    vocabulary = answer_vocabulary(full, "annotations") if parameters["colour_vocabulary"] == "annotations" else set(dataset.questions.multiple_choice_answer)
+    vocabulary = answer_vocabulary(full, "annotations") if parameters["colour_vocabulary"] == "annotations" else answer_vocabulary(dataset, "multiple_choice")
     return perturb_all(dataset, kinds, seed=parameters["seed"], typo_severity=parameters["typo_severity"], vocabulary=vocabulary,
                        metric=parameters["colour_metric"], choice=parameters["wordnet_choice"])
 
@@ -116,7 +116,7 @@ def run_config(model: list = ["easy-vqa-vilt", "easy-vqa-blip"],  # keys of vqa_
                colour_metric: str = "ciede2000",  # colour swaps' distance: "ciede2000" (CIEDE2000 on sRGB) or "paper" (the counterfactual paper's RGB distance); vqa_robust.text.COLOR_METRICS
                colour_vocabulary: str = "split",  # colours counted common: "split" (the split's multiple-choice answers) or "annotations" (every annotated answer of the whole dataset, the paper's)
                wordnet_choice: str = "seeded",    # WordNet kinds: "seeded" (a seeded draw among the candidates) or "closest" (the paper's closest concept); vqa_robust.text.CHOICES
-               near_colour_distance: float = 10.0,  # CIEDE2000 below which a nearest-colour swap keeps the answer; farther swaps may change it and are not scored against the original annotations
+               near_colour_distance: float = NEAR_COLOUR_DISTANCE,  # CIEDE2000 below which a nearest-colour swap keeps the answer; farther swaps may change it and are not scored against the original annotations
                accuracy_mode: str = "auto",    # "auto": the dataset's own scoring (official VQA accuracy for VQAv2 and easy-VQA); or a key of vqa_robust.metrics.ACCURACY_MODES
                local_files_only: bool = False,  # True: never reach the model hub
                overwrite: bool = False,        # True: recompute saved answers that were computed from other inputs (else the run stops and says what changed)

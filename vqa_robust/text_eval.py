@@ -21,8 +21,9 @@ __all__ = ['RECORD_COLUMNS', 'WORD', 'EXPECTED', 'WH_DETERMINERS', 'EXPECTATION_
            'in_kind_order', 'text_table', 'scored_where_known', 'kind_rng', 'replicate_metrics', 'text_intervals',
            'explanation', 'local_explanations', 'rule_text', 'concept_label', 'global_rules', 'plot_rules',
            'perturb_all', 'concept_category', 'word_lemma', 'word_frequency', 'word_senses', 'bin_label',
-           'concept_synset', 'relative_decline', 'rule_groups', 'grouped_rule_text', 'grouped_rules',
-           'counterfactual_paper_declines', 'beside_paper', 'paper_scored_declines']
+           'concept_synset', 'relative_decline', 'concept_group', 'rarity_group', 'polysemy_group', 'rule_groups',
+           'grouped_rule_text', 'grouped_rules', 'counterfactual_paper_declines', 'beside_paper',
+           'paper_scored_declines']
 
 # %% ../nbs/06a_text_eval.ipynb #c006
 RECORD_COLUMNS = ["question_id", "image_id", "kind", "text_severity", "text_seed", "original", "perturbed", "multiple_choice_answer", "edits", "n_edits",
@@ -407,8 +408,6 @@ def concept_synset(kind: str, word: str, source) -> str | None:
     return sense.name() if sense else None
 
 # %% ../nbs/06a_text_eval.ipynb #q003
-RULE_GROUPINGS = ("category", "rarity", "polysemy")  # how `grouped_rules` groups: the concept's family, the replacing word's rarity, the replaced word's senses
-
 def relative_decline(original,   # accuracy on the original questions (a number or an array)
                      perturbed,  # accuracy on the perturbed ones
                     ):  # percent, NaN where the original accuracy is 0 or missing
@@ -418,19 +417,28 @@ def relative_decline(original,   # accuracy on the original questions (a number 
         out = np.where(original > 0, (original - perturbed) / np.where(original > 0, original, 1) * 100, np.nan)
     return out if out.ndim else float(out)
 
+def concept_group(kind: str, word: str, replacement, source) -> str | None:
+    "The concept family of the perturbed word (section 5.2), None off WordNet or outside every family."
+    return concept_category(concept_synset(kind, word, source))
+
+def rarity_group(kind: str, word: str, replacement, source) -> str | None:
+    "How common the replacing word is in SemCor (RARITY_BINS), None for kinds off WordNet or no replacing word."
+    pos = KIND_POS.get(kind)
+    return bin_label(word_frequency(replacement, pos), RARITY_BINS) if pos and isinstance(replacement, str) and replacement.strip() else None
+
+def polysemy_group(kind: str, word: str, replacement, source) -> str | None:
+    "How many WordNet senses the replaced word has (POLYSEMY_BINS), None for kinds off WordNet."
+    pos = KIND_POS.get(kind)
+    return bin_label(word_senses(word, pos), POLYSEMY_BINS) if pos else None
+
+RULE_GROUPINGS = {"category": concept_group, "rarity": rarity_group, "polysemy": polysemy_group}  # how `grouped_rules` groups: the concept's family, the replacing word's rarity, the replaced word's senses
+
 def rule_groups(pairs: pd.DataFrame,  # `paired_answers` (kind, word, replacement, source)
                 by: str = "category",  # a key of RULE_GROUPINGS
                ) -> list:  # one label per row, None where the grouping does not apply
     "The group of each perturbed question under a grouping: concept family, rarity of the replacing word, or polysemy of the replaced word."
     if by not in RULE_GROUPINGS: raise ValueError(f"unknown grouping {by!r}; known: {', '.join(RULE_GROUPINGS)}")
-    out = []
-    for kind, word, replacement, source in zip(pairs.kind, pairs.word, pairs.replacement, pairs.source):
-        pos = KIND_POS.get(kind)
-        if by == "category": out.append(concept_category(concept_synset(kind, word, source)))
-        elif pos is None: out.append(None)
-        elif by == "rarity": out.append(bin_label(word_frequency(replacement, pos), RARITY_BINS) if isinstance(replacement, str) and replacement.strip() else None)
-        else: out.append(bin_label(word_senses(word, pos), POLYSEMY_BINS))
-    return out
+    return [RULE_GROUPINGS[by](*row) for row in zip(pairs.kind, pairs.word, pairs.replacement, pairs.source)]
 
 def grouped_rule_text(kind: str, by: str, label: str, outcome: str, confidence: float, support: int) -> str:
     "A grouped rule as a sentence: 'replacing clothing by a hypernym changes the answer in 100% of 2 cases'."
