@@ -65,7 +65,7 @@ def random_checkpoint(name: str, folder: Path) -> str:
     return str(folder)
 
 def load(name: str, device: str, dtype, work: Path):
-    from vqa_robust.models import load_model
+    from vqa_robust.zoo import load_model
     path = random_checkpoint(name, work / name) if name in RANDOM_MODELS else name
     return load_model(path, device=device, dtype=dtype)
 
@@ -82,10 +82,12 @@ def sync(device: str):
 
 def bench_model(name: str, dataset, args, work: Path) -> list[dict]:
     import torch
-    from vqa_robust.inference import (Batch, ConditionBatches, batch_loader, plan_batches, question_order, run_conditions, n_chunks, CLEAN)
-    from vqa_robust.models import FAMILIES, resolve_dtype, to_model
+    from vqa_robust.inference import Batch, ConditionBatches, batch_loader, plan_batches, question_order, run_conditions, CLEAN
+    from vqa_robust.store import n_chunks
+    from vqa_robust.models import resolve_dtype, to_model
+    from vqa_robust.zoo import FAMILIES
     device = args.device
-    model = load(name, device, resolve_dtype(args.dtype, device, "vilt" if "vilt" in name else "blip"), work)
+    model = load(name, device, resolve_dtype(args.dtype, device, FAMILIES["vilt" if "vilt" in name else "blip"]), work)
     batch_size = args.batch_size or FAMILIES[model.spec.family].batch_size
     dtype = str(model.model.dtype).replace("torch.", "")
     order = question_order(dataset)
@@ -136,7 +138,7 @@ torch.set_num_threads(1)
 import vqa_robust.inference as inference
 from pathlib import Path
 from vqa_robust.data import load_easy_vqa, sample_images
-from vqa_robust.models import load_model
+from vqa_robust.zoo import load_model
 n_conditions, trim, workers, out, n_images = int(sys.argv[1]), sys.argv[2] == "trim", int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
 if not trim: inference.release_memory = lambda: None
 split = sample_images(load_easy_vqa("test"), n_images, seed=0)
@@ -166,7 +168,7 @@ def bench_agreement(args):
     "bfloat16 against float32: the share of answers unchanged and the speed, for the shipped models on easy-VQA."
     import torch
     from vqa_robust.inference import answer_condition
-    from vqa_robust.models import load_model
+    from vqa_robust.zoo import load_model
     dataset, rows = easy_vqa(args.questions), []
     for name in ("easy-vqa-vilt", "easy-vqa-blip"):
         results, seconds = {}, {}

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 import pytest, torch
 from PIL import Image
-from vqa_robust.models import load_model
+from vqa_robust.zoo import load_model
 from vqa_robust.pnp import cut_prompt, itm_gradcam, itm_text, pnp_from_lavis, pre_question, question_guided_captions, question_seed, read, passages, seeded
 
 FIXTURE = Path(__file__).parent / "fixtures" / "crosscheck" / "pnp"

@@ -75,7 +75,7 @@ def test_logits_equal_original(name):
 def test_load_model_on_original_checkpoint(tmp_path):
     "`load_model(folder)` (family from config.json, processor, adapter) on an original checkpoint with a processor added."
     from transformers import CLIPImageProcessorPil
-    from vqa_robust.models import load_model
+    from vqa_robust.zoo import load_model
     from vqa_robust.vle import write_spm_tokenizer
     folder, inputs, io = fixture("long_question")
     checkpoint = tmp_path / "vle"

@@ -19,7 +19,7 @@ def ray_stop():
 def setup(tmp_path_factory):
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     from vqa_robust.data import load_easy_vqa, sample_images
-    from vqa_robust.models import load_model
+    from vqa_robust.zoo import load_model
     from vqa_robust.inference import run_conditions
     folder = tmp_path_factory.mktemp("distributed")
     dataset = sample_images(load_easy_vqa("test"), 12, seed=4)
@@ -30,12 +30,12 @@ def setup(tmp_path_factory):
     ray.shutdown(); ray_stop()
 
 def store_rows(out_dir):
-    from vqa_robust.inference import read_store
+    from vqa_robust.store import read_store
     return read_store(out_dir)
 
 def check_store(out_dir, local, dataset):
     "The store holds each question of each condition once, and the same rows as the local run."
-    from vqa_robust.inference import RECORD, partition_dir, n_chunks, chunk_file
+    from vqa_robust.store import RECORD, partition_dir, n_chunks, chunk_file
     rows = store_rows(out_dir)
     assert not rows.duplicated(["model", "corruption", "severity", "question_id"]).any()
     assert rows.drop(columns="confidence").to_dict("list") == local.sort_values(["model", "corruption", "severity", "question_id"], ignore_index=True).drop(columns="confidence").to_dict("list")
@@ -67,7 +67,7 @@ DRIVER = """
 import os, signal, sys
 from pathlib import Path
 from vqa_robust.data import load_easy_vqa, sample_images
-from vqa_robust.models import load_model
+from vqa_robust.zoo import load_model
 from vqa_robust.distributed import ray_answer, start_ray
 dataset = sample_images(load_easy_vqa("test"), 12, seed=4)
 start_ray(num_cpus=2, object_store_mb=200)
@@ -89,7 +89,7 @@ def test_losing_the_driver_and_cluster_loses_no_finished_shard(setup):
     p = subprocess.run([sys.executable, "-c", script, str(out)], capture_output=True, text=True, timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1"})
     assert p.returncode == -signal.SIGKILL, p.stdout[-2000:] + p.stderr[-3000:]
     ray_stop()  # the rest of the cluster goes too
-    from vqa_robust.inference import chunk_sidecar, chunk_file
+    from vqa_robust.store import chunk_sidecar, chunk_file
     written = sorted(f.parent.name + "/" + f.name for f in (out / "answers").rglob("part-*.parquet") if (f.parent / chunk_sidecar(int(f.stem[5:]))).is_file())
     assert len(written) >= 4  # at least the finished shards the driver saw
     from vqa_robust.distributed import start_ray, ray_answer

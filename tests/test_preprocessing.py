@@ -210,7 +210,7 @@ def test_loaders_ask_for_the_pil_backend(monkeypatch, name, processor):
     # with torchvision installed, transformers 5 builds a torchvision-backend image processor unless told otherwise: the loaders
     # must ask for PIL's, the resampling the checkpoints were published with (torchvision is not installed here, so spy on the call)
     import transformers
-    from vqa_robust.models import load_model
+    from vqa_robust.zoo import load_model
     cls, seen = getattr(transformers, processor), []
     original = cls.from_pretrained.__func__
     monkeypatch.setattr(cls, "from_pretrained", classmethod(lambda c, *a, **k: seen.append(k.get("backend")) or original(c, *a, **k)))

@@ -202,6 +202,16 @@ def test_parameters_cell_is_tagged():
     nb = json.loads((root / "nbs" / "run.ipynb").read_text())
     assert any("parameters" in c.get("metadata", {}).get("tags", []) for c in nb["cells"])
 
+def test_defaults_are_written_once():
+    "run_parameters' defaults (for callers that give only some parameters) are run_config's, which the notebook's parameters cell pins."
+    import inspect
+    from vqa_robust.run import run_config, run_parameters
+    config = inspect.signature(run_config).parameters
+    given = {n: p.default for n, p in inspect.signature(run_parameters).parameters.items() if p.default is not inspect.Parameter.empty and n in config}
+    assert given, "run_parameters has no defaults: nothing to compare"
+    as_value = lambda v: list(v) if isinstance(v, tuple) else v
+    assert {n: as_value(v) for n, v in given.items()} == {n: as_value(config[n].default) for n in given}
+
 def test_notebook_is_one_call():
     "nbs/run.ipynb: its parameters (every parameter of the run, with its defaults), one call of the library, and cells that show the result."
     from vqa_robust.run import RUN_PARAMETERS, run_config
@@ -236,8 +246,8 @@ def test_retrained_checkpoint_is_not_reused(tmp_path):
     "A checkpoint folder changed in place is another model: its old answers are refused, not reused; overwrite recomputes them."
     import shutil
     from safetensors.torch import load_file, save_file
-    from vqa_robust.models import MODELS
-    from vqa_robust.inference import ChangedInputsError
+    from vqa_robust.zoo import MODELS
+    from vqa_robust.store import ChangedInputsError
     model = tmp_path / "my-vilt"
     shutil.copytree(MODELS["easy-vqa-vilt"].checkpoint, model)
     out = tmp_path / "out"; out.mkdir()

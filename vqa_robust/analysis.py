@@ -13,30 +13,27 @@ import pandas as pd
 import vqa_robust
 from .corruptions import CORRUPTIONS, PRESETS
 from .data import VQADataset
+from .vocabulary import most_common_answer
 from .metrics import (submetrics, minmax_scale, DEFAULT_WEIGHTS, SUBMETRICS, vre, weighted_vre, aggregated_metrics, severity_accuracy,
                                 model_accuracy, corruption_accuracy, relative_drop, LEVELS, check_fractions, with_clean_level)
 
 # %% auto #0
-__all__ = ['STYLE_ORDER', 'PALETTE', 'MARKERS', 'PAPER_DATA', 'PAPER_NAMES', 'RADAR_GROUPS', 'SUBMETRIC_LABELS', 'most_common',
-           'blind_baseline', 'family_accuracy', 'corruption_style', 'style_handles', 'panel_grid',
-           'plot_accuracy_vs_severity', 'robustness_table', 'load_vrb_paper_accuracy', 'accuracy_tables',
-           'submetric_tables', 'family_of', 'weight_vectors', 'vre_under_weights', 'model_colors', 'legend_above',
-           'plot_average_error', 'plot_relative_drop', 'radar', 'plot_radars', 'plot_vre_weights']
+__all__ = ['STYLE_ORDER', 'PALETTE', 'MARKERS', 'PAPER_DATA', 'PAPER_NAMES', 'RADAR_GROUPS', 'SUBMETRIC_LABELS', 'blind_baseline',
+           'family_accuracy', 'corruption_style', 'style_handles', 'panel_grid', 'plot_accuracy_vs_severity',
+           'robustness_table', 'load_vrb_paper_accuracy', 'accuracy_tables', 'submetric_tables', 'family_of',
+           'weight_vectors', 'vre_under_weights', 'model_colors', 'legend_above', 'plot_average_error',
+           'plot_relative_drop', 'radar', 'plot_radars', 'plot_vre_weights']
 
 # %% ../nbs/05_analysis.ipynb #c006
-def most_common(values: pd.Series) -> str:
-    "The most frequent value of `values` (the first in order of appearance on a tie)."
-    return values.value_counts().index[0]
-
 def blind_baseline(train: VQADataset,          # the split whose answers make the priors
                    test: VQADataset,           # the split to answer
                    model_name: str = "blind",  # the `model` column of the answers
                   ) -> pd.DataFrame:           # answers in a run's layout: model, corruption, severity, seed, question_id, answer
     "Answers to `test` from question priors of `train` alone (no image)."
     q = train.questions
-    by_question = q.groupby("question").multiple_choice_answer.agg(most_common)
-    by_type = q.groupby("question_type").multiple_choice_answer.agg(most_common)
-    overall = most_common(q.multiple_choice_answer)
+    by_question = q.groupby("question").multiple_choice_answer.agg(most_common_answer)
+    by_type = q.groupby("question_type").multiple_choice_answer.agg(most_common_answer)
+    overall = most_common_answer(q.multiple_choice_answer)
     t = test.questions
     answer = t.question.map(by_question).fillna(t.question_type.map(by_type)).fillna(overall)
     return pd.DataFrame({"model": model_name, "corruption": "clean", "severity": 0, "seed": 0,

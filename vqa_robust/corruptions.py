@@ -4,7 +4,7 @@
 
 # %% ../nbs/01_corruptions.ipynb #c003
 from __future__ import annotations
-import io, math, zlib
+import io, math
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable
@@ -14,22 +14,23 @@ import numpy as np
 from PIL import Image
 from scipy.special import ndtri
 from scipy.stats import poisson
+from .base import Registry, non_negative_integer, seeded_rng, whole_number
 
 # %% auto #0
 __all__ = ['CORRUPTIONS', 'SEVERITIES', 'CLEAN', 'EXPECTED_VALUES', 'UNIFORM_LEVELS', 'IMPULSE_AMOUNTS', 'ZOOM_FACTORS',
            'SNOW_PARAMETERS', 'ELASTIC_VRB', 'PRESETS', 'PROVENANCE', 'Corruption', 'register_corruption',
-           'uint8_levels', 'to_uint8_rgb', 'truncated_level', 'truncate_to_uint8', 'whole_number',
-           'non_negative_integer', 'corruption_rng', 'check_severity', 'check_corruption', 'corrupt', 'corrupt_levels',
-           'check_condition', 'image_under_condition', 'uniform16', 'normal_quantiles', 'poisson_quantiles',
-           'level_noise_table', 'normal_quantiles32', 'additive_gaussian_table', 'add_clipped', 'lookup_levels',
-           'table_noise', 'gaussian_noise', 'shot_noise', 'shot_noise_vrb', 'salt_and_pepper_kernel',
-           'salt_and_pepper_where', 'impulse_noise', 'speckle_noise', 'salt_and_pepper', 'random_impulse_noise',
-           'disk_kernel', 'skimage_gaussian', 'trimmed_disk_kernel', 'separable_terms', 'defocus_blur', 'gaussian_blur',
-           'median_blur', 'copy_shuffle', 'glass_blur', 'motion_kernel', 'shifted_sum', 'motion_blurred', 'motion_blur',
-           'zoom_matrix', 'clipped_zoom', 'zoom_blur_levels', 'zoom_blur', 'snow_flakes', 'snow_blend', 'add_snow',
-           'snow', 'snow_wand', 'plasma_fractal', 'fog', 'lookup_with_max', 'brightness_table', 'brightness',
-           'contrast', 'saturation_ratio_table', 'saturation_scaled', 'saturate', 'luma', 'gray3', 'color_inversion',
-           'grayscale', 'grayscale_mean', 'grayscale_inversion', 'grayscale_inversion_mean', 'grayscale_bgr',
+           'uint8_levels', 'to_uint8_rgb', 'truncated_level', 'truncate_to_uint8', 'corruption_rng', 'check_severity',
+           'check_corruption', 'corrupt', 'corrupt_levels', 'check_condition', 'image_under_condition', 'uniform16',
+           'normal_quantiles', 'poisson_quantiles', 'level_noise_table', 'normal_quantiles32',
+           'additive_gaussian_table', 'add_clipped', 'lookup_levels', 'table_noise', 'gaussian_noise', 'shot_noise',
+           'shot_noise_vrb', 'salt_and_pepper_kernel', 'salt_and_pepper_where', 'impulse_noise', 'speckle_noise',
+           'salt_and_pepper', 'random_impulse_noise', 'disk_kernel', 'skimage_gaussian', 'trimmed_disk_kernel',
+           'separable_terms', 'defocus_blur', 'gaussian_blur', 'median_blur', 'copy_shuffle', 'glass_blur',
+           'motion_kernel', 'shifted_sum', 'motion_blurred', 'motion_blur', 'zoom_matrix', 'clipped_zoom',
+           'zoom_blur_levels', 'zoom_blur', 'snow_flakes', 'snow_blend', 'add_snow', 'snow', 'snow_wand',
+           'plasma_fractal', 'fog', 'lookup_with_max', 'brightness_table', 'brightness', 'contrast',
+           'saturation_ratio_table', 'saturation_scaled', 'saturate', 'luma', 'gray3', 'color_inversion', 'grayscale',
+           'grayscale_mean', 'grayscale_inversion', 'grayscale_inversion_mean', 'grayscale_bgr',
            'grayscale_inversion_bgr', 'binary_threshold', 'pixel_grid', 'elastic_transform', 'standard_normal16',
            'tinted', 'spatter', 'reflect_gaussian', 'elastic_transform_vrb', 'box_downsample', 'pixelate',
            'pixelate_vrb', 'jpeg_compression', 'jpeg_compression_vrb', 'preset', 'expand_corruptions',
@@ -48,7 +49,7 @@ class Corruption:
     keeps_size: bool = True          # False only where the reference changes the size (pixelate_vrb)
     levels_function: Callable | None = None  # f(x, severities, rngs) -> {severity: array}: several levels sharing work
 
-CORRUPTIONS: dict[str, Corruption] = {}
+CORRUPTIONS = Registry("corruption")  # name -> Corruption
 SEVERITIES = (1, 2, 3, 4, 5)
 CLEAN = ("clean", 0)  # the clean condition of every run: no corruption, severity 0
 
@@ -62,7 +63,7 @@ def register_corruption(family: str,                           # the paper's cla
     "Decorator: add a corruption function to `CORRUPTIONS` under its own name."
     def register(function):
         if function.__name__ == CLEAN[0]: raise ValueError(f"{CLEAN[0]!r} names the clean condition, not a corruption")
-        CORRUPTIONS[function.__name__] = Corruption(function.__name__, function, family, random, source, tuple(levels), keeps_size, levels_function)
+        CORRUPTIONS.register(function.__name__, Corruption(function.__name__, function, family, random, source, tuple(levels), keeps_size, levels_function))
         return function
     return register
 
@@ -115,24 +116,6 @@ def truncate_to_uint8(x: np.ndarray,  # values on the 0-255 scale, any dtype (a 
     if x.dtype == np.uint8: return x
     return np.clip(x, 0, 255, out=x if x.flags.writeable and np.issubdtype(x.dtype, np.floating) else None).astype(np.uint8)
 
-# %% ../nbs/01_corruptions.ipynb #c069
-def whole_number(value,    # a severity, seed or id as the caller gave it
-                 what: str,  # its name, for the message
-                ) -> int:    # the value as an int
-    "`value` as an int when it is a whole number (3, 3.0, np.int64(3)); anything else is refused, naming `what`."
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer, float, np.floating)) or \
-       (isinstance(value, (float, np.floating)) and not float(value).is_integer()):
-        raise ValueError(f"{what} must be an integer, got {value!r}")
-    return int(value)
-
-def non_negative_integer(value,      # a seed or image id as the caller gave it
-                         what: str,  # its name, for the message
-                        ) -> int:    # the value as an int, >= 0
-    "`value` as an int when it is a whole number >= 0 (a seed, an image id); refused otherwise, naming `what`."
-    number = whole_number(value, what)
-    if number < 0: raise ValueError(f"{what} must be a non-negative integer, got {value!r}")
-    return number
-
 # %% ../nbs/01_corruptions.ipynb #c011
 def corruption_rng(seed: int,      # global seed of the benchmark, >= 0
                    image_id: int,  # id of the image, >= 0
@@ -140,9 +123,7 @@ def corruption_rng(seed: int,      # global seed of the benchmark, >= 0
                    severity: int,  # its level, >= 0
                   ) -> np.random.Generator:  # a fresh generator, the same for the same four values
     "The random generator of one (seed, image, corruption, severity)."
-    entropy = [non_negative_integer(seed, "seed"), non_negative_integer(image_id, "image_id"), zlib.crc32(name.encode()),
-               non_negative_integer(severity, "severity")]
-    return np.random.default_rng(np.random.SeedSequence(entropy))
+    return seeded_rng(seed=seed, image_id=image_id, corruption=name, severity=severity)
 
 # %% ../nbs/01_corruptions.ipynb #c014
 def check_severity(name: str,  # a key of CORRUPTIONS (KeyError otherwise)
@@ -150,7 +131,6 @@ def check_severity(name: str,  # a key of CORRUPTIONS (KeyError otherwise)
                   ) -> int:    # the severity as an int
     "`severity` as an int, checked to be a level the corruption `name` defines (0 is the clean image)."
     if not isinstance(name, str): raise ValueError(f"a corruption is named by a string, got {name!r}")
-    if name not in CORRUPTIONS: raise KeyError(f"unknown corruption {name!r}; known: {', '.join(sorted(CORRUPTIONS))}")
     levels = CORRUPTIONS[name].levels
     level = whole_number(severity, f"severity of {name}")
     if level != 0 and level not in levels: raise ValueError(f"severity of {name} must be 0 (clean) or one of {levels}, got {severity!r}")
@@ -932,7 +912,8 @@ def jpeg_compression_vrb(x,         # uint8 RGB image, HxWx3
     return cv2.imdecode(encoded, cv2.IMREAD_COLOR)
 
 # %% ../nbs/01_corruptions.ipynb #c041
-PRESETS = {
+PRESETS = Registry("preset")  # name -> corruption names, in order
+PRESETS.update({
     "vrb": ["shot_noise_vrb", "gaussian_noise", "impulse_noise", "speckle_noise", "defocus_blur", "zoom_blur", "snow",
             "brightness", "contrast", "saturate", "elastic_transform", "spatter", "pixelate_vrb", "jpeg_compression"],
     "vrb_imagenet_c": ["shot_noise", "gaussian_noise", "impulse_noise", "speckle_noise", "defocus_blur", "zoom_blur", "snow",
@@ -945,12 +926,11 @@ PRESETS = {
                    "speckle_noise", "gaussian_blur", "spatter", "saturate"],
     "appendix": ["color_inversion", "grayscale_mean", "grayscale_inversion_mean", "binary_threshold", "salt_and_pepper",
                  "random_impulse_noise", "glass_blur", "gaussian_blur", "median_blur"],
-}
+})
 
 def preset(name: str  # a key of PRESETS: vrb, vrb_imagenet_c, vrb_code, vrb_grayscale, imagenet_c or appendix
           ) -> list[str]:  # corruption names, in the preset's order
     "The corruption names of a preset."
-    if name not in PRESETS: raise KeyError(f"unknown preset {name!r}; known: {', '.join(PRESETS)}")
     return list(PRESETS[name])
 
 def expand_corruptions(names,  # corruption and preset names: a list, or comma-separated text

@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from PIL import Image
+from .base import listed, non_negative_integer  # the one check of seeds, ids and counts
+from .corruptions import to_uint8_rgb  # the one conversion of image values, shared with the corruptions
 
 # %% auto #0
 __all__ = ['QUESTION_FIELDS', 'ANNOTATION_FIELDS', 'EASY_VQA_SHAPES', 'EASY_VQA_INFO', 'EASY_VQA_LICENSE', 'VQAV2_DOWNLOAD',
@@ -46,7 +48,7 @@ def check_ids(table: pd.DataFrame, path, key: str) -> None:
         bad = [v for v in table[column] if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0]
         if bad: raise ValueError(f"{path}: {key} with {column} that is not a non-negative integer: {bad[:3]}")
     repeated = table.question_id[table.question_id.duplicated()].unique()
-    if len(repeated): raise ValueError(f"{path}: question_id repeated in {key}: {sorted(repeated.tolist())[:5]}{' ...' if len(repeated) > 5 else ''}")
+    if len(repeated): raise ValueError(f"{path}: question_id repeated in {key}: {listed(sorted(repeated.tolist()))}")
 
 def answer_strings(answers, path, question_id) -> list[str]:
     "The answer strings of one annotation; a clear error when `answers` is not a list of {'answer': str}."
@@ -62,7 +64,6 @@ def coco_image_template(data_subtype: str  # e.g. "val2014"
 
 def read_image(path: Path, image_id: int) -> Image.Image:
     "An image file as RGB, 16-bit and float images scaled as `corrupt` scales them; an unreadable file is named by id and path."
-    from vqa_robust.corruptions import to_uint8_rgb  # the one conversion of image values, shared with the corruptions
     try:
         with Image.open(path) as im:
             im.load()
@@ -274,7 +275,6 @@ def sample_images(dataset: VQADataset,  # the full dataset
                   seed: int = 0,         # seed of the draw
                  ) -> VQADataset:
     "A random subset of `n_images` images with all of their questions."
-    from vqa_robust.corruptions import non_negative_integer  # the one check of seeds, ids and counts
     ids = dataset.image_ids
     seed = non_negative_integer(seed, "seed")
     if n_images is None or non_negative_integer(n_images, "n_images") == 0 or n_images >= len(ids): return dataset.subset(ids)
@@ -331,7 +331,6 @@ def split_rule(image_ids,                  # image ids, in any order, repeats al
                seed: int = VRB_SEED,       # seed of numpy's legacy RandomState (0 <= seed < 2**32)
               ) -> list[int]:              # the drawn ids, sorted
     "The split rule: `n_images` of the sorted distinct `image_ids`, drawn without replacement by numpy's frozen `RandomState(seed)`."
-    from vqa_robust.corruptions import non_negative_integer  # the one check of seeds, ids and counts
     n_images, seed = non_negative_integer(n_images, "n_images"), non_negative_integer(seed, "seed")
     if seed >= 2 ** 32: raise ValueError(f"seed must be below 2**32 for numpy's RandomState, got {seed}")
     ids = np.array(sorted({non_negative_integer(i, "image_id") for i in image_ids}), dtype=np.int64)
@@ -402,7 +401,7 @@ def vrb_split(dataset: VQADataset,               # VQAv2 val2014 as loaded from 
         missing = sorted(set(record["image_ids"]) - set(dataset.image_ids))
         if missing:
             raise ValueError(f"{len(missing)} of the {record['n_images']} image ids of shipped split '{name}' are not in dataset '{dataset.name}': "
-                             f"{missing[:5]}{' ...' if len(missing) > 5 else ''} (load the whole official file, e.g. with load_vqav2_dir)")
+                             f"{listed(missing)} (load the whole official file, e.g. with load_vqav2_dir)")
         return dataset.subset(record["image_ids"])
     print(f"note: no shipped split '{name}' in this installation; drawing {n_images} images by the split rule (seed {seed}) from the "
           f"{len(dataset.image_ids)} images of dataset '{dataset.name}': VRB's split only if that is the whole official questions file")

@@ -12,7 +12,9 @@ import numpy as np
 import pandas as pd
 from PIL import Image
 from .data import (VQADataset, check_ids, easy_vqa_to_vqav2, load_easy_vqa, load_vqav2_dir, write_mini_vqav2)
-from .metrics import ACCURACY_MODES, CONDITION, leave_one_out, normalize_answer
+from .base import Registry
+from .metrics import ACCURACY_MODES, CONDITION, leave_one_out
+from .vocabulary import most_common_answer, normalize_answer
 
 # %% auto #0
 __all__ = ['VQA_COLUMNS', 'W_WORDS', 'NUMBER', 'VG_QUESTIONS', 'VG_IMAGE_FOLDERS', 'VG_DOWNLOAD', 'VG_RECORDS', 'STRING_ID_BASE',
@@ -263,7 +265,7 @@ def load_vizwiz(data_dir: str | Path,     # folder holding annotations/{split}.j
             raise ValueError(f"vizwiz: {where} has 'answers' that are not a list of {{'answer': str, ...}}")
         answers = [a["answer"] for a in r["answers"]]
         image_id = vizwiz_image_id(r["image"], split)
-        rows.append((image_id, image_id, r["question"], w_question_type(r["question"]), r["answer_type"], max(answers, key=answers.count),
+        rows.append((image_id, image_id, r["question"], w_question_type(r["question"]), r["answer_type"], most_common_answer(answers),
                      answers, int(r["answerable"]), r["image"], r["image"]))
     q = pd.DataFrame(rows, columns=["question_id", "image_id", "question", "question_type", "answer_type", "multiple_choice_answer", "answers",
                                     "answerable", "source_image_id", "image_file"])
@@ -362,7 +364,7 @@ class DatasetSpec:
     source: str = ""            # where to download the official files
     needs_data_dir: bool = True # False when the data comes with a package (easy-VQA)
 
-DATASETS: dict[str, DatasetSpec] = {}
+DATASETS = Registry("dataset")  # name -> DatasetSpec
 
 def register_dataset(name: str,                  # key of DATASETS
                      load: Callable,             # load(data_dir, split) -> VQADataset
@@ -374,15 +376,13 @@ def register_dataset(name: str,                  # key of DATASETS
                      needs_data_dir: bool = True,  # False when the data comes with a package
                     ) -> DatasetSpec:
     "Add a dataset to `DATASETS` (its accuracy mode must be a key of ACCURACY_MODES)."
-    if accuracy_mode not in ACCURACY_MODES: raise ValueError(f"dataset {name!r}: unknown accuracy mode {accuracy_mode!r}; known: {sorted(ACCURACY_MODES)}")
+    ACCURACY_MODES[accuracy_mode]  # an unknown mode is refused, naming the known ones
     if not splits: raise ValueError(f"dataset {name!r}: give at least one split")
-    DATASETS[name] = DatasetSpec(name, load, write_records, tuple(splits), accuracy_mode, description, source, needs_data_dir)
-    return DATASETS[name]
+    return DATASETS.register(name, DatasetSpec(name, load, write_records, tuple(splits), accuracy_mode, description, source, needs_data_dir))
 
 def dataset_spec(name: str  # a key of DATASETS
                 ) -> DatasetSpec:
     "The registry entry `name`, or an error listing the known ones."
-    if name not in DATASETS: raise ValueError(f"unknown dataset {name!r}; known: {sorted(DATASETS)}")
     return DATASETS[name]
 
 def load_dataset(name: str,                         # a key of DATASETS

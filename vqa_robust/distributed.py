@@ -8,20 +8,21 @@ import os, time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable
 
 import pandas as pd
 import torch
 
+from .base import MAPS, Registry, local_map, ray_map, start_ray
 from .data import VQADataset
-from .inference import (CHUNK_SIZE, question_order, plan_batches, ConditionBatches, batch_loader, encoder_of, answered_batches,
-                                  partition_dir, chunk_file, write_chunk, write_record, condition_answers, release_memory, identity_digest,
-                                  store_plan, plan_bar, run_conditions)
+from .zoo import load_model
+from .store import CHUNK_SIZE, chunk_file, condition_answers, identity_digest, partition_dir, store_plan, write_chunk, write_record
+from .inference import answer_plan, encoder_of, plan_bar, plan_batches, question_order, release_memory, run_conditions
 
 # %% auto #0
 __all__ = ['EXECUTORS', 'Shard', 'shards_of', 'answer_shard', 'Executor', 'register_executor', 'no_replicas', 'release_replicas',
-           'executor', 'local_map', 'local_answer', 'local_start', 'start_ray', 'ray_resources', 'ShardWorker',
-           'ray_pool', 'ray_answer', 'ray_start', 'ray_stop', 'ray_map', 'cluster_plan']
+           'executor', 'local_answer', 'local_start', 'ray_resources', 'ShardWorker', 'ray_pool', 'ray_answer',
+           'ray_start', 'ray_stop', 'cluster_plan']
 
 # %% ../nbs/03a_distributed.ipynb #c006
 @dataclass(frozen=True)
@@ -56,12 +57,8 @@ def answer_shard(model,                 # a loaded adapter
                 ) -> tuple[dict, pd.DataFrame]:  # the chunk's record entry, and its answers
     "Answer one shard exactly as a local run answers that chunk, and write it with its sidecar."
     if order is None: order = question_order(dataset)
-    ids = order.question_id.to_numpy()
-    batches = plan_batches(len(ids), {(shard.corruption, shard.severity): {shard.chunk}}, chunk_size, batch_size)
-    encoder = encoder_of(model)
-    if question_inputs is None: question_inputs = encoder.questions(order.question.tolist())
-    loader = batch_loader(ConditionBatches(dataset, order, encoder, question_inputs, batches, seed), num_workers, str(getattr(model, "device", "cpu")))
-    answers = pd.concat([a for _, a in answered_batches(model, loader, batches, ids, seed)], ignore_index=True)
+    batches = plan_batches(len(order), {(shard.corruption, shard.severity): {shard.chunk}}, chunk_size, batch_size)
+    answers = pd.concat([a for _, a in answer_plan(model, dataset, order, batches, seed, num_workers, question_inputs)], ignore_index=True)
     entry = write_chunk(partition_dir(out_dir, model.name, shard.corruption, shard.severity), shard.chunk, answers, identity)
     release_memory()
     return entry, answers
@@ -77,7 +74,7 @@ class Executor:
     start: Callable | None = None  # (model_name, load, threads=, num_workers=, address=, log=) -> replicas, a dict of `answer`'s extra options
     stop: Callable | None = None   # (replicas) -> None: releases what `start` made
 
-EXECUTORS: dict[str, Executor] = {}
+EXECUTORS = Registry("executor")  # name -> Executor
 
 def register_executor(name: str,            # the executor's name, e.g. "local"
                       map: Callable,        # (fn, tasks, workers) -> results in task order
@@ -87,8 +84,7 @@ def register_executor(name: str,            # the executor's name, e.g. "local"
                       stop: Callable | None = None,   # releases them
                      ) -> Executor:
     "Add an executor to `EXECUTORS`."
-    EXECUTORS[name] = Executor(name, map, answer, description, start or no_replicas, stop or release_replicas)
-    return EXECUTORS[name]
+    return EXECUTORS.register(name, Executor(name, map, answer, description, start or no_replicas, stop or release_replicas))
 
 def no_replicas(model_name: str, load: dict, **_) -> dict:
     "The `start` of an executor without replicas: nothing to make."
@@ -101,25 +97,13 @@ def release_replicas(replicas: dict) -> None:
 def executor(name: str  # a key of EXECUTORS
             ) -> Executor:
     "The executor `name`, or an error listing the known ones."
-    if name not in EXECUTORS: raise ValueError(f"unknown executor {name!r}; known: {sorted(EXECUTORS)}")
     return EXECUTORS[name]
 
 # %% ../nbs/03a_distributed.ipynb #c017
-def local_map(fn: Callable,     # a function importable by child processes (defined in a module)
-              tasks: list,      # its arguments, one per call
-              workers: int = 1, # processes; 1 runs in this process
-             ) -> Iterable:
-    "`fn(t)` for each task, in task order, as they finish, in `workers` processes."
-    if workers <= 1:
-        yield from (fn(t) for t in tasks); return
-    from concurrent.futures import ProcessPoolExecutor
-    with ProcessPoolExecutor(workers) as pool: yield from pool.map(fn, tasks)
-
 def local_answer(model_name: str, identity: dict, dataset: VQADataset, grid: list, out_dir: str | Path, seed: int = 0,
                  batch_size: int = 32, chunk_size: int = CHUNK_SIZE, num_workers: int = 0, overwrite: bool = False,
                  progress=True, log=None, load: dict | None = None, model=None, data: dict | None = None, **_) -> pd.DataFrame:
     "Answer a model's grid in this process with `run_conditions`: the `model` `local_start` loaded, or loaded here."
-    from vqa_robust.models import load_model
     model = model or load_model(model_name, **(load or {}))
     return run_conditions(model, dataset, grid, out_dir, seed=seed, batch_size=batch_size, progress=progress, overwrite=overwrite,
                           num_workers=num_workers, chunk_size=chunk_size, log=log, data=data)
@@ -132,26 +116,12 @@ def local_start(model_name: str,       # a key of MODELS or a checkpoint folder
                 log=None,              # run_log's function, or None
                ) -> dict:              # {"model": the loaded adapter}, `local_answer`'s option
     "Load the model once in this process, for every question set a run answers with it."
-    from vqa_robust.models import load_model
     began = time.time()
     model = load_model(model_name, **load)
     if log: log(f"{model.name}: loaded in {time.time() - began:.1f} s")
     return {"model": model}
 
 # %% ../nbs/03a_distributed.ipynb #c019
-def start_ray(address: str = "",        # cluster address; "" starts a local Ray on this machine
-              num_cpus: int | None = None,  # CPUs of a local Ray (None: all)
-              object_store_mb: int | None = None,  # object store of a local Ray (None: Ray's default)
-             ):
-    "Connect to Ray (or start it here), once; returns the ray module."
-    import ray
-    if ray.is_initialized(): return ray
-    os.environ.setdefault("RAY_AUTH_MODE", "disabled") if not address else None
-    kwargs = dict(include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
-    if address: ray.init(address=address, **kwargs)
-    else: ray.init(num_cpus=num_cpus, object_store_memory=object_store_mb and object_store_mb * 2**20, **kwargs)
-    return ray
-
 def ray_resources(device: str,            # "cuda..." or "cpu"
                   replicas: int,          # model replicas
                   cpus: float | None = None,  # CPUs Ray has
@@ -166,7 +136,6 @@ def ray_resources(device: str,            # "cuda..." or "cpu"
 class ShardWorker:
     "A model replica (run as a Ray actor): loads the model once, answers shards and writes them into the store."
     def __init__(self, model_name: str, load: dict, threads: int = 1, num_workers: int = 0):
-        from vqa_robust.models import load_model
         torch.set_num_threads(max(1, threads))
         self.model, self.num_workers, self.questions = load_model(model_name, **load), num_workers, {}
     def pid(self) -> int: return os.getpid()
@@ -200,7 +169,7 @@ def ray_answer(model_name: str,          # a key of MODELS or a checkpoint folde
                progress=True,            # a tqdm bar (shared), True for a new one, or False
                log: Callable | None = None,  # run_log's function, or None
                load: dict | None = None, # load_model's options: device, dtype, local_files_only
-               replicas: int | None = None,  # model replicas (None: one per GPU, or 2 on CPU)
+               replicas: int | None = None,  # model replicas without a `pool` (None: one per GPU, or 2 on CPU)
                address: str = "",        # Ray address ("" starts a local Ray)
                threads: int = 1,         # torch threads per replica
                in_flight: int = 2,       # shards sent ahead per replica
@@ -209,19 +178,14 @@ def ray_answer(model_name: str,          # a key of MODELS or a checkpoint folde
                data: dict | None = None, # dataset_fingerprint(dataset), if already computed (it reads every image)
               ) -> pd.DataFrame:         # every answer of the grid, RESULT_COLUMNS
     "Answer a model's grid on Ray, shard by shard, into the same store (and with the same rows) as `run_conditions`."
-    ray = start_ray(address)
-    load = load or {}
-    device = str(load.get("device") or "cpu")
-    if replicas is None: replicas = int(ray.cluster_resources().get("GPU", 0)) if device.startswith("cuda") else 2
-    replicas = max(1, replicas)
+    ray, load = start_ray(address), load or {}
     name = identity.get("model", model_name)
     plan = store_plan(name, identity, dataset, question_order(dataset), grid, out_dir, seed, batch_size, chunk_size, overwrite, data)
     identities, folders, done, todo, records = plan.identities, plan.folders, plan.done, plan.todo, plan.records
     shards = deque(shards_of(name, todo))
     bar = plan_bar(progress, plan)
     if shards:
-        workers = pool or ray_pool(model_name, load, replicas, ray_resources(device, replicas, ray.cluster_resources().get("CPU"), num_workers),
-                                    threads, num_workers)
+        workers = pool or ray_start(model_name, load, threads, num_workers, address, replicas=replicas)["pool"]
         dataset_ref, key, started = ray.put(dataset), identity_digest(plan.data), time.time()
         pending, turn = {}, 0
         while shards or pending:
@@ -255,12 +219,13 @@ def ray_start(model_name: str,       # a key of MODELS or a checkpoint folder
               num_workers: int = 0,  # data-worker processes per replica on GPU (on CPU the replicas prepare their own batches)
               address: str = "",     # Ray address ("" starts a local Ray)
               log=None,              # run_log's function, or None
+              replicas: int | None = None,  # model replicas (None: one per GPU, or 2 sharing the CPUs)
              ) -> dict:              # {"pool": the replicas}, `ray_answer`'s option
     "Start the model's replicas on Ray once (one per GPU; two sharing the CPUs otherwise), for every question set a run answers with it."
     ray = start_ray(address)
     device, resources = str(load.get("device") or "cpu"), ray.cluster_resources()
     on_gpu = device.startswith("cuda")
-    replicas = max(1, int(resources.get("GPU", 0))) if on_gpu else 2
+    replicas = max(1, replicas or (int(resources.get("GPU", 0)) if on_gpu else 2))
     workers = num_workers if on_gpu else 0
     pool = ray_pool(model_name, load, replicas, ray_resources(device, replicas, resources.get("CPU"), workers), threads, workers)
     if log: log(f"{model_name}: {replicas} replica(s) on Ray ({resources})")
@@ -270,21 +235,6 @@ def ray_stop(replicas: dict) -> None:
     "Kill the replicas `ray_start` made."
     import ray
     for replica in replicas.pop("pool", []): ray.kill(replica)
-
-def ray_map(fn: Callable,       # a function defined in a module (Ray imports it on the workers)
-            tasks: list,        # its arguments, one per call
-            workers: int = 1,   # tasks in flight at once
-            num_cpus: float = 0.5,  # CPUs each task asks of Ray
-            address: str = "",  # Ray address ("" starts a local Ray)
-           ) -> Iterable:
-    "`fn(t)` for each task as Ray tasks (retried if their worker dies), at most `workers` in flight, results in task order."
-    ray = start_ray(address)
-    remote = ray.remote(num_cpus=num_cpus, max_retries=-1)(fn)
-    refs = deque()
-    for task in tasks:
-        refs.append(remote.remote(task))
-        if len(refs) >= max(1, workers): yield ray.get(refs.popleft())
-    while refs: yield ray.get(refs.popleft())
 
 # %% ../nbs/03a_distributed.ipynb #c024
 for name, map_, answer, about, start, stop in (

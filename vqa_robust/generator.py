@@ -4,34 +4,21 @@
 
 # %% ../nbs/01a_generator.ipynb #c003
 from __future__ import annotations
-import dataclasses, hashlib, inspect, json, os, secrets, shutil
+import hashlib, json, shutil
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Iterator
 import numpy as np
 from PIL import Image
 from tqdm import tqdm
-from .corruptions import CORRUPTIONS, check_condition, check_severity, corrupt_levels, image_under_condition, non_negative_integer, whole_number
-from .data import VQADataset, file_sha256, source_images
+from .base import MAPS, listed, non_negative_integer, positive_integer, whole_number
+from .corruptions import CORRUPTIONS, check_condition, check_severity, corrupt_levels, image_under_condition
+from .data import VQADataset, source_images
+from .store import atomic_write, code_fingerprint
 
 # %% auto #0
-__all__ = ['FORMATS', 'FINGERPRINT_KEYS', 'atomic_write', 'save_image', 'decodes', 'corrupted_template', 'condition_dir',
-           'library_versions', 'source_sha256', 'code_fingerprint', 'make_manifest', 'listed', 'fingerprint_changes',
-           'condition_dirs', 'delete_generated', 'unrecorded_conditions', 'prepare_folder', 'complete',
-           'write_image_conditions', 'as_list', 'generate', 'corrupted_dataset', 'stream_corrupted']
-
-# %% ../nbs/01a_generator.ipynb #c006
-def atomic_write(path: str | Path,                 # the file to write
-                 write: Callable[[Path], object],  # writes the whole content to the path it is given
-                ) -> Path:                         # `path`
-    "Write a file through a temporary name in its folder and a rename, so that a file at `path` is always complete."
-    path = Path(path)
-    partial = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.partial")
-    try:
-        write(partial)
-        os.replace(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)  # only left after a failed write
-    return path
+__all__ = ['FORMATS', 'FINGERPRINT_KEYS', 'save_image', 'decodes', 'corrupted_template', 'condition_dir', 'make_manifest',
+           'fingerprint_changes', 'condition_dirs', 'delete_generated', 'unrecorded_conditions', 'prepare_folder',
+           'complete', 'write_image_conditions', 'as_list', 'generate', 'corrupted_dataset', 'stream_corrupted']
 
 # %% ../nbs/01a_generator.ipynb #c025
 FORMATS = {"png": ".png", "jpeg": ".jpg"}
@@ -68,25 +55,6 @@ def condition_dir(root: str | Path,  # the generated folder
     return Path(root) / corruption / str(severity)
 
 # %% ../nbs/01a_generator.ipynb #c008
-def library_versions() -> dict:  # library name -> version string
-    "Versions of the libraries that decide the corrupted pixels."
-    import cv2, numba, scipy, PIL, vqa_robust
-    return {"vqa_robust": vqa_robust.__version__, "numpy": np.__version__, "opencv": cv2.__version__, "pillow": PIL.__version__,
-            "scipy": scipy.__version__, "numba": numba.__version__}
-
-def source_sha256(function: Callable,  # a function (or class) whose defining source to hash
-                 ) -> str:             # hex digest
-    "SHA-256 of the source file that defines `function` (of its source text where it has no file, as in a notebook)."
-    path = inspect.getsourcefile(function)
-    if path and Path(path).is_file(): return file_sha256(path)
-    return hashlib.sha256(inspect.getsource(function).encode()).hexdigest()
-
-def code_fingerprint(dataset: VQADataset,  # its image loader is part of the fingerprint
-                    ) -> dict:             # source hashes and library versions
-    "What decides the pixels besides the inputs: the sources of the corruptions and of the dataset's image loader, and library versions."
-    return {"corruptions_sha256": source_sha256(image_under_condition), "loader_sha256": source_sha256(type(dataset).load_image),
-            "versions": library_versions()}
-
 FINGERPRINT_KEYS = ("code", "seed", "format", "quality", "image_template", "grid", "images")
 
 def make_manifest(dataset: VQADataset,  # the images to corrupt (every source image is hashed)
@@ -107,13 +75,6 @@ def make_manifest(dataset: VQADataset,  # the images to corrupt (every source im
             "fingerprint": hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest(), **inputs}
 
 # %% ../nbs/01a_generator.ipynb #c028
-def listed(items,         # anything iterable
-           limit: int = 3,  # items shown before " and N more"
-          ) -> str:
-    "The first `limit` items, comma-separated, and how many more there are."
-    items = list(items)
-    return ", ".join(map(str, items[:limit])) + (f" and {len(items) - limit} more" if len(items) > limit else "")
-
 def fingerprint_changes(old: dict,  # a folder's manifest
                         new: dict,  # the manifest a rerun would write
                        ) -> list[str]:
@@ -127,13 +88,13 @@ def fingerprint_changes(old: dict,  # a folder's manifest
     changes += [f"{lib} {old_versions.get(lib)} -> {new_versions.get(lib)}" for lib in sorted(set(old_versions) | set(new_versions))
                 if old_versions.get(lib) != new_versions.get(lib)]
     old_grid, new_grid = {tuple(p) for p in old.get("grid", [])}, {tuple(p) for p in new["grid"]}
-    if new_grid - old_grid: changes.append(f"conditions added: {listed(f'{c}/{s}' for c, s in sorted(new_grid - old_grid))}")
-    if old_grid - new_grid: changes.append(f"conditions removed: {listed(f'{c}/{s}' for c, s in sorted(old_grid - new_grid))}")
+    if new_grid - old_grid: changes.append(f"conditions added: {listed([f'{c}/{s}' for c, s in sorted(new_grid - old_grid)], 3)}")
+    if old_grid - new_grid: changes.append(f"conditions removed: {listed([f'{c}/{s}' for c, s in sorted(old_grid - new_grid)], 3)}")
     old_images, new_images = old.get("images", {}), new["images"]
     for what, ids in (("added", [i for i in new_images if i not in old_images]), ("removed", [i for i in old_images if i not in new_images])):
-        if ids: changes.append(f"images {what}: {listed(sorted(ids, key=int))}")
+        if ids: changes.append(f"images {what}: {listed(sorted(ids, key=int), 3)}")
     edited = [f"{i} ({new_images[i]['path']})" for i in sorted(new_images, key=int) if i in old_images and old_images[i] != new_images[i]]
-    if edited: changes.append(f"images changed: {listed(edited)}")
+    if edited: changes.append(f"images changed: {listed(edited, 3)}")
     return changes
 
 # %% ../nbs/01a_generator.ipynb #c031
@@ -167,7 +128,7 @@ def prepare_folder(root: Path,       # the output folder (may not exist)
     path = root / "manifest.json"
     if not path.is_file():
         found = unrecorded_conditions(root) if root.is_dir() else []
-        if found: raise ValueError(f"{root} holds condition folders ({listed(found)}) but no manifest.json, so nothing says what they were "
+        if found: raise ValueError(f"{root} holds condition folders ({listed(found, 3)}) but no manifest.json, so nothing says what they were "
                                    "made from: generate into a new folder, or delete them")
         return True
     try: old = json.loads(path.read_text())
@@ -235,16 +196,14 @@ def generate(dataset: VQADataset,      # images to corrupt (all of them)
              overwrite: bool = False,  # delete the folder's generated files first (else a folder made from other inputs is refused)
              verify: bool = True,      # decode the files already there and rewrite damaged ones (False: trust every existing file)
              progress: bool = True,    # a progress bar
-             executor: str = "local",  # where the chunks run: a key of vqa_robust.distributed.EXECUTORS ("local" processes, "ray" tasks)
+             executor: str = "local",  # where the chunks run: a key of vqa_robust.base.MAPS ("local" processes, "ray" tasks)
             ) -> dict:  # the manifest
     "Write every image of `dataset` under every (corruption, severity), resuming a folder generated from the same inputs."
     grid = list(dict.fromkeys((c, check_severity(c, s)) for c in as_list(corruptions, "corruptions") for s in as_list(severities, "severities")))
     seed = non_negative_integer(seed, "seed")
     if image_format not in FORMATS: raise ValueError(f"image_format must be one of {list(FORMATS)}, got {image_format!r}")
     if image_format == "jpeg" and not 1 <= whole_number(quality, "quality") <= 100: raise ValueError(f"quality must be 1-100, got {quality!r}")
-    workers, chunk_size = whole_number(workers, "workers"), whole_number(chunk_size, "chunk_size")
-    for what, value in (("workers", workers), ("chunk_size", chunk_size)):
-        if value < 1: raise ValueError(f"{what} must be at least 1, got {value!r}")
+    workers, chunk_size = positive_integer(workers, "workers"), positive_integer(chunk_size, "chunk_size")
     root = Path(root)
     manifest = make_manifest(dataset, grid, seed, image_format, quality)  # reads every source image: a missing one stops the run here
     if prepare_folder(root, manifest, overwrite):
@@ -253,9 +212,7 @@ def generate(dataset: VQADataset,      # images to corrupt (all of them)
     ids, quality = dataset.image_ids, manifest["quality"]
     tasks = [(dataset, ids[i:i + chunk_size], grid, root, seed, image_format, quality, verify) for i in range(0, len(ids), chunk_size)]
     bar = tqdm(total=len(ids) * len(grid), desc="corrupted images", disable=not progress)
-    from vqa_robust.distributed import executor as executor_named  # local processes or Ray tasks: the same chunks, the same files
-    from vqa_robust.generator import _write_chunk as worker  # by module name, so that child processes and Ray workers can import it
-    for task, _ in zip(tasks, executor_named(executor).map(worker, tasks, workers)): bar.update(len(task[1]) * len(grid))
+    for task, _ in zip(tasks, MAPS[executor](_write_chunk, tasks, workers)): bar.update(len(task[1]) * len(grid))
     bar.close()
     return manifest
 
@@ -271,9 +228,9 @@ def corrupted_dataset(dataset: VQADataset,  # the dataset the folder was generat
     if not path.is_file(): raise FileNotFoundError(f"{path} not found: {root} is not a folder `generate` wrote")
     manifest = json.loads(path.read_text())
     if [corruption, severity] not in manifest.get("grid", []):
-        raise ValueError(f"{root} holds no {corruption}/{severity}; it holds {listed(f'{c}/{s}' for c, s in manifest.get('grid', []))}")
+        raise ValueError(f"{root} holds no {corruption}/{severity}; it holds {listed([f'{c}/{s}' for c, s in manifest.get('grid', [])], 3)}")
     missing = [i for i in dataset.image_ids if str(i) not in manifest.get("images", {})]
-    if missing: raise ValueError(f"{root} was generated without image(s) {listed(missing)} of dataset '{dataset.name}'")
+    if missing: raise ValueError(f"{root} was generated without image(s) {listed(missing, 3)} of dataset '{dataset.name}'")
     return dataclasses.replace(dataset, questions=dataset.questions.drop(columns="image_file", errors="ignore"),  # named by the template
                                image_dir=condition_dir(root, corruption, severity), image_template=manifest["image_template"],
                                name=f"{dataset.name}/{corruption}/{severity}")

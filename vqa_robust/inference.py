@@ -4,7 +4,7 @@
 
 # %% ../nbs/03_inference.ipynb #c003
 from __future__ import annotations
-import ctypes, hashlib, json, os, resource, shutil, sys, time
+import ctypes, os, resource, sys, time
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -14,44 +14,34 @@ import pandas as pd
 import torch
 from PIL import Image
 from tqdm import tqdm
-from .corruptions import CORRUPTIONS, CLEAN, expand_corruptions, image_under_condition
-from .generator import atomic_write, code_fingerprint
-from .data import VQADataset, dataset_fingerprint, file_sha256
+from .base import listed, seed_of
+from .corruptions import CORRUPTIONS, CLEAN, image_under_condition
+from .data import VQADataset
 from .models import RawEncoder
+from .store import CHUNK_SIZE, RESULT_COLUMNS, StorePlan, condition_answers, n_chunks, save_chunk, store_plan
 
 # %% auto #0
-__all__ = ['RESULT_COLUMNS', 'CHUNK_SIZE', 'CHUNK_COLUMNS', 'RECORD', 'SAFE_NAME', 'SAMPLE_IMAGES', 'VRB_CONDITIONS',
-           'VRB_QUESTIONS', 'H200_BF16_TFLOPS', 'conditions', 'Batch', 'question_order', 'n_chunks', 'plan_batches',
-           'condition_image', 'ConditionBatches', 'as_is', 'default_workers', 'batch_loader', 'glibc', 'release_memory',
-           'peak_memory_mb', 'partition_dir', 'chunk_file', 'chunk_sidecar', 'identity_digest', 'condition_identity',
-           'identity_changes', 'ChangedInputsError', 'write_record', 'write_chunk', 'save_chunk', 'sidecar_entry',
-           'chunk_damage', 'checked_record', 'saved_chunks', 'checked_store', 'run_log', 'read_store', 'answer_inputs',
-           'batch_seed', 'encoder_of', 'progress_bar', 'answered_batches', 'StorePlan', 'store_plan', 'plan_bar',
-           'condition_answers', 'run_conditions', 'answer_condition', 'list_parameter', 'int_parameter',
-           'auto_parameter', 'dataset_files', 'text_kinds', 'run_parameters', 'grid_hours', 'pipeline_rate',
-           'projected_gpu_rate']
+__all__ = ['conditions', 'Batch', 'question_order', 'plan_batches', 'condition_image', 'ConditionBatches', 'as_is',
+           'default_workers', 'batch_loader', 'glibc', 'release_memory', 'peak_memory_mb', 'answer_inputs',
+           'batch_seed', 'encoder_of', 'progress_bar', 'answered_batches', 'answer_plan', 'plan_bar', 'run_conditions',
+           'answer_condition']
 
 # %% ../nbs/03_inference.ipynb #c006
-RESULT_COLUMNS = ["model", "corruption", "severity", "seed", "question_id", "answer", "confidence"]
-
 def conditions(corruptions,                 # names in CORRUPTIONS
                severities,                  # levels 1-5, each defined by every graded corruption
                include_clean: bool = True,  # put ("clean", 0) first
               ) -> list[tuple[str, int]]:   # (corruption, severity) pairs, corruption-major
     "The (corruption, severity) grid, checked against the registry, with the clean condition first; a single-level effect runs once, at its level."
-    unknown = [c for c in corruptions if c not in CORRUPTIONS]
-    if unknown: raise KeyError(f"unknown corruption(s) {unknown}; known: {', '.join(sorted(CORRUPTIONS))}")
+    corruptions = CORRUPTIONS.check(corruptions)
     if 0 in [int(s) for s in severities]: raise ValueError("severities must be in 1-5: the clean condition (severity 0) comes with include_clean")
     levels_of = {c: CORRUPTIONS[c].levels if len(CORRUPTIONS[c].levels) == 1 else [int(s) for s in severities] for c in corruptions}
     undefined = [(c, s) for c in corruptions for s in levels_of[c] if s not in CORRUPTIONS[c].levels]
     if undefined:
         levels = "; ".join(f"{c}: {CORRUPTIONS[c].levels}" for c in dict.fromkeys(c for c, _ in undefined))
-        raise ValueError(f"severities must be levels the corruption defines, not {undefined[:3]}{' ...' if len(undefined) > 3 else ''} ({levels})")
+        raise ValueError(f"severities must be levels the corruption defines, not {listed(undefined, 3)} ({levels})")
     return ([CLEAN] if include_clean else []) + [(c, s) for c in corruptions for s in levels_of[c]]
 
 # %% ../nbs/03_inference.ipynb #c010
-CHUNK_SIZE = 1024  # questions per saved chunk: the most work a killed run can lose
-
 @dataclass(frozen=True)
 class Batch:
     "One batch of the plan: rows `start:stop` of the ordered questions, under one condition, inside chunk `chunk`."
@@ -65,12 +55,6 @@ def question_order(dataset: VQADataset,  # the questions to answer
                   ) -> pd.DataFrame:     # `dataset.questions` sorted by image_id, question_id; index 0..n-1
     "The dataset's questions in answering order: by image, then question id."
     return dataset.questions.sort_values(["image_id", "question_id"], kind="stable").reset_index(drop=True)
-
-def n_chunks(n_questions: int,  # questions of one condition
-             chunk_size: int,   # questions per chunk, >= 1
-            ) -> int:           # ceil(n_questions / chunk_size)
-    "The number of chunks of `chunk_size` questions that hold `n_questions` (the last may be shorter)."
-    return -(-n_questions // chunk_size)
 
 def plan_batches(n_questions: int,  # questions of one condition
                  todo: dict,        # (corruption, severity) -> chunk indices still to answer
@@ -161,164 +145,6 @@ def peak_memory_mb() -> dict:
     return {"process": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale, 1),
             "workers": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * scale, 1)}
 
-# %% ../nbs/03_inference.ipynb #c019
-CHUNK_COLUMNS = ["seed", "question_id", "answer", "confidence"]  # in each chunk file; model, corruption and severity are in its path
-RECORD = "_record.json"
-SAFE_NAME = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-")
-
-def partition_dir(out_dir: str | Path, model_name: str, corruption: str, severity: int) -> Path:
-    "The folder of one model's answers under one condition, in the run's Hive-partitioned store."
-    if not model_name or set(model_name) - SAFE_NAME:
-        raise ValueError(f"model name {model_name!r} cannot name a results folder: use letters, digits and . _ + - only")
-    return Path(out_dir) / "answers" / f"model={model_name}" / f"corruption={corruption}" / f"severity={int(severity)}"
-
-def chunk_file(chunk: int) -> str:
-    "The Parquet file name of chunk number `chunk` in a condition's folder."
-    return f"part-{chunk:05d}.parquet"
-
-def chunk_sidecar(chunk: int) -> str:
-    "The file beside a chunk that says what produced it (its name starts with `_`, so Parquet readers skip it)."
-    return f"_part-{chunk:05d}.json"
-
-def identity_digest(identity: dict) -> str:
-    "sha256 of a condition identity in canonical JSON."
-    return hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()
-
-def condition_identity(model_identity: dict, data: dict, corruption: str, severity: int, seed: int, code: dict | None = None,
-                       batch_size: int | None = None, chunk_size: int = CHUNK_SIZE) -> dict:
-    "Everything that decides the answers of one condition (`code`: the corruption code's fingerprint, for corrupted conditions)."
-    code = None if (corruption, severity) == CLEAN else code
-    return {"model": model_identity, "data": data, "corruption": corruption, "severity": int(severity), "seed": int(seed),
-            "corruption_code": code, "batch_size": batch_size, "chunk_size": int(chunk_size)}
-
-def identity_changes(saved: dict, wanted: dict, prefix: str = "") -> list[str]:
-    "The fields where two identities differ, as 'field: saved -> wanted'."
-    changes = []
-    for key in sorted(set(saved) | set(wanted)):
-        a, b = saved.get(key), wanted.get(key)
-        if isinstance(a, dict) and isinstance(b, dict): changes += identity_changes(a, b, f"{prefix}{key}.")
-        elif a != b: changes.append(f"{prefix}{key}: {a!r} -> {b!r}")
-    return changes
-
-class ChangedInputsError(RuntimeError):
-    "Saved answers were computed from other inputs than this run's."
-
-def write_record(folder: Path, identity: dict, chunks: dict) -> None:
-    "The condition's record: its identity and its finished chunks (file name -> rows and sha256), written atomically."
-    folder.mkdir(parents=True, exist_ok=True)
-    atomic_write(folder / RECORD, lambda p: p.write_text(json.dumps({"identity": identity, "chunks": chunks}, indent=1, default=str)))
-
-def write_chunk(folder: Path,             # the condition's folder (`partition_dir`), created if missing
-                chunk: int,               # the chunk's index
-                answers: pd.DataFrame,    # its answers, with `CHUNK_COLUMNS`
-                identity: dict,           # the condition's identity (`condition_identity`)
-               ) -> dict:                 # {"rows", "sha256"}: the chunk's entry in the record
-    "Write one chunk's answers, then its sidecar (identity digest, rows, sha256), each atomically; returns its record entry."
-    name = chunk_file(chunk)
-    folder.mkdir(parents=True, exist_ok=True)
-    atomic_write(folder / name, lambda p: answers[CHUNK_COLUMNS].to_parquet(p, index=False))
-    entry = {"rows": len(answers), "sha256": file_sha256(folder / name)}
-    sidecar = {"identity_sha256": identity_digest(identity), **entry}
-    atomic_write(folder / chunk_sidecar(chunk), lambda p: p.write_text(json.dumps(sidecar)))
-    return entry
-
-def save_chunk(folder: Path,            # the condition's folder (`partition_dir`)
-               chunk: int,              # the chunk's index
-               answers: pd.DataFrame,   # its answers, with `CHUNK_COLUMNS`
-               identity: dict,          # the condition's identity (`condition_identity`)
-               chunks: dict,            # the record's chunk entries by file name; this chunk's is added
-              ) -> None:
-    "Write one chunk's answers and sidecar, then the record that lists it (`chunks` is updated in place)."
-    chunks[chunk_file(chunk)] = write_chunk(folder, chunk, answers, identity)
-    write_record(folder, identity, chunks)
-
-def sidecar_entry(folder: Path, chunk: int, identity: dict) -> dict | None:
-    "The record entry of a chunk the record does not list, from its sidecar, when the sidecar says it was made from `identity`."
-    try: sidecar = json.loads((folder / chunk_sidecar(chunk)).read_text())
-    except (OSError, ValueError): return None
-    if sidecar.get("identity_sha256") != identity_digest(identity): return None
-    return {"rows": sidecar.get("rows"), "sha256": sidecar.get("sha256")}
-
-def chunk_damage(path: Path, entry: dict, expected_ids: np.ndarray) -> tuple[pd.DataFrame | None, str | None]:
-    "A saved chunk's answers, or None and why it cannot be trusted (missing, altered, unreadable, other questions than its slice)."
-    if not path.is_file(): return None, "the file is missing"
-    if file_sha256(path) != entry.get("sha256"): return None, "its bytes differ from those recorded when it was written"
-    try: saved = pd.read_parquet(path)
-    except Exception as e: return None, f"it cannot be read ({type(e).__name__}: {str(e)[:80]})"
-    if list(saved.columns) != CHUNK_COLUMNS: return None, f"its columns are {list(saved.columns)}, not {CHUNK_COLUMNS}"
-    if len(saved) != len(expected_ids) or not np.array_equal(saved.question_id.to_numpy(), expected_ids):
-        return None, f"its {len(saved)} question ids are not the {len(expected_ids)} of its slice of the split, in order"
-    return saved, None
-
-def checked_record(folder: Path, identity: dict, overwrite: bool) -> tuple[dict | None, bool]:
-    "A condition folder's record (None without one) and whether it matches `identity`; an error when it does not, unless `overwrite`."
-    if not (folder / RECORD).is_file(): return None, False
-    record = json.loads((folder / RECORD).read_text())
-    changes = identity_changes(record["identity"], identity)
-    if changes and not overwrite:
-        raise ChangedInputsError(f"{folder} holds answers computed from other inputs than this run's: {'; '.join(changes[:4])}"
-                                 f"{' ...' if len(changes) > 4 else ''}. Use another out_dir, or overwrite=True to recompute them.")
-    return record, not changes
-
-def saved_chunks(folder: Path,           # the condition's folder (`partition_dir`); may not exist
-                 identity: dict,         # what this run would compute it from (`condition_identity`)
-                 order_ids: np.ndarray,  # question ids in answering order (`question_order`)
-                 chunk_size: int,        # questions per chunk
-                 overwrite: bool,        # True: discard answers from other inputs instead of raising
-                ) -> dict[int, pd.DataFrame]:  # chunk index -> its verified answers
-    "The reusable chunks of one condition, by index; an error when they were computed from other inputs (unless `overwrite`)."
-    if not folder.is_dir(): return {}
-    record, same = checked_record(folder, identity, overwrite)
-    if record is None and any(folder.glob("*.parquet")): print(f"recomputing {folder}: it has no record of what produced it")
-    if not same: shutil.rmtree(folder); return {}
-    kept, adopted = {}, {}
-    for chunk in range(n_chunks(len(order_ids), chunk_size)):
-        entry = record["chunks"].get(chunk_file(chunk))
-        if entry is None: entry = adopted[chunk_file(chunk)] = sidecar_entry(folder, chunk, identity)  # written, its record lost
-        if entry is None: continue
-        answers, problem = chunk_damage(folder / chunk_file(chunk), entry, order_ids[chunk * chunk_size:(chunk + 1) * chunk_size])
-        if problem: print(f"recomputing {folder / chunk_file(chunk)}: {problem}"); adopted.pop(chunk_file(chunk), None)
-        else: kept[chunk] = answers
-    adopted = {name: entry for name, entry in adopted.items() if entry is not None}
-    if adopted: write_record(folder, identity, {**record["chunks"], **adopted})  # the record lists the adopted chunks again
-    return kept
-
-def checked_store(out_dir: str | Path,     # the run folder (answers under out_dir/answers)
-                  identities: dict,        # model name -> `model_identity` of each model of the run
-                  dataset: VQADataset,     # the run's questions
-                  grid,                    # the run's (corruption, severity) conditions
-                  seed: int,               # the run's seed
-                  data: dict,              # `dataset_fingerprint(dataset)`
-                  batch_sizes: dict,       # model name -> its batch size
-                  chunk_size: int = CHUNK_SIZE,  # questions per chunk
-                  overwrite: bool = False,  # True: answers from other inputs are recomputed instead of an error
-                 ) -> list[Path]:          # the removed folders
-    "Check every model's saved records before any model loads (their chunks are verified when answering), then remove answers of models or conditions this run does not have; the removed folders."
-    code = code_fingerprint(dataset)
-    wanted = {partition_dir(out_dir, identity["model"], *c): condition_identity(identity, data, *c, seed, code, batch_sizes[name], chunk_size)
-              for name, identity in identities.items() for c in grid}
-    for folder, identity in wanted.items(): checked_record(folder, identity, overwrite)
-    stale = [f for f in sorted((Path(out_dir) / "answers").glob("model=*/corruption=*/severity=*")) if f not in wanted]
-    stale += [f for f in [Path(out_dir) / "conditions"] if f.is_dir()]  # the per-condition files of versions before the store
-    for folder in stale: shutil.rmtree(folder)
-    for folder in sorted((Path(out_dir) / "answers").glob("**/"), reverse=True):
-        if folder.is_dir() and not any(folder.iterdir()): folder.rmdir()
-    if stale: print(f"removed {len(stale)} folder(s) of answers this run does not have: {', '.join(str(f.relative_to(out_dir)) for f in stale[:3])}{' ...' if len(stale) > 3 else ''}")
-    return stale
-
-def run_log(path: str | Path) -> Callable[[str], None]:
-    "A function appending a time-stamped line to the log file `path`."
-    def log(message: str) -> None:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "a") as handle: handle.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {message}\n")
-    return log
-
-def read_store(out_dir: str | Path,  # the run folder
-              ) -> pd.DataFrame:     # sorted by model, corruption, severity, question_id
-    "Every answer in a run folder's store, as one table with `RESULT_COLUMNS` (partition columns restored from the paths)."
-    return (pd.read_parquet(Path(out_dir) / "answers").astype({"model": str, "corruption": str, "severity": int})[RESULT_COLUMNS]
-            .sort_values(["model", "corruption", "severity", "question_id"], ignore_index=True))
-
 # %% ../nbs/03_inference.ipynb #c021
 def answer_inputs(model, inputs: dict, n: int) -> tuple[list[str], list[float]]:
     "Answers and confidences of `model` for one prepared batch of `n` questions; NaN confidences for a model that has none."
@@ -329,9 +155,8 @@ def answer_inputs(model, inputs: dict, n: int) -> tuple[list[str], list[float]]:
     return list(answers), [float("nan")] * n if confidence is None else [float(c) for c in confidence]
 
 def batch_seed(seed: int, batch: Batch) -> int:
-    "The torch seed of one batch, from the run seed, its condition and its first row: the same whatever ran before it."
-    digest = hashlib.sha256(f"{seed}:{batch.corruption}:{batch.severity}:{batch.start}".encode()).digest()
-    return int.from_bytes(digest[:8], "little") >> 1
+    "The torch seed of one batch, from the run seed, its condition and its first row (`seed_of`): the same whatever ran before it."
+    return seed_of(seed=seed, corruption=batch.corruption, severity=batch.severity, start=batch.start)
 
 def encoder_of(model):
     "The model's input encoder (`VQAAdapter.encoder`), or one passing images and texts through."
@@ -355,49 +180,25 @@ def answered_batches(model,                 # a VQAAdapter (or any object with `
         answers, confidence = answer_inputs(model, inputs, b.stop - b.start)
         yield b, pd.DataFrame({"seed": seed, "question_id": ids[b.start:b.stop], "answer": answers, "confidence": confidence})
 
-@dataclass
-class StorePlan:
-    "What a model's store holds and lacks for a grid, checked: per condition its identity, folder, reusable chunks, chunks to answer and record."
-    ids: np.ndarray    # question ids in answering order
-    data: dict         # the data's fingerprint
-    identities: dict   # condition -> condition_identity
-    folders: dict      # condition -> partition_dir
-    done: dict         # condition -> {chunk: answers} reused
-    todo: dict         # condition -> chunk indices to answer (conditions with none left out)
-    records: dict      # condition (of todo) -> its record's chunk entries
-
-def store_plan(name: str,              # the model's name in the store
-               model_identity: dict,   # the model's identity
-               dataset: VQADataset,    # the questions
-               order: pd.DataFrame,    # question_order(dataset)
-               grid: list,             # (corruption, severity) conditions
-               out_dir: str | Path,    # the run folder
-               seed: int, batch_size: int, chunk_size: int,
-               overwrite: bool = False,  # recompute answers made from other inputs (else an error)
-               data: dict | None = None, # dataset_fingerprint(dataset), if already computed
-              ) -> StorePlan:
-    "Check every saved chunk of the grid before any answer, and rewrite the records of unfinished conditions to list only sound chunks."
-    data, code = data or dataset_fingerprint(dataset), code_fingerprint(dataset)
-    ids = order.question_id.to_numpy()
-    identities = {c: condition_identity(model_identity, data, *c, seed, code, batch_size, chunk_size) for c in grid}
-    folders = {c: partition_dir(out_dir, name, *c) for c in grid}
-    done = {c: saved_chunks(folders[c], identities[c], ids, chunk_size, overwrite) for c in grid}
-    todo = {c: set(range(n_chunks(len(ids), chunk_size))) - set(done[c]) for c in grid}
-    todo = {c: chunks for c, chunks in todo.items() if chunks}
-    records = {c: {chunk_file(k): json.loads((folders[c] / RECORD).read_text())["chunks"][chunk_file(k)] for k in done[c]} for c in todo}
-    for c in todo: write_record(folders[c], identities[c], records[c])  # drops damaged or unfinished chunks from the record
-    return StorePlan(ids, data, identities, folders, done, todo, records)
+def answer_plan(model,                  # a VQAAdapter (`load_model`)
+                dataset: VQADataset,    # the questions' images
+                order: pd.DataFrame,    # `question_order(dataset)`
+                batches: list[Batch],   # the plan (`plan_batches`)
+                seed: int,              # the run's seed
+                num_workers: int = 0,   # data-worker processes; 0: prepare batches in this process
+                question_inputs: list | None = None,  # `encoder.questions` of every question in `order`; None: tokenised here
+               ):
+    "(batch, its answers) for every batch of a plan: the one answering path of every executor (a local run, a condition in memory, a Ray shard)."
+    encoder = encoder_of(model)
+    if question_inputs is None: question_inputs = encoder.questions(order.question.tolist()) if batches else []
+    loader = batch_loader(ConditionBatches(dataset, order, encoder, question_inputs, batches, seed), num_workers, str(getattr(model, "device", "cpu")))
+    yield from answered_batches(model, loader, batches, order.question_id.to_numpy(), seed)
 
 def plan_bar(progress, plan: StorePlan):
     "The answers bar (`progress_bar`) of a plan, its total less the answers reused."
     bar = progress_bar(progress, len(plan.identities) * len(plan.ids))
     if bar is not None: bar.total -= sum(len(v) for chunks in plan.done.values() for v in chunks.values()); bar.refresh()
     return bar
-
-def condition_answers(model_name: str, corruption: str, severity: int, chunks: dict[int, pd.DataFrame]) -> pd.DataFrame:
-    "One condition's answers from its chunks, in order, with `RESULT_COLUMNS`."
-    part = pd.concat([chunks[k] for k in sorted(chunks)], ignore_index=True) if chunks else pd.DataFrame(columns=CHUNK_COLUMNS)
-    return part.assign(model=model_name, corruption=corruption, severity=int(severity))[RESULT_COLUMNS]
 
 def run_conditions(model,                       # a VQAAdapter (`load_model`)
                    dataset: VQADataset,         # the questions to answer
@@ -413,17 +214,14 @@ def run_conditions(model,                       # a VQAAdapter (`load_model`)
                    log: Callable[[str], None] | None = None,  # called with one line per finished condition; None: silent
                   ) -> pd.DataFrame:            # every answer of the grid, with `RESULT_COLUMNS`
     "Answer every condition of `grid`, chunk by chunk, reusing saved chunks made from the same inputs; returns every answer."
-    order, device = question_order(dataset), str(getattr(model, "device", "cpu"))
+    order = question_order(dataset)
     plan = store_plan(model.name, getattr(model, "identity", None) or {"model": model.name}, dataset, order, grid, out_dir, seed, batch_size,
                       chunk_size, overwrite, data)
     ids, identities, folders, done, todo, records = plan.ids, plan.identities, plan.folders, plan.done, plan.todo, plan.records
     bar = plan_bar(progress, plan)
     batches = plan_batches(len(ids), todo, chunk_size, batch_size)
-    encoder = encoder_of(model)
-    question_inputs = encoder.questions(order.question.tolist()) if batches else []  # tokenised once per run
-    loader = batch_loader(ConditionBatches(dataset, order, encoder, question_inputs, batches, seed), num_workers, device)
     pending, started = [], {}
-    for b, answers in answered_batches(model, loader, batches, ids, seed):
+    for b, answers in answer_plan(model, dataset, order, batches, seed, num_workers):
         started.setdefault((b.corruption, b.severity), time.time())
         pending.append(answers)
         if bar is not None: bar.update(b.stop - b.start); bar.set_postfix_str(f"{model.name} {b.corruption} {b.severity}", refresh=False)
@@ -451,161 +249,6 @@ def answer_condition(model,                 # a VQAAdapter (`load_model`)
                     ) -> pd.DataFrame:      # the answers, with `RESULT_COLUMNS`
     "Answers of `model` to every question of `dataset` under one condition, in memory (nothing saved)."
     order = question_order(dataset)
-    encoder, batches = encoder_of(model), plan_batches(len(order), {(corruption, severity): {0}}, max(len(order), 1), batch_size)
-    source = ConditionBatches(dataset, order, encoder, encoder.questions(order.question.tolist()), batches, seed)
-    loader = tqdm(batch_loader(source, num_workers, str(getattr(model, "device", "cpu"))), total=len(batches), disable=not progress, leave=False)
-    parts = [answers for _, answers in answered_batches(model, loader, batches, order.question_id.to_numpy(), seed)]
-    return condition_answers(model.name, corruption, severity, dict(enumerate(parts)))
-
-# %% ../nbs/03_inference.ipynb #c045
-def list_parameter(value, name: str) -> list:
-    "A parameter given as a list, comma-separated text or JSON text, as a list of its items."
-    if isinstance(value, str):
-        text = value.strip()
-        if text.startswith("["):
-            try: value = json.loads(text)
-            except json.JSONDecodeError as e: raise ValueError(f"{name}: {value!r} is not a JSON list ({e})") from None
-        else: return [v.strip() for v in text.split(",") if v.strip()]
-    if not isinstance(value, (list, tuple)): value = [value]
-    return [v.strip() if isinstance(v, str) else v for v in value if not (isinstance(v, str) and not v.strip())]
-
-def int_parameter(value, name: str) -> int:
-    "A non-negative integer parameter, also given as text ('3', '3.0'; papermill passes command-line text)."
-    from vqa_robust.corruptions import non_negative_integer
-    if isinstance(value, str):
-        try: value = float(value)
-        except ValueError: raise ValueError(f"{name} must be an integer, got {value!r}") from None
-    return non_negative_integer(value, name)
-
-def auto_parameter(value, name: str, minimum: int = 0):
-    "'auto', or an integer of at least `minimum`."
-    if isinstance(value, str) and value.strip() == "auto": return "auto"
-    number = int_parameter(value, name)
-    if number < minimum: raise ValueError(f"{name} must be 'auto' or at least {minimum}, got {number}")
-    return number
-
-def dataset_files(dataset: str, data_dir: str = "", questions_file: str = "", annotations_file: str = "", image_dir: str = "") -> dict:
-    "The VQAv2 files of a run: found in `data_dir` under their official names, or given one by one; none for easy-VQA."
-    if dataset == "easy_vqa": return {}
-    if data_dir:
-        from vqa_robust.data import vqav2_files
-        return dict(zip(("questions_file", "annotations_file", "image_dir"), vqav2_files(data_dir)))
-    for name, path, kind in (("questions_file", questions_file, "is_file"), ("annotations_file", annotations_file, "is_file"), ("image_dir", image_dir, "is_dir")):
-        if not path or not getattr(Path(path), kind)():
-            raise ValueError(f"{name}: {path!r} is not an existing {'file' if kind == 'is_file' else 'folder'} (dataset vqav2 needs data_dir, or the three paths)")
-    return {"questions_file": Path(questions_file), "annotations_file": Path(annotations_file), "image_dir": Path(image_dir)}
-
-def text_kinds(value) -> list[str]:
-    "The question perturbations of a run: kinds of `vqa_robust.text.PERTURBATIONS`, 'all', or none."
-    kinds = [str(k) for k in list_parameter(value, "text_perturbations")]
-    if not kinds: return []
-    from vqa_robust.text import PERTURBATIONS
-    if kinds == ["all"]: return list(PERTURBATIONS)
-    unknown = [k for k in kinds if k not in PERTURBATIONS]
-    if unknown: raise ValueError(f"text_perturbations: unknown kind(s) {unknown}; known: {', '.join(PERTURBATIONS)}, or 'all'")
-    if len(set(kinds)) != len(kinds): raise ValueError(f"text_perturbations: {kinds} names a kind twice")
-    return kinds
-
-SAMPLE_IMAGES = 500  # images a run samples when n_images is "auto" (and the split is not VRB's)
-
-def run_parameters(model,            # keys of MODELS or checkpoint folders: one, a list, comma-separated or JSON text
-                   corruptions,      # names in CORRUPTIONS or PRESETS (list or text); "none": clean images only (with text_perturbations)
-                   severities,       # levels 1-5 (list or text)
-                   n_images,         # images sampled with split "sample" (0 keeps all); "auto": SAMPLE_IMAGES, or VRB's split on vqav2 (split "auto")
-                   seed,             # seeds the split and every corruption
-                   batch_size,       # questions per batch, or "auto": each family's default
-                   threads,          # CPU threads for torch, >= 1
-                   accuracy_mode,    # "auto" (the dataset's own) or a key of ACCURACY_MODES
-                   device,           # "auto", "cpu", "cuda", ...
-                   dataset: str,     # a key of DATASETS
-                   questions_file: str = "",    # VQAv2 questions JSON (without data_dir)
-                   annotations_file: str = "",  # VQAv2 annotations JSON (without data_dir)
-                   image_dir: str = "",         # VQAv2 image folder (without data_dir)
-                   num_workers="auto",          # data-worker processes, or "auto": `default_workers`
-                   dtype="auto",                # "auto", "float32", "bfloat16" or "float16"
-                   chunk_size=CHUNK_SIZE,       # questions per saved chunk, or "auto": CHUNK_SIZE
-                   data_dir: str = "",          # folder the dataset was downloaded into (official file names)
-                   split: str = "auto",         # "vrb", "sample" or "auto" ("vrb" for vqav2 with n_images "auto", else "sample")
-                   text_perturbations=(),       # kinds of `vqa_robust.text.PERTURBATIONS`, "all", or none
-                   typo_severity=3,             # 1-5, for the typo kinds
-                   executor: str = "local",     # a key of EXECUTORS: "local" or "ray"
-                   ray_address: str = "",       # with "ray": the cluster's address; "": start Ray here
-                   dataset_split: str = "",     # the dataset's own split; "": its first
-                   colour_metric: str = "ciede2000",  # colour swaps' distance, a key of `vqa_robust.text.COLOR_METRICS` ("paper": the paper's RGB distance)
-                   colour_vocabulary: str = "split",  # common colours: "split" (its multiple-choice answers) or "annotations" (every annotated answer of the dataset, the paper's)
-                   wordnet_choice: str = "seeded",    # WordNet kinds: a key of `vqa_robust.text.CHOICES`, "seeded" draw or the paper's "closest" concept
-                   near_colour_distance=10.0,         # CIEDE2000 below which a nearest-colour swap keeps the answer (and is scored); `vqa_robust.text.NEAR_COLOUR_DISTANCE`
-                  ) -> dict:                    # the typed parameters, plus "specs", "grid", "dtypes", "batch_sizes", "files"
-    "The run's parameters, typed and checked; a ValueError naming the parameter otherwise."
-    from vqa_robust.datasets import DATASETS
-    from vqa_robust.distributed import EXECUTORS
-    from vqa_robust.metrics import ACCURACY_MODES
-    from vqa_robust.models import FAMILIES, model_spec, resolve_device, resolve_dtype
-    models = [str(m) for m in list_parameter(model, "model")]
-    if not models: raise ValueError("model: name at least one model (a key of vqa_robust.models.MODELS or a checkpoint folder)")
-    if len(set(models)) != len(models): raise ValueError(f"model: {models} names a model twice")
-    specs = {m: model_spec(m) for m in models}
-    for spec in specs.values(): partition_dir(".", spec.name, *CLEAN)  # a name the store cannot hold fails now
-    kinds = text_kinds(text_perturbations)
-    corruption_names = expand_corruptions([str(c) for c in list_parameter(corruptions, "corruptions") if str(c) != "none"])  # presets expanded
-    if not corruption_names and not kinds:
-        raise ValueError("corruptions: name at least one corruption (the clean condition always runs), or 'none' for a run of text_perturbations on clean images")
-    levels = [int_parameter(s, "severities") for s in list_parameter(severities, "severities")]
-    if not levels: raise ValueError("severities: give at least one level in 1-5")
-    grid = conditions(corruption_names, levels)
-    if accuracy_mode != "auto" and accuracy_mode not in ACCURACY_MODES:
-        raise ValueError(f"accuracy_mode must be 'auto' or one of {sorted(ACCURACY_MODES)}, got {accuracy_mode!r}")
-    threads = int_parameter(threads, "threads")
-    if threads < 1: raise ValueError(f"threads must be at least 1, got {threads}")
-    sizes = {"batch_size": auto_parameter(batch_size, "batch_size", 1), "num_workers": auto_parameter(num_workers, "num_workers", 0),
-             "chunk_size": auto_parameter(chunk_size, "chunk_size", 1)}
-    if dataset not in DATASETS: raise ValueError(f"dataset must be one of {sorted(DATASETS)}, got {dataset!r}")
-    if dataset_split and dataset_split not in DATASETS[dataset].splits:
-        raise ValueError(f"dataset_split: {dataset} has the splits {list(DATASETS[dataset].splits)}, got {dataset_split!r}")
-    if executor not in EXECUTORS: raise ValueError(f"executor must be one of {sorted(EXECUTORS)}, got {executor!r}")
-    if split not in ("auto", "sample", "vrb"): raise ValueError(f"split must be 'auto', 'sample' or 'vrb', got {split!r}")
-    if split == "vrb" and dataset != "vqav2": raise ValueError("split 'vrb' is VRB's 3,000 val2014 images: it needs dataset vqav2")
-    n_images = "auto" if isinstance(n_images, str) and n_images.strip() == "auto" else int_parameter(n_images, "n_images")
-    if split == "auto": split = "vrb" if dataset == "vqav2" and n_images == "auto" else "sample"  # a number of images asked for is a sample
-    if split == "vrb" and n_images != "auto":
-        raise ValueError(f"n_images: split 'vrb' is VRB's 3,000 images, not a sample of {n_images}; use split 'sample' to draw n_images images")
-    if dataset in ("easy_vqa", "vqav2"): files = dataset_files(dataset, data_dir, questions_file, annotations_file, image_dir)
-    elif not data_dir or not Path(data_dir).is_dir():
-        raise ValueError(f"data_dir: dataset {dataset} is read from the folder its official files were downloaded into, got {data_dir!r}")
-    else: files = {"data_dir": Path(data_dir)}
-    typo_severity = int_parameter(typo_severity, "typo_severity")
-    if not 1 <= typo_severity <= 5: raise ValueError(f"typo_severity must be in 1-5, got {typo_severity}")
-    from vqa_robust.text import CHOICES, COLOR_METRICS
-    if colour_metric not in COLOR_METRICS: raise ValueError(f"colour_metric must be one of {list(COLOR_METRICS)}, got {colour_metric!r}")
-    if colour_vocabulary not in ("split", "annotations"): raise ValueError(f"colour_vocabulary must be 'split' or 'annotations', got {colour_vocabulary!r}")
-    if wordnet_choice not in CHOICES: raise ValueError(f"wordnet_choice must be one of {list(CHOICES)}, got {wordnet_choice!r}")
-    try: near_colour_distance = float(near_colour_distance)
-    except (TypeError, ValueError): raise ValueError(f"near_colour_distance must be a number, got {near_colour_distance!r}") from None
-    if not near_colour_distance >= 0: raise ValueError(f"near_colour_distance must be a non-negative CIEDE2000 distance, got {near_colour_distance!r}")
-    device = resolve_device(device)
-    dtypes = {m: resolve_dtype(dtype, device, spec.family) for m, spec in specs.items()}
-    batch_sizes = {m: FAMILIES[spec.family].batch_size if sizes["batch_size"] == "auto" else sizes["batch_size"] for m, spec in specs.items()}
-    return {"models": models, "corruptions": corruption_names, "severities": levels, "grid": grid, "n_images": None if split == "vrb" else SAMPLE_IMAGES if n_images == "auto" else n_images,
-            "seed": int_parameter(seed, "seed"), "threads": threads,
-            "accuracy_mode": DATASETS[dataset].accuracy_mode if accuracy_mode == "auto" else accuracy_mode, "device": device, "dataset": dataset,
-            "dtypes": dtypes, "batch_sizes": batch_sizes, "chunk_size": CHUNK_SIZE if sizes["chunk_size"] == "auto" else sizes["chunk_size"],
-            "num_workers": default_workers(device, threads) if sizes["num_workers"] == "auto" else sizes["num_workers"],
-            "files": files, "split": split, "specs": specs,
-            "text_kinds": kinds, "typo_severity": typo_severity, "colour_metric": colour_metric, "colour_vocabulary": colour_vocabulary, "wordnet_choice": wordnet_choice, "near_colour_distance": near_colour_distance, "executor": executor, "ray_address": str(ray_address),
-            "dataset_split": dataset_split or DATASETS[dataset].splits[0]}
-
-# %% ../nbs/03_inference.ipynb #c049
-VRB_CONDITIONS, VRB_QUESTIONS = 71, 16_000  # clean + 14 x 5 corruptions; questions of VRB's 3,000 images
-H200_BF16_TFLOPS = 989  # dense bfloat16 peak of one H200 (NVIDIA's data sheet)
-
-def grid_hours(answers_per_second: float, conditions: int = VRB_CONDITIONS, questions: int = VRB_QUESTIONS) -> float:
-    "Wall-clock hours of a whole grid (`conditions` x `questions` answers) at `answers_per_second`."
-    return conditions * questions / answers_per_second / 3600
-
-def pipeline_rate(model_rate: float, data_rate_per_worker: float, workers: int) -> float:
-    "Answers per second of the pipeline: the slower of the model and the data workers together."
-    return min(model_rate, data_rate_per_worker * workers)
-
-def projected_gpu_rate(gflop_per_answer: float, utilisation: float, peak_tflops: float = H200_BF16_TFLOPS) -> float:
-    "Answers per second a GPU gives a model at `utilisation` of its peak."
-    return peak_tflops * 1e3 * utilisation / gflop_per_answer
+    batches = plan_batches(len(order), {(corruption, severity): {0}}, max(len(order), 1), batch_size)
+    answered = tqdm(answer_plan(model, dataset, order, batches, seed, num_workers), total=len(batches), disable=not progress, leave=False)
+    return condition_answers(model.name, corruption, severity, {k: answers for k, (_, answers) in enumerate(answered)})

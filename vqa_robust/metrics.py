@@ -4,75 +4,22 @@
 
 # %% ../nbs/04_metrics.ipynb #c003
 from __future__ import annotations
-import re
 import numpy as np
 import pandas as pd
+from .base import Registry, listed
 from .data import VQADataset
+from .vocabulary import strip_whitespace, process_punctuation, process_digit_article, normalize_answer, most_common_answer
 
 # %% auto #0
-__all__ = ['PUNCTUATION', 'NUMBER_WORDS', 'ARTICLES', 'CONTRACTIONS', 'DIGIT_COMMA_DIGIT', 'PERIOD_NOT_BEFORE_DIGIT',
-           'ACCURACY_MODES', 'TEN_ANSWER_MODES', 'CONDITION', 'BREAKDOWNS', 'LEVELS', 'SUBMETRICS', 'RELATIVE',
-           'DEFAULT_WEIGHTS', 'strip_whitespace', 'process_punctuation', 'process_digit_article', 'normalize_answer',
+__all__ = ['ACCURACY_MODES', 'TEN_ANSWER_MODES', 'CONDITION', 'BREAKDOWNS', 'LEVELS', 'SUBMETRICS', 'RELATIVE', 'DEFAULT_WEIGHTS',
            'leave_one_out', 'accuracy_official', 'accuracy_normalize', 'accuracy_simple', 'accuracy_exact',
-           'accuracy_exact_normalize', 'accuracy_vizwiz', 'answers_problem', 'vqa_accuracy', 'plain', 'some',
+           'accuracy_exact_normalize', 'accuracy_vizwiz', 'answers_problem', 'vqa_accuracy', 'plain',
            'check_unique_ids', 'check_answered', 'score_answers', 'accuracy_table', 'sequential_sum', 'rounded_percent',
            'rounded_mean', 'official_report', 'accuracy_breakdown', 'with_clean_level', 'check_fractions',
            'error_matrix', 'error_floor', 'first_drop', 'range_of_error', 'error_rate', 'average_error',
            'average_difference', 'submetric_values', 'minmax_scale', 'submetrics', 'preference_weights',
            'checked_weights', 'weighted_vre', 'aggregated_metrics', 'vre', 'accuracy_matrix', 'severity_accuracy',
            'model_accuracy', 'corruption_accuracy', 'relative_drop', 'score_cube', 'interval', 'bootstrap']
-
-# %% ../nbs/04_metrics.ipynb #c006
-PUNCTUATION = [";", "/", "[", "]", '"', "{", "}", "(", ")", "=", "+", "\\", "_", "-", ">", "<", "@", "`", ",", "?", "!"]
-NUMBER_WORDS = {"none": "0", "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
-                "six": "6", "seven": "7", "eight": "8", "nine": "9", "ten": "10"}
-ARTICLES = {"a", "an", "the"}
-CONTRACTIONS = {  # the official script's table: apostrophe-less spellings to the spelling the annotations use
-    "aint": "ain't", "arent": "aren't", "cant": "can't", "couldve": "could've", "couldnt": "couldn't", "couldn'tve": "couldn't've",
-    "couldnt've": "couldn't've", "didnt": "didn't", "doesnt": "doesn't", "dont": "don't", "hadnt": "hadn't", "hadnt've": "hadn't've",
-    "hadn'tve": "hadn't've", "hasnt": "hasn't", "havent": "haven't", "hed": "he'd", "hed've": "he'd've", "he'dve": "he'd've",
-    "hes": "he's", "howd": "how'd", "howll": "how'll", "hows": "how's", "Id've": "I'd've", "I'dve": "I'd've", "Im": "I'm",
-    "Ive": "I've", "isnt": "isn't", "itd": "it'd", "itd've": "it'd've", "it'dve": "it'd've", "itll": "it'll", "let's": "let's",
-    "maam": "ma'am", "mightnt": "mightn't", "mightnt've": "mightn't've", "mightn'tve": "mightn't've", "mightve": "might've",
-    "mustnt": "mustn't", "mustve": "must've", "neednt": "needn't", "notve": "not've", "oclock": "o'clock", "oughtnt": "oughtn't",
-    "ow's'at": "'ow's'at", "'ows'at": "'ow's'at", "'ow'sat": "'ow's'at", "shant": "shan't", "shed've": "she'd've",
-    "she'dve": "she'd've", "she's": "she's", "shouldve": "should've", "shouldnt": "shouldn't", "shouldnt've": "shouldn't've",
-    "shouldn'tve": "shouldn't've", "somebody'd": "somebodyd", "somebodyd've": "somebody'd've", "somebody'dve": "somebody'd've",
-    "somebodyll": "somebody'll", "somebodys": "somebody's", "someoned": "someone'd", "someoned've": "someone'd've",
-    "someone'dve": "someone'd've", "someonell": "someone'll", "someones": "someone's", "somethingd": "something'd",
-    "somethingd've": "something'd've", "something'dve": "something'd've", "somethingll": "something'll", "thats": "that's",
-    "thered": "there'd", "thered've": "there'd've", "there'dve": "there'd've", "therere": "there're", "theres": "there's",
-    "theyd": "they'd", "theyd've": "they'd've", "they'dve": "they'd've", "theyll": "they'll", "theyre": "they're",
-    "theyve": "they've", "twas": "'twas", "wasnt": "wasn't", "wed've": "we'd've", "we'dve": "we'd've", "weve": "we've",
-    "werent": "weren't", "whatll": "what'll", "whatre": "what're", "whats": "what's", "whatve": "what've", "whens": "when's",
-    "whered": "where'd", "wheres": "where's", "whereve": "where've", "whod": "who'd", "whod've": "who'd've", "who'dve": "who'd've",
-    "wholl": "who'll", "whos": "who's", "whove": "who've", "whyll": "why'll", "whyre": "why're", "whys": "why's", "wont": "won't",
-    "wouldve": "would've", "wouldnt": "wouldn't", "wouldnt've": "wouldn't've", "wouldn'tve": "wouldn't've", "yall": "y'all",
-    "yall'll": "y'all'll", "y'allll": "y'all'll", "yall'd've": "y'all'd've", "y'alld've": "y'all'd've", "y'all'dve": "y'all'd've",
-    "youd": "you'd", "youd've": "you'd've", "you'dve": "you'd've", "youll": "you'll", "youre": "you're", "youve": "you've"}
-DIGIT_COMMA_DIGIT = re.compile(r"(\d)(,)(\d)")
-PERIOD_NOT_BEFORE_DIGIT = re.compile(r"(?!<=\d)(\.)(?!\d)")  # sic: a lookahead, so it is only "a period not followed by a digit"
-
-def strip_whitespace(text: str) -> str:
-    "Newlines and tabs to spaces, then strip: what the script does to every answer first."
-    return text.replace("\n", " ").replace("\t", " ").strip()
-
-def process_punctuation(text: str) -> str:
-    "The script's punctuation rule (tested against the original string, applied in PUNCTUATION order)."
-    out = text
-    drop = DIGIT_COMMA_DIGIT.search(text) is not None
-    for p in PUNCTUATION:
-        out = out.replace(p, "" if drop or (p + " " in text or " " + p in text) else " ")
-    return PERIOD_NOT_BEFORE_DIGIT.sub("", out, re.UNICODE)  # sic: re.UNICODE (32) lands in `count`
-
-def process_digit_article(text: str) -> str:
-    "Lower-case, number words to digits, drop articles, apply the contractions table."
-    words = [NUMBER_WORDS.get(w, w) for w in text.lower().split()]
-    return " ".join(CONTRACTIONS.get(w, w) for w in words if w not in ARTICLES)
-
-def normalize_answer(text: str) -> str:
-    "Whitespace, punctuation, then digits, articles and contractions, as the script normalises."
-    return process_digit_article(process_punctuation(strip_whitespace(text)))
 
 # %% ../nbs/04_metrics.ipynb #c007
 def leave_one_out(prediction: str, answers: list[str]) -> float:
@@ -101,7 +48,7 @@ def accuracy_simple(prediction: str, answers: list[str], multiple_choice_answer:
 def accuracy_exact(prediction: str, answers: list[str], multiple_choice_answer: str | None = None) -> float:
     "1 if the (stripped) prediction equals the (stripped) `multiple_choice_answer` (else the most common answer, the first on a tie), as VRB's code scored; else 0."
     answers = list(answers)
-    target = multiple_choice_answer if multiple_choice_answer is not None else max(answers, key=answers.count)
+    target = multiple_choice_answer if multiple_choice_answer is not None else most_common_answer(answers)
     return float(prediction.strip() == target.strip())
 
 def accuracy_exact_normalize(prediction: str,                       # the model's answer
@@ -110,7 +57,7 @@ def accuracy_exact_normalize(prediction: str,                       # the model'
                             ) -> float:                             # 1.0 or 0.0
     "1 if the normalised prediction equals the normalised reference (`multiple_choice_answer`, else the most common answer), else 0."
     answers = list(answers)
-    target = multiple_choice_answer if multiple_choice_answer is not None else max(answers, key=answers.count)
+    target = multiple_choice_answer if multiple_choice_answer is not None else most_common_answer(answers)
     return float(normalize_answer(prediction) == normalize_answer(target))
 
 def accuracy_vizwiz(prediction: str,                       # the model's answer
@@ -120,8 +67,10 @@ def accuracy_vizwiz(prediction: str,                       # the model's answer
     "The VizWiz evaluation's accuracy: the normalised prediction against the raw human answers, leaving one annotator out."
     return leave_one_out(normalize_answer(prediction), list(answers))
 
-ACCURACY_MODES = {"official": accuracy_official, "normalize": accuracy_normalize, "exact": accuracy_exact, "simple": accuracy_simple,
-                  "exact_normalize": accuracy_exact_normalize, "vizwiz": accuracy_vizwiz}  # the last two: one-answer datasets and VizWiz
+ACCURACY_MODES = Registry("accuracy mode")  # mode -> accuracy(prediction, answers, multiple_choice_answer)
+for _name, _accuracy in {"official": accuracy_official, "normalize": accuracy_normalize, "exact": accuracy_exact, "simple": accuracy_simple,
+                         "exact_normalize": accuracy_exact_normalize, "vizwiz": accuracy_vizwiz}.items():  # the last two: one-answer datasets and VizWiz
+    ACCURACY_MODES.register(_name, _accuracy)
 TEN_ANSWER_MODES = ("official", "normalize", "simple")  # their "3 of 10 humans" counts VQA's ten answers per question
 
 def answers_problem(answers,                 # the human answers of one question
@@ -142,11 +91,11 @@ def vqa_accuracy(prediction: str,        # the model's answer
                  multiple_choice_answer: str | None = None,  # the dataset's consensus answer (for `exact`)
                 ) -> float:              # accuracy as a fraction in [0, 1], unrounded
     "VQA accuracy of one prediction against its human answers."
-    if mode not in ACCURACY_MODES: raise ValueError(f"unknown accuracy mode {mode!r}; known: {sorted(ACCURACY_MODES)}")
+    accuracy = ACCURACY_MODES[mode]
     if not isinstance(prediction, str): raise ValueError(f"prediction must be a string, got {prediction!r} ({type(prediction).__name__})")
     problem = answers_problem(answers, mode)
     if problem: raise ValueError(problem)
-    return ACCURACY_MODES[mode](prediction, list(answers), multiple_choice_answer)
+    return accuracy(prediction, list(answers), multiple_choice_answer)
 
 # %% ../nbs/04_metrics.ipynb #c017
 CONDITION = ("model", "corruption", "severity", "seed")
@@ -156,16 +105,11 @@ def plain(value):
     if isinstance(value, tuple): return tuple(plain(v) for v in value)
     return value.item() if isinstance(value, np.generic) else value
 
-def some(items, k: int = 5) -> str:
-    "The first `k` items, and how many more."
-    items = [plain(i) for i in items]
-    return f"{items[:k]}" + (f" and {len(items) - k} more" if len(items) > k else "")
-
 def check_unique_ids(dataset: VQADataset) -> None:
     "Refuse a dataset that repeats a question id."
     ids = dataset.questions.question_id.to_numpy()
     repeated = pd.Series(ids).duplicated().to_numpy()
-    if repeated.any(): raise ValueError(f"dataset '{dataset.name}' repeats question id(s) {some(sorted(set(ids[repeated])))}")
+    if repeated.any(): raise ValueError(f"dataset '{dataset.name}' repeats question id(s) {listed(map(plain, sorted(set(ids[repeated]))))}")
 
 def check_answered(answers: pd.DataFrame, dataset: VQADataset) -> None:
     "Every answered question is in `dataset`, answered once per condition; every condition answers all of `dataset`."
@@ -173,28 +117,28 @@ def check_answered(answers: pd.DataFrame, dataset: VQADataset) -> None:
         if col not in answers: raise ValueError(f"answers lack column '{col}'")
     known = set(dataset.questions.question_id)
     unknown = sorted(set(answers.question_id) - known)
-    if unknown: raise ValueError(f"answers to {len(unknown)} question id(s) not in dataset '{dataset.name}': {some(unknown)}")
+    if unknown: raise ValueError(f"answers to {len(unknown)} question id(s) not in dataset '{dataset.name}': {listed(map(plain, unknown))}")
     keys = [c for c in CONDITION if c in answers]
     groups = answers.groupby(keys, dropna=False, sort=False) if keys else [((), answers)]
     for key, group in groups:
         where = ", ".join(f"{k}={plain(v)!r}" for k, v in zip(keys, key if isinstance(key, tuple) else (key,))) or "the answers"
         twice = group.question_id[group.question_id.duplicated()]
-        if len(twice): raise ValueError(f"question id(s) {some(sorted(set(twice)))} answered more than once in condition {where}")
+        if len(twice): raise ValueError(f"question id(s) {listed(map(plain, sorted(set(twice))))} answered more than once in condition {where}")
         missing = sorted(known - set(group.question_id))
-        if missing: raise ValueError(f"condition {where} leaves {len(missing)} of the dataset's {len(known)} questions unanswered: {some(missing)}")
+        if missing: raise ValueError(f"condition {where} leaves {len(missing)} of the dataset's {len(known)} questions unanswered: {listed(map(plain, missing))}")
 
 def score_answers(answers: pd.DataFrame,   # one row per question and condition: question_id, answer (and model, corruption, severity, seed)
                   dataset: VQADataset,     # the questions with their human answers
                   mode: str = "official",  # a key of ACCURACY_MODES
                  ) -> pd.DataFrame:        # `answers` with `score` (a fraction) and `accuracy_mode`
     "Add each answer's VQA accuracy (`score`) and the `accuracy_mode`, after checking answers and annotations."
-    if mode not in ACCURACY_MODES: raise ValueError(f"unknown accuracy mode {mode!r}; known: {sorted(ACCURACY_MODES)}")
+    ACCURACY_MODES[mode]  # an unknown mode is refused, naming the known ones
     check_unique_ids(dataset)
     check_answered(answers, dataset)
     text = answers.answer.map(lambda a: isinstance(a, str)).to_numpy(dtype=bool)
     if not text.all():
         ids, example = answers.question_id.to_numpy()[~text], answers.answer.to_numpy()[~text][0]
-        raise ValueError(f"predictions must be strings: the answer to question id(s) {some(sorted(set(ids)))} is not (e.g. {plain(example)!r})")
+        raise ValueError(f"predictions must be strings: the answer to question id(s) {listed(map(plain, sorted(set(ids))))} is not (e.g. {plain(example)!r})")
     truth = dataset.questions.set_index("question_id")
     problems = {q: p for q, a in truth.answers.items() if (p := answers_problem(a, mode))}
     if problems: raise ValueError(f"{len(problems)} question(s) of dataset '{dataset.name}' cannot be scored: "
@@ -254,13 +198,13 @@ def accuracy_breakdown(scored: pd.DataFrame,  # scored answers (`score_answers`)
                          + ", ".join(f"{c}={plain(row[c])!r}" for c in by) + f" (a condition is one value of each of {by}; add a column such as 'seed')")
     truth = dataset.questions.set_index("question_id")[breakdowns]
     unknown = ~scored.question_id.isin(truth.index).to_numpy()
-    if unknown.any(): raise ValueError(f"scores of {len(set(scored.question_id[unknown]))} question id(s) not in dataset '{dataset.name}': {some(sorted(set(scored.question_id[unknown])))}")
+    if unknown.any(): raise ValueError(f"scores of {len(set(scored.question_id[unknown]))} question id(s) not in dataset '{dataset.name}': {listed(map(plain, sorted(set(scored.question_id[unknown]))))}")
     score = scored.score.to_numpy(dtype=np.float64)
     bad = ~((score >= 0) & (score <= 1))
     if bad.any(): raise ValueError(f"score must be a fraction in [0, 1], got {plain(score[bad][0])} for question id {plain(scored.question_id.to_numpy()[bad][0])}")
     types = truth.loc[scored.question_id]
     untyped = types.isna().any(axis=1).to_numpy()
-    if untyped.any(): raise ValueError(f"question(s) {some(sorted(set(types.index[untyped])))} of dataset '{dataset.name}' have no {' or '.join(breakdowns)}")
+    if untyped.any(): raise ValueError(f"question(s) {listed(map(plain, sorted(set(types.index[untyped]))))} of dataset '{dataset.name}' have no {' or '.join(breakdowns)}")
     conditions = scored[by].reset_index(drop=True)
     rows = []
     for breakdown in breakdowns:
@@ -296,7 +240,7 @@ def error_matrix(acc: pd.DataFrame) -> pd.DataFrame:
     check_fractions(acc)
     if (acc.corruption == "clean").any(): acc = with_clean_level(acc)
     twice = acc[acc.duplicated(["model", "corruption", "severity"])]
-    if len(twice): raise ValueError(f"accuracy given more than once for (model, corruption, severity) {some(list(twice[['model', 'corruption', 'severity']].itertuples(index=False, name=None)), 3)}")
+    if len(twice): raise ValueError(f"accuracy given more than once for (model, corruption, severity) {listed(map(plain, twice[['model', 'corruption', 'severity']].itertuples(index=False, name=None)), 3)}")
     errors = 1 - acc.pivot_table(index=["model", "corruption"], columns="severity", values="accuracy", aggfunc="mean")
     missing = [(m, c, l) for (m, c), row in errors.iterrows() for l in LEVELS if l not in row.index or pd.isna(row.get(l))]
     if missing: raise ValueError(f"missing accuracy for (model, corruption, severity) {missing[:3]}{' ...' if len(missing) > 3 else ''}")
@@ -372,7 +316,7 @@ def submetrics(acc: pd.DataFrame,     # columns model, corruption, severity (0-5
     E, floor = errors.to_numpy(), error_floor(acc).reindex(errors.index).to_numpy()
     undefined = np.maximum(E.min(-1), floor) <= 0
     if undefined.any():
-        raise ValueError(f"zero error (accuracy 1) for (model, corruption) {some(list(errors.index[undefined]), 3)}: first drop F and range of error R "
+        raise ValueError(f"zero error (accuracy 1) for (model, corruption) {listed(map(plain, errors.index[undefined]), 3)}: first drop F and range of error R "
                          "divide by it (eqs. 10-11). Give the number of questions of each condition as column `n` (accuracy_table does), "
                          "so that a zero error counts as one question's, 1/n")
     values = pd.DataFrame(submetric_values(E, floor, divide_by_six), index=errors.index, columns=list(SUBMETRICS))

@@ -17,20 +17,18 @@ from PIL import Image
 import vqa_robust
 
 # %% auto #0
-__all__ = ['FAMILIES', 'MODELS', 'FAST_PIXELS', 'PADDING_PROCESSORS', 'PER_IMAGE_KEYS', 'IMAGE_BACKEND',
-           'ORIGINAL_BLIP_VISION_KEYS', 'VRB_BLIP_SETTINGS', 'QUESTION_STARTS', 'BEAM_SEARCHES', 'SPECIAL_TOKENS',
-           'TINY_WORDS', 'TINY_ANSWERS', 'WEIGHTS_DIR', 'BLIP_SOURCES', 'DTYPES', 'ModelUnavailableError',
-           'LoadOptions', 'VQAAdapter', 'ModelSpec', 'ModelFamily', 'register_family', 'check_settings',
-           'register_model', 'hub_unreachable_reason', 'unavailable', 'quiet_loading', 'pretrained',
+__all__ = ['FAST_PIXELS', 'PADDING_PROCESSORS', 'PER_IMAGE_KEYS', 'IMAGE_BACKEND', 'ORIGINAL_BLIP_VISION_KEYS',
+           'VRB_BLIP_SETTINGS', 'QUESTION_STARTS', 'BEAM_SEARCHES', 'SPECIAL_TOKENS', 'TINY_WORDS', 'TINY_ANSWERS',
+           'WEIGHTS_DIR', 'VILT_FAMILY', 'BLIP_FAMILY', 'BLIP_SOURCES', 'VILT_BLIP_MODELS', 'DTYPES',
+           'ModelUnavailableError', 'LoadOptions', 'VQAAdapter', 'ModelSpec', 'ModelFamily', 'model_family',
+           'check_settings', 'model_entry', 'hub_unreachable_reason', 'unavailable', 'quiet_loading', 'pretrained',
            'sequence_confidence', 'as_rgb_array', 'as_pil', 'size_value', 'vilt_output_size', 'fixed_output_size',
            'pixel_table', 'resized', 'fast_pixels', 'text_options', 'RawEncoder', 'ProcessorEncoder', 'to_model',
            'model_inputs', 'answer_probabilities', 'ClassifierVQA', 'load_vilt', 'original_blip_key',
            'original_blip_state_dict', 'convert_original_blip', 'original_blip_config', 'original_blip_processor',
            'BeamHypotheses', 'vrb_beam_search', 'enc_token_id', 'GenerativeVQA', 'set_vision_layer_norm_eps',
            'load_blip', 'write_vocab', 'question_tokenizer', 'tiny_vilt', 'tiny_blip', 'resolve_device',
-           'resolve_dtype', 'folder_spec', 'model_spec', 'folder_sha256', 'checkpoint_fingerprint',
-           'weights_fingerprint', 'spec_with_settings', 'model_identity', 'load_model', 'tiny_checkpoint',
-           'real_checkpoint_smoke']
+           'resolve_dtype', 'folder_sha256', 'checkpoint_fingerprint', 'weights_fingerprint', 'model_identity']
 
 # %% ../nbs/02_models.ipynb #c006
 class ModelUnavailableError(RuntimeError):
@@ -110,45 +108,39 @@ class ModelFamily:
     batch_size: int = 32     # questions per batch when a run says batch_size "auto"
     half_precision: tuple = ("bfloat16", "float16")  # half-precision dtypes its models run correctly in on a GPU, preferred first
 
-FAMILIES: dict[str, ModelFamily] = {}
-MODELS: dict[str, ModelSpec] = {}
+def model_family(name: str,                 # the family's name, named by each entry's `family`
+                 load: Callable,            # (ModelSpec, LoadOptions) -> VQAAdapter
+                 write_tiny: Callable,      # (ModelSpec, folder) -> settings overrides for the tiny copy ({} if none)
+                 defaults: dict | None = None,  # every setting the family knows, with its default; None: none
+                 model_types=(),            # config.json model_type values of its checkpoints (to load bare folders)
+                 batch_size: int = 32,      # questions per batch when a run says batch_size "auto"
+                 half_precision=("bfloat16", "float16"),  # half dtypes its models run correctly in on a GPU, preferred first
+                ) -> ModelFamily:
+    "A family of models, its fields checked and frozen (the [model zoo](02e_model_zoo.ipynb) registers it)."
+    return ModelFamily(name, load, write_tiny, dict(defaults or {}), tuple(model_types), int(batch_size), tuple(half_precision))
 
-def register_family(name: str,                 # key of FAMILIES, named by each entry's `family`
-                    load: Callable,            # (ModelSpec, LoadOptions) -> VQAAdapter
-                    write_tiny: Callable,      # (ModelSpec, folder) -> settings overrides for the tiny copy ({} if none)
-                    defaults: dict | None = None,  # every setting the family knows, with its default; None: none
-                    model_types=(),            # config.json model_type values of its checkpoints (to load bare folders)
-                    batch_size: int = 32,      # questions per batch when a run says batch_size "auto"
-                    half_precision=("bfloat16", "float16"),  # half dtypes its models run correctly in on a GPU, preferred first
-                   ) -> ModelFamily:           # the registered family
-    "Add a family of models to `FAMILIES`."
-    FAMILIES[name] = ModelFamily(name, load, write_tiny, dict(defaults or {}), tuple(model_types), int(batch_size), tuple(half_precision))
-    return FAMILIES[name]
-
-def check_settings(name: str,       # the model, for the message
-                   family: str,     # a key of FAMILIES
-                   settings: dict,  # settings to check against the family's defaults
+def check_settings(name: str,            # the model, for the message
+                   family: ModelFamily,  # its family
+                   settings: dict,       # settings to check against the family's defaults
                   ) -> None:
     "Refuse settings that `family` does not know (a typo such as `num_beam` would otherwise be ignored)."
-    unknown = set(settings) - set(FAMILIES[family].defaults)
-    if unknown: raise ValueError(f"model {name!r}: settings {sorted(unknown)} are not settings of family {family!r} ({sorted(FAMILIES[family].defaults)})")
+    unknown = set(settings) - set(family.defaults)
+    if unknown: raise ValueError(f"model {name!r}: settings {sorted(unknown)} are not settings of family {family.name!r} ({sorted(family.defaults)})")
 
-def register_model(name: str,                 # key of MODELS
-                   checkpoint: str,           # hub id or local folder, as `from_pretrained` takes it
-                   family: str,               # a registered family (a key of FAMILIES)
-                   settings: dict | None = None,  # overrides of the family's defaults (only settings it knows); None: none
-                   reported_accuracy: float | None = None,  # published clean VQAv2 accuracy, percent; None: none
-                   reported_on: str = "",     # where that accuracy was reported: split and source
-                   description: str = "",     # one line for tables and the docs
-                   gated: bool = False,       # the hub asks users to accept a licence first
-                   sources: dict | None = None,  # {setting or "reported_accuracy": where its value comes from (paper table, config file)}
-                  ) -> ModelSpec:             # the registered entry
-    "Add a model to `MODELS`; its settings start from its family's defaults."
-    if family not in FAMILIES: raise ValueError(f"model {name!r}: no family {family!r}; known: {sorted(FAMILIES)}")
+def model_entry(name: str,                 # the model's name (its key in the zoo)
+                checkpoint: str,           # hub id or local folder, as `from_pretrained` takes it
+                family: ModelFamily,       # its family
+                settings: dict | None = None,  # overrides of the family's defaults (only settings it knows); None: none
+                reported_accuracy: float | None = None,  # published clean VQAv2 accuracy, percent; None: none
+                reported_on: str = "",     # where that accuracy was reported: split and source
+                description: str = "",     # one line for tables and the docs
+                gated: bool = False,       # the hub asks users to accept a licence first
+                sources: dict | None = None,  # {setting or "reported_accuracy": where its value comes from (paper table, config file)}
+               ) -> ModelSpec:
+    "A model entry: its settings start from its family's defaults, and a setting the family does not know is refused."
     check_settings(name, family, settings or {})
-    MODELS[name] = ModelSpec(name, checkpoint, family, {**FAMILIES[family].defaults, **(settings or {})}, reported_accuracy, reported_on, description, gated,
-                             dict(sources or {}))
-    return MODELS[name]
+    return ModelSpec(name, checkpoint, family.name, {**family.defaults, **(settings or {})}, reported_accuracy, reported_on, description, gated,
+                     dict(sources or {}))
 
 # %% ../nbs/02_models.ipynb #c013
 def hub_unreachable_reason(checkpoint: str, host: str | None = None) -> str | None:
@@ -643,15 +635,11 @@ def tiny_blip(spec: ModelSpec, folder: Path) -> dict:
 # %% ../nbs/02_models.ipynb #c024
 WEIGHTS_DIR = Path(vqa_robust.__file__).parent / "weights"  # checkpoints shipped inside the installed package
 
-register_family("vilt", load_vilt, tiny_vilt, defaults={"score": "sigmoid"}, model_types=("vilt",), batch_size=64)
-register_family("blip", load_blip, tiny_blip, defaults={"num_beams": 3, "max_length": 10, "min_length": 1, "image_size": None,
+VILT_FAMILY = model_family("vilt", load_vilt, tiny_vilt, defaults={"score": "sigmoid"}, model_types=("vilt",), batch_size=64)
+BLIP_FAMILY = model_family("blip", load_blip, tiny_blip, defaults={"num_beams": 3, "max_length": 10, "min_length": 1, "image_size": None,
                                                          "question_start": "cls", "beam_search": "transformers", "vision_layer_norm_eps": None}, model_types=("blip",),
-                batch_size=32)
+                            batch_size=32)
 
-register_model("easy-vqa-vilt", str(WEIGHTS_DIR / "easy-vqa-vilt"), "vilt", {"score": "softmax"},
-               description="small ViLT trained on easy-VQA by this package (offline default)")
-register_model("easy-vqa-blip", str(WEIGHTS_DIR / "easy-vqa-blip"), "blip", {"question_start": "cls", "beam_search": "transformers"},
-               description="small BLIP trained on easy-VQA by this package with [CLS] first in the question (offline default, the generative model)")
 BLIP_SOURCES = {  # where the settings of the paper's BLIP entries come from (Salesforce/BLIP, which VRB's repository vendors)
     "image_size": "BLIP configs/vqa.yaml (image_size 480)",
     "num_beams": "BLIP models/blip_vqa.py forward(inference='generate', num_beams=3)",
@@ -661,19 +649,24 @@ BLIP_SOURCES = {  # where the settings of the paper's BLIP entries come from (Sa
     "vision_layer_norm_eps": "BLIP models/vit.py (norm_layer = partial(nn.LayerNorm, eps=1e-6))",
 }
 
-register_model("vilt", "dandelin/vilt-b32-finetuned-vqa", "vilt", reported_accuracy=71.26,
+VILT_BLIP_MODELS = [  # the shipped models, then the paper's
+    model_entry("easy-vqa-vilt", str(WEIGHTS_DIR / "easy-vqa-vilt"), VILT_FAMILY, {"score": "softmax"},
+               description="small ViLT trained on easy-VQA by this package (offline default)"),
+    model_entry("easy-vqa-blip", str(WEIGHTS_DIR / "easy-vqa-blip"), BLIP_FAMILY, {"question_start": "cls", "beam_search": "transformers"},
+               description="small BLIP trained on easy-VQA by this package with [CLS] first in the question (offline default, the generative model)"),
+    model_entry("vilt", "dandelin/vilt-b32-finetuned-vqa", VILT_FAMILY, reported_accuracy=71.26,
                reported_on="VQAv2 test-dev, ViLT paper (Kim et al. 2021) Table 2, ViLT-B/32", description="ViLT-B/32 fine-tuned on VQAv2 (VRB paper)",
                sources={"model": "VRB Table 3 (ViLT, 87.4M parameters; base accuracy 0.713)",
                         "score": "family default sigmoid: ViLT's VQA head is trained with binary cross-entropy over VQA score targets (ViLT paper section 4.2)",
                         "image_size": "the checkpoint's preprocessor_config.json (shorter edge 384, longer edge at most int(1333 / 800 * 384) = 639, sides floored to multiples of 32)",
-                        "reported_accuracy": "ViLT paper Table 2 (VQAv2 test-dev)"})
-register_model("blip", "Salesforce/blip-vqa-capfilt-large", "blip", {"image_size": 480, **VRB_BLIP_SETTINGS}, reported_accuracy=78.25,
+                        "reported_accuracy": "ViLT paper Table 2 (VQAv2 test-dev)"}),
+    model_entry("blip", "Salesforce/blip-vqa-capfilt-large", BLIP_FAMILY, {"image_size": 480, **VRB_BLIP_SETTINGS}, reported_accuracy=78.25,
                reported_on="VQAv2 test-dev, BLIP paper (Li et al. 2022) Table 8, ViT-B pre-trained on 129M images with CapFilt-L",
                description="BLIP ViT-B CapFilt-L fine-tuned on VQAv2, VRB's decoding: 3 beams, 1-10 tokens, 480 px (VRB paper)",
-               sources={"model": "VRB Table 3 (BLIP, 385M parameters; base accuracy 0.782)", **BLIP_SOURCES, "reported_accuracy": "BLIP paper Table 8 (VQAv2 test-dev)"})
-register_model("blip-base", "Salesforce/blip-vqa-base", "blip", {"image_size": 480, **VRB_BLIP_SETTINGS}, reported_accuracy=78.24,
+               sources={"model": "VRB Table 3 (BLIP, 385M parameters; base accuracy 0.782)", **BLIP_SOURCES, "reported_accuracy": "BLIP paper Table 8 (VQAv2 test-dev)"}),
+    model_entry("blip-base", "Salesforce/blip-vqa-base", BLIP_FAMILY, {"image_size": 480, **VRB_BLIP_SETTINGS}, reported_accuracy=78.24,
                reported_on="VQAv2 test-dev, BLIP paper (Li et al. 2022) Table 8, ViT-B pre-trained on 129M images",
-               description="BLIP ViT-B fine-tuned on VQAv2", sources={**BLIP_SOURCES, "reported_accuracy": "BLIP paper Table 8 (VQAv2 test-dev)"});
+               description="BLIP ViT-B fine-tuned on VQAv2", sources={**BLIP_SOURCES, "reported_accuracy": "BLIP paper Table 8 (VQAv2 test-dev)"})]
 
 # %% ../nbs/02_models.ipynb #c026
 def resolve_device(device: str | None,  # "cpu", "cuda", "cuda:1", ...; None or "auto": CUDA when present
@@ -688,37 +681,15 @@ DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch
 
 def resolve_dtype(dtype: str | torch.dtype | None,  # a torch dtype, "float32", "bfloat16", "float16"; "auto" or None: by device
                   device: str,   # a resolved device (see `resolve_device`)
-                  family: str,   # a key of FAMILIES (its `half_precision` preferences)
+                  family: ModelFamily,  # the model's family (its `half_precision` preferences)
                  ) -> torch.dtype:  # float32 on CPU for "auto"/None
     "The dtype to load a `family` model in on `device`: 'auto' is float32 on CPU, the family's first half precision the GPU supports on CUDA."
     if isinstance(dtype, torch.dtype): return dtype
     if dtype not in ("auto", None, *DTYPES): raise ValueError(f"dtype must be 'auto' or one of {sorted(DTYPES)}, got {dtype!r}")
     if dtype not in ("auto", None): return DTYPES[dtype]
     if not str(device).startswith("cuda"): return torch.float32
-    supported = [d for d in FAMILIES[family].half_precision if d != "bfloat16" or torch.cuda.is_bf16_supported()]
+    supported = [d for d in family.half_precision if d != "bfloat16" or torch.cuda.is_bf16_supported()]
     return DTYPES[supported[0]] if supported else torch.float32
-
-def folder_spec(folder: Path) -> ModelSpec:
-    "The spec of a local checkpoint folder: from its `vqa_robust.json`, else from `config.json`'s model_type."
-    record = folder / "vqa_robust.json"
-    if record.is_file():
-        saved = json.loads(record.read_text())
-        if saved.get("family") not in FAMILIES: raise ValueError(f"{record}: family {saved.get('family')!r} is not registered; known: {sorted(FAMILIES)}")
-        family = FAMILIES[saved["family"]]
-        return ModelSpec(saved.get("name", folder.name), str(folder), family.name, {**family.defaults, **saved.get("settings", {})})
-    model_type = json.loads((folder / "config.json").read_text()).get("model_type")
-    family = next((f for f in FAMILIES.values() if model_type in f.model_types), None)
-    if family is None: raise ValueError(f"{folder / 'config.json'}: model_type {model_type!r} belongs to no registered family; known: "
-                                        f"{sorted(t for f in FAMILIES.values() for t in f.model_types)}")
-    return ModelSpec(folder.name, str(folder), family.name, dict(family.defaults))
-
-def model_spec(name_or_path: str,  # a key of MODELS, or a folder with vqa_robust.json or config.json
-              ) -> ModelSpec:      # the entry, or the folder's spec (KeyError if neither)
-    "The registry entry of `name_or_path`, or the spec of a local checkpoint folder."
-    if name_or_path in MODELS: return MODELS[name_or_path]
-    folder = Path(name_or_path)
-    if (folder / "vqa_robust.json").is_file() or (folder / "config.json").is_file(): return folder_spec(folder)
-    raise KeyError(f"unknown model {name_or_path!r}: not in MODELS ({', '.join(MODELS)}) and not a checkpoint folder")
 
 @lru_cache(maxsize=64)
 def folder_sha256(folder: Path, stats: tuple) -> str:
@@ -745,52 +716,8 @@ def weights_fingerprint(spec: ModelSpec) -> dict:
     parts = {"checkpoint": spec.checkpoint, **{k: v for k, v in spec.settings.items() if k.endswith("_checkpoint") and isinstance(v, str)}}
     return {k: checkpoint_fingerprint(v) for k, v in parts.items()}
 
-def spec_with_settings(name_or_path: str,  # a key of MODELS or a checkpoint folder
-                       settings: dict,     # overrides; {}: the spec unchanged
-                      ) -> ModelSpec:      # a new spec (ValueError for settings the family does not know)
-    "The spec of `name_or_path` with some settings overridden (only settings its family knows)."
-    spec = model_spec(str(name_or_path))
-    check_settings(spec.name, spec.family, settings)
-    return ModelSpec(**{**asdict(spec), "settings": {**spec.settings, **settings}}) if settings else spec
-
 def model_identity(spec: ModelSpec,                # the entry, settings overrides applied
                    dtype: torch.dtype | None = None,  # the dtype asked for; None: "checkpoint" (its own)
                   ) -> dict:  # `spec.identity()` plus "dtype" and "weights" (fingerprints of every checkpoint it loads)
     "What decides a model's answers, known before it loads: checkpoint, family, settings, dtype and the weights' fingerprint."
     return {**spec.identity(), "dtype": str(dtype).replace("torch.", "") if dtype else "checkpoint", "weights": weights_fingerprint(spec)}
-
-def load_model(name_or_path: str,                # a key of MODELS or a checkpoint folder
-               device: str | None = None,         # torch device; None or 'auto': CUDA when present
-               dtype: torch.dtype | None = None,  # e.g. torch.bfloat16 on GPU; None: the checkpoint's
-               local_files_only: bool = False,    # never reach the hub
-               trust_remote_code: bool = False,   # run code shipped with a checkpoint (off unless you set it)
-               **settings,                        # overrides of the entry's settings, e.g. num_beams=1
-              ) -> VQAAdapter:
-    "Load a VQA model into its family's adapter."
-    spec = spec_with_settings(name_or_path, settings)
-    options = LoadOptions(resolve_device(device), dtype, local_files_only, trust_remote_code)
-    adapter = FAMILIES[spec.family].load(spec, options)
-    adapter.identity = model_identity(spec, dtype)
-    return adapter
-
-def tiny_checkpoint(name: str,          # a key of MODELS (or a checkpoint folder)
-                    folder: str | Path,  # where to write it; created if missing
-                   ) -> Path:            # `folder`, for `load_model(folder)`
-    "Write a small random checkpoint of the same classes as `MODELS[name]` into `folder`, loadable by `load_model(folder)`."
-    spec, folder = model_spec(name), Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    overrides = FAMILIES[spec.family].write_tiny(spec, folder) or {}
-    record = {"name": f"tiny-{spec.name}", "family": spec.family, "settings": {**spec.settings, **overrides}, "tiny_of": spec.checkpoint}
-    (folder / "vqa_robust.json").write_text(json.dumps(record, indent=1, default=str))
-    return folder
-
-# %% ../nbs/02_models.ipynb #c040
-from . import vle, pnp, vlms  # noqa: E402 -- each registers its family and entries
-
-# %% ../nbs/02_models.ipynb #c042
-def real_checkpoint_smoke(names=("vilt", "blip"), device=None) -> dict:
-    "Answers of real hub checkpoints to two questions about scikit-image's astronaut photo (needs the hub)."
-    from skimage import data
-    image = Image.fromarray(data.astronaut())
-    questions = ["what is the person wearing?", "how many people are in the picture?"]
-    return {name: load_model(name, device=device).predict([image] * 2, questions) for name in names}

@@ -9,16 +9,17 @@ from contextlib import contextmanager
 from pathlib import Path
 import torch
 from PIL import Image
-from .models import (ORIGINAL_BLIP_VISION_KEYS, LoadOptions, ModelSpec, VQAAdapter, pretrained, register_family, register_model, sequence_confidence)
+from .base import seed_of
+from .models import ORIGINAL_BLIP_VISION_KEYS, LoadOptions, ModelSpec, VQAAdapter, model_entry, model_family, pretrained, sequence_confidence
 
 # %% auto #0
-__all__ = ['PNP_DEFAULTS', 'PNP_SOURCES', 'PNP_WORDS', 'PNP_PARTS', 'LAVIS_TO_TRANSFORMERS', 'LAVIS_PREFIXES',
-           'tiny_bert_tokenizer', 'tiny_t5_tokenizer', 'tiny_blip_config', 'tiny_t5_config', 'pre_question',
-           'enc_token_id', 'itm_text', 'token_weights', 'itm_gradcam', 'sample_patches', 'add_distinct', 'strip_prompt',
-           'cut_prompt', 'caption_prompt', 'question_seed', 'seeded', 'question_guided_captions', 'passages',
-           'fid_encode', 'read', 'PNPVQA', 'part_checkpoint', 'load_pnp', 'tiny_pnp', 'lavis_key', 'lavis_state_dict',
-           'convert_lavis', 'count_layers', 'lavis_blip_config', 'lavis_t5_config', 'lavis_bert_tokenizer',
-           'pnp_from_lavis']
+__all__ = ['PNP_DEFAULTS', 'PNP_SOURCES', 'PNP_WORDS', 'PNP_PARTS', 'LAVIS_TO_TRANSFORMERS', 'LAVIS_PREFIXES', 'PNP_FAMILY',
+           'PNP_MODELS', 'tiny_bert_tokenizer', 'tiny_t5_tokenizer', 'tiny_blip_config', 'tiny_t5_config',
+           'pre_question', 'enc_token_id', 'itm_text', 'token_weights', 'itm_gradcam', 'sample_patches', 'add_distinct',
+           'strip_prompt', 'cut_prompt', 'caption_prompt', 'question_seed', 'seeded', 'question_guided_captions',
+           'passages', 'fid_encode', 'read', 'PNPVQA', 'part_checkpoint', 'load_pnp', 'tiny_pnp', 'lavis_key',
+           'lavis_state_dict', 'convert_lavis', 'count_layers', 'lavis_blip_config', 'lavis_t5_config',
+           'lavis_bert_tokenizer', 'pnp_from_lavis', 'pnp_entry']
 
 # %% ../nbs/02c_pnp.ipynb #c006
 PNP_DEFAULTS = dict(
@@ -192,8 +193,8 @@ def caption_prompt(tokenizer, prompt: str, bos_token_id: int, n: int, device="cp
 
 # %% ../nbs/02c_pnp.ipynb #c031
 def question_seed(seed: int, question: str) -> int:
-    "A seed for one question's sampling, from the run's seed and the question text."
-    return zlib.crc32(f"{seed}\x00{question}".encode())
+    "A seed for one question's sampling, from the run's seed and the question text (`seed_of`, the package's one seeding rule)."
+    return seed_of(seed=seed, question=question)
 
 @contextmanager
 def seeded(seed: int, device="cpu"):
@@ -460,16 +461,23 @@ def pnp_from_lavis(folder,               # where to write the checkpoint folder 
 
 
 # %% ../nbs/02c_pnp.ipynb #c046
-register_family("pnp", load_pnp, tiny_pnp, defaults=PNP_DEFAULTS, batch_size=4, half_precision=("bfloat16",))  # T5 overflows in float16
+PNP_FAMILY = model_family("pnp", load_pnp, tiny_pnp, defaults=PNP_DEFAULTS, batch_size=4, half_precision=("bfloat16",))  # T5 overflows in float16
 _PNP_SOURCE = "VQAv2 val, PNP-VQA paper (Tiong et al. 2022) zero-shot results, reproduced in LAVIS projects/pnp-vqa/README.md"
 _PNP_READERS = {size: f"allenai/unifiedqa-v2-t5-{size}-1363200" for size in ("base", "large", "3b")}
-for _name, _size, _accuracy, _description in (
-        ("pnp", "base", 54.3, "PNP-VQA base, VRB's PnP (Table 3: 223M parameters, T5-base's count): BLIP ViT-L ITM GradCAM + BLIP ViT-L captions + "
-                              "UnifiedQA-v2 T5-base FiD (hub BLIP weights, not LAVIS's train2014 ones)"),
-        ("pnp-large", "large", 57.5, "PNP-VQA large (UnifiedQA-v2 T5-large reader)"),
-        ("pnp-3b", "3b", 62.1, "PNP-VQA 3B (UnifiedQA-v2 T5-3B reader)")):
-    register_model(_name, _PNP_READERS[_size], "pnp", {"reader_checkpoint": _PNP_READERS[_size]}, reported_accuracy=_accuracy,
-                   reported_on=f"{_PNP_SOURCE}, PNP-VQA {_size}", description=_description,
-                   sources={**{k: v.replace("pnp_vqa_base.yaml", f"pnp_vqa_{_size}.yaml").replace("vqav2_eval.yaml", "vqav2_eval.yaml" if _size == "base"
-                                                    else f"vqav2_eval_{_size}.yaml") for k, v in PNP_SOURCES.items()},  # the size's own files, same values
-                            "reported_accuracy": _PNP_SOURCE, **({"model": "VRB Table 3 (PnP, 223M parameters)"} if _size == "base" else {})})
+def pnp_entry(name: str,       # the entry's name
+              size: str,       # the UnifiedQA-v2 reader's size: "base", "large" or "3b"
+              accuracy: float, # the paper's zero-shot VQAv2 val accuracy, percent
+              description: str,
+             ) -> ModelSpec:
+    "A PNP-VQA entry with the reader of one size; the sources name that size's LAVIS files (same values)."
+    return model_entry(name, _PNP_READERS[size], PNP_FAMILY, {"reader_checkpoint": _PNP_READERS[size]}, reported_accuracy=accuracy,
+                       reported_on=f"{_PNP_SOURCE}, PNP-VQA {size}", description=description,
+                       sources={**{k: v.replace("pnp_vqa_base.yaml", f"pnp_vqa_{size}.yaml").replace("vqav2_eval.yaml", "vqav2_eval.yaml" if size == "base"
+                                                        else f"vqav2_eval_{size}.yaml") for k, v in PNP_SOURCES.items()},
+                                "reported_accuracy": _PNP_SOURCE, **({"model": "VRB Table 3 (PnP, 223M parameters)"} if size == "base" else {})})
+
+PNP_MODELS = [
+    pnp_entry("pnp", "base", 54.3, "PNP-VQA base, VRB's PnP (Table 3: 223M parameters, T5-base's count): BLIP ViT-L ITM GradCAM + BLIP ViT-L captions + "
+                                   "UnifiedQA-v2 T5-base FiD (hub BLIP weights, not LAVIS's train2014 ones)"),
+    pnp_entry("pnp-large", "large", 57.5, "PNP-VQA large (UnifiedQA-v2 T5-large reader)"),
+    pnp_entry("pnp-3b", "3b", 62.1, "PNP-VQA 3B (UnifiedQA-v2 T5-3B reader)")]

@@ -14,25 +14,159 @@ import torch
 from fastcore.docments import docments
 from tqdm import tqdm
 
-from .data import VQADataset, load_easy_vqa, load_vqav2, sample_images, vrb_split, write_split, dataset_fingerprint
+from .base import non_negative_integer
+from .data import VQADataset, load_easy_vqa, load_vqav2, sample_images, vqav2_files, vrb_split, write_split, dataset_fingerprint
 from .datasets import DATASETS, load_dataset, answerability
-from .corruptions import CORRUPTIONS, PRESETS, expand_corruptions
-from .models import MODELS, model_identity
-from .generator import code_fingerprint, generate
-from .inference import run_parameters, checked_store, peak_memory_mb, run_log, dataset_files, list_parameter, int_parameter
-from .distributed import executor as executor_named
-from .metrics import score_answers, accuracy_table, accuracy_breakdown, bootstrap
+from .corruptions import CLEAN, CORRUPTIONS, PRESETS, expand_corruptions
+from .models import model_identity, resolve_device, resolve_dtype
+from .zoo import FAMILIES, MODELS, model_spec
+from .store import CHUNK_SIZE, checked_store, code_fingerprint, partition_dir, run_log
+from .generator import generate
+from .inference import conditions, default_workers, peak_memory_mb, release_memory
+from .distributed import EXECUTORS, executor as executor_named
+from .metrics import ACCURACY_MODES, score_answers, accuracy_table, accuracy_breakdown, bootstrap
 from .analysis import (blind_baseline, family_accuracy, plot_accuracy_vs_severity, robustness_table, plot_average_error,
                                  plot_relative_drop, plot_radars, plot_vre_weights, vre_under_weights)
-from .text import NEAR_COLOUR_DISTANCE, answer_vocabulary
-from .explain import answer_changes, categorise, change_table, plot_gallery
+from .text_eval import perturb_all, scored_where_known, paired_answers, text_table, text_intervals, local_explanations, global_rules, plot_rules
+from .text import CHOICES, COLOR_METRICS, NEAR_COLOUR_DISTANCE, PERTURBATIONS, answer_vocabulary
+from .changes import answer_changes, categorise, change_table, plot_gallery
 
 # %% auto #0
-__all__ = ['RUN_PARAMETERS', 'TEXT_FILES', 'ROBUSTNESS_FILES', 'CHANGE_FILES', 'RESULT_FILES', 'RunConfig', 'flag',
-           'load_questions', 'perturbed_questions', 'run_config', 'prepare_stores', 'answer_all', 'scored_answers',
-           'RunResult', 'save_figure', 'save_table', 'accuracy_results', 'robustness_results', 'change_results',
-           'text_perturbation_results', 'run_summary', 'run', 'corrupt', 'registry_table', 'show_default',
-           'add_parameters', 'command_parser', 'main']
+__all__ = ['SAMPLE_IMAGES', 'RUN_PARAMETERS', 'TEXT_FILES', 'ROBUSTNESS_FILES', 'CHANGE_FILES', 'RESULT_FILES', 'list_parameter',
+           'int_parameter', 'auto_parameter', 'dataset_files', 'text_kinds', 'run_parameters', 'RunConfig', 'flag',
+           'load_questions', 'blind_answers', 'perturbed_questions', 'run_config', 'prepare_stores', 'answer_all',
+           'scored_answers', 'RunResult', 'save_figure', 'save_table', 'accuracy_results', 'robustness_results',
+           'change_results', 'text_perturbation_results', 'run_summary', 'run', 'corrupt', 'registry_table',
+           'show_default', 'add_parameters', 'command_parser', 'main']
+
+# %% ../nbs/08_run_library.ipynb #c045
+def list_parameter(value, name: str) -> list:
+    "A parameter given as a list, comma-separated text or JSON text, as a list of its items."
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            try: value = json.loads(text)
+            except json.JSONDecodeError as e: raise ValueError(f"{name}: {value!r} is not a JSON list ({e})") from None
+        else: return [v.strip() for v in text.split(",") if v.strip()]
+    if not isinstance(value, (list, tuple)): value = [value]
+    return [v.strip() if isinstance(v, str) else v for v in value if not (isinstance(v, str) and not v.strip())]
+
+def int_parameter(value, name: str) -> int:
+    "A non-negative integer parameter, also given as text ('3', '3.0'; papermill passes command-line text)."
+    if isinstance(value, str):
+        try: value = float(value)
+        except ValueError: raise ValueError(f"{name} must be an integer, got {value!r}") from None
+    return non_negative_integer(value, name)
+
+def auto_parameter(value, name: str, minimum: int = 0):
+    "'auto', or an integer of at least `minimum`."
+    if isinstance(value, str) and value.strip() == "auto": return "auto"
+    number = int_parameter(value, name)
+    if number < minimum: raise ValueError(f"{name} must be 'auto' or at least {minimum}, got {number}")
+    return number
+
+def dataset_files(dataset: str, data_dir: str = "", questions_file: str = "", annotations_file: str = "", image_dir: str = "") -> dict:
+    "The VQAv2 files of a run: found in `data_dir` under their official names, or given one by one; none for easy-VQA."
+    if dataset == "easy_vqa": return {}
+    if data_dir:
+        return dict(zip(("questions_file", "annotations_file", "image_dir"), vqav2_files(data_dir)))
+    for name, path, kind in (("questions_file", questions_file, "is_file"), ("annotations_file", annotations_file, "is_file"), ("image_dir", image_dir, "is_dir")):
+        if not path or not getattr(Path(path), kind)():
+            raise ValueError(f"{name}: {path!r} is not an existing {'file' if kind == 'is_file' else 'folder'} (dataset vqav2 needs data_dir, or the three paths)")
+    return {"questions_file": Path(questions_file), "annotations_file": Path(annotations_file), "image_dir": Path(image_dir)}
+
+def text_kinds(value) -> list[str]:
+    "The question perturbations of a run: kinds of `vqa_robust.text.PERTURBATIONS`, 'all', or none."
+    kinds = [str(k) for k in list_parameter(value, "text_perturbations")]
+    if not kinds: return []
+    if kinds == ["all"]: return list(PERTURBATIONS)
+    unknown = [k for k in kinds if k not in PERTURBATIONS]
+    if unknown: raise ValueError(f"text_perturbations: unknown kind(s) {unknown}; known: {', '.join(PERTURBATIONS)}, or 'all'")
+    if len(set(kinds)) != len(kinds): raise ValueError(f"text_perturbations: {kinds} names a kind twice")
+    return kinds
+
+SAMPLE_IMAGES = 500  # images a run samples when n_images is "auto" (and the split is not VRB's)
+
+def run_parameters(model,            # keys of MODELS or checkpoint folders: one, a list, comma-separated or JSON text
+                   corruptions,      # names in CORRUPTIONS or PRESETS (list or text); "none": clean images only (with text_perturbations)
+                   severities,       # levels 1-5 (list or text)
+                   n_images,         # images sampled with split "sample" (0 keeps all); "auto": SAMPLE_IMAGES, or VRB's split on vqav2 (split "auto")
+                   seed,             # seeds the split and every corruption
+                   batch_size,       # questions per batch, or "auto": each family's default
+                   threads,          # CPU threads for torch, >= 1
+                   accuracy_mode,    # "auto" (the dataset's own) or a key of ACCURACY_MODES
+                   device,           # "auto", "cpu", "cuda", ...
+                   dataset: str,     # a key of DATASETS
+                   questions_file: str = "",    # VQAv2 questions JSON (without data_dir)
+                   annotations_file: str = "",  # VQAv2 annotations JSON (without data_dir)
+                   image_dir: str = "",         # VQAv2 image folder (without data_dir)
+                   num_workers="auto",          # data-worker processes, or "auto": `default_workers`
+                   dtype="auto",                # "auto", "float32", "bfloat16" or "float16"
+                   chunk_size=CHUNK_SIZE,       # questions per saved chunk, or "auto": CHUNK_SIZE
+                   data_dir: str = "",          # folder the dataset was downloaded into (official file names)
+                   split: str = "auto",         # "vrb", "sample" or "auto" ("vrb" for vqav2 with n_images "auto", else "sample")
+                   text_perturbations=(),       # kinds of `vqa_robust.text.PERTURBATIONS`, "all", or none
+                   typo_severity=3,             # 1-5, for the typo kinds
+                   executor: str = "local",     # a key of EXECUTORS: "local" or "ray"
+                   ray_address: str = "",       # with "ray": the cluster's address; "": start Ray here
+                   dataset_split: str = "",     # the dataset's own split; "": its first
+                   colour_metric: str = "ciede2000",  # colour swaps' distance, a key of `vqa_robust.text.COLOR_METRICS` ("paper": the paper's RGB distance)
+                   colour_vocabulary: str = "split",  # common colours: "split" (its multiple-choice answers) or "annotations" (every annotated answer of the dataset, the paper's)
+                   wordnet_choice: str = "seeded",    # WordNet kinds: a key of `vqa_robust.text.CHOICES`, "seeded" draw or the paper's "closest" concept
+                   near_colour_distance=10.0,         # CIEDE2000 below which a nearest-colour swap keeps the answer (and is scored); `vqa_robust.text.NEAR_COLOUR_DISTANCE`
+                  ) -> dict:                    # the typed parameters, plus "specs", "grid", "dtypes", "batch_sizes", "files"
+    "The run's parameters, typed and checked; a ValueError naming the parameter otherwise."
+    models = [str(m) for m in list_parameter(model, "model")]
+    if not models: raise ValueError("model: name at least one model (a key of vqa_robust.zoo.MODELS or a checkpoint folder)")
+    if len(set(models)) != len(models): raise ValueError(f"model: {models} names a model twice")
+    specs = {m: model_spec(m) for m in models}
+    for spec in specs.values(): partition_dir(".", spec.name, *CLEAN)  # a name the store cannot hold fails now
+    kinds = text_kinds(text_perturbations)
+    corruption_names = expand_corruptions([str(c) for c in list_parameter(corruptions, "corruptions") if str(c) != "none"])  # presets expanded
+    if not corruption_names and not kinds:
+        raise ValueError("corruptions: name at least one corruption (the clean condition always runs), or 'none' for a run of text_perturbations on clean images")
+    levels = [int_parameter(s, "severities") for s in list_parameter(severities, "severities")]
+    if not levels: raise ValueError("severities: give at least one level in 1-5")
+    grid = conditions(corruption_names, levels)
+    if accuracy_mode != "auto" and accuracy_mode not in ACCURACY_MODES:
+        raise ValueError(f"accuracy_mode must be 'auto' or one of {sorted(ACCURACY_MODES)}, got {accuracy_mode!r}")
+    threads = int_parameter(threads, "threads")
+    if threads < 1: raise ValueError(f"threads must be at least 1, got {threads}")
+    sizes = {"batch_size": auto_parameter(batch_size, "batch_size", 1), "num_workers": auto_parameter(num_workers, "num_workers", 0),
+             "chunk_size": auto_parameter(chunk_size, "chunk_size", 1)}
+    if dataset not in DATASETS: raise ValueError(f"dataset must be one of {sorted(DATASETS)}, got {dataset!r}")
+    if dataset_split and dataset_split not in DATASETS[dataset].splits:
+        raise ValueError(f"dataset_split: {dataset} has the splits {list(DATASETS[dataset].splits)}, got {dataset_split!r}")
+    if executor not in EXECUTORS: raise ValueError(f"executor must be one of {sorted(EXECUTORS)}, got {executor!r}")
+    if split not in ("auto", "sample", "vrb"): raise ValueError(f"split must be 'auto', 'sample' or 'vrb', got {split!r}")
+    if split == "vrb" and dataset != "vqav2": raise ValueError("split 'vrb' is VRB's 3,000 val2014 images: it needs dataset vqav2")
+    n_images = "auto" if isinstance(n_images, str) and n_images.strip() == "auto" else int_parameter(n_images, "n_images")
+    if split == "auto": split = "vrb" if dataset == "vqav2" and n_images == "auto" else "sample"  # a number of images asked for is a sample
+    if split == "vrb" and n_images != "auto":
+        raise ValueError(f"n_images: split 'vrb' is VRB's 3,000 images, not a sample of {n_images}; use split 'sample' to draw n_images images")
+    if dataset in ("easy_vqa", "vqav2"): files = dataset_files(dataset, data_dir, questions_file, annotations_file, image_dir)
+    elif not data_dir or not Path(data_dir).is_dir():
+        raise ValueError(f"data_dir: dataset {dataset} is read from the folder its official files were downloaded into, got {data_dir!r}")
+    else: files = {"data_dir": Path(data_dir)}
+    typo_severity = int_parameter(typo_severity, "typo_severity")
+    if not 1 <= typo_severity <= 5: raise ValueError(f"typo_severity must be in 1-5, got {typo_severity}")
+    if colour_metric not in COLOR_METRICS: raise ValueError(f"colour_metric must be one of {list(COLOR_METRICS)}, got {colour_metric!r}")
+    if colour_vocabulary not in ("split", "annotations"): raise ValueError(f"colour_vocabulary must be 'split' or 'annotations', got {colour_vocabulary!r}")
+    if wordnet_choice not in CHOICES: raise ValueError(f"wordnet_choice must be one of {list(CHOICES)}, got {wordnet_choice!r}")
+    try: near_colour_distance = float(near_colour_distance)
+    except (TypeError, ValueError): raise ValueError(f"near_colour_distance must be a number, got {near_colour_distance!r}") from None
+    if not near_colour_distance >= 0: raise ValueError(f"near_colour_distance must be a non-negative CIEDE2000 distance, got {near_colour_distance!r}")
+    device = resolve_device(device)
+    dtypes = {m: resolve_dtype(dtype, device, FAMILIES[spec.family]) for m, spec in specs.items()}
+    batch_sizes = {m: FAMILIES[spec.family].batch_size if sizes["batch_size"] == "auto" else sizes["batch_size"] for m, spec in specs.items()}
+    return {"models": models, "corruptions": corruption_names, "severities": levels, "grid": grid, "n_images": None if split == "vrb" else SAMPLE_IMAGES if n_images == "auto" else n_images,
+            "seed": int_parameter(seed, "seed"), "threads": threads,
+            "accuracy_mode": DATASETS[dataset].accuracy_mode if accuracy_mode == "auto" else accuracy_mode, "device": device, "dataset": dataset,
+            "dtypes": dtypes, "batch_sizes": batch_sizes, "chunk_size": CHUNK_SIZE if sizes["chunk_size"] == "auto" else sizes["chunk_size"],
+            "num_workers": default_workers(device, threads) if sizes["num_workers"] == "auto" else sizes["num_workers"],
+            "files": files, "split": split, "specs": specs,
+            "text_kinds": kinds, "typo_severity": typo_severity, "colour_metric": colour_metric, "colour_vocabulary": colour_vocabulary, "wordnet_choice": wordnet_choice, "near_colour_distance": near_colour_distance, "executor": executor, "ray_address": str(ray_address),
+            "dataset_split": dataset_split or DATASETS[dataset].splits[0]}
 
 # %% ../nbs/08_run_library.ipynb #c006
 @dataclass
@@ -41,8 +175,7 @@ class RunConfig:
     parameters: dict        # `run_parameters`' checked values (models, grid, seed, device, dtypes, batch sizes, ...)
     specs: dict             # model name -> its resolved ModelSpec
     identities: dict        # model name -> `model_identity`, as the store records it
-    train: VQADataset | None  # the training split (easy-VQA's, for the blind baseline), or None
-    full: VQADataset        # the whole dataset loaded
+    blind: pd.DataFrame | None  # the blind baseline's answers to the split (from easy-VQA's training questions), or None
     dataset: VQADataset     # the run's questions (the split)
     data: dict              # `dataset_fingerprint(dataset)`
     perturbed: dict         # text kind -> its perturbed questions (VQADataset)
@@ -68,17 +201,23 @@ def flag(value, name: str) -> bool:
 
 # %% ../nbs/08_run_library.ipynb #c010
 def load_questions(parameters: dict  # `run_parameters`' output
-                  ) -> tuple:        # (train or None, the whole dataset, the run's split)
+                  ) -> tuple:        # (the whole dataset, the run's split)
     "Load the run's dataset and draw its split: VRB's images, or `n_images` sampled with the seed."
     dataset, files = parameters["dataset"], parameters["files"]
-    if dataset == "easy_vqa": train, full = load_easy_vqa("train"), load_easy_vqa("test")
-    elif dataset == "vqav2": train, full = None, load_vqav2(files["questions_file"], files["annotations_file"], files["image_dir"], name="vqav2")
-    else: train, full = None, load_dataset(dataset, files["data_dir"], parameters["dataset_split"])
-    if parameters["split"] != "vrb": return train, full, sample_images(full, parameters["n_images"] or None, seed=parameters["seed"])
-    try: return train, full, vrb_split(full)
+    if dataset == "easy_vqa": full = load_easy_vqa("test")
+    elif dataset == "vqav2": full = load_vqav2(files["questions_file"], files["annotations_file"], files["image_dir"], name="vqav2")
+    else: full = load_dataset(dataset, files["data_dir"], parameters["dataset_split"])
+    if parameters["split"] != "vrb": return full, sample_images(full, parameters["n_images"] or None, seed=parameters["seed"])
+    try: return full, vrb_split(full)
     except ValueError as e:
         raise ValueError(f"{e}; to run on a sample of these {len(full.image_ids)} images instead, use split 'sample' with n_images "
                          "(papermill: -p split sample -p n_images N; command line: --split sample --n-images N)") from None
+
+def blind_answers(parameters: dict,   # `run_parameters`' output
+                  split: VQADataset,  # the run's questions
+                 ) -> pd.DataFrame | None:  # answers in a run's layout, or None
+    "The blind baseline's answers to the split, from the priors of the dataset's training questions (easy-VQA ships them; None elsewhere)."
+    return blind_baseline(load_easy_vqa("train"), split) if parameters["dataset"] == "easy_vqa" else None
 
 # %% ../nbs/08_run_library.ipynb #c011
 def perturbed_questions(parameters: dict,     # `run_parameters`' output
@@ -88,13 +227,12 @@ def perturbed_questions(parameters: dict,     # `run_parameters`' output
     "Each text kind's perturbed questions, drawn with the run seed (vqa_robust.text_eval.perturb_all)."
     kinds = parameters["text_kinds"]
     if not kinds: return {}, None
-    from vqa_robust.text_eval import perturb_all
     vocabulary = answer_vocabulary(full, "annotations") if parameters["colour_vocabulary"] == "annotations" else answer_vocabulary(dataset, "multiple_choice")
     return perturb_all(dataset, kinds, seed=parameters["seed"], typo_severity=parameters["typo_severity"], vocabulary=vocabulary,
                        metric=parameters["colour_metric"], choice=parameters["wordnet_choice"])
 
 # %% ../nbs/08_run_library.ipynb #c013
-def run_config(model: list = ["easy-vqa-vilt", "easy-vqa-blip"],  # keys of vqa_robust.models.MODELS or checkpoint folders: one name, a list, comma-separated or JSON text
+def run_config(model: list = ["easy-vqa-vilt", "easy-vqa-blip"],  # keys of vqa_robust.zoo.MODELS or checkpoint folders: one name, a list, comma-separated or JSON text
                dataset: str = "easy_vqa",      # "easy_vqa" (offline, shipped), "vqav2" (with data_dir, or the three paths below), "vg", "gqa", "vizwiz" (with data_dir): vqa_robust.datasets.DATASETS
                data_dir: str = "",             # folder the dataset was downloaded into, official file names (VQAv2: v2_OpenEnded_mscoco_val2014_questions.json, ..., val2014/)
                dataset_split: str = "",        # the dataset's own split (gqa: testdev, val, train; vizwiz: val, train); "": its first
@@ -107,7 +245,7 @@ def run_config(model: list = ["easy-vqa-vilt", "easy-vqa-blip"],  # keys of vqa_
                n_images = "auto",              # images sampled (split "sample"), with all their questions (0 keeps all); "auto": 500 (on vqav2: VRB's split)
                seed: int = 0,                  # seeds the split and every corruption
                device: str = "auto",           # "auto" (CUDA when present), "cpu" or "cuda"
-               batch_size = "auto",            # questions per batch; "auto": each model family's default (vqa_robust.models.FAMILIES[...].batch_size)
+               batch_size = "auto",            # questions per batch; "auto": each model family's default (vqa_robust.zoo.FAMILIES[...].batch_size)
                num_workers = "auto",           # data-worker processes decoding, corrupting and preparing batches; "auto": vqa_robust.inference.default_workers
                dtype: str = "auto",            # "auto" (float32 on CPU, bfloat16/float16 on GPU where the family supports it), "float32", "bfloat16", "float16"
                threads: int = 1,               # CPU threads for torch
@@ -133,9 +271,11 @@ def run_config(model: list = ["easy-vqa-vilt", "easy-vqa-blip"],  # keys of vqa_
     out = Path(out_dir)
     if out.exists() and not out.is_dir(): raise ValueError(f"out_dir {out} exists and is not a folder")
     identities = {m: model_identity(p["specs"][m], p["dtypes"][m]) for m in p["models"]}
-    train, full, questions = load_questions(p)
+    full, questions = load_questions(p)
     perturbed, records = perturbed_questions(p, full, questions)
-    return RunConfig(p, p["specs"], identities, train, full, questions, dataset_fingerprint(questions), perturbed, records, out,
+    blind = blind_answers(p, questions)  # the training questions are read here and let go: a run holds only its split
+    del full; release_memory()
+    return RunConfig(p, p["specs"], identities, blind, questions, dataset_fingerprint(questions), perturbed, records, out,
                      flag(local_files_only, "local_files_only"), flag(overwrite, "overwrite"))
 
 # %% ../nbs/08_run_library.ipynb #c014
@@ -190,7 +330,6 @@ def scored_answers(config: RunConfig,      # the run
         rows = score_answers(answers[answers.text == text].drop(columns="text"), questions, mode=p["accuracy_mode"])
         return rows.merge(questions.questions[["question_id", "question"]], on="question_id", how="left").assign(text=text, text_seed=p["seed"])
     if not config.perturbed: return scored("original"), None
-    from vqa_robust.text_eval import scored_where_known
     perturbed = pd.concat([scored(k).assign(kind=k) for k in config.perturbed], ignore_index=True)
     return scored("original"), scored_where_known(perturbed, config.records, p["near_colour_distance"])
 
@@ -249,8 +388,8 @@ def accuracy_results(config: RunConfig, result: RunResult, scored: pd.DataFrame)
         save_table(result, "answerability.csv", answerability(scored, split), index=False)
     else: result.not_computed["answerability.csv"] = f"dataset {p['dataset']} has no answerability labels (VizWiz has)"
     families = family_accuracy(scored, split)
-    if config.train is not None:
-        blind = score_answers(blind_baseline(config.train, split), split, mode=p["accuracy_mode"])
+    if config.blind is not None:
+        blind = score_answers(config.blind, split, mode=p["accuracy_mode"])
         families = pd.concat([family_accuracy(blind, split), families])
     result.families = save_table(result, "family_accuracy.csv", families)
     if p["corruptions"]:
@@ -294,7 +433,6 @@ def text_perturbation_results(config: RunConfig, result: RunResult, scored: pd.D
     "Per perturbation kind: accuracy, flips, consistency and sensitivity with intervals, and local and global if-then explanations."
     if not config.perturbed:
         result.not_computed.update({name: "the run has no text_perturbations" for name in TEXT_FILES}); return
-    from vqa_robust.text_eval import paired_answers, text_table, text_intervals, local_explanations, global_rules, plot_rules
     p = config.parameters
     pairs = paired_answers(scored, scored_perturbed, config.records, p["near_colour_distance"])
     result.text_results = save_table(result, "text_robustness.csv", text_table(pairs), index=False)
@@ -379,7 +517,7 @@ def corrupt(dataset: str = "easy_vqa",   # a key of vqa_robust.datasets.DATASETS
     if dataset not in DATASETS: raise ValueError(f"dataset must be one of {sorted(DATASETS)}, got {dataset!r}")
     files = dataset_files(dataset, data_dir, questions_file, annotations_file, image_dir) if dataset in ("easy_vqa", "vqav2") else {"data_dir": Path(data_dir)}
     n_images = int_parameter(n_images, "n_images")
-    _, _, questions = load_questions({"dataset": dataset, "files": files, "dataset_split": dataset_split or DATASETS[dataset].splits[0],
+    _, questions = load_questions({"dataset": dataset, "files": files, "dataset_split": dataset_split or DATASETS[dataset].splits[0],
                                       "split": "sample", "n_images": n_images, "seed": int_parameter(seed, "seed")})
     names = expand_corruptions([str(c) for c in list_parameter(corruptions, "corruptions")])
     levels = [int_parameter(s, "severities") for s in list_parameter(severities, "severities")]
@@ -422,7 +560,7 @@ def command_parser() -> argparse.ArgumentParser:
                                                    "and write the run folder; the same parameters as nbs/run.ipynb and vqa_robust.run.run."), run_config)
     add_parameters(commands.add_parser("corrupt", help="write a dataset's images under chosen corruptions (vqa_robust.generator.generate)",
                                        description=corrupt.__doc__), corrupt)
-    commands.add_parser("models", help="list the model registry (vqa_robust.models.MODELS)")
+    commands.add_parser("models", help="list the model registry (vqa_robust.zoo.MODELS)")
     commands.add_parser("corruptions", help="list the corruptions and their presets (vqa_robust.corruptions)")
     return parser
 

@@ -4,7 +4,7 @@
 
 # %% ../nbs/06_text.ipynb #c003
 from __future__ import annotations
-import importlib.util, json, os, re, shutil, tempfile, zlib
+import importlib.util, json, os, re, shutil, tempfile
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -12,21 +12,22 @@ from typing import Callable, NamedTuple
 import numpy as np
 from matplotlib.colors import CSS4_COLORS, to_rgb
 from skimage.color import deltaE_ciede2000, rgb2lab
-from .corruptions import SEVERITIES, non_negative_integer, whole_number
+from .base import Registry, non_negative_integer, seeded_rng, whole_number
+from .corruptions import SEVERITIES
+from .vocabulary import BASIC_COLOURS
 
 # %% auto #0
 __all__ = ['LEXNAMES', 'SYNTACTIC_CATEGORY', 'WORDNET_FILES', 'DEBIAN_WORDNET', 'INSTALL', 'SPACY_MODELS', 'SENSE_MAP',
-           'MIN_COUNT', 'RELATIONS', 'CHOICES', 'COLORMATH_SRGB_TO_XYZ', 'D65_WHITE', 'COLOR_METRICS', 'BASIC_COLOURS',
-           'COLOUR_NOUNS', 'QWERTY_NEIGHBOURS', 'TYPO_OPERATIONS', 'NEAR_COLOUR_DISTANCE', 'PERTURBATIONS', 'NOUN',
-           'VERB', 'ADJ', 'VOCABULARY_SOURCES', 'lexnames_text', 'cache_dir', 'debian_wordnet', 'wordnet',
-           'english_pipeline', 'Word', 'lemminflect', 'lemma_of', 'parse', 'make_edit', 'apply_edits',
-           'perturbation_rng', 'word_sense', 'offered_lemmas', 'word_forms', 'inflect', 'match_case', 'acceptable',
-           'candidates', 'Context', 'compound_noun', 'word_targets', 'article_edit', 'wordnet_perturbation',
-           'concept_depth', 'closeness', 'lemma_count', 'closest', 'colormath_lab', 'color_rgb', 'color_distance',
-           'lab_distance', 'colour_table', 'colour_mention', 'colour_substitute', 'colour_perturbation',
-           'deletion_span', 'noun_deletion', 'neighbour', 'typo_edit', 'typo_pivots', 'typos', 'typo_perturbation',
-           'near_colour_swap', 'answer_preserved', 'Perturbation', 'register_perturbation', 'check_vocabulary',
-           'perturb', 'describe', 'answer_vocabulary']
+           'MIN_COUNT', 'RELATIONS', 'CHOICES', 'COLORMATH_SRGB_TO_XYZ', 'D65_WHITE', 'COLOR_METRICS', 'COLOUR_NOUNS',
+           'QWERTY_NEIGHBOURS', 'TYPO_OPERATIONS', 'NEAR_COLOUR_DISTANCE', 'PERTURBATIONS', 'NOUN', 'VERB', 'ADJ',
+           'VOCABULARY_SOURCES', 'lexnames_text', 'cache_dir', 'debian_wordnet', 'wordnet', 'english_pipeline', 'Word',
+           'lemminflect', 'lemma_of', 'parse', 'make_edit', 'apply_edits', 'perturbation_rng', 'word_sense',
+           'offered_lemmas', 'word_forms', 'inflect', 'match_case', 'acceptable', 'candidates', 'Context',
+           'compound_noun', 'word_targets', 'article_edit', 'wordnet_perturbation', 'concept_depth', 'closeness',
+           'lemma_count', 'closest', 'colormath_lab', 'color_rgb', 'color_distance', 'lab_distance', 'colour_table',
+           'colour_mention', 'colour_substitute', 'colour_perturbation', 'deletion_span', 'noun_deletion', 'neighbour',
+           'typo_edit', 'typo_pivots', 'typos', 'typo_perturbation', 'near_colour_swap', 'answer_preserved',
+           'Perturbation', 'register_perturbation', 'check_vocabulary', 'perturb', 'describe', 'answer_vocabulary']
 
 # %% ../nbs/06_text.ipynb #c006
 LEXNAMES = ("adj.all adj.pert adv.all noun.Tops noun.act noun.animal noun.artifact noun.attribute noun.body noun.cognition "
@@ -155,9 +156,7 @@ def perturbation_rng(seed: int,          # global seed, >= 0
                      position: int = 0,  # word position the choice is for
                     ) -> np.random.Generator:  # the same for the same five values
     "The random generator of one (seed, question, kind, severity, word position)."
-    entropy = [non_negative_integer(seed, "seed"), non_negative_integer(question_id, "question_id"), zlib.crc32(kind.encode()),
-               non_negative_integer(severity, "severity"), non_negative_integer(position, "position")]
-    return np.random.default_rng(np.random.SeedSequence(entropy))
+    return seeded_rng(seed=seed, question_id=question_id, kind=kind, severity=severity, position=position)
 
 # %% ../nbs/06_text.ipynb #c023
 SENSE_MAP = {  # lemma -> synset (or several, one per part of speech) where WordNet's first sense is not what a photograph shows
@@ -307,7 +306,8 @@ def wordnet_perturbation(tags: tuple,   # Penn Treebank tags of the words to rep
     return perturbation
 
 # %% ../nbs/06_text.ipynb #p003
-CHOICES = ("seeded", "closest")  # how a WordNet kind picks one of a word's candidates: a seeded draw, or the paper's closest concept
+CHOICES = Registry("choice")  # how a WordNet kind picks one of a word's candidates: a seeded draw, or the paper's closest concept
+CHOICES.register("seeded", "a seeded draw among the candidates"); CHOICES.register("closest", "the paper's closest concept (Wu-Palmer, then SemCor counts)")
 
 def concept_depth(synset) -> int:
     "A synset's depth in nodes along its longest hypernym path (the root has 1)."
@@ -346,10 +346,9 @@ def colormath_lab(rgb) -> np.ndarray:
     f = np.where(t > 0.008856, np.cbrt(t), 7.787 * t + 16 / 116)
     return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
 
-COLOR_METRICS = {  # metric -> CIELAB of a 0-255 sRGB triple
-    "ciede2000": lambda rgb: rgb2lab(np.asarray(rgb, float) / 255),  # properly scaled sRGB, D65
-    "paper": colormath_lab,                                          # 0-255 values read as if 0-1, as the paper's numbers were
-}
+COLOR_METRICS = Registry("colour metric")  # metric -> CIELAB of a 0-255 sRGB triple
+COLOR_METRICS.register("ciede2000", lambda rgb: rgb2lab(np.asarray(rgb, float) / 255))  # properly scaled sRGB, D65
+COLOR_METRICS.register("paper", colormath_lab)                                          # 0-255 values read as if 0-1, as the paper's numbers were
 
 def color_rgb(name: str) -> np.ndarray:
     "0-255 sRGB of a Matplotlib CSS4 colour name."
@@ -361,7 +360,7 @@ def color_distance(a: str,  # a Matplotlib CSS4 colour name
                    metric: str = "ciede2000",  # a key of COLOR_METRICS
                   ) -> float:  # CIEDE2000 difference, >= 0
     "CIEDE2000 colour difference between two Matplotlib colours."
-    if metric not in COLOR_METRICS: raise ValueError(f"unknown colour metric {metric!r}; known: {', '.join(COLOR_METRICS)}")
+    COLOR_METRICS[metric]  # an unknown metric is refused, naming the known ones
     return lab_distance(color_rgb(a).tobytes(), color_rgb(b).tobytes(), metric)
 
 @lru_cache(maxsize=1 << 16)
@@ -371,7 +370,6 @@ def lab_distance(a: bytes, b: bytes, metric: str) -> float:
     return float(deltaE_ciede2000(lab(np.frombuffer(a)), lab(np.frombuffer(b))))
 
 # %% ../nbs/06_text.ipynb #c037
-BASIC_COLOURS = frozenset({"black", "white", "red", "green", "yellow", "blue", "brown", "purple", "pink", "orange", "gray"})
 COLOUR_NOUNS = BASIC_COLOURS | {"grey"}  # colour names that are colour words even when tagged as nouns
 
 @lru_cache(maxsize=64)
@@ -520,7 +518,7 @@ class Perturbation:
     severities: tuple = ()      # levels it takes; () for none
     answer_preserving: bool | Callable = False  # True: the correct answer stays; False: it may change; or (edits, near_colour_distance) -> bool
 
-PERTURBATIONS: dict[str, Perturbation] = {}
+PERTURBATIONS = Registry("perturbation")  # kind -> Perturbation
 
 def register_perturbation(kind: str,            # key of PERTURBATIONS
                           function: Callable,   # (question, Context) -> list of edit lists, one per perturbed question
@@ -528,8 +526,7 @@ def register_perturbation(kind: str,            # key of PERTURBATIONS
                           answer_preserving: bool | Callable = False,  # whether the correct answer stays (see `answer_preserved`)
                          ) -> Perturbation:     # the registered entry
     "Add a kind of perturbation to `PERTURBATIONS`."
-    PERTURBATIONS[kind] = Perturbation(kind, function, tuple(severities), answer_preserving)
-    return PERTURBATIONS[kind]
+    return PERTURBATIONS.register(kind, Perturbation(kind, function, tuple(severities), answer_preserving))
 
 NOUN, VERB, ADJ = ("NN", "NNS"), ("VB", "VBD", "VBG", "VBN", "VBP", "VBZ"), ("JJ", "JJR", "JJS")
 register_perturbation("adj_synonym", wordnet_perturbation(ADJ, "a", "synonym"), answer_preserving=True)
@@ -568,14 +565,12 @@ def perturb(question: str,  # the question to perturb
            ) -> list[dict]:  # records: question_id, kind, severity, original, perturbed, edits
     "Perturbed versions of `question` of one `kind`, each with the edits that make it; [] when the kind does not apply."
     if not isinstance(question, str): raise ValueError(f"question must be a string, got {question!r}")
-    if kind not in PERTURBATIONS: raise ValueError(f"unknown perturbation {kind!r}; known: {', '.join(PERTURBATIONS)}")
-    p = PERTURBATIONS[kind]
+    p = PERTURBATIONS[kind]  # an unknown kind is refused, naming the known ones
     if p.severities and (severity is None or whole_number(severity, f"severity of {kind}") not in p.severities):
         raise ValueError(f"severity of {kind} must be one of {p.severities}, got {severity!r}")
     if not p.severities and severity is not None: raise ValueError(f"{kind} takes no severity, got {severity!r}")
     severity = None if severity is None else int(severity)
-    if metric not in COLOR_METRICS: raise ValueError(f"unknown colour metric {metric!r}; known: {', '.join(COLOR_METRICS)}")
-    if choice not in CHOICES: raise ValueError(f"unknown choice {choice!r}; known: {', '.join(CHOICES)}")
+    COLOR_METRICS[metric], CHOICES[choice]  # unknown ones are refused, naming the known ones
     context = Context(non_negative_integer(seed, "seed"), non_negative_integer(question_id, "question_id"), kind,
                       int(severity or 0), check_vocabulary(vocabulary), sense_map, non_negative_integer(min_count, "min_count"), metric, choice)
     return [{"question_id": context.question_id, "kind": kind, "severity": severity, "original": question,
@@ -593,13 +588,14 @@ def describe(record: dict,  # one record of `perturb`
     return "; ".join(one(e) for e in record["edits"])
 
 # %% ../nbs/06_text.ipynb #p002
-VOCABULARY_SOURCES = ("annotations", "multiple_choice")  # which answers of a dataset make a colour common: every annotator's (the paper's), or one per question
+VOCABULARY_SOURCES = Registry("vocabulary source")  # which answers of a dataset make a colour common: every annotator's (the paper's), or one per question
+VOCABULARY_SOURCES.register("annotations", "every annotated answer (the paper's)"); VOCABULARY_SOURCES.register("multiple_choice", "each question's multiple-choice answer")
 
 def answer_vocabulary(dataset,  # a VQADataset, or its questions table (with `answers` lists and `multiple_choice_answer`)
                       source: str = "annotations",  # a key of VOCABULARY_SOURCES
                      ) -> frozenset:  # lower-cased answers, as `perturb`'s `vocabulary`
     "The dataset's answer vocabulary: every annotated answer (the paper's) or each question's multiple-choice answer."
-    if source not in VOCABULARY_SOURCES: raise ValueError(f"unknown vocabulary source {source!r}; known: {', '.join(VOCABULARY_SOURCES)}")
+    VOCABULARY_SOURCES[source]  # an unknown source is refused, naming the known ones
     q = getattr(dataset, "questions", dataset)
     answers = q.multiple_choice_answer.tolist() if source == "multiple_choice" else [a for given in q.answers for a in given]
     return check_vocabulary(answers)

@@ -4,26 +4,26 @@
 
 # %% ../nbs/06a_text_eval.ipynb #c003
 from __future__ import annotations
-import json, re, warnings, zlib
+import json, re, warnings
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from .corruptions import non_negative_integer
+from .base import Registry, listed, non_negative_integer, seeded_rng
 from .data import VQADataset
-from .metrics import check_fractions, normalize_answer, some
-from .text import NEAR_COLOUR_DISTANCE, PERTURBATIONS, RELATIONS, TYPO_OPERATIONS, answer_preserved, apply_edits, parse, perturb, perturbation_rng
+from .metrics import check_fractions
+from .vocabulary import negated, normalize_answer
+from .text import NEAR_COLOUR_DISTANCE, PERTURBATIONS, RELATIONS, TYPO_OPERATIONS, answer_preserved, apply_edits, parse, perturb, perturbation_rng, word_sense, wordnet
 
 # %% auto #0
 __all__ = ['RECORD_COLUMNS', 'WORD', 'EXPECTED', 'WH_DETERMINERS', 'EXPECTATION_WHERE', 'PAIR_KEYS', 'GROUP', 'TEXT_METRICS',
            'TARGETS', 'CONCEPT_CATEGORIES', 'KIND_POS', 'RARITY_BINS', 'POLYSEMY_BINS', 'SYNSET_NAME', 'RULE_GROUPINGS',
            'record_key', 'draw_record', 'typo_words', 'deleted_noun', 'record_row', 'perturb_dataset', 'asked_nouns',
-           'deletes_asked_noun', 'negated', 'colour_present', 'expectation', 'check_columns', 'paired_answers',
-           'in_kind_order', 'text_table', 'scored_where_known', 'kind_rng', 'replicate_metrics', 'text_intervals',
-           'explanation', 'local_explanations', 'rule_text', 'concept_label', 'global_rules', 'plot_rules',
-           'perturb_all', 'concept_category', 'word_lemma', 'word_frequency', 'word_senses', 'bin_label',
-           'concept_synset', 'relative_decline', 'concept_group', 'rarity_group', 'polysemy_group', 'rule_groups',
-           'grouped_rule_text', 'grouped_rules', 'counterfactual_paper_declines', 'beside_paper',
-           'paper_scored_declines']
+           'deletes_asked_noun', 'colour_present', 'expectation', 'check_columns', 'paired_answers', 'in_kind_order',
+           'text_table', 'scored_where_known', 'kind_rng', 'replicate_metrics', 'text_intervals', 'explanation',
+           'local_explanations', 'rule_text', 'concept_label', 'global_rules', 'plot_rules', 'perturb_all',
+           'concept_category', 'word_lemma', 'word_frequency', 'word_senses', 'bin_label', 'concept_synset',
+           'relative_decline', 'concept_group', 'rarity_group', 'polysemy_group', 'rule_groups', 'grouped_rule_text',
+           'grouped_rules', 'counterfactual_paper_declines', 'beside_paper', 'paper_scored_declines']
 
 # %% ../nbs/06a_text_eval.ipynb #c006
 RECORD_COLUMNS = ["question_id", "image_id", "kind", "text_severity", "text_seed", "original", "perturbed", "multiple_choice_answer", "edits", "n_edits",
@@ -121,10 +121,6 @@ def deletes_asked_noun(original: str, edits: list[dict], answer: str | None = No
     (start, end) = edits[0]["span"]
     return any(start <= s and e <= end for s, e in asked_nouns(original))
 
-def negated(question: str) -> bool:
-    "Whether a question is negated: an odd number of negations (not, n't, the determiner no)."
-    return sum(w.dep == "neg" or (w.text.lower() == "no" and w.dep == "det") for w in parse(question)) % 2 == 1
-
 def colour_present(original: str, edits: list[dict], answer: str | None = None) -> bool:
     "Whether the replaced colour was in the image as the question says: a yes/no question's answer (read logically) says so; any other presupposes it."
     answer = normalize_answer(answer or "")
@@ -163,19 +159,19 @@ def paired_answers(scored_original: pd.DataFrame,   # scored answers to the orig
     for table, what in ((scored_original, "scored_original"), (scored_perturbed, "scored_perturbed")): check_fractions(table, "score")
     original = scored_original[PAIR_KEYS + ["answer", "score"]]
     twice = original.duplicated(PAIR_KEYS)
-    if twice.any(): raise ValueError(f"scored_original answers question(s) {some(sorted(set(original.question_id[twice])))} twice in one condition")
+    if twice.any(): raise ValueError(f"scored_original answers question(s) {listed(sorted(set(original.question_id[twice])))} twice in one condition")
     keys = ["kind", "question_id"] + (["text_severity"] if "text_severity" in scored_perturbed else [])
     twice = records.duplicated(keys)
     if twice.any():
-        raise ValueError(f"records hold question(s) {some(sorted(set(records.question_id[twice])))} twice for one {', '.join(keys[:1] + keys[2:])}"
+        raise ValueError(f"records hold question(s) {listed(sorted(set(records.question_id[twice])))} twice for one {', '.join(keys[:1] + keys[2:])}"
                          + ("" if "text_severity" in scored_perturbed else ": give scored_perturbed a text_severity column"))
     pairs = scored_perturbed.drop(columns=[c for c in ("text_severity", "text_seed") if c not in keys and c in scored_perturbed])
     pairs = pairs.merge(original, on=PAIR_KEYS, how="left", suffixes=("_perturbed", "_original"), validate="many_to_one", indicator="found")
     lost = pairs.found != "both"
-    if lost.any(): raise ValueError(f"no original answer under the same (model, corruption, severity) for perturbed question(s) {some(sorted(set(pairs.question_id[lost])))}")
+    if lost.any(): raise ValueError(f"no original answer under the same (model, corruption, severity) for perturbed question(s) {listed(sorted(set(pairs.question_id[lost])))}")
     pairs = pairs.drop(columns="found").merge(records.drop(columns=["image_id"]), on=keys, how="left", validate="many_to_one", indicator="found")
     lost = pairs.found != "both"
-    if lost.any(): raise ValueError(f"no record for perturbed question(s) {some(sorted(set(pairs.question_id[lost])))} of kind {pairs.kind[lost].iloc[0]!r}")
+    if lost.any(): raise ValueError(f"no record for perturbed question(s) {listed(sorted(set(pairs.question_id[lost])))} of kind {pairs.kind[lost].iloc[0]!r}")
     rows = records[["kind", "text_severity", "question_id", "original", "edits", "multiple_choice_answer"]].itertuples(index=False)
     expected = {(k, s, q): (answer_preserved(k, json.loads(e), near_colour_distance), expectation(k, o, json.loads(e), a, near_colour_distance))
                 for k, s, q, o, e, a in rows}
@@ -221,7 +217,7 @@ def scored_where_known(scored_perturbed: pd.DataFrame,  # scored answers to pert
     known = records[keys].assign(answer_known=[answer_preserved(k, json.loads(e), near_colour_distance) for k, e in zip(records.kind, records.edits)])
     rows = scored_perturbed.merge(known.drop_duplicates(keys), on=keys, how="left", validate="many_to_one")
     lost = rows.answer_known.isna()
-    if lost.any(): raise ValueError(f"no record for perturbed question(s) {some(sorted(set(rows.question_id[lost])))} of kind {rows.kind[lost].iloc[0]!r}")
+    if lost.any(): raise ValueError(f"no record for perturbed question(s) {listed(sorted(set(rows.question_id[lost])))} of kind {rows.kind[lost].iloc[0]!r}")
     rows["answer_known"] = rows.answer_known.astype(bool)
     return rows.assign(score=rows.score.where(rows.answer_known))
 
@@ -230,7 +226,7 @@ TEXT_METRICS = ("accuracy_original", "accuracy_perturbed", "drop", "flip_rate", 
 
 def kind_rng(seed: int, kind: str, text_severity: int) -> np.random.Generator:
     "The bootstrap's generator of one kind and typo severity."
-    return np.random.default_rng(np.random.SeedSequence([non_negative_integer(seed, "seed"), zlib.crc32(kind.encode()), int(text_severity)]))
+    return seeded_rng(seed=seed, kind=kind, text_severity=text_severity)
 
 def replicate_metrics(counts: np.ndarray,  # (replicates, questions): how often each question is drawn
                       group: pd.DataFrame,  # one group's pairs, in the order of counts' columns
@@ -364,7 +360,6 @@ def perturb_all(dataset: VQADataset,  # the questions to perturb
     return datasets, pd.concat(records, ignore_index=True) if records else pd.DataFrame(columns=RECORD_COLUMNS)
 
 # %% ../nbs/06a_text_eval.ipynb #q002
-from .text import word_sense, wordnet
 CONCEPT_CATEGORIES = {  # the paper's concept families (section 5.2) -> the WordNet synset every member descends from
     "animals": "animal.n.01", "people": "person.n.01", "clothing": "clothing.n.01", "vehicles": "vehicle.n.01", "rooms": "room.n.01",
     "body parts": "body_part.n.01"}
@@ -431,14 +426,15 @@ def polysemy_group(kind: str, word: str, replacement, source) -> str | None:
     pos = KIND_POS.get(kind)
     return bin_label(word_senses(word, pos), POLYSEMY_BINS) if pos else None
 
-RULE_GROUPINGS = {"category": concept_group, "rarity": rarity_group, "polysemy": polysemy_group}  # how `grouped_rules` groups: the concept's family, the replacing word's rarity, the replaced word's senses
+RULE_GROUPINGS = Registry("grouping")  # how `grouped_rules` groups: the concept's family, the replacing word's rarity, the replaced word's senses
+RULE_GROUPINGS.register("category", concept_group); RULE_GROUPINGS.register("rarity", rarity_group); RULE_GROUPINGS.register("polysemy", polysemy_group)
 
 def rule_groups(pairs: pd.DataFrame,  # `paired_answers` (kind, word, replacement, source)
                 by: str = "category",  # a key of RULE_GROUPINGS
                ) -> list:  # one label per row, None where the grouping does not apply
     "The group of each perturbed question under a grouping: concept family, rarity of the replacing word, or polysemy of the replaced word."
-    if by not in RULE_GROUPINGS: raise ValueError(f"unknown grouping {by!r}; known: {', '.join(RULE_GROUPINGS)}")
-    return [RULE_GROUPINGS[by](*row) for row in zip(pairs.kind, pairs.word, pairs.replacement, pairs.source)]
+    group_of = RULE_GROUPINGS[by]
+    return [group_of(*row) for row in zip(pairs.kind, pairs.word, pairs.replacement, pairs.source)]
 
 def grouped_rule_text(kind: str, by: str, label: str, outcome: str, confidence: float, support: int) -> str:
     "A grouped rule as a sentence: 'replacing clothing by a hypernym changes the answer in 100% of 2 cases'."

@@ -9,16 +9,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 import torch
-from .models import MODELS, TINY_WORDS, LoadOptions, ModelSpec, VQAAdapter
-from .models import pretrained, register_family, register_model, sequence_confidence
+from .models import TINY_WORDS, LoadOptions, ModelSpec, VQAAdapter
+from .models import model_entry, model_family, pretrained, sequence_confidence
 
 # %% auto #0
-__all__ = ['SHORT_ANSWER', 'PLAIN_DECODING', 'TINY_BUILDERS', 'TINY_VLM_WORDS', 'TINY_VISION', 'VLM_DEFAULTS', 'NO_VQAV2',
-           'without_video', 'torchvision_available', 'load_processor', 'user_turn', 'chat_prompts', 'clean_answer',
-           'ChatVLM', 'checked_architecture', 'load_vlm', 'PaliGemmaVQA', 'load_paligemma', 'tiny_builder',
-           'write_tiny', 'tiny_tokenizer', 'tiny_chat_template', 'tiny_decoder', 'tiny_processor', 'save_tiny',
-           'tiny_qwen2_5_vl', 'tiny_idefics3_like', 'pinpoints', 'tiny_llava_onevision', 'tiny_internvl', 'tiny_gemma3',
-           'tiny_paligemma', 'real_vlm_smoke']
+__all__ = ['SHORT_ANSWER', 'PLAIN_DECODING', 'TINY_BUILDERS', 'TINY_VLM_WORDS', 'TINY_VISION', 'VLM_DEFAULTS', 'VLM_FAMILY',
+           'PALIGEMMA_FAMILY', 'NO_VQAV2', 'VLM_MODELS', 'without_video', 'torchvision_available', 'load_processor',
+           'user_turn', 'chat_prompts', 'clean_answer', 'ChatVLM', 'checked_architecture', 'load_vlm', 'PaliGemmaVQA',
+           'load_paligemma', 'tiny_builder', 'write_tiny', 'tiny_tokenizer', 'tiny_chat_template', 'tiny_decoder',
+           'tiny_processor', 'save_tiny', 'tiny_qwen2_5_vl', 'tiny_idefics3_like', 'pinpoints', 'tiny_llava_onevision',
+           'tiny_internvl', 'tiny_gemma3', 'tiny_paligemma']
 
 # %% ../nbs/02d_vlms.ipynb #c006
 @functools.cache
@@ -335,48 +335,39 @@ VLM_DEFAULTS = {"architecture": None,   # config.json model_type: picks the tiny
                 "image_kwargs": {},     # image-processor arguments on every call: the input resolution
                 "lowercase": True}      # lower-case the answer (VQAv2's answers are)
 
-register_family("vlm", load_vlm, write_tiny, defaults=VLM_DEFAULTS,
-                model_types=("qwen2_5_vl", "smolvlm", "idefics3", "llava_onevision", "internvl", "gemma3"), batch_size=8)
-register_family("paligemma", load_paligemma, write_tiny, defaults={**VLM_DEFAULTS, "architecture": "paligemma", "prompt": "answer en {question}"},
-                model_types=("paligemma",), batch_size=8)
+VLM_FAMILY = model_family("vlm", load_vlm, write_tiny, defaults=VLM_DEFAULTS,
+                           model_types=("qwen2_5_vl", "smolvlm", "idefics3", "llava_onevision", "internvl", "gemma3"), batch_size=8)
+PALIGEMMA_FAMILY = model_family("paligemma", load_paligemma, write_tiny, defaults={**VLM_DEFAULTS, "architecture": "paligemma", "prompt": "answer en {question}"},
+                           model_types=("paligemma",), batch_size=8)
 
 NO_VQAV2 = "none found in the {}"
 
-register_model("qwen2.5-vl-3b", "Qwen/Qwen2.5-VL-3B-Instruct", "vlm",
+VLM_MODELS = [
+    model_entry("qwen2.5-vl-3b", "Qwen/Qwen2.5-VL-3B-Instruct", VLM_FAMILY,
                {"architecture": "qwen2_5_vl", "image_kwargs": {"size": {"shortest_edge": 3136, "longest_edge": 12845056}}},
                reported_on=NO_VQAV2.format("Qwen2.5-VL technical report (Bai et al. 2025) and model card"),
-               description="Qwen2.5-VL 3B instruct: native-resolution ViT, Qwen2.5 decoder")
-register_model("smolvlm-instruct", "HuggingFaceTB/SmolVLM-Instruct", "vlm",
+               description="Qwen2.5-VL 3B instruct: native-resolution ViT, Qwen2.5 decoder"),
+    model_entry("smolvlm-instruct", "HuggingFaceTB/SmolVLM-Instruct", VLM_FAMILY,
                {"architecture": "idefics3", "image_kwargs": {"do_image_splitting": True, "size": {"longest_edge": 1536}, "max_image_size": {"longest_edge": 384}}},
                reported_on=NO_VQAV2.format("SmolVLM blog post and model card"),
-               description="SmolVLM 2.2B instruct (Idefics3 classes): SigLIP 384-px tiles, SmolLM2 decoder")
-register_model("smolvlm2-2.2b", "HuggingFaceTB/SmolVLM2-2.2B-Instruct", "vlm",
+               description="SmolVLM 2.2B instruct (Idefics3 classes): SigLIP 384-px tiles, SmolLM2 decoder"),
+    model_entry("smolvlm2-2.2b", "HuggingFaceTB/SmolVLM2-2.2B-Instruct", VLM_FAMILY,
                {"architecture": "smolvlm", "image_kwargs": {"do_image_splitting": True, "size": {"longest_edge": 1536}, "max_image_size": {"longest_edge": 384}}},
                reported_on=NO_VQAV2.format("SmolVLM paper (Marafioti et al. 2025) and model card"),
-               description="SmolVLM2 2.2B instruct (SmolVLM classes, video-capable processor)")
-register_model("paligemma2-3b-mix-448", "google/paligemma2-3b-mix-448", "paligemma",
+               description="SmolVLM2 2.2B instruct (SmolVLM classes, video-capable processor)"),
+    model_entry("paligemma2-3b-mix-448", "google/paligemma2-3b-mix-448", PALIGEMMA_FAMILY,
                {"image_kwargs": {"size": {"height": 448, "width": 448}}}, gated=True,
                reported_on="none found for the mix checkpoint: the PaliGemma 2 report (Steiner et al. 2024) gives VQAv2 for checkpoints fine-tuned on VQAv2 alone",
-               description="PaliGemma 2 3B mix (multi-task fine-tune), 448 px, prompted 'answer en {question}'; gated (Gemma licence)")
-register_model("llava-onevision-0.5b", "llava-hf/llava-onevision-qwen2-0.5b-ov-hf", "vlm",
+               description="PaliGemma 2 3B mix (multi-task fine-tune), 448 px, prompted 'answer en {question}'; gated (Gemma licence)"),
+    model_entry("llava-onevision-0.5b", "llava-hf/llava-onevision-qwen2-0.5b-ov-hf", VLM_FAMILY,
                {"architecture": "llava_onevision", "image_kwargs": {"image_grid_pinpoints": pinpoints(384, 6), "size": {"height": 384, "width": 384}}},
                reported_on=NO_VQAV2.format("LLaVA-OneVision paper (Li et al. 2024)"),
-               description="LLaVA-OneVision 0.5B (OneVision stage): SigLIP, Qwen2 0.5B decoder, anyres_max_9 tiling")
-register_model("internvl3-1b", "OpenGVLab/InternVL3-1B-hf", "vlm",
+               description="LLaVA-OneVision 0.5B (OneVision stage): SigLIP, Qwen2 0.5B decoder, anyres_max_9 tiling"),
+    model_entry("internvl3-1b", "OpenGVLab/InternVL3-1B-hf", VLM_FAMILY,
                {"architecture": "internvl", "image_kwargs": {"crop_to_patches": True, "min_patches": 1, "max_patches": 12, "size": {"height": 448, "width": 448}}},
                reported_on=NO_VQAV2.format("InternVL3 report (Zhu et al. 2025) and model card"),
-               description="InternVL3 1B in transformers' own classes (-hf): InternViT 300M, Qwen2.5 0.5B decoder, 448-px tiles")
-register_model("gemma-3-4b-it", "google/gemma-3-4b-it", "vlm",
+               description="InternVL3 1B in transformers' own classes (-hf): InternViT 300M, Qwen2.5 0.5B decoder, 448-px tiles"),
+    model_entry("gemma-3-4b-it", "google/gemma-3-4b-it", VLM_FAMILY,
                {"architecture": "gemma3", "image_kwargs": {"size": {"height": 896, "width": 896}, "do_pan_and_scan": False}},
                reported_accuracy=62.4, reported_on="VQAv2 val, Gemma 3 model card, multimodal table of the instruction-tuned models (Gemma 3 IT 4B)",
-               gated=True, description="Gemma 3 4B instruction-tuned: SigLIP 896 px, 256 image tokens; gated (Gemma licence)");
-
-# %% ../nbs/02d_vlms.ipynb #c072
-def real_vlm_smoke(names=("smolvlm-instruct", "qwen2.5-vl-3b"), device=None, dtype=torch.bfloat16) -> dict:
-    "Answers and confidences of real VLM checkpoints to two questions about scikit-image's astronaut photo (needs the hub)."
-    from PIL import Image
-    from skimage import data
-    from vqa_robust.models import load_model
-    image = Image.fromarray(data.astronaut())
-    questions = ["What is the person wearing?", "How many people are in the picture?"]
-    return {name: load_model(name, device=device, dtype=dtype).predict([image] * 2, questions) for name in names}
+               gated=True, description="Gemma 3 4B instruction-tuned: SigLIP 896 px, 256 image tokens; gated (Gemma licence)")]

@@ -9,7 +9,9 @@ detection operators (the only torchvision wheel here is built for CUDA torch; PN
 `BertTokenizer.from_pretrained("bert-base-uncased")` at a local tiny vocabulary, and (4) records, without changing them,
 the patch indices `torch.multinomial` draws in `forward_cap` and the captioner's decoded texts before LAVIS cuts the prompt.
 The settings are LAVIS's `projects/pnp-vqa/eval/vqav2_eval.yaml`; only the models are tiny. Captions are drawn one question
-at a time with torch seeded by `vqa_robust.pnp.question_seed(42, question)` (crc32 of "42\\0question"), the package's seeding.
+at a time with torch seeded by `vqa_robust.pnp.question_seed(42, question)`: `vqa_robust.base.seed_of(seed=42, question=question)`,
+numpy's SeedSequence([42, crc32(question)]) as one 63-bit integer, the package's one seeding rule (written out here: the side
+environment does not install vqa_robust).
 """
 import io, json, os, sys, zlib
 from pathlib import Path
@@ -114,7 +116,7 @@ def lavis_captions(cap_min_length, cap_max_length):
     draws.clear(); decoded.clear()
     with torch.no_grad():
         for i, q in enumerate(questions):
-            seed = zlib.crc32(f"{RUN_SEED}\x00{q}".encode()); seeds.append(seed)
+            seed = int(np.random.SeedSequence([RUN_SEED, zlib.crc32(q.encode())]).generate_state(1, np.uint64)[0] >> np.uint64(1)); seeds.append(seed)
             draws.append([]); decoded.append([])
             torch.manual_seed(seed)
             out = pnp.forward_cap({"image": pixels[i:i + 1], "text_input": [q], "gradcams": block_gradcams[i:i + 1]},
@@ -155,7 +157,7 @@ torch.save(dict(pixels_corner=pixels[:, :, :8, :8].clone(), pixels_mean=pixels.m
     sentencepiece=version("sentencepiece"), command="python scripts/crosscheck/pnp.py", original="lavis/models/pnp_vqa_models/pnp_vqa.py "
     "(PNPVQA.forward_itm, forward_cap, forward_qa), blip_image_text_matching.compute_gradcam, pnp_unifiedqav2_fid.PNPUnifiedQAv2FiD",
     settings=YAML, settings_source="LAVIS projects/pnp-vqa/eval/vqav2_eval.yaml", weight_seed=SEED, run_seed=RUN_SEED,
-    caption_seed="torch.manual_seed(crc32('42\\0' + processed question)) before each question's forward_cap (one image at a time)",
+    caption_seed="torch.manual_seed(SeedSequence([42, crc32(processed question)]) as one 63-bit integer, vqa_robust.base.seed_of) before each question's forward_cap (one image at a time)",
     blip_scale=SCALE, tiny=dict(vision_width=V_WIDTH, vision_depth=V_DEPTH, vision_heads=V_HEADS, patch=16, text_width=T_WIDTH,
     itm_layers=ITM_LAYERS, itm_heads=T_HEADS, decoder_layers=DEC_LAYERS, decoder_heads=2, t5_width=T5_WIDTH, t5_layers=1, t5_heads=2),
     bert_vocab="bert/vocab.txt (+ [DEC], [ENC] added by LAVIS's init_tokenizer)", t5_tokenizer="t5/spiece.model (sentencepiece unigram)"),

@@ -1,0 +1,81 @@
+"""The import graph of vqa_robust, with imports inside functions, checked against the package's floors.
+
+    python scripts/import_graph.py          # print every module's imports of the package, then the problems (exit 1 if any)
+
+A module may import only modules on lower floors: no cycle, and no import that runs back up. Imports inside functions
+count like any other (they are marked `inner`). Floors, bottom up; modules on one floor do not import each other.
+"""
+import ast, sys
+from pathlib import Path
+
+FLOORS = [  # bottom up
+    ["base"],                  # registry, seeded generator, number checks, task maps
+    ["vocabulary"],            # answer normalisation, number and colour words, negation
+    ["corruptions"],
+    ["data"],
+    ["metrics"],
+    ["datasets"],
+    ["store"],                 # run folders: chunks, records, atomic writes, fingerprints
+    ["generator"],
+    ["models"],                # the interface, ViLT and BLIP
+    ["vle", "pnp", "vlms"],    # the other families
+    ["zoo"],                   # the registries of families and entries, loading by name
+    ["training"],
+    ["inference"],
+    ["distributed"],
+    ["text"],
+    ["text_eval"],
+    ["analysis"],
+    ["changes"],
+    ["explain"],
+    ["run"],
+]
+PACKAGE = "vqa_robust"
+
+def package_imports(path: Path, modules: set) -> list[tuple[str, str]]:
+    "(imported module, 'top' or 'inner:LINE') for every import of a package module in one file."
+    tree = ast.parse(path.read_text())
+    top = {id(node) for node in tree.body}
+    found = []
+    for node in ast.walk(tree):
+        names = []
+        if isinstance(node, ast.ImportFrom):
+            if node.level == 1: names = [node.module.split(".")[0]] if node.module else [a.name for a in node.names]
+            elif node.module == PACKAGE: names = [a.name for a in node.names]
+            elif node.module and node.module.startswith(PACKAGE + "."): names = [node.module.split(".")[1]]
+        elif isinstance(node, ast.Import):
+            names = [a.name.split(".")[1] for a in node.names if a.name.startswith(PACKAGE + ".")]
+        found += [(n, "top" if id(node) in top else f"inner:{node.lineno}") for n in names if n in modules]
+    return found
+
+def import_graph(package_dir: Path) -> dict:
+    "module -> [(imported module, where)] for every module of the package (`__init__` and `_modidx` left out)."
+    files = {p.stem: p for p in sorted(package_dir.glob("*.py")) if not p.stem.startswith("_")}
+    return {m: sorted(set(package_imports(p, set(files)))) for m, p in files.items()}
+
+def floor_of(module: str) -> int | None:
+    "The floor a module lives on (None: not placed)."
+    return next((i for i, floor in enumerate(FLOORS) if module in floor), None)
+
+def problems(graph: dict) -> list[str]:
+    "Modules without a floor, and imports that do not go strictly down (which rules out every cycle)."
+    found = [f"{m}: not on any floor of FLOORS" for m in graph if floor_of(m) is None]
+    found += [f"{m} -> {t} ({where}): {'same floor' if floor_of(m) == floor_of(t) else 'runs back up'}"
+              for m, targets in graph.items() for t, where in targets
+              if floor_of(m) is not None and floor_of(t) is not None and floor_of(t) >= floor_of(m)]
+    return found
+
+def main() -> int:
+    graph = import_graph(Path(__file__).resolve().parent.parent / PACKAGE)
+    for floor in FLOORS:
+        for m in floor:
+            if m in graph:
+                shown = ", ".join(t + ("" if w == "top" else f" ({w})") for t, w in graph[m])
+                print(f"{floor_of(m):2d} {m:12s} -> {shown or '(nothing of the package)'}")
+    found = problems(graph)
+    inner = sum(w != "top" for targets in graph.values() for _, w in targets)
+    print(f"{len(graph)} modules, {sum(len(t) for t in graph.values())} imports ({inner} inside functions), {len(found)} problem(s)")
+    for p in found: print("PROBLEM", p)
+    return 1 if found else 0
+
+if __name__ == "__main__": sys.exit(main())
