@@ -145,6 +145,7 @@ def main(argv=None) -> int:
     ap.add_argument("--site", default=str(root / "_docs")); ap.add_argument("--out", default=str(root / "_site_check"))
     ap.add_argument("--chromium", default=os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser"))
     ap.add_argument("--max-page-mb", type=float, default=5.0)
+    ap.add_argument("--pages", nargs="+", help="open only these pages (default: every page of the site)")
     args = ap.parse_args(argv)
     site, out = Path(args.site), Path(args.out)
     if not (site / "index.html").is_file(): print(f"check_site: {site}/index.html not found: build the site first (python scripts/docs.py)"); return 1
@@ -157,7 +158,7 @@ def main(argv=None) -> int:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=args.chromium, args=["--no-sandbox"])
             context = browser.new_context(viewport={"width": 1280, "height": 900})
-            for name in site_pages(site):
+            for name in args.pages or site_pages(site):
                 page = context.new_page()
                 fails += check_page(page, name, base, site, args.max_page_mb, report)
                 if name in ("index.html", "metrics.html"): page.screenshot(path=str(out / name.replace(".html", ".png")))

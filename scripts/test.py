@@ -1,22 +1,54 @@
-"""Run the whole test suite: every notebook through `nbdev_test`, then `pytest tests/` (printing its 10 slowest tests); end with 'N passed, N failed'.
+"""Run the whole test suite: every notebook through `nbdev_test` and `pytest tests/` (printing the 10 slowest tests of each group); end with 'N passed, N failed'.
 
     python scripts/test.py                 # default flags (notest, slow and gpu cells skipped)
     python scripts/test.py --flags slow    # also run cells flagged #| slow (and --flags gpu on a GPU machine)
+
+The notebooks and pytest's test files run side by side, `--workers` at a time (one per core), longest first: pytest is
+split into groups of files, and the two that start Ray (nbs/03a_distributed and tests/test_distributed.py) run one after
+the other in one task, so that two local Ray clusters never share the machine.
 """
-import argparse, os, subprocess, sys, time, xml.etree.ElementTree as ET
+import argparse, os, subprocess, sys, tempfile, time, xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 root = Path(__file__).resolve().parent.parent
 bin_dir = Path(sys.executable).parent
+PYTEST_GROUPS = {  # pytest runs as these groups of files; the files no group names form one more group
+    "tests/test_run.py": ["tests/test_run.py"],
+    "tests/test_docs.py": ["tests/test_docs.py"],
+}
+RAY_CHAIN = ("nbs/03a_distributed.ipynb", "tests/test_distributed.py")  # both start a local Ray: never at the same time
+EXPECTED_SECONDS = {  # seconds measured on the project's 2-core machine: only the order tasks start in (longest first)
+    "nbs/03a_distributed.ipynb + tests/test_distributed.py": 220, "tests/test_run.py": 200, "tests/test_docs.py": 125,
+    "nbs/06a_text_eval.ipynb": 117, "nbs/02a_training.ipynb": 109, "other tests": 95, "nbs/06_text.ipynb": 38,
+    "nbs/07a_changes.ipynb": 34, "nbs/03_inference.ipynb": 28, "nbs/07_explain.ipynb": 28, "nbs/08_run_library.ipynb": 23,
+}
 
-def run_notebook(nb: Path, flags: str) -> tuple[str, bool, float, str]:
-    "Test one notebook with nbdev_test; (name, passed, seconds, output)."
+def run_notebook(nb: Path, flags: str) -> tuple[int, int, int, str]:
+    "Test one notebook with nbdev_test; (passed, failed, skipped, report)."
     start = time.time()
     cmd = [str(bin_dir / "nbdev_test"), "--path", str(nb.relative_to(root))] + (["--flags", flags] if flags else [])
     env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
     p = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=env)
-    return nb.name, p.returncode == 0, time.time() - start, p.stdout + p.stderr
+    ok = p.returncode == 0
+    report = f"{'PASS' if ok else 'FAIL'} nbs/{nb.name} ({time.time() - start:.0f} s)" + ("" if ok else "\n" + (p.stdout + p.stderr)[-6000:])
+    return int(ok), int(not ok), 0, report
+
+def run_pytest(files: list[str], marks: list[str]) -> tuple[int, int, int, str]:
+    "Run pytest on `files`; (passed, failed, skipped, report with its 10 slowest tests)."
+    start = time.time()
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "report.xml"
+        p = subprocess.run([sys.executable, "-m", "pytest", "-q", *files, "--durations=10", f"--junitxml={report}",
+                            *(["-m", " and ".join(f"not {m}" for m in marks)] if marks else [])], cwd=root, capture_output=True, text=True)
+        if not report.exists(): return 0, 1, 0, f"FAIL pytest {' '.join(files)}: no report\n{(p.stdout + p.stderr)[-6000:]}"
+        suite = ET.parse(report).getroot()
+    suite = suite if suite.tag == "testsuite" else suite.find("testsuite")
+    total, failed = int(suite.get("tests")), int(suite.get("failures")) + int(suite.get("errors"))
+    skipped = int(suite.get("skipped"))
+    out = p.stdout if failed else p.stdout[p.stdout.find("slowest 10 durations") - 30:] if "slowest 10" in p.stdout else p.stdout[-3000:]
+    head = f"{'PASS' if not failed else 'FAIL'} pytest {' '.join(files)}: {total - failed - skipped} passed, {failed} failed, {skipped} skipped ({time.time() - start:.0f} s)"
+    return total - failed - skipped, failed, skipped, head + "\n" + out.strip()
 
 def skips_execution(nb: Path) -> bool:
     "A notebook whose front matter says skip_exec: nbdev_test executes nothing in it, so it must not count as a pass."
@@ -35,23 +67,31 @@ def library_in_sync() -> tuple[bool, str]:
     for q in set(after) - set(before): q.unlink()
     return (p.returncode == 0 and not changed), ("nbdev_export failed: " + p.stderr[-500:] if p.returncode else f"differs from the notebooks' export: {changed}")
 
-def run_pytest(extra: list[str]) -> tuple[int, int, int]:
-    "Run pytest on tests/; (passed, failed, skipped)."
-    report = root / ".pytest_report.xml"
-    subprocess.run([sys.executable, "-m", "pytest", "-q", "tests", "--durations=10", f"--junitxml={report}", *extra], cwd=root)
-    if not report.exists(): return 0, 1, 0
-    suite = ET.parse(report).getroot()
-    suite = suite if suite.tag == "testsuite" else suite.find("testsuite")
-    total, failed = int(suite.get("tests")), int(suite.get("failures")) + int(suite.get("errors"))
-    skipped = int(suite.get("skipped")); report.unlink()
-    return total - failed - skipped, failed, skipped
+def chain(*steps):
+    "Run steps one after the other; the sums of their counts, and their reports."
+    results = [step() for step in steps]
+    return tuple(sum(r[i] for r in results) for i in range(3)) + ("\n".join(r[3] for r in results),)
+
+def tasks(notebooks: list[Path], flags: str, with_pytest: bool) -> dict:
+    "Name -> a function running it, for every notebook and pytest group (the Ray pair chained)."
+    marks = [m for m in ("gpu", "slow") if m not in flags.split()]  # pytest marks run only with their flag, as nbdev's
+    todo = {f"nbs/{nb.name}": (lambda nb=nb: run_notebook(nb, flags)) for nb in notebooks}
+    if not with_pytest: return todo
+    grouped = {f for files in PYTEST_GROUPS.values() for f in files} | {RAY_CHAIN[1]}
+    rest = sorted(str(p.relative_to(root)) for p in (root / "tests").glob("test_*.py") if str(p.relative_to(root)) not in grouped)
+    for name, files in {**PYTEST_GROUPS, "other tests": rest}.items(): todo[name] = lambda files=files: run_pytest(files, marks)
+    if RAY_CHAIN[0] in todo:
+        notebook = todo.pop(RAY_CHAIN[0])
+        todo[" + ".join(RAY_CHAIN)] = lambda: chain(notebook, lambda: run_pytest([RAY_CHAIN[1]], marks))
+    return todo
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--flags", default="", help="space-separated nbdev test flags to run (slow, gpu)")
-    ap.add_argument("--workers", type=int, default=2, help="notebooks tested at once")
+    ap.add_argument("--workers", type=int, default=2, help="tasks (notebooks, pytest groups) run at once")
     ap.add_argument("--notebooks-only", action="store_true")
     args = ap.parse_args()
+    began = time.time()
     notebooks = sorted(p for p in (root / "nbs").glob("*.ipynb") if not p.name.startswith(("_", ".")))  # as nbdev_test
     passed = failed = skipped = 0
     in_sync, why = library_in_sync()
@@ -59,16 +99,13 @@ def main():
     passed, failed = passed + in_sync, failed + (not in_sync)
     for nb in [nb for nb in notebooks if skips_execution(nb)]:
         print(f"SKIP nbs/{nb.name} (skip_exec: tested by pytest through papermill)", flush=True); skipped += 1
-    notebooks = [nb for nb in notebooks if not skips_execution(nb)]
+    todo = tasks([nb for nb in notebooks if not skips_execution(nb)], args.flags, not args.notebooks_only)
+    order = sorted(todo, key=lambda name: -EXPECTED_SECONDS.get(name, 10))  # longest first: the last to start are short
     with ThreadPoolExecutor(args.workers) as pool:
-        for name, ok, seconds, output in pool.map(lambda nb: run_notebook(nb, args.flags), notebooks):
-            print(f"{'PASS' if ok else 'FAIL'} nbs/{name} ({seconds:.0f} s)", flush=True)
-            if not ok: print(output[-6000:], flush=True)
-            passed, failed = passed + ok, failed + (not ok)
-    if not args.notebooks_only:
-        skipped_marks = [m for m in ("gpu", "slow") if m not in args.flags.split()]  # pytest marks run only with their flag, as nbdev's
-        p, f, s = run_pytest(["-m", " and ".join(f"not {m}" for m in skipped_marks)] if skipped_marks else [])
-        passed, failed, skipped = passed + p, failed + f, skipped + s
+        for p, f, s, report in pool.map(lambda name: todo[name](), order):
+            print(report, flush=True)
+            passed, failed, skipped = passed + p, failed + f, skipped + s
+    print(f"test suite: {time.time() - began:.0f} s with {args.workers} workers")
     print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
     sys.exit(1 if failed else 0)
 

@@ -117,7 +117,7 @@ def test_browser_check_fails_on_a_broken_page(tmp_path):
                         '<a href="models.html#no-such-anchor">x</a><a href="nowhere.html">y</a>'
                         '<script>console.error("boom")</script><div style="width:3000px">wide</div></article>', 1)
     page.write_text(html)
-    p = subprocess.run([sys.executable, "scripts/check_site.py", "--site", str(site), "--out", str(tmp_path / "out")],
+    p = subprocess.run([sys.executable, "scripts/check_site.py", "--site", str(site), "--out", str(tmp_path / "out"), "--pages", "metrics.html", "models.html"],
                        cwd=root, capture_output=True, text=True)
     assert p.returncode == 1
     fails = [l for l in p.stdout.splitlines() if l.startswith("FAIL metrics.html")]
@@ -126,4 +126,10 @@ def test_browser_check_fails_on_a_broken_page(tmp_path):
                   "broken link nowhere.html: no such file nowhere.html", "console error: boom", "scrolls sideways"):
         assert any(fault in f for f in fails), (fault, fails)
     assert not any(l.startswith("FAIL") and not l.startswith("FAIL metrics.html") and "placeholder" not in l and "weighs" not in l
-                   for l in p.stdout.splitlines()), p.stdout
+                   for l in p.stdout.splitlines()), p.stdout  # models.html, undamaged, passes
+    assert "check_site: 2 pages" in p.stdout, p.stdout  # only the pages asked for
+
+def test_every_notebook_has_a_page():
+    "A notebook left out of sidebar.yml would be left out of the site (scripts/docs.py builds the pages sidebar.yml lists)."
+    listed = set(re.findall(r"-\s+(\S+\.ipynb)", (root / "nbs" / "sidebar.yml").read_text()))
+    assert listed == {p.name for p in (root / "nbs").glob("*.ipynb")}, sorted(listed ^ {p.name for p in (root / "nbs").glob("*.ipynb")})
