@@ -16,7 +16,7 @@ def test_checker_finds_cycles_upward_and_inner_imports(tmp_path):
     (tmp_path / "store.py").write_text("def f():\n    from vqa_robust.run import y\n")       # inner, and up
     (tmp_path / "run.py").write_text("from . import store\nfrom vqa_robust import base\n")  # down: fine
     (tmp_path / "vle.py").write_text("import vqa_robust.pnp\n")                            # same floor
-    (tmp_path / "pnp.py").write_text("")
+    (tmp_path / "pnp.py").write_text("def f():\n    from vqa_robust.pnp import g\n")                # itself: not a tie
     (tmp_path / "extra.py").write_text("")                                                  # no floor
     graph = graph_module.import_graph(tmp_path)
     assert graph["store"] == [("run", "inner:2")]
@@ -25,5 +25,6 @@ def test_checker_finds_cycles_upward_and_inner_imports(tmp_path):
     assert "base -> store (top): runs back up" in found
     assert "store -> run (inner:2): runs back up" in found
     assert "vle -> pnp (top): same floor" in found
-    assert not any(p.startswith("run ->") for p in found)
+    assert not any(p.startswith(("run ->", "pnp ->")) for p in found)
+    assert graph["pnp"] == [("pnp", "inner:2")]
     assert len(found) == 4

@@ -212,7 +212,8 @@ def generate(dataset: VQADataset,      # images to corrupt (all of them)
     ids, quality = dataset.image_ids, manifest["quality"]
     tasks = [(dataset, ids[i:i + chunk_size], grid, root, seed, image_format, quality, verify) for i in range(0, len(ids), chunk_size)]
     bar = tqdm(total=len(ids) * len(grid), desc="corrupted images", disable=not progress)
-    for task, _ in zip(tasks, MAPS[executor](_write_chunk, tasks, workers)): bar.update(len(task[1]) * len(grid))
+    from vqa_robust.generator import _write_chunk as worker  # by module name (this module itself), so that child processes and Ray workers can import it
+    for task, _ in zip(tasks, MAPS[executor](worker, tasks, workers)): bar.update(len(task[1]) * len(grid))
     bar.close()
     return manifest
 
