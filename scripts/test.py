@@ -67,6 +67,12 @@ def library_in_sync() -> tuple[bool, str]:
     for q in set(after) - set(before): q.unlink()
     return (p.returncode == 0 and not changed), ("nbdev_export failed: " + p.stderr[-500:] if p.returncode else f"differs from the notebooks' export: {changed}")
 
+def warm_numba_cache() -> None:
+    "Compile every corruption's numba code once (cache=True writes it beside the module), so that tasks started together do not each compile it."
+    code = ("import numpy as np; from vqa_robust.corruptions import CORRUPTIONS, corrupt; x = np.zeros((32, 32, 3), np.uint8)\n"
+            "for name, c in CORRUPTIONS.items(): corrupt(x, name, c.levels[0], seed=0)")
+    subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+
 def chain(*steps):
     "Run steps one after the other; the sums of their counts, and their reports."
     results = [step() for step in steps]
@@ -99,6 +105,7 @@ def main():
     passed, failed = passed + in_sync, failed + (not in_sync)
     for nb in [nb for nb in notebooks if skips_execution(nb)]:
         print(f"SKIP nbs/{nb.name} (skip_exec: tested by pytest through papermill)", flush=True); skipped += 1
+    warm_numba_cache()
     todo = tasks([nb for nb in notebooks if not skips_execution(nb)], args.flags, not args.notebooks_only)
     order = sorted(todo, key=lambda name: -EXPECTED_SECONDS.get(name, 10))  # longest first: the last to start are short
     with ThreadPoolExecutor(args.workers) as pool:
