@@ -12,8 +12,7 @@ import cv2
 import numba
 import numpy as np
 from PIL import Image
-from scipy.special import ndtri
-from scipy.stats import poisson
+from scipy.special import ndtri, pdtr  # pdtr is Poisson's CDF (what scipy.stats.poisson.cdf calls), without importing scipy.stats (58 MB in every process)
 from .base import Registry, non_negative_integer, seeded_rng, whole_number
 
 # %% auto #0
@@ -218,7 +217,7 @@ def normal_quantiles(bits: int = 16) -> np.ndarray:
 def poisson_quantiles(lam: np.ndarray, q: np.ndarray) -> np.ndarray:
     "Quantiles `q` of Poisson(lam) for each lam, by search in the cumulative distribution."
     kmax = int(lam.max() + 12 * np.sqrt(lam.max()) + 20)
-    cdf = poisson.cdf(np.arange(kmax)[None, :], lam[:, None])
+    cdf = pdtr(np.arange(kmax)[None, :], lam[:, None])  # P(X <= k), X ~ Poisson(lam)
     return np.stack([np.searchsorted(row, q) for row in cdf]).astype(np.float64)
 
 @lru_cache(maxsize=None)
