@@ -13,7 +13,7 @@ from typing import Callable
 import pandas as pd
 import torch
 
-from .base import MAPS, Registry, local_map, ray_map, start_ray
+from .base import Registry, local_map, ray_map, start_ray
 from .data import VQADataset
 from .zoo import load_model
 from .store import CHUNK_SIZE, chunk_file, condition_answers, identity_digest, partition_dir, store_plan, write_chunk, write_record

@@ -4,7 +4,7 @@
 
 # %% ../nbs/01a_generator.ipynb #c003
 from __future__ import annotations
-import hashlib, json, shutil
+import dataclasses, hashlib, json, shutil
 from pathlib import Path
 from typing import Iterator
 import numpy as np

@@ -18,7 +18,7 @@ from .base import listed, seed_of
 from .corruptions import CORRUPTIONS, CLEAN, image_under_condition
 from .data import VQADataset
 from .models import RawEncoder
-from .store import CHUNK_SIZE, RESULT_COLUMNS, StorePlan, condition_answers, n_chunks, save_chunk, store_plan
+from .store import CHUNK_SIZE, StorePlan, condition_answers, n_chunks, save_chunk, store_plan
 
 # %% auto #0
 __all__ = ['conditions', 'Batch', 'question_order', 'plan_batches', 'condition_image', 'ConditionBatches', 'as_is',

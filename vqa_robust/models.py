@@ -5,7 +5,7 @@
 # %% ../nbs/02_models.ipynb #c003
 from __future__ import annotations
 import hashlib, json, os, socket
-from dataclasses import dataclass, field, asdict
+from dataclasses import dataclass, field
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path

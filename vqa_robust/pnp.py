@@ -4,7 +4,7 @@
 
 # %% ../nbs/02c_pnp.ipynb #c003
 from __future__ import annotations
-import json, re, zlib
+import json, re
 from contextlib import contextmanager
 from pathlib import Path
 import torch
