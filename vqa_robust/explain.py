@@ -14,7 +14,8 @@ import torch
 from PIL import Image
 from .corruptions import CLEAN, CORRUPTIONS, image_under_condition, to_uint8_rgb
 from .data import VQADataset
-from .inference import RESULT_COLUMNS, answer_condition
+from .inference import answer_condition
+from .store import RESULT_COLUMNS
 from .base import Registry
 from .models import to_model
 from .vocabulary import clean_text, most_common_answer, same_answer
