@@ -34,7 +34,7 @@ def small_run(tmp_path_factory):
     run_library(out, *SMALL)
     return out
 
-SMALL = ("n_images=40", "corruptions=gaussian_noise,defocus_blur", "severities=1,2,3,4,5", "seed=3")
+SMALL = ("n_images=24", "corruptions=gaussian_noise,defocus_blur", "severities=1,2,3,4,5", "seed=3")
 SHIPPED = {"easy-vqa-vilt", "easy-vqa-blip"}  # the default: both shipped models
 
 def test_import():
@@ -81,7 +81,7 @@ def test_answer_changes(small_run):
 
 def test_parameters_are_honoured(small_run):
     split = json.loads((small_run / "split.json").read_text())
-    assert len(split["image_ids"]) == 40
+    assert len(split["image_ids"]) == 24
     answers = pd.read_parquet(small_run / "answers.parquet")
     assert set(answers.severity) == {0, 1, 2, 3, 4, 5} and set(answers.seed) == {3}
     assert set(answers.model) == SHIPPED
