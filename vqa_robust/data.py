@@ -16,12 +16,12 @@ from .corruptions import to_uint8_rgb  # the one conversion of image values, sha
 # %% auto #0
 __all__ = ['QUESTION_FIELDS', 'ANNOTATION_FIELDS', 'EASY_VQA_SHAPES', 'EASY_VQA_INFO', 'EASY_VQA_LICENSE', 'VQAV2_DOWNLOAD',
            'VQAV2_PLACES', 'VQAV2_LAYOUTS', 'MINI_COLOURS', 'VRB_SPLIT', 'VRB_IMAGES', 'VRB_SEED', 'SPLIT_RULE',
-           'SPLIT_FIELDS', 'read_json_list', 'check_ids', 'answer_strings', 'coco_image_template', 'read_image',
-           'VQADataset', 'load_vqav2', 'easy_vqa_answer_type', 'easy_vqa_question_type', 'easy_vqa_image_dir',
-           'easy_vqa_to_vqav2', 'load_easy_vqa', 'vqav2_names', 'find_vqav2_part', 'vqav2_files', 'load_vqav2_dir',
-           'mini_annotations', 'write_mini_vqav2', 'sample_images', 'write_split', 'read_split', 'file_sha256',
-           'source_images', 'dataset_fingerprint', 'split_rule', 'vrb_split_ids', 'splits_folder', 'shipped_split',
-           'make_split', 'vrb_split']
+           'SPLIT_FIELDS', 'read_json_list', 'blank_questions', 'check_ids', 'answer_strings', 'coco_image_template',
+           'read_image', 'VQADataset', 'load_vqav2', 'easy_vqa_answer_type', 'easy_vqa_question_type',
+           'easy_vqa_image_dir', 'easy_vqa_to_vqav2', 'load_easy_vqa', 'vqav2_names', 'find_vqav2_part', 'vqav2_files',
+           'load_vqav2_dir', 'mini_annotations', 'write_mini_vqav2', 'sample_images', 'write_split', 'read_split',
+           'file_sha256', 'source_images', 'dataset_fingerprint', 'split_rule', 'vrb_split_ids', 'splits_folder',
+           'shipped_split', 'make_split', 'vrb_split']
 
 # %% ../nbs/00_data.ipynb #c006
 QUESTION_FIELDS = ("question_id", "image_id", "question")
@@ -42,13 +42,21 @@ def read_json_list(path: str | Path,  # a VQAv2 questions or annotations file
         if missing: raise ValueError(f"{path}: {key}[{i}] lacks field(s) {missing}")
     return data[key]
 
+def blank_questions(table: pd.DataFrame) -> list:
+    "Ids of the questions whose text is empty, whitespace only or not text (a table without a `question` column has none)."
+    if "question" not in table: return []
+    blank = [not isinstance(q, str) or not q.strip() for q in table.question]
+    return sorted(table.question_id[blank].tolist())
+
 def check_ids(table: pd.DataFrame, path, key: str) -> None:
-    "Question and image ids must be non-negative integers, and question ids unique: errors name the file and the ids."
+    "Question and image ids must be non-negative integers, question ids unique and questions not blank: errors name the file and the ids."
     for column in ("question_id", "image_id"):
         bad = [v for v in table[column] if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0]
         if bad: raise ValueError(f"{path}: {key} with {column} that is not a non-negative integer: {bad[:3]}")
     repeated = table.question_id[table.question_id.duplicated()].unique()
     if len(repeated): raise ValueError(f"{path}: question_id repeated in {key}: {listed(sorted(repeated.tolist()))}")
+    blank = blank_questions(table)
+    if blank: raise ValueError(f"{path}: {key} with an empty question (bad input: give them their text or remove them): question_id {listed(blank)}")
 
 def answer_strings(answers, path, question_id) -> list[str]:
     "The answer strings of one annotation; a clear error when `answers` is not a list of {'answer': str}."

@@ -13,7 +13,7 @@ from tqdm import tqdm
 from .base import MAPS, listed, non_negative_integer, positive_integer, whole_number
 from .corruptions import CORRUPTIONS, check_condition, check_severity, corrupt_levels, image_under_condition
 from .data import VQADataset, source_images
-from .store import atomic_write, code_fingerprint
+from .store import atomic_write, code_fingerprint, folder_lock
 
 # %% auto #0
 __all__ = ['FORMATS', 'FINGERPRINT_KEYS', 'save_image', 'decodes', 'corrupted_template', 'condition_dir', 'make_manifest',
@@ -206,15 +206,15 @@ def generate(dataset: VQADataset,      # images to corrupt (all of them)
     workers, chunk_size = positive_integer(workers, "workers"), positive_integer(chunk_size, "chunk_size")
     root = Path(root)
     manifest = make_manifest(dataset, grid, seed, image_format, quality)  # reads every source image: a missing one stops the run here
-    if prepare_folder(root, manifest, overwrite):
-        root.mkdir(parents=True, exist_ok=True)
-        atomic_write(root / "manifest.json", lambda path: path.write_text(json.dumps(manifest, indent=1)))
-    ids, quality = dataset.image_ids, manifest["quality"]
-    tasks = [(dataset, ids[i:i + chunk_size], grid, root, seed, image_format, quality, verify) for i in range(0, len(ids), chunk_size)]
-    bar = tqdm(total=len(ids) * len(grid), desc="corrupted images", disable=not progress)
-    from vqa_robust.generator import _write_chunk as worker  # by module name (this module itself), so that child processes and Ray workers can import it
-    for task, _ in zip(tasks, MAPS[executor](worker, tasks, workers)): bar.update(len(task[1]) * len(grid))
-    bar.close()
+    with folder_lock(root):  # one writer per folder, as for a run (vqa_robust.store.folder_lock)
+        if prepare_folder(root, manifest, overwrite):
+            atomic_write(root / "manifest.json", lambda path: path.write_text(json.dumps(manifest, indent=1)))
+        ids, quality = dataset.image_ids, manifest["quality"]
+        tasks = [(dataset, ids[i:i + chunk_size], grid, root, seed, image_format, quality, verify) for i in range(0, len(ids), chunk_size)]
+        bar = tqdm(total=len(ids) * len(grid), desc="corrupted images", disable=not progress)
+        from vqa_robust.generator import _write_chunk as worker  # by module name (this module itself), so that child processes and Ray workers can import it
+        for task, _ in zip(tasks, MAPS[executor](worker, tasks, workers)): bar.update(len(task[1]) * len(grid))
+        bar.close()
     return manifest
 
 # %% ../nbs/01a_generator.ipynb #c013

@@ -16,13 +16,13 @@ from PIL import Image
 from tqdm import tqdm
 from .base import listed, seed_of
 from .corruptions import CORRUPTIONS, CLEAN, image_under_condition
-from .data import VQADataset
+from .data import VQADataset, blank_questions
 from .models import RawEncoder
 from .store import CHUNK_SIZE, StorePlan, condition_answers, n_chunks, save_chunk, store_plan
 
 # %% auto #0
-__all__ = ['conditions', 'Batch', 'question_order', 'plan_batches', 'condition_image', 'ConditionBatches', 'as_is',
-           'default_workers', 'batch_loader', 'glibc', 'release_memory', 'peak_memory_mb', 'answer_inputs',
+__all__ = ['conditions', 'Batch', 'question_order', 'plan_batches', 'condition_image', 'ConditionBatches', 'ImageInputError',
+           'as_is', 'default_workers', 'batch_loader', 'glibc', 'release_memory', 'peak_memory_mb', 'answer_inputs',
            'batch_seed', 'encoder_of', 'progress_bar', 'answered_batches', 'answer_plan', 'plan_bar', 'run_conditions',
            'answer_condition']
 
@@ -53,7 +53,9 @@ class Batch:
 
 def question_order(dataset: VQADataset,  # the questions to answer
                   ) -> pd.DataFrame:     # `dataset.questions` sorted by image_id, question_id; index 0..n-1
-    "The dataset's questions in answering order: by image, then question id."
+    "The dataset's questions in answering order: by image, then question id; empty questions are refused as bad input, by id."
+    blank = blank_questions(dataset.questions)
+    if blank: raise ValueError(f"dataset '{dataset.name}' has empty question(s), which no model can answer (bad input): question_id {listed(blank)}")
     return dataset.questions.sort_values(["image_id", "question_id"], kind="stable").reset_index(drop=True)
 
 def plan_batches(n_questions: int,  # questions of one condition
@@ -101,9 +103,24 @@ class ConditionBatches(torch.utils.data.Dataset):
         return [made[i] for i in ids.tolist()]
     def __getitem__(self, i: int) -> tuple[int, dict]:
         batch = self.batches[i]
-        inputs = self.encoder.batch(self.images(batch), self.question_inputs[batch.start:batch.stop])
+        try: inputs = self.encoder.batch(self.images(batch), self.question_inputs[batch.start:batch.stop])
+        except Exception as e: raise self.named_failure(batch, e) from e
         release_memory()  # the decoded and corrupted images are gone: give their pages back
         return i, inputs
+    def named_failure(self, batch: Batch, error: Exception) -> ImageInputError:
+        "The error of a batch that could not be prepared, naming the first of its images that fails alone (id, path, condition)."
+        first_row = {}
+        for r in range(batch.start, batch.stop): first_row.setdefault(int(self.image_ids[r]), r)
+        for image_id, r in first_row.items():
+            try: self.encoder.batch([condition_image(self.dataset, image_id, batch.corruption, batch.severity, self.seed)], self.question_inputs[r:r + 1])
+            except Exception as alone:
+                return ImageInputError(f"image {image_id} ({self.dataset.image_path(image_id)}) under {batch.corruption} severity {batch.severity} "
+                                       f"could not be prepared for the model: {type(alone).__name__}: {alone}")
+        return ImageInputError(f"questions {batch.start}-{batch.stop - 1} under {batch.corruption} severity {batch.severity} could not be prepared "
+                               f"together (each image alone could): {type(error).__name__}: {error}")
+
+class ImageInputError(RuntimeError):
+    "An image that could not be loaded, corrupted or made into a model's inputs, named by id, path and condition."
 
 def as_is(item):
     "The DataLoader's collate: a prepared batch is already a batch, returned as it is."

@@ -20,7 +20,7 @@ from .datasets import DATASETS, load_dataset, answerability
 from .corruptions import CLEAN, CORRUPTIONS, PRESETS, expand_corruptions
 from .models import model_identity, resolve_device, resolve_dtype
 from .zoo import FAMILIES, MODELS, model_spec
-from .store import CHUNK_SIZE, checked_store, code_fingerprint, partition_dir, run_log
+from .store import CHUNK_SIZE, atomic_write, checked_store, code_fingerprint, folder_lock, partition_dir, run_log
 from .generator import generate
 from .inference import conditions, default_workers, peak_memory_mb, release_memory
 from .distributed import EXECUTORS, executor as executor_named
@@ -34,10 +34,10 @@ from .changes import answer_changes, categorise, change_table, plot_gallery
 # %% auto #0
 __all__ = ['SAMPLE_IMAGES', 'RUN_PARAMETERS', 'TEXT_FILES', 'ROBUSTNESS_FILES', 'CHANGE_FILES', 'RESULT_FILES', 'list_parameter',
            'int_parameter', 'auto_parameter', 'dataset_files', 'text_kinds', 'run_parameters', 'RunConfig', 'flag',
-           'load_questions', 'blind_answers', 'perturbed_questions', 'run_config', 'prepare_stores', 'answer_all',
-           'scored_answers', 'RunResult', 'save_figure', 'save_table', 'accuracy_results', 'robustness_results',
-           'change_results', 'text_perturbation_results', 'run_summary', 'run', 'corrupt', 'registry_table',
-           'show_default', 'add_parameters', 'command_parser', 'main']
+           'load_questions', 'blind_answers', 'perturbed_questions', 'run_config', 'previous_run', 'clear_results',
+           'prepare_stores', 'answer_all', 'scored_answers', 'RunResult', 'save_figure', 'save_table',
+           'accuracy_results', 'robustness_results', 'change_results', 'text_perturbation_results', 'run_summary',
+           'run', 'locked_run', 'corrupt', 'registry_table', 'show_default', 'add_parameters', 'command_parser', 'main']
 
 # %% ../nbs/08_run_library.ipynb #c045
 def list_parameter(value, name: str) -> list:
@@ -281,12 +281,40 @@ def run_config(model: list = ["easy-vqa-vilt", "easy-vqa-blip"],  # keys of vqa_
 # %% ../nbs/08_run_library.ipynb #c014
 RUN_PARAMETERS = list(inspect.signature(run_config).parameters)  # the run's parameters, in the order of nbs/run.ipynb's parameters cell
 
+# %% ../nbs/08_run_library.ipynb #c035
+TEXT_FILES = ["text_robustness.csv", "text_ci.csv", "text_perturbations.csv", "text_explanations.csv", "text_rules.csv", "text_rules.png"]
+
+ROBUSTNESS_FILES = ["robustness.csv", "accuracy_ci.csv", "vre_ci.csv", "vre_model_ci.csv", "vre_weights.csv", "error_vs_severity.png", "average_error.png",
+                    "relative_drop.png", "submetric_radars.png", "vre_weights.png"]
+
+CHANGE_FILES = ["answer_changes.csv", "mispredictions.csv", "answer_changes.png"]
+
+RESULT_FILES = TEXT_FILES + ["answers.parquet", "accuracy.csv", "accuracy_breakdown.csv", "family_accuracy.csv", "split.json", "run.json", "accuracy_vs_severity.png",
+                             "answerability.csv"] + ROBUSTNESS_FILES + CHANGE_FILES
+
 # %% ../nbs/08_run_library.ipynb #c024
+def previous_run(out_dir: Path) -> str | None:
+    "What the folder says of the run before this one: finished (its run.json), not finished (answers but no run.json), or None (no run)."
+    if (out_dir / "run.json").is_file():
+        return "the previous run in this folder finished (its run.json is there): this run replaces its results"
+    if (out_dir / "answers").is_dir():
+        return "the previous run in this folder did not finish (answers, but no run.json): its saved answers are checked and reused where they match"
+    return None
+
+def clear_results(out_dir: Path) -> None:
+    "Remove the previous run's result files, run.json first: until this run writes its own, the folder is marked unfinished."
+    for name in ["run.json"] + RESULT_FILES: (out_dir / name).unlink(missing_ok=True)
+
 def prepare_stores(config: RunConfig) -> list:
-    "Check every store's saved answers before any model loads, and remove what this run does not have; the removed folders."
-    p, removed = config.parameters, []
-    for questions, folder, fingerprint in config.stores.values():
-        removed += checked_store(folder, config.identities, questions, p["grid"], p["seed"], fingerprint, p["batch_sizes"], p["chunk_size"], config.overwrite)
+    "Check every store's saved answers before any model loads; then clear the previous results and remove what this run does not have; the removed folders."
+    p = config.parameters
+    def stores(remove: bool) -> list:
+        return [f for questions, folder, fingerprint in config.stores.values()
+                for f in checked_store(folder, config.identities, questions, p["grid"], p["seed"], fingerprint, p["batch_sizes"], p["chunk_size"],
+                                       config.overwrite, remove=remove)]
+    stores(remove=False)  # every store checked before any is changed: a refused run changes nothing
+    clear_results(config.out_dir)
+    removed = stores(remove=True)
     text = config.out_dir / "text"
     for folder in sorted(text.glob("*")) if text.is_dir() else []:
         if folder.name not in config.perturbed:
@@ -333,17 +361,6 @@ def scored_answers(config: RunConfig,      # the run
     perturbed = pd.concat([scored(k).assign(kind=k) for k in config.perturbed], ignore_index=True)
     return scored("original"), scored_where_known(perturbed, config.records, p["near_colour_distance"])
 
-# %% ../nbs/08_run_library.ipynb #c035
-TEXT_FILES = ["text_robustness.csv", "text_ci.csv", "text_perturbations.csv", "text_explanations.csv", "text_rules.csv", "text_rules.png"]
-
-ROBUSTNESS_FILES = ["robustness.csv", "accuracy_ci.csv", "vre_ci.csv", "vre_model_ci.csv", "vre_weights.csv", "error_vs_severity.png", "average_error.png",
-                    "relative_drop.png", "submetric_radars.png", "vre_weights.png"]
-
-CHANGE_FILES = ["answer_changes.csv", "mispredictions.csv", "answer_changes.png"]
-
-RESULT_FILES = TEXT_FILES + ["answers.parquet", "accuracy.csv", "accuracy_breakdown.csv", "family_accuracy.csv", "split.json", "run.json", "accuracy_vs_severity.png",
-                             "answerability.csv"] + ROBUSTNESS_FILES + CHANGE_FILES
-
 # %% ../nbs/08_run_library.ipynb #c036
 @dataclass
 class RunResult:
@@ -367,14 +384,14 @@ class RunResult:
 # %% ../nbs/08_run_library.ipynb #c037
 def save_figure(result: RunResult, name: str, figure, dpi: int = 120) -> None:
     "Save a figure into the run folder as name.png, keep it in the result, and close it (no figure left open in pyplot)."
-    figure.savefig(result.out_dir / f"{name}.png", dpi=dpi, bbox_inches="tight")
+    atomic_write(result.out_dir / f"{name}.png", lambda path: figure.savefig(path, format="png", dpi=dpi, bbox_inches="tight"))
     plt.close(figure)
     result.figures[name], result.paths = figure, result.paths + [result.out_dir / f"{name}.png"]
 
 def save_table(result: RunResult, name: str, table: pd.DataFrame, **options) -> pd.DataFrame:
-    "Write a table into the run folder (csv or parquet by its name) and record its path."
+    "Write a table into the run folder (csv or parquet by its name), atomically, and record its path."
     path = result.out_dir / name
-    table.to_parquet(path, index=False) if name.endswith(".parquet") else table.to_csv(path, **options)
+    atomic_write(path, lambda partial: table.to_parquet(partial, index=False) if name.endswith(".parquet") else table.to_csv(partial, **options))
     result.paths.append(path)
     return table
 
@@ -428,7 +445,7 @@ def change_results(config: RunConfig, result: RunResult, scored: pd.DataFrame) -
     if len(changes): save_figure(result, "answer_changes", plot_gallery(changes, config.dataset, n=8, seed=config.parameters["seed"]), dpi=100)
     else: result.not_computed["answer_changes.png"] = "no corruption changed an answer"
 
-# %% ../nbs/08_run_library.ipynb #c045
+# %% ../nbs/08_run_library.ipynb #9fd734b5
 def text_perturbation_results(config: RunConfig, result: RunResult, scored: pd.DataFrame, scored_perturbed: pd.DataFrame | None) -> None:
     "Per perturbation kind: accuracy, flips, consistency and sensitivity with intervals, and local and global if-then explanations."
     if not config.perturbed:
@@ -443,7 +460,7 @@ def text_perturbation_results(config: RunConfig, result: RunResult, scored: pd.D
     if len(rules): save_figure(result, "text_rules", plot_rules(rules))
     else: result.not_computed["text_rules.png"] = "no rule has enough support in this run"
 
-# %% ../nbs/08_run_library.ipynb #c046
+# %% ../nbs/08_run_library.ipynb #6d4d086d
 def run_summary(config: RunConfig, result: RunResult, seconds: dict, elapsed: float, memory: dict) -> dict:
     "run.json: the settings, each model's identity, the data's and the corruption code's fingerprints, timing, memory and what was not computed."
     p = config.parameters
@@ -464,14 +481,21 @@ def run(config: RunConfig | None = None,  # a checked run (`run_config`); None: 
     "Answer, score and write the run folder: `run(model='easy-vqa-vilt', n_images=50, out_dir='runs/x')` or `run(run_config(...))`."
     if config is None: config = run_config(**parameters)
     elif parameters: raise ValueError(f"give either a RunConfig or parameters, not both: {sorted(parameters)}")
+    with folder_lock(config.out_dir):  # one writer per run folder: a second run into it stops here, having changed nothing
+        return locked_run(config, progress)
+
+def locked_run(config: RunConfig, progress: bool = True) -> RunResult:
+    "`run`'s steps, with the folder's lock held."
     p, out, split = config.parameters, config.out_dir, config.dataset
     torch.set_num_threads(p["threads"])
     dtypes = ", ".join(sorted({str(d).replace("torch.", "") for d in p["dtypes"].values()}))
     print(f"models={p['models']} dataset={p['dataset']} split={p['split']} conditions={len(p['grid'])} seed={p['seed']} device={p['device']} "
           f"workers={p['num_workers']} dtype={dtypes}")
     print(f"{len(split.image_ids)} images, {len(split)} questions" + "".join(f"; {k}: {len(d)} perturbed" for k, d in config.perturbed.items()))
+    previous = previous_run(out)
     prepare_stores(config)  # every check before any model loads
     log = run_log(out / "run.log")
+    if previous: print(previous); log(previous)
     processor = torch.cuda.get_device_name() if p["device"].startswith("cuda") else platform.processor() or platform.machine()
     log(f"run: models {p['models']}, {len(p['grid'])} conditions, {len(split)} questions on {len(split.image_ids)} images of {split.name}, seed {p['seed']}; "
         f"device {p['device']} ({processor}), torch {torch.__version__}, {p['threads']} thread(s), {p['num_workers']} data worker(s)")
@@ -481,20 +505,20 @@ def run(config: RunConfig | None = None,  # a checked run (`run_config`); None: 
     log(f"done: {len(answers)} answers in {elapsed:.1f} s; peak resident memory {memory['process']:.0f} MB (workers {memory['workers']:.0f} MB)")
     print(f"{len(answers)} answers in {elapsed:.0f} s")
     scored, scored_perturbed = scored_answers(config, answers)
-    for name in RESULT_FILES: (out / name).unlink(missing_ok=True)  # the folder describes this run only
     table = pd.concat([scored, scored_perturbed.drop(columns="kind") if scored_perturbed is not None else None], ignore_index=True)
     result = RunResult(out, table, None, None, None)
     save_table(result, "answers.parquet", table)
-    write_split(split, out / "split.json"); result.paths.append(out / "split.json")
+    atomic_write(out / "split.json", lambda path: write_split(split, path)); result.paths.append(out / "split.json")
     accuracy_results(config, result, scored)
     robustness_results(config, result, scored)
     change_results(config, result, scored)
     text_perturbation_results(config, result, scored, scored_perturbed)
     result.summary = run_summary(config, result, seconds, elapsed, memory)
-    (out / "run.json").write_text(json.dumps(result.summary, indent=1, default=str)); result.paths.append(out / "run.json")
+    atomic_write(out / "run.json", lambda path: path.write_text(json.dumps(result.summary, indent=1, default=str)))  # last: the folder is complete
+    result.paths.append(out / "run.json")
     return result
 
-# %% ../nbs/08_run_library.ipynb #c056
+# %% ../nbs/08_run_library.ipynb #82e61314
 def corrupt(dataset: str = "easy_vqa",   # a key of vqa_robust.datasets.DATASETS, as for a run
             data_dir: str = "",          # folder the dataset was downloaded into (official file names)
             dataset_split: str = "",     # the dataset's own split (gqa: testdev, val, train; vizwiz: val, train); "": its first

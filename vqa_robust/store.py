@@ -4,7 +4,8 @@
 
 # %% ../nbs/01_store.ipynb #c003
 from __future__ import annotations
-import hashlib, inspect, json, os, secrets, shutil, time
+import fcntl, hashlib, inspect, json, os, secrets, shutil, socket, sys, time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -15,7 +16,8 @@ from .corruptions import CLEAN, image_under_condition
 from .data import VQADataset, dataset_fingerprint, file_sha256
 
 # %% auto #0
-__all__ = ['RESULT_COLUMNS', 'CHUNK_SIZE', 'CHUNK_COLUMNS', 'RECORD', 'SAFE_NAME', 'atomic_write', 'library_versions',
+__all__ = ['LOCK', 'RESULT_COLUMNS', 'CHUNK_SIZE', 'CHUNK_COLUMNS', 'RECORD', 'SAFE_NAME', 'atomic_write', 'FolderLockedError',
+           'lock_owner', 'read_owner', 'process_alive', 'owner_text', 'take_lock', 'folder_lock', 'library_versions',
            'source_sha256', 'code_fingerprint', 'n_chunks', 'partition_dir', 'chunk_file', 'chunk_sidecar',
            'identity_digest', 'condition_identity', 'identity_changes', 'ChangedInputsError', 'write_record',
            'write_chunk', 'save_chunk', 'sidecar_entry', 'chunk_damage', 'checked_record', 'saved_chunks',
@@ -34,6 +36,64 @@ def atomic_write(path: str | Path,                 # the file to write
     finally:
         partial.unlink(missing_ok=True)  # only left after a failed write
     return path
+
+# %% ../nbs/01_store.ipynb #e9ab028a
+LOCK = ".vqa_robust.lock"  # the run folder's lock file
+
+class FolderLockedError(RuntimeError):
+    "Another run holds the folder's lock."
+
+def lock_owner() -> dict:
+    "Who takes a lock: this process's pid, host, start time and command line."
+    return {"pid": os.getpid(), "host": socket.gethostname(), "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "command": " ".join(sys.argv)[:300]}
+
+def read_owner(path: Path) -> dict:
+    "The owner a lock file names ({} when it is empty or unreadable)."
+    try: return json.loads(path.read_text() or "{}")
+    except (OSError, ValueError): return {}
+
+def process_alive(pid: int) -> bool:
+    "Whether a process with this pid exists on this machine."
+    try: os.kill(pid, 0)
+    except ProcessLookupError: return False
+    except PermissionError: return True  # it exists, under another user
+    return True
+
+def owner_text(owner: dict) -> str:
+    "One line naming a lock's owner."
+    return f"pid {owner.get('pid', '?')} on {owner.get('host', '?')}, started {owner.get('started', '?')} ({owner.get('command') or 'no command line'})"
+
+def take_lock(fd: int, path: Path, folder: Path) -> dict:
+    "Lock the open lock file `fd` without waiting; the previous owner it names. Raises FolderLockedError if a live run holds it."
+    try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        time.sleep(0.05)  # its owner may be writing its name this instant
+        raise FolderLockedError(f"run folder {folder} is in use by another run: {owner_text(read_owner(path))}. "
+                                f"Wait for it to finish, or choose another out_dir") from None
+    previous = read_owner(path)
+    if previous and not previous.get("released") and previous.get("host") != socket.gethostname():
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        raise FolderLockedError(f"run folder {folder} is locked by a run on another host that this machine cannot check: {owner_text(previous)}. "
+                                f"If that run has ended, delete {path}")
+    return previous
+
+@contextmanager
+def folder_lock(folder: str | Path,  # the run (or generated) folder, created if missing
+                log=print,           # where the message about a taken-over stale lock goes
+               ):
+    "Hold `folder`'s lock while the block runs (one writer per folder); a live run's lock raises FolderLockedError, a dead run's is taken over."
+    folder = Path(folder); folder.mkdir(parents=True, exist_ok=True)
+    path, owner = folder / LOCK, lock_owner()
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        previous = take_lock(fd, path, folder)
+        if previous and not previous.get("released"):
+            log(f"took over the lock of {folder}: its run ({owner_text(previous)}) ended without releasing it")
+        os.ftruncate(fd, 0); os.pwrite(fd, json.dumps(owner).encode(), 0); os.fsync(fd)
+        try: yield owner
+        finally:
+            os.ftruncate(fd, 0); os.pwrite(fd, json.dumps({**owner, "released": time.strftime("%Y-%m-%d %H:%M:%S %Z")}).encode(), 0)
+    finally: os.close(fd)  # closing releases the kernel's lock
 
 # %% ../nbs/01_store.ipynb #c009
 def library_versions() -> dict:  # library name -> version string
@@ -195,7 +255,8 @@ def checked_store(out_dir: str | Path,     # the run folder (answers under out_d
                   batch_sizes: dict,       # model name -> its batch size
                   chunk_size: int = CHUNK_SIZE,  # questions per chunk
                   overwrite: bool = False,  # True: answers from other inputs are recomputed instead of an error
-                 ) -> list[Path]:          # the removed folders
+                  remove: bool = True,     # False: only check (a run checks all its stores before it changes any)
+                 ) -> list[Path]:          # the removed folders (to remove, with remove=False)
     "Check every model's saved records before any model loads (their chunks are verified when answering), then remove answers of models or conditions this run does not have; the removed folders."
     code = code_fingerprint(dataset)
     wanted = {partition_dir(out_dir, identity["model"], *c): condition_identity(identity, data, *c, seed, code, batch_sizes[name], chunk_size)
@@ -203,6 +264,7 @@ def checked_store(out_dir: str | Path,     # the run folder (answers under out_d
     for folder, identity in wanted.items(): checked_record(folder, identity, overwrite)
     stale = [f for f in sorted((Path(out_dir) / "answers").glob("model=*/corruption=*/severity=*")) if f not in wanted]
     stale += [f for f in [Path(out_dir) / "conditions"] if f.is_dir()]  # the per-condition files of versions before the store
+    if not remove: return stale
     for folder in stale: shutil.rmtree(folder)
     for folder in sorted((Path(out_dir) / "answers").glob("**/"), reverse=True):
         if folder.is_dir() and not any(folder.iterdir()): folder.rmdir()
