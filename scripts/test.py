@@ -16,11 +16,12 @@ bin_dir = Path(sys.executable).parent
 PYTEST_GROUPS = {  # pytest runs as these groups of files; the files no group names form one more group
     "tests/test_run.py": ["tests/test_run.py"],
     "tests/test_docs.py": ["tests/test_docs.py"],
+    "tests/test_faults.py": ["tests/test_faults.py"],
 }
 RAY_CHAIN = ("nbs/03a_distributed.ipynb", "tests/test_distributed.py")  # both start a local Ray: never at the same time
 EXPECTED_SECONDS = {  # seconds measured on the project's 2-core machine: only the order tasks start in (longest first)
     "nbs/03a_distributed.ipynb + tests/test_distributed.py": 245, "tests/test_run.py": 180, "tests/test_docs.py": 123,
-    "nbs/06a_text_eval.ipynb": 130, "other tests": 77, "nbs/02a_training.ipynb": 60, "nbs/06_text.ipynb": 45,
+    "nbs/06a_text_eval.ipynb": 130, "other tests": 77, "tests/test_faults.py": 45, "nbs/02a_training.ipynb": 60, "nbs/06_text.ipynb": 45,
     "nbs/07a_changes.ipynb": 40, "nbs/03_inference.ipynb": 35, "nbs/07_explain.ipynb": 35, "nbs/08_run_library.ipynb": 30,
 }
 

@@ -81,3 +81,26 @@ def test_empty_question_in_the_official_files(tmp_path):
     with pytest.raises(ValueError, match=f"{questions_file}: questions with an empty question .*question_id {data['questions'][3]['question_id']}$"):
         run(out_dir=out, dataset="vqav2", data_dir=str(data_dir), split="sample", n_images=0, **SETTINGS)
     assert list(out.iterdir()) == []
+
+def test_any_aspect_ratio_and_long_questions_through_a_run(tmp_path):
+    "Images of 10:1, 1:10, 2000x300 and 640x360 and a 63-word question, answered by both shipped models under a corruption; the cut questions are counted in run.log."
+    from PIL import Image
+    from vqa_robust.data import coco_image_template, write_mini_vqav2
+    from vqa_robust.run import run
+    data_dir = write_mini_vqav2(tmp_path / "vqa", layout="flat")
+    shapes = {42: (640, 64), 73: (64, 640), 74: (2000, 300), 133: (640, 360)}  # width x height
+    for image_id, size in shapes.items():
+        Image.new("RGB", size, (200, 40, 40)).save(data_dir / "val2014" / coco_image_template("val2014").format(image_id=image_id), quality=90)
+    questions_file = data_dir / "v2_OpenEnded_mscoco_val2014_questions.json"
+    data = json.loads(questions_file.read_text())
+    long_question = "is the " + " ".join(["very"] * 59) + " red shape?"  # 63 words
+    data["questions"][0]["question"] = long_question
+    questions_file.write_text(json.dumps(data))
+    out = tmp_path / "out"
+    result = run(out_dir=out, dataset="vqav2", data_dir=str(data_dir), split="sample", n_images=0, model="easy-vqa-vilt,easy-vqa-blip",
+                 corruptions="gaussian_noise", severities="2", num_workers=1, progress=False)
+    answers = result.answers
+    assert len(answers) == 2 * 2 * result.summary["n_questions"] and answers.answer.map(lambda a: isinstance(a, str) and a != "").all()
+    assert set(shapes) <= set(answers.question_id // 1000)
+    log = (out / "run.log").read_text()
+    assert "1 of 15 questions are longer than the model reads (24 tokens) and were cut" in log, log

@@ -17,14 +17,14 @@ from tqdm import tqdm
 from .base import listed, seed_of
 from .corruptions import CORRUPTIONS, CLEAN, image_under_condition
 from .data import VQADataset, blank_questions
-from .models import RawEncoder
+from .models import RawEncoder, truncated_questions
 from .store import CHUNK_SIZE, StorePlan, condition_answers, n_chunks, save_chunk, store_plan
 
 # %% auto #0
 __all__ = ['conditions', 'Batch', 'question_order', 'plan_batches', 'condition_image', 'ConditionBatches', 'ImageInputError',
            'as_is', 'default_workers', 'batch_loader', 'glibc', 'release_memory', 'peak_memory_mb', 'answer_inputs',
-           'batch_seed', 'encoder_of', 'progress_bar', 'answered_batches', 'answer_plan', 'plan_bar', 'run_conditions',
-           'answer_condition']
+           'batch_seed', 'encoder_of', 'progress_bar', 'answered_batches', 'answer_plan', 'log_truncation', 'plan_bar',
+           'run_conditions', 'answer_condition']
 
 # %% ../nbs/03_inference.ipynb #c006
 def conditions(corruptions,                 # names in CORRUPTIONS
@@ -211,6 +211,17 @@ def answer_plan(model,                  # a VQAAdapter (`load_model`)
     loader = batch_loader(ConditionBatches(dataset, order, encoder, question_inputs, batches, seed), num_workers, str(getattr(model, "device", "cpu")))
     yield from answered_batches(model, loader, batches, order.question_id.to_numpy(), seed)
 
+def log_truncation(model,                # a VQAAdapter
+                   order: pd.DataFrame,  # the questions it answers (`question_order`)
+                   log: Callable[[str], None] | None,  # `run_log`'s function, or None
+                  ) -> int:              # the questions cut
+    "Count the questions longer than the model reads (its encoder's `max_length`), cut as its own code cuts them, and log the count when there are any."
+    encoder = encoder_of(model)
+    cut = truncated_questions(encoder, order.question.tolist())
+    if cut and log: log(f"{model.name}: {cut} of {len(order)} questions are longer than the model reads ({encoder.max_length} tokens) and were cut to it, "
+                        "as the model's own code cuts them")
+    return cut
+
 def plan_bar(progress, plan: StorePlan):
     "The answers bar (`progress_bar`) of a plan, its total less the answers reused."
     bar = progress_bar(progress, len(plan.identities) * len(plan.ids))
@@ -237,6 +248,7 @@ def run_conditions(model,                       # a VQAAdapter (`load_model`)
     ids, identities, folders, done, todo, records = plan.ids, plan.identities, plan.folders, plan.done, plan.todo, plan.records
     bar = plan_bar(progress, plan)
     batches = plan_batches(len(ids), todo, chunk_size, batch_size)
+    if batches: log_truncation(model, order, log)
     pending, started = [], {}
     for b, answers in answer_plan(model, dataset, order, batches, seed, num_workers):
         started.setdefault((b.corruption, b.severity), time.time())

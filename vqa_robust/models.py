@@ -17,18 +17,21 @@ from PIL import Image
 import vqa_robust
 
 # %% auto #0
-__all__ = ['FAST_PIXELS', 'PADDING_PROCESSORS', 'PER_IMAGE_KEYS', 'IMAGE_BACKEND', 'ORIGINAL_BLIP_VISION_KEYS',
-           'VRB_BLIP_SETTINGS', 'QUESTION_STARTS', 'BEAM_SEARCHES', 'SPECIAL_TOKENS', 'TINY_WORDS', 'TINY_ANSWERS',
-           'WEIGHTS_DIR', 'VILT_FAMILY', 'BLIP_FAMILY', 'BLIP_SOURCES', 'VILT_BLIP_MODELS', 'DTYPES',
-           'ModelUnavailableError', 'LoadOptions', 'VQAAdapter', 'ModelSpec', 'ModelFamily', 'model_family',
-           'check_settings', 'model_entry', 'hub_unreachable_reason', 'unavailable', 'quiet_loading', 'pretrained',
-           'sequence_confidence', 'as_rgb_array', 'as_pil', 'size_value', 'vilt_output_size', 'fixed_output_size',
-           'pixel_table', 'resized', 'fast_pixels', 'text_options', 'RawEncoder', 'ProcessorEncoder', 'to_model',
-           'model_inputs', 'answer_probabilities', 'ClassifierVQA', 'load_vilt', 'original_blip_key',
-           'original_blip_state_dict', 'convert_original_blip', 'original_blip_config', 'original_blip_processor',
-           'BeamHypotheses', 'vrb_beam_search', 'enc_token_id', 'GenerativeVQA', 'set_vision_layer_norm_eps',
-           'load_blip', 'write_vocab', 'question_tokenizer', 'tiny_vilt', 'tiny_blip', 'resolve_device',
-           'resolve_dtype', 'folder_sha256', 'checkpoint_fingerprint', 'weights_fingerprint', 'model_identity']
+__all__ = ['DAMAGE_HINT', 'CHECKPOINT_JSON', 'UNREADABLE', 'FAST_PIXELS', 'PADDING_PROCESSORS', 'NO_MAXIMUM', 'PER_IMAGE_KEYS',
+           'IMAGE_BACKEND', 'ORIGINAL_BLIP_VISION_KEYS', 'VRB_BLIP_SETTINGS', 'QUESTION_STARTS', 'BEAM_SEARCHES',
+           'SPECIAL_TOKENS', 'TINY_WORDS', 'TINY_ANSWERS', 'WEIGHTS_DIR', 'VILT_FAMILY', 'BLIP_FAMILY', 'BLIP_SOURCES',
+           'VILT_BLIP_MODELS', 'DTYPES', 'ModelUnavailableError', 'LoadOptions', 'VQAAdapter', 'ModelSpec',
+           'ModelFamily', 'model_family', 'check_settings', 'model_entry', 'hub_unreachable_reason', 'unavailable',
+           'quiet_loading', 'pretrained', 'DamagedCheckpointError', 'safetensors_problem', 'json_problem',
+           'checkpoint_json', 'file_stats', 'checked_files', 'check_checkpoint', 'sequence_confidence', 'as_rgb_array',
+           'as_pil', 'size_value', 'vilt_output_size', 'fixed_output_size', 'pixel_table', 'resized', 'fast_pixels',
+           'text_options', 'RawEncoder', 'ProcessorEncoder', 'text_positions', 'question_max_length',
+           'truncated_questions', 'to_model', 'model_inputs', 'answer_probabilities', 'ClassifierVQA', 'load_vilt',
+           'original_blip_key', 'original_blip_state_dict', 'convert_original_blip', 'original_blip_config',
+           'original_blip_processor', 'BeamHypotheses', 'vrb_beam_search', 'enc_token_id', 'GenerativeVQA',
+           'set_vision_layer_norm_eps', 'load_blip', 'write_vocab', 'question_tokenizer', 'tiny_vilt', 'tiny_blip',
+           'resolve_device', 'resolve_dtype', 'folder_sha256', 'checkpoint_fingerprint', 'weights_fingerprint',
+           'model_identity']
 
 # %% ../nbs/02_models.ipynb #c006
 class ModelUnavailableError(RuntimeError):
@@ -187,11 +190,81 @@ def pretrained(cls,                          # a transformers class with `from_p
     from transformers.models.auto.auto_factory import _BaseAutoModelClass
     if options.dtype is not None and isinstance(cls, type) and issubclass(cls, (PreTrainedModel, _BaseAutoModelClass)):
         kwargs.setdefault("dtype", options.dtype)  # models only: processors take no dtype
+    check_checkpoint(checkpoint)  # a damaged local file is named before transformers reads it
     try:
         with quiet_loading():
             return cls.from_pretrained(checkpoint, local_files_only=options.local_files_only, trust_remote_code=options.trust_remote_code, **kwargs)
     except OSError as e:
         raise unavailable(spec, checkpoint, str(e).splitlines()[0]) from None
+    except UNREADABLE as e:
+        if not Path(checkpoint).is_dir(): raise
+        raise DamagedCheckpointError(f"{cls.__name__} could not read checkpoint folder {checkpoint} ({type(e).__name__}: {(str(e).splitlines() or [''])[0][:200]}); "
+                                     f"a file of it may be damaged: {DAMAGE_HINT}") from e
+
+# %% ../nbs/02_models.ipynb #c014d2
+class DamagedCheckpointError(ValueError):
+    "A file of a local checkpoint folder cannot be read (weights cut short, broken JSON); the message names it and what to do."
+
+DAMAGE_HINT = "re-download it, or point the model at its hub id"  # what to do, in every DamagedCheckpointError
+CHECKPOINT_JSON = ("config.json", "generation_config.json", "tokenizer_config.json", "tokenizer.json", "special_tokens_map.json",
+                   "processor_config.json", "preprocessor_config.json", "vqa_robust.json")  # JSON files a loader reads, checked at any depth
+
+def _unreadable() -> tuple:
+    "Exception classes a reader raises on a damaged file (beside OSError, which means unreachable)."
+    import pickle
+    from safetensors import SafetensorError
+    return (ValueError, KeyError, EOFError, RuntimeError, pickle.UnpicklingError, SafetensorError)
+
+UNREADABLE = _unreadable()  # errors of `from_pretrained` on a local folder reported as DamagedCheckpointError
+
+def safetensors_problem(path: Path,  # a .safetensors file
+                       ) -> str | None:  # what is wrong, or None when the file is whole
+    "Why a .safetensors file is not whole: its size must be 8 + header length N + the largest `data_offsets` end of its header."
+    size = path.stat().st_size
+    with open(path, "rb") as handle:
+        head = handle.read(8)
+        n = int.from_bytes(head, "little") if len(head) == 8 else size
+        if 8 + n > size: return f"{size:,} bytes, shorter than its own header"
+        try: header = json.loads(handle.read(n))
+        except ValueError: return "its header is not valid JSON"
+    try: end = max((t["data_offsets"][1] for k, t in header.items() if k != "__metadata__"), default=0)
+    except (AttributeError, KeyError, IndexError, TypeError): return "its header has no tensor offsets"
+    if 8 + n + end != size: return f"{size:,} bytes where its header describes {8 + n + end:,} (cut short or appended to)"
+    return None
+
+def json_problem(path: Path,  # a JSON file
+                ) -> str | None:  # what is wrong, or None when it parses
+    "Why a JSON file of a checkpoint cannot be read, or None."
+    try: json.loads(path.read_bytes())
+    except ValueError as e: return f"not valid JSON ({e})"
+    return None
+
+def checkpoint_json(path: str | Path,  # a JSON file of a local checkpoint (config.json, vqa_robust.json, ...)
+                   ) -> dict:          # its content
+    "A checkpoint's JSON file, read; DamagedCheckpointError naming it when it is not valid JSON."
+    problem = json_problem(Path(path))
+    if problem: raise DamagedCheckpointError(f"damaged checkpoint file {path}: {problem}; {DAMAGE_HINT}")
+    return json.loads(Path(path).read_bytes())
+
+def file_stats(folder: Path) -> tuple:
+    "Each file under `folder` as (relative name, size, modification time), sorted: what checks and hashes are cached by."
+    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    return tuple((p.relative_to(folder).as_posix(), p.stat().st_size, p.stat().st_mtime_ns) for p in files)
+
+@lru_cache(maxsize=64)
+def checked_files(folder: Path, stats: tuple) -> bool:
+    "True when every .safetensors and `CHECKPOINT_JSON` file of `stats` is whole; else DamagedCheckpointError naming the first (cached per `stats`)."
+    for name, _, _ in stats:
+        path = folder / name
+        problem = safetensors_problem(path) if path.suffix == ".safetensors" else json_problem(path) if path.name in CHECKPOINT_JSON else None
+        if problem: raise DamagedCheckpointError(f"damaged checkpoint file {path}: {problem}; {DAMAGE_HINT}")
+    return True
+
+def check_checkpoint(checkpoint: str | Path,  # a hub id (not checked) or a local checkpoint folder
+                    ) -> None:
+    "Refuse a local checkpoint folder with a damaged weights or JSON file (DamagedCheckpointError naming it); hub ids pass."
+    folder = Path(checkpoint)
+    if folder.is_dir(): checked_files(folder, file_stats(folder))
 
 # %% ../nbs/02_models.ipynb #c016
 def sequence_confidence(model,              # the generating model (for `compute_transition_scores`)
@@ -222,12 +295,13 @@ def size_value(size, key: str):
     return size.get(key) if isinstance(size, dict) else getattr(size, key, None)
 
 def vilt_output_size(image_processor, height: int, width: int, size) -> tuple[int, int]:
-    "ViLT's resize target: shorter edge to `shortest_edge`, longer edge at most 1333/800 of it, both floored to `size_divisor`."
+    "ViLT's resize target: shorter edge to `shortest_edge`, longer edge at most 1333/800 of it, both floored to `size_divisor` but never below it."
     from transformers.image_utils import ChannelDimension
     from transformers.models.vilt.image_processing_pil_vilt import MAX_LONGER_EDGE, MAX_SHORTER_EDGE, get_resize_output_image_size
     shorter = size_value(size, "shortest_edge")
-    return get_resize_output_image_size(np.broadcast_to(np.uint8(0), (3, height, width)), shorter, int(MAX_LONGER_EDGE / MAX_SHORTER_EDGE * shorter),
-                                        image_processor.size_divisor, ChannelDimension.FIRST)
+    target = get_resize_output_image_size(np.broadcast_to(np.uint8(0), (3, height, width)), shorter, int(MAX_LONGER_EDGE / MAX_SHORTER_EDGE * shorter),
+                                          image_processor.size_divisor, ChannelDimension.FIRST)
+    return tuple(max(side, image_processor.size_divisor) for side in target)  # a side floored to 0 (transformers' processor fails there) keeps one patch
 
 def fixed_output_size(image_processor, height: int, width: int, size) -> tuple[int, int]:
     "BLIP's resize target: the configured height and width."
@@ -290,14 +364,19 @@ class ProcessorEncoder:
     "The inputs a checkpoint's processor makes, each question tokenised once and pixels made in one step where `FAST_PIXELS` allows."
     processor: object
     image_kwargs: dict = field(default_factory=dict)  # e.g. a size override
+    max_length: int | None = None  # most tokens a question keeps, special tokens included (`question_max_length`); None: the tokenizer's own
 
     def __post_init__(self):
         image_processor = self.processor.image_processor
         self.table = pixel_table(image_processor) if type(image_processor).__name__ in FAST_PIXELS else None
+        self.n_truncated = 0  # questions `questions` has cut to `max_length` so far (in this process)
 
     def questions(self, texts) -> list[dict]:
-        "Each question's token ids (and masks), unpadded, as the processor's tokenizer makes them."
-        encoded = self.processor.tokenizer(list(texts), truncation=True, **text_options(self.processor))
+        "Each question's token ids (and masks), unpadded, as the processor's tokenizer makes them, cut to `max_length` (counted in `n_truncated`)."
+        limit = {"max_length": self.max_length} if self.max_length else {}
+        encoded = self.processor.tokenizer(list(texts), truncation=True, **limit, **text_options(self.processor))
+        if self.max_length:
+            self.n_truncated += truncated_questions(self, [t for t, ids in zip(texts, encoded["input_ids"]) if len(ids) >= self.max_length])
         return [{key: encoded[key][i] for key in encoded} for i in range(len(texts))]
 
     def batch(self, images, questions: list[dict]) -> dict:
@@ -306,6 +385,33 @@ class ProcessorEncoder:
         pixels = None if self.table is None else fast_pixels(self.processor.image_processor, images, self.table, **self.image_kwargs)
         if pixels is None: pixels = self.processor.image_processor([as_pil(i) for i in images], return_tensors="pt", **self.image_kwargs)
         return {**dict(text), **dict(pixels)}
+
+NO_MAXIMUM = 1e20  # a tokenizer's `model_max_length` at or above this declares no maximum (transformers writes int(1e30))
+
+def text_positions(config,  # a model config (ViLT's, BLIP's with a `text_config`, ...); None: none
+                  ) -> int | None:  # None when the config has no `max_position_embeddings`
+    "How many text positions a model has: `max_position_embeddings` of its text config (BLIP, VLE), else of the config itself (ViLT)."
+    text = getattr(config, "text_config", None) or config
+    return getattr(text, "max_position_embeddings", None) if not isinstance(text, dict) else text.get("max_position_embeddings")
+
+def question_max_length(tokenizer,        # the checkpoint's tokenizer
+                        config=None,      # the model's config, whose text positions cap the length
+                        setting: int | None = None,  # a family's own cut (BLIP: 35 tokens); None: none
+                       ) -> int | None:   # None when nothing declares a maximum
+    "The most tokens a question may have: the tokenizer's `model_max_length` where it declares one, the model's text positions, a family setting: the least of them."
+    declared = getattr(tokenizer, "model_max_length", None)
+    limits = [declared if declared and declared < NO_MAXIMUM else None, text_positions(config), setting]
+    limits = [int(limit) for limit in limits if limit]
+    return min(limits) if limits else None
+
+def truncated_questions(encoder,  # an adapter's `encoder()`; one without `max_length` cuts nothing
+                        texts,    # questions
+                       ) -> int:  # how many of `texts` are longer than the encoder keeps
+    "How many of `texts` the encoder cuts to its `max_length` (0 for encoders that do not tokenise)."
+    limit = getattr(encoder, "max_length", None)
+    if not limit or not len(texts): return 0
+    lengths = encoder.processor.tokenizer(list(texts), truncation=False, verbose=False, **text_options(encoder.processor))["input_ids"]
+    return sum(len(ids) > limit for ids in lengths)
 
 PER_IMAGE_KEYS = ("pixel_values", "pixel_mask")  # inputs made once per distinct image of a batch, when it carries an `image_index`
 
@@ -337,7 +443,7 @@ class ClassifierVQA(VQAAdapter):
     processor: object
     device: str = "cpu"
 
-    def encoder(self) -> ProcessorEncoder: return ProcessorEncoder(self.processor)
+    def encoder(self) -> ProcessorEncoder: return ProcessorEncoder(self.processor, max_length=question_max_length(self.processor.tokenizer, self.model.config))
 
     @torch.inference_mode()
     def predict_encoded(self, inputs):
@@ -527,7 +633,9 @@ class GenerativeVQA(VQAAdapter):
         if not size or size == native: return {}
         return {"size": {"height": size, "width": size}}
 
-    def encoder(self) -> ProcessorEncoder: return ProcessorEncoder(self.processor, self.image_kwargs())
+    def encoder(self) -> ProcessorEncoder:
+        return ProcessorEncoder(self.processor, self.image_kwargs(),
+                                question_max_length(self.processor.tokenizer, self.model.config, self.spec.settings.get("max_question_tokens")))
 
     def question_ids(self, input_ids: torch.Tensor) -> torch.Tensor:
         "The question's token ids with the first token the entry's `question_start` names: [CLS] as tokenised, or BLIP's [ENC]."
@@ -595,11 +703,14 @@ def write_vocab(words, folder: str | Path) -> Path:
     (folder / "vocab.txt").write_text("\n".join(SPECIAL_TOKENS + sorted(set(words) - set(SPECIAL_TOKENS))) + "\n")
     return folder
 
-def question_tokenizer(questions, folder: str | Path):
-    "A lower-casing BERT tokenizer whose vocabulary is the words of `questions` (saved in `folder`)."
+def question_tokenizer(questions,             # the questions (and answers) whose words make the vocabulary
+                       folder: str | Path,    # where vocab.txt is written
+                       max_length: int | None = None,  # the model's text positions, declared as `model_max_length`; None: none declared
+                      ):
+    "A lower-casing BERT tokenizer whose vocabulary is the words of `questions` (saved in `folder`), declaring the model's maximum length."
     from transformers import BertTokenizerFast
     words = {w for q in questions for w in q.lower().replace("?", " ? ").replace(",", " , ").split()}
-    tokenizer = BertTokenizerFast.from_pretrained(str(write_vocab(words, folder)), do_lower_case=True)
+    tokenizer = BertTokenizerFast.from_pretrained(str(write_vocab(words, folder)), do_lower_case=True, **({"model_max_length": max_length} if max_length else {}))
     if tokenizer.vocab_size != len(words | set(SPECIAL_TOKENS)):  # transformers 5 may ignore a vocab file
         raise RuntimeError(f"tokenizer in {folder} did not read its vocabulary ({tokenizer.vocab_size} tokens)")
     return tokenizer
@@ -607,7 +718,7 @@ def question_tokenizer(questions, folder: str | Path):
 def tiny_vilt(spec: ModelSpec, folder: Path) -> dict:
     "Write a randomly initialised small ViLT VQA classifier over TINY_ANSWERS, with its processor, into `folder`."
     from transformers import ViltConfig, ViltForQuestionAnswering, ViltImageProcessor, ViltProcessor
-    tokenizer = question_tokenizer(TINY_WORDS, Path(folder) / "vocab")
+    tokenizer = question_tokenizer(TINY_WORDS, Path(folder) / "vocab", max_length=40)
     config = ViltConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
                         image_size=32, patch_size=16, max_position_embeddings=40, num_labels=len(TINY_ANSWERS),
                         id2label=dict(enumerate(TINY_ANSWERS)), label2id={a: i for i, a in enumerate(TINY_ANSWERS)})
@@ -619,7 +730,7 @@ def tiny_vilt(spec: ModelSpec, folder: Path) -> dict:
 def tiny_blip(spec: ModelSpec, folder: Path) -> dict:
     "Write a randomly initialised small BLIP VQA model, with its processor, into `folder`."
     from transformers import BlipConfig, BlipForQuestionAnswering, BlipImageProcessor, BlipProcessor
-    tokenizer = question_tokenizer(TINY_WORDS, Path(folder) / "vocab")
+    tokenizer = question_tokenizer(TINY_WORDS, Path(folder) / "vocab", max_length=40)
     tokenizer.add_special_tokens({"additional_special_tokens": ["[ENC]"]})  # as BLIP's init_tokenizer adds it, after the vocabulary
     vocab = tokenizer.get_vocab()
     layers = dict(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64)
@@ -637,7 +748,8 @@ WEIGHTS_DIR = Path(vqa_robust.__file__).parent / "weights"  # checkpoints shippe
 
 VILT_FAMILY = model_family("vilt", load_vilt, tiny_vilt, defaults={"score": "sigmoid"}, model_types=("vilt",), batch_size=64)
 BLIP_FAMILY = model_family("blip", load_blip, tiny_blip, defaults={"num_beams": 3, "max_length": 10, "min_length": 1, "image_size": None,
-                                                         "question_start": "cls", "beam_search": "transformers", "vision_layer_norm_eps": None}, model_types=("blip",),
+                                                         "question_start": "cls", "beam_search": "transformers", "vision_layer_norm_eps": None,
+                                                         "max_question_tokens": 35}, model_types=("blip",),
                             batch_size=32)
 
 BLIP_SOURCES = {  # where the settings of the paper's BLIP entries come from (Salesforce/BLIP, which VRB's repository vendors)
@@ -647,6 +759,7 @@ BLIP_SOURCES = {  # where the settings of the paper's BLIP entries come from (Sa
     "question_start": "BLIP models/blip_vqa.py forward (question.input_ids[:, 0] = tokenizer.enc_token_id)",
     "beam_search": "transformers 4.x BeamSearchScorer, which BLIP's decoder.generate ran on (length counted with [DEC])",
     "vision_layer_norm_eps": "BLIP models/vit.py (norm_layer = partial(nn.LayerNorm, eps=1e-6))",
+    "max_question_tokens": "BLIP models/blip_vqa.py forward (tokenizer(question, padding='longest', truncation=True, max_length=35))",
 }
 
 VILT_BLIP_MODELS = [  # the shipped models, then the paper's
@@ -702,11 +815,12 @@ def folder_sha256(folder: Path, stats: tuple) -> str:
     return "sha256:" + digest.hexdigest()[:16]
 
 def checkpoint_fingerprint(checkpoint: str) -> str:
-    "What identifies a checkpoint's files: a hash of a local folder's files (names and bytes), or a hub id's cached revision."
+    "What identifies a checkpoint's files: a hash of a local folder's files (names and bytes; checked whole first), or a hub id's cached revision."
     folder = Path(checkpoint)
     if folder.is_dir():
-        files = sorted(p for p in folder.rglob("*") if p.is_file())
-        return folder_sha256(folder, tuple((p.relative_to(folder).as_posix(), p.stat().st_size, p.stat().st_mtime_ns) for p in files))
+        stats = file_stats(folder)
+        checked_files(folder, stats)  # a damaged file is named, not hashed
+        return folder_sha256(folder, stats)
     from huggingface_hub import try_to_load_from_cache
     cached = try_to_load_from_cache(checkpoint, "config.json")
     return f"{checkpoint}@{Path(cached).parent.name}" if isinstance(cached, str) else f"{checkpoint}@unresolved"

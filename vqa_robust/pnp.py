@@ -66,13 +66,14 @@ PNP_WORDS = ("a picture of what is the color shape in image are there any how ma
              "square dog cat man woman sitting on table grass").split()
 
 def tiny_bert_tokenizer(folder: str | Path,  # where vocab.txt is written
-                        words=PNP_WORDS):     # the vocabulary besides BERT's special tokens
+                        words=PNP_WORDS,      # the vocabulary besides BERT's special tokens
+                        max_length: int = 64):  # declared as `model_max_length`: tiny_blip_config's text positions
     "A lower-casing BERT tokenizer over `words` with BLIP's `[DEC]` as BOS (nothing downloaded)."
     from transformers import BertTokenizerFast
     folder = Path(folder); folder.mkdir(parents=True, exist_ok=True)
     vocabulary = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "?", ".", *dict.fromkeys(words)]
     (folder / "vocab.txt").write_text("\n".join(vocabulary) + "\n")
-    tokenizer = BertTokenizerFast.from_pretrained(str(folder), do_lower_case=True)
+    tokenizer = BertTokenizerFast.from_pretrained(str(folder), do_lower_case=True, model_max_length=max_length)
     if tokenizer.vocab_size != len(vocabulary): raise RuntimeError(f"tokenizer in {folder} did not read its vocabulary")
     tokenizer.add_special_tokens({"bos_token": "[DEC]"})
     return tokenizer

@@ -12,7 +12,7 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 from .data import VQADataset
-from .models import question_tokenizer
+from .models import question_tokenizer, text_positions
 
 # %% auto #0
 __all__ = ['TrainConfig', 'vilt_processor', 'build_vilt', 'encode_split', 'training_groups', 'group_weights', 'vilt_logits',
@@ -149,10 +149,12 @@ def encoded_accuracy(model, data: dict, predict=None, batch_size: int = 512) -> 
 
 # %% ../nbs/02a_training.ipynb #c018
 def save_checkpoint(model, processor, folder: str | Path, config: TrainConfig | None = None, metrics: dict | None = None) -> Path:
-    "Save weights (safetensors), processor and training record to `folder`."
+    "Save weights (safetensors), processor and training record to `folder`; the tokenizer declares the model's text positions as its maximum length."
     import json
     folder = Path(folder); folder.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(folder, safe_serialization=True)
+    positions = text_positions(model.config)  # without it a longer question is not cut and stops in the embeddings
+    if positions and processor.tokenizer.model_max_length > positions: processor.tokenizer.model_max_length = positions
     processor.save_pretrained(folder)
     record = {"config": asdict(config) if config else None, "metrics": metrics}
     (folder / "training.json").write_text(json.dumps(record, indent=1))

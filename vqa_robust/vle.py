@@ -235,7 +235,9 @@ class VLEProcessor:
         return encoding
 
 # %% ../nbs/02b_vle.ipynb #c034
-def write_spm_tokenizer(folder: Path, sentences: list[str]) -> int:
+def write_spm_tokenizer(folder: Path, sentences: list[str],
+                        max_length: int | None = None,  # the model's text positions, declared as `model_max_length`; None: none declared
+                       ) -> int:
     "Train a small SentencePiece model on `sentences` and write it with DeBERTa-v3's tokenizer files into `folder`; its size."
     import io, sentencepiece as spm
     model = io.BytesIO()
@@ -250,7 +252,8 @@ def write_spm_tokenizer(folder: Path, sentences: list[str]) -> int:
     (folder / "special_tokens_map.json").write_text(json.dumps(special))
     (folder / "added_tokens.json").write_text(json.dumps({"[MASK]": size}))
     (folder / "tokenizer_config.json").write_text(json.dumps({**special, "do_lower_case": False, "split_by_punct": False, "sp_model_kwargs": {},
-                                                              "tokenizer_class": "DebertaV2Tokenizer", "vocab_type": "spm"}))
+                                                              "tokenizer_class": "DebertaV2Tokenizer", "vocab_type": "spm",
+                                                              **({"model_max_length": max_length} if max_length else {})}))
     return size
 
 # %% ../nbs/02b_vle.ipynb #c039
@@ -266,7 +269,8 @@ def load_vle(spec: ModelSpec, options: LoadOptions) -> ClassifierVQA:
 def write_tiny_vle(spec: ModelSpec, folder: Path) -> dict:
     "Write a randomly initialised small VLE VQA model over TINY_ANSWERS in the published layout, with its processor, into `folder`."
     folder = Path(folder)
-    pieces = write_spm_tokenizer(folder, TINY_WORDS + TINY_ANSWERS + ["what is the color of the shape?", "how many people are in the image?"])
+    pieces = write_spm_tokenizer(folder, TINY_WORDS + TINY_ANSWERS + ["what is the color of the shape?", "how many people are in the image?"],
+                                 max_length=64)  # tiny_vle_config's text positions
     CLIPImageProcessorPil(size={"shortest_edge": 48}, crop_size={"height": 48, "width": 48}).save_pretrained(folder)
     config = tiny_vle_config(vocab_size=pieces + 16)  # room for [MASK], as the real vocabulary has room past it
     torch.manual_seed(0)

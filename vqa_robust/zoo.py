@@ -10,7 +10,7 @@ from pathlib import Path
 import torch
 from .base import Registry
 from .models import (BLIP_FAMILY, VILT_BLIP_MODELS, VILT_FAMILY, LoadOptions, ModelFamily, ModelSpec, VQAAdapter, check_settings,
-                               model_identity, resolve_device)
+                               checkpoint_json, model_identity, resolve_device)
 from .vle import VLE_FAMILY, VLE_MODELS
 from .pnp import PNP_FAMILY, PNP_MODELS
 from .vlms import PALIGEMMA_FAMILY, VLM_FAMILY, VLM_MODELS
@@ -42,11 +42,11 @@ def folder_spec(folder: Path) -> ModelSpec:
     "The spec of a local checkpoint folder: from its `vqa_robust.json`, else from `config.json`'s model_type."
     record = folder / "vqa_robust.json"
     if record.is_file():
-        saved = json.loads(record.read_text())
+        saved = checkpoint_json(record)
         if saved.get("family") not in FAMILIES: raise ValueError(f"{record}: family {saved.get('family')!r} is not registered; known: {sorted(FAMILIES)}")
         family = FAMILIES[saved["family"]]
         return ModelSpec(saved.get("name", folder.name), str(folder), family.name, {**family.defaults, **saved.get("settings", {})})
-    model_type = json.loads((folder / "config.json").read_text()).get("model_type")
+    model_type = checkpoint_json(folder / "config.json").get("model_type")
     family = next((f for f in FAMILIES.values() if model_type in f.model_types), None)
     if family is None: raise ValueError(f"{folder / 'config.json'}: model_type {model_type!r} belongs to no registered family; known: "
                                         f"{sorted(t for f in FAMILIES.values() for t in f.model_types)}")
