@@ -80,6 +80,18 @@ ray_answer("easy-vqa-vilt", load_model("easy-vqa-vilt").identity, dataset, {grid
            replicas=2, **{settings})
 """
 
+def test_run_on_ray(tmp_path, setup):
+    "A whole run with executor 'ray' on the Ray the test above left running (as a job on a running cluster): the same answers as the local executor's run."
+    from vqa_robust.base import start_ray
+    from vqa_robust.run import run
+    start_ray(num_cpus=2, object_store_mb=200)  # the running Ray, or a new one if this test runs alone
+    settings = dict(model="easy-vqa-vilt", n_images=6, corruptions="gaussian_noise", severities="2", progress=False)
+    a = run(out_dir=tmp_path / "local", **settings).answers
+    b = run(out_dir=tmp_path / "ray", executor="ray", **settings).answers
+    assert len(a) and a.drop(columns="confidence").to_dict("list") == b.drop(columns="confidence").to_dict("list")
+    np.testing.assert_allclose(a.confidence.to_numpy(), b.confidence.to_numpy(), rtol=1e-6)
+    assert json.loads((tmp_path / "ray" / "run.json").read_text())["executor"] == "ray"
+
 def test_losing_the_driver_and_cluster_loses_no_finished_shard(setup):
     dataset, model, local, folder = setup
     import ray
@@ -92,27 +104,14 @@ def test_losing_the_driver_and_cluster_loses_no_finished_shard(setup):
     from vqa_robust.store import chunk_sidecar, chunk_file
     written = sorted(f.parent.name + "/" + f.name for f in (out / "answers").rglob("part-*.parquet") if (f.parent / chunk_sidecar(int(f.stem[5:]))).is_file())
     assert len(written) >= 4  # at least the finished shards the driver saw
-    from vqa_robust.distributed import start_ray, ray_answer
-    start_ray(num_cpus=2, object_store_mb=200)
-    again = []
-    answers = ray_answer("easy-vqa-vilt", model.identity, dataset, GRID, out, progress=False, replicas=1,  # one replica is enough for what is missing
-                         on_shard=lambda shard, workers: again.append(f"severity={shard.severity}/{chunk_file(shard.chunk)}"), **SETTINGS)
+    from vqa_robust.inference import run_conditions
+    before = {f: f.stat().st_mtime_ns for f in (out / "answers").rglob("part-*.parquet")}
+    answers = run_conditions(model, dataset, GRID, out, progress=False, **SETTINGS)  # the rerun (any executor: they share the store)
+    after = {f: f.stat().st_mtime_ns for f in (out / "answers").rglob("part-*.parquet")}
     total = 3 * -(-len(dataset) // SETTINGS["chunk_size"])
-    assert len(again) == total - len(written)  # the rerun answers only what is missing: every written chunk is adopted
+    assert len(after) == total and all(after[f] == t for f, t in before.items() if f.parent.name + "/" + f.name in written)  # every written chunk adopted, not answered again
     assert answers.drop(columns="confidence").to_dict("list") == local.drop(columns="confidence").to_dict("list")
     check_store(out, local, dataset)
-
-def test_run_on_ray(tmp_path, setup):
-    "A whole run with executor 'ray' on the Ray the tests above left running (as a job on a running cluster): the same answers as the local executor's run."
-    from vqa_robust.base import start_ray
-    from vqa_robust.run import run
-    start_ray(num_cpus=2, object_store_mb=200)  # the running Ray, or a new one if this test runs alone
-    settings = dict(model="easy-vqa-vilt", n_images=6, corruptions="gaussian_noise", severities="2", progress=False)
-    a = run(out_dir=tmp_path / "local", **settings).answers
-    b = run(out_dir=tmp_path / "ray", executor="ray", **settings).answers
-    assert len(a) and a.drop(columns="confidence").to_dict("list") == b.drop(columns="confidence").to_dict("list")
-    np.testing.assert_allclose(a.confidence.to_numpy(), b.confidence.to_numpy(), rtol=1e-6)
-    assert json.loads((tmp_path / "ray" / "run.json").read_text())["executor"] == "ray"
 
 def test_local_executor_from_the_module(setup):
     "The registry's local executor imported as users import it (not inside its notebook, whose namespace has more names)."
