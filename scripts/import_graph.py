@@ -16,6 +16,7 @@ FLOORS = [  # bottom up
     ["corruptions"],
     ["data"],
     ["metrics"],
+    ["calibration"],           # calibration, flips, consistency across severities, discriminative questions
     ["datasets"],
     ["store"],                 # run folders: chunks, records, atomic writes, fingerprints
     ["generator"],

@@ -315,3 +315,20 @@ def test_vizwiz_with_its_unanswerable_questions(tmp_path):
         assert (table.average_precision - prevalence).abs().max() < 1e-9 and (table.f1_score == 0).all(), table
     run = json.loads((tmp_path / "run" / "run.json").read_text())
     assert run["dataset_split"] == "val" and run["accuracy_mode"] == "vizwiz"
+
+def test_geometric_corruption_reported_apart(tmp_path):
+    "A corruption that can change a correct answer (shear: 'shape') gets comparability.csv, recomputed here from answers.parquet; calibration, flips and consistency are written."
+    import re
+    from vqa_robust.corruptions import CORRUPTIONS
+    result = run_library(tmp_path, "model=easy-vqa-vilt", "n_images=4", "corruptions=shear", "severities=1,2,3,4,5")
+    words = CORRUPTIONS["shear"].changes_answers
+    answers = pd.read_parquet(tmp_path / "answers.parquet")
+    affected = answers.question.map(lambda q: any(re.search(rf"\b{re.escape(w)}\b", q, re.I) for w in words))
+    table = pd.read_csv(tmp_path / "comparability.csv").set_index("severity")
+    for severity, rows in answers[answers.corruption == "shear"].groupby("severity"):
+        keep = ~affected[rows.index]
+        assert table.loc[severity, "n_affected"] == (~keep).sum() > 0
+        assert abs(table.loc[severity, "accuracy_comparable"] - rows.score[keep].mean()) < 1e-12
+        assert abs(table.loc[severity, "accuracy"] - rows.score.mean()) < 1e-12
+    for name in ("calibration.csv", "reliability.png", "flips.csv", "consistency.csv", "unstable_questions.png"): assert (tmp_path / name).is_file(), name
+    assert "comparability.csv" not in result.not_computed

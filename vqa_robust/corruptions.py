@@ -12,28 +12,34 @@ import cv2
 import numba
 import numpy as np
 from PIL import Image
-from scipy.special import ndtri, pdtr  # pdtr is Poisson's CDF (what scipy.stats.poisson.cdf calls), without importing scipy.stats (58 MB in every process)
+from scipy.special import ndtr, ndtri, pdtr  # ndtr is the normal CDF; pdtr is Poisson's CDF (what scipy.stats.poisson.cdf calls), without importing scipy.stats (58 MB in every process)
 from .base import Registry, non_negative_integer, seeded_rng, whole_number
 
 # %% auto #0
 __all__ = ['CORRUPTIONS', 'SEVERITIES', 'CLEAN', 'EXPECTED_VALUES', 'UNIFORM_LEVELS', 'IMPULSE_AMOUNTS', 'ZOOM_FACTORS',
-           'SNOW_PARAMETERS', 'ELASTIC_VRB', 'PRESETS', 'PROVENANCE', 'Corruption', 'register_corruption',
-           'uint8_levels', 'to_uint8_rgb', 'truncated_level', 'truncate_to_uint8', 'corruption_rng', 'check_severity',
-           'check_corruption', 'corrupt', 'corrupt_levels', 'check_condition', 'image_under_condition', 'uniform16',
-           'normal_quantiles', 'poisson_quantiles', 'level_noise_table', 'normal_quantiles32',
-           'additive_gaussian_table', 'add_clipped', 'lookup_levels', 'table_noise', 'gaussian_noise', 'shot_noise',
-           'shot_noise_vrb', 'salt_and_pepper_kernel', 'salt_and_pepper_where', 'impulse_noise', 'speckle_noise',
-           'salt_and_pepper', 'random_impulse_noise', 'disk_kernel', 'skimage_gaussian', 'trimmed_disk_kernel',
-           'separable_terms', 'defocus_blur', 'gaussian_blur', 'median_blur', 'copy_shuffle', 'glass_blur',
-           'motion_kernel', 'shifted_sum', 'motion_blurred', 'motion_blur', 'zoom_matrix', 'clipped_zoom',
-           'zoom_blur_levels', 'zoom_blur', 'snow_flakes', 'snow_blend', 'add_snow', 'snow', 'snow_wand',
-           'plasma_fractal', 'fog', 'lookup_with_max', 'brightness_table', 'brightness', 'contrast',
-           'saturation_ratio_table', 'saturation_scaled', 'saturate', 'luma', 'gray3', 'color_inversion', 'grayscale',
-           'grayscale_mean', 'grayscale_inversion', 'grayscale_inversion_mean', 'grayscale_bgr',
+           'SNOW_PARAMETERS', 'ELASTIC_VRB', 'GEOMETRIC_FILL', 'ROTATION_DEGREES', 'SHEAR_FACTORS', 'PERSPECTIVE_INSET',
+           'ZOOM_OUT_SCALES', 'TRANSLATION_FRACTIONS', 'CROP_FRACTIONS', 'RESAMPLE_FACTORS', 'UPSAMPLE_FACTORS',
+           'LENS_COEFFICIENTS', 'LOW_LIGHT_FRACTIONS', 'LOW_LIGHT_ELECTRONS', 'LOW_LIGHT_READ_NOISE', 'PRESETS',
+           'PROVENANCE', 'Corruption', 'register_corruption', 'uint8_levels', 'to_uint8_rgb', 'truncated_level',
+           'truncate_to_uint8', 'corruption_rng', 'check_severity', 'check_corruption', 'corrupt', 'corrupt_levels',
+           'check_condition', 'image_under_condition', 'uniform16', 'normal_quantiles', 'poisson_quantiles',
+           'level_noise_table', 'normal_quantiles32', 'additive_gaussian_table', 'add_clipped', 'lookup_levels',
+           'table_noise', 'gaussian_noise', 'shot_noise', 'shot_noise_vrb', 'salt_and_pepper_kernel',
+           'salt_and_pepper_where', 'impulse_noise', 'speckle_noise', 'salt_and_pepper', 'random_impulse_noise',
+           'disk_kernel', 'skimage_gaussian', 'trimmed_disk_kernel', 'separable_terms', 'defocus_blur', 'gaussian_blur',
+           'median_blur', 'copy_shuffle', 'glass_blur', 'motion_kernel', 'shifted_sum', 'motion_blurred', 'motion_blur',
+           'zoom_matrix', 'clipped_zoom', 'zoom_blur_levels', 'zoom_blur', 'snow_flakes', 'snow_blend', 'add_snow',
+           'snow', 'snow_wand', 'plasma_fractal', 'fog', 'lookup_with_max', 'brightness_table', 'brightness',
+           'contrast', 'saturation_ratio_table', 'saturation_scaled', 'saturate', 'luma', 'gray3', 'color_inversion',
+           'grayscale', 'grayscale_mean', 'grayscale_inversion', 'grayscale_inversion_mean', 'grayscale_bgr',
            'grayscale_inversion_bgr', 'binary_threshold', 'pixel_grid', 'elastic_transform', 'standard_normal16',
            'tinted', 'spatter', 'reflect_gaussian', 'elastic_transform_vrb', 'box_downsample', 'pixelate',
-           'pixelate_vrb', 'jpeg_compression', 'jpeg_compression_vrb', 'preset', 'expand_corruptions',
-           'provenance_table']
+           'pixelate_vrb', 'jpeg_compression', 'jpeg_compression_vrb', 'random_sign', 'image_centre', 'warp_affine',
+           'rotation', 'shear', 'perspective_corners', 'perspective', 'scaled_size', 'zoom_out', 'translation_offset',
+           'shifted', 'translation', 'crop_and_resize', 'down_up', 'resample_nearest', 'resample_bilinear',
+           'resample_bicubic', 'resample_area', 'upsample', 'lens_distorted', 'barrel_distortion',
+           'pincushion_distortion', 'srgb_to_linear_table_continuous', 'srgb_to_linear_table', 'linear_to_srgb_table',
+           'low_light_table', 'low_light', 'preset', 'expand_corruptions', 'provenance_table']
 
 # %% ../nbs/01_corruptions.ipynb #c006
 @dataclass(frozen=True)
@@ -41,12 +47,13 @@ class Corruption:
     "A registered corruption: its function, its place in the paper, and its levels."
     name: str            # snake_case, as in ImageNet-C
     function: Callable   # f(x: uint8 HxWx3, severity: int, rng: np.random.Generator) -> array in [0, 255]
-    family: str          # the paper's class: noise, blur, weather, attribute, physical, digital
+    family: str          # the paper's class: noise, blur, weather, attribute, physical, digital; geometric, resampling (VLM-RobustBench)
     random: bool         # whether it draws random numbers
-    source: str          # "imagenet_c", "vrb_code" (as VRB's code ran) or "vrb_appendix"
+    source: str          # "imagenet_c", "vrb_code" (as VRB's code ran), "vrb_appendix", "vlm_robustbench" or "vqa_robust" (ours)
     levels: tuple = (1, 2, 3, 4, 5)  # severities it defines (single-level effects have (1,))
     keeps_size: bool = True          # False only where the reference changes the size (pixelate_vrb)
     levels_function: Callable | None = None  # f(x, severities, rngs) -> {severity: array}: several levels sharing work
+    changes_answers: tuple = ()      # question words (lower case) whose correct answer the corruption can change; () for none
 
 CORRUPTIONS = Registry("corruption")  # name -> Corruption
 SEVERITIES = (1, 2, 3, 4, 5)
@@ -58,11 +65,13 @@ def register_corruption(family: str,                           # the paper's cla
                         levels=SEVERITIES,                     # severities it defines; (1,) for single-level effects
                         keeps_size: bool = True,               # False where the output is smaller than the input
                         levels_function: Callable | None = None,  # f(x, severities, rngs) -> {severity: array}; None: one call per level
+                        changes_answers=(),                    # question words whose correct answer it can change (geometric corruptions)
                        ) -> Callable:                          # decorator returning the function unchanged
     "Decorator: add a corruption function to `CORRUPTIONS` under its own name."
     def register(function):
         if function.__name__ == CLEAN[0]: raise ValueError(f"{CLEAN[0]!r} names the clean condition, not a corruption")
-        CORRUPTIONS.register(function.__name__, Corruption(function.__name__, function, family, random, source, tuple(levels), keeps_size, levels_function))
+        CORRUPTIONS.register(function.__name__, Corruption(function.__name__, function, family, random, source, tuple(levels), keeps_size, levels_function,
+                                                                 tuple(changes_answers)))
         return function
     return register
 
@@ -910,6 +919,265 @@ def jpeg_compression_vrb(x,         # uint8 RGB image, HxWx3
     _, encoded = cv2.imencode(".jpg", np.ascontiguousarray(x), [cv2.IMWRITE_JPEG_QUALITY, quality])
     return cv2.imdecode(encoded, cv2.IMREAD_COLOR)
 
+# %% ../nbs/01_corruptions.ipynb #g001
+GEOMETRIC_FILL = 0  # the level (black) of every pixel a geometric corruption leaves without a source
+
+def random_sign(rng: np.random.Generator  # from `corruption_rng`
+               ) -> int:  # +1 or -1, each with probability 1/2
+    "A fair random sign: the direction of a rotation or a shear, drawn per image."
+    return 1 if rng.random() < 0.5 else -1
+
+def image_centre(x: np.ndarray  # image, HxW...
+                ) -> tuple[float, float]:  # (cx, cy) in pixel coordinates
+    "The centre of an image's pixel grid: ((W - 1) / 2, (H - 1) / 2)."
+    return (x.shape[1] - 1) / 2, (x.shape[0] - 1) / 2
+
+def warp_affine(x: np.ndarray,  # uint8 RGB image, HxWx3
+                matrix,         # 2x3 affine map from input to output pixel coordinates
+               ) -> np.ndarray:  # uint8 RGB of the same size
+    "x under an affine map: bilinear, what has no source filled with `GEOMETRIC_FILL`."
+    h, w = x.shape[:2]
+    return cv2.warpAffine(x, np.asarray(matrix, np.float64), (w, h), flags=cv2.INTER_LINEAR,
+                          borderMode=cv2.BORDER_CONSTANT, borderValue=(GEOMETRIC_FILL,) * 3)
+
+# %% ../nbs/01_corruptions.ipynb #g003
+ROTATION_DEGREES = [2, 5, 10, 20, 30]
+
+@register_corruption("geometric", random=True, source="vlm_robustbench", changes_answers=("straight", "tilted", "level", "horizontal", "vertical", "angle"))
+def rotation(x,         # uint8 RGB image, HxWx3
+             severity,  # level 1-5
+             rng,       # from `corruption_rng`: the sign of the angle
+            ) -> np.ndarray:  # uint8 RGB, HxWx3, black corners
+    "Rotation about the centre by the level's angle (sign drawn per image); bilinear, corners black."
+    angle = ROTATION_DEGREES[severity - 1] * random_sign(rng)  # counter-clockwise on screen when positive
+    return warp_affine(x, cv2.getRotationMatrix2D(image_centre(x), angle, 1.0))
+
+SHEAR_FACTORS = [0.05, 0.1, 0.2, 0.3, 0.4]
+
+@register_corruption("geometric", random=True, source="vlm_robustbench", changes_answers=("straight", "tilted", "shape", "square", "rectangle", "parallel"))
+def shear(x,         # uint8 RGB image, HxWx3
+          severity,  # level 1-5
+          rng,       # from `corruption_rng`: the sign of the shear
+         ) -> np.ndarray:  # uint8 RGB, HxWx3, black where uncovered
+    "Horizontal shear about the centre row, x' = x + s (y - cy), the sign of s drawn per image."
+    s = SHEAR_FACTORS[severity - 1] * random_sign(rng)
+    return warp_affine(x, [[1, s, -s * image_centre(x)[1]], [0, 1, 0]])
+
+# %% ../nbs/01_corruptions.ipynb #g010
+PERSPECTIVE_INSET = [0.04, 0.08, 0.12, 0.16, 0.2]
+
+def perspective_corners(h: int, w: int,  # the image's height and width
+                        inset: float,    # how far inward each corner may move, as a fraction of the side
+                        rng: np.random.Generator,  # from `corruption_rng`
+                       ) -> np.ndarray:  # 4x2 (x, y): top-left, top-right, bottom-right, bottom-left
+    "Where the perspective warp puts the image's corners: each moved inward by a uniform fraction up to `inset` of the side, per axis."
+    corners = np.array([[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]], np.float64)
+    inward = np.array([[1, 1], [-1, 1], [-1, -1], [1, -1]], np.float64)
+    return corners + inward * rng.random((4, 2)) * inset * np.array([w - 1, h - 1])
+
+@register_corruption("geometric", random=True, source="vlm_robustbench", changes_answers=("straight", "tilted", "shape", "square", "rectangle", "parallel", "left", "right"))
+def perspective(x,         # uint8 RGB image, HxWx3
+                severity,  # level 1-5
+                rng,       # from `corruption_rng`: the four corners
+               ) -> np.ndarray:  # uint8 RGB, HxWx3, black outside the warped image
+    "Perspective warp of the whole image onto a quadrilateral of random corners inside it."
+    h, w = x.shape[:2]
+    source = np.array([[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]], np.float32)
+    target = perspective_corners(h, w, PERSPECTIVE_INSET[severity - 1], rng).astype(np.float32)
+    return cv2.warpPerspective(x, cv2.getPerspectiveTransform(source, target), (w, h), flags=cv2.INTER_LINEAR,
+                               borderMode=cv2.BORDER_CONSTANT, borderValue=(GEOMETRIC_FILL,) * 3)
+
+def scaled_size(h: int, w: int,  # a height and a width
+                factor: float,   # scale, > 0
+               ) -> tuple[int, int]:  # (height, width), each round(side * factor), at least 1
+    "A size scaled by `factor`, rounded, at least one pixel a side."
+    return max(1, round(h * factor)), max(1, round(w * factor))
+
+ZOOM_OUT_SCALES = [0.9, 0.8, 0.7, 0.6, 0.5]
+
+@register_corruption("geometric", source="vlm_robustbench", changes_answers=("how big", "size", "close", "far", "border", "frame"))
+def zoom_out(x,         # uint8 RGB image, HxWx3
+             severity,  # level 1-5
+             rng,       # unused (deterministic)
+            ) -> np.ndarray:  # uint8 RGB, HxWx3: the shrunk image centred on black
+    "The image shrunk by the level's scale (area filter) and centred on a black canvas of the original size."
+    h, w = x.shape[:2]
+    nh, nw = scaled_size(h, w, ZOOM_OUT_SCALES[severity - 1])
+    top, left = (h - nh) // 2, (w - nw) // 2
+    out = np.full_like(x, GEOMETRIC_FILL)
+    out[top:top + nh, left:left + nw] = cv2.resize(x, (nw, nh), interpolation=cv2.INTER_AREA)
+    return out
+
+TRANSLATION_FRACTIONS = [0.03, 0.06, 0.1, 0.15, 0.2]
+
+def translation_offset(h: int, w: int,  # the image's height and width
+                       fraction: float,  # length of the shift, as a fraction of the size
+                       rng: np.random.Generator,  # from `corruption_rng`: the direction
+                      ) -> tuple[int, int]:  # (dy, dx) in whole pixels
+    "A shift of `fraction` of the size in a uniformly random direction: (round(f H sin phi), round(f W cos phi))."
+    phi = rng.uniform(0, 2 * math.pi)
+    return round(fraction * h * math.sin(phi)), round(fraction * w * math.cos(phi))
+
+def shifted(x: np.ndarray,  # uint8 RGB image, HxWx3
+            dy: int, dx: int,  # shift in whole pixels (down, right when positive)
+           ) -> np.ndarray:  # the shifted image, the uncovered band `GEOMETRIC_FILL`
+    "x moved by (dy, dx) whole pixels; what leaves the frame is lost, what enters is black."
+    h, w = x.shape[:2]
+    out = np.full_like(x, GEOMETRIC_FILL)
+    if abs(dy) < h and abs(dx) < w:
+        out[max(dy, 0):h + min(dy, 0), max(dx, 0):w + min(dx, 0)] = x[max(-dy, 0):h + min(-dy, 0), max(-dx, 0):w + min(-dx, 0)]
+    return out
+
+@register_corruption("geometric", random=True, source="vlm_robustbench", changes_answers=("how many", "is there", "are there", "left", "right", "center", "middle", "top", "bottom"))
+def translation(x,         # uint8 RGB image, HxWx3
+                severity,  # level 1-5
+                rng,       # from `corruption_rng`: the direction
+               ) -> np.ndarray:  # uint8 RGB, HxWx3, black where uncovered
+    "Shift by the level's fraction of the size in a random direction, whole pixels, black where uncovered."
+    h, w = x.shape[:2]
+    return shifted(x, *translation_offset(h, w, TRANSLATION_FRACTIONS[severity - 1], rng))
+
+CROP_FRACTIONS = [0.9, 0.8, 0.7, 0.6, 0.5]
+
+@register_corruption("geometric", source="vlm_robustbench", changes_answers=("how many", "is there", "are there", "how big", "size", "close", "far"))
+def crop_and_resize(x,         # uint8 RGB image, HxWx3
+                    severity,  # level 1-5
+                    rng,       # unused (deterministic)
+                   ) -> np.ndarray:  # uint8 RGB, HxWx3
+    "Zoom in: the central fraction of each side kept and enlarged back to the original size (bilinear)."
+    h, w = x.shape[:2]
+    nh, nw = scaled_size(h, w, CROP_FRACTIONS[severity - 1])
+    top, left = (h - nh) // 2, (w - nw) // 2
+    return cv2.resize(x[top:top + nh, left:left + nw], (w, h), interpolation=cv2.INTER_LINEAR)
+
+# %% ../nbs/01_corruptions.ipynb #g016
+RESAMPLE_FACTORS = [0.7, 0.5, 0.35, 0.25, 0.18]
+UPSAMPLE_FACTORS = [0.5, 0.35, 0.25, 0.18, 0.125]
+
+def down_up(x: np.ndarray,     # uint8 RGB image, HxWx3
+            factor: float,     # downscale factor in (0, 1]
+            down: int, up: int,  # OpenCV interpolation flags for the two resizes
+           ) -> np.ndarray:    # uint8 RGB of the original size
+    "x resized to `factor` of its size with `down`, then back to its size with `up`."
+    h, w = x.shape[:2]
+    nh, nw = scaled_size(h, w, factor)
+    return cv2.resize(cv2.resize(x, (nw, nh), interpolation=down), (w, h), interpolation=up)
+
+@register_corruption("resampling", source="vlm_robustbench")
+def resample_nearest(x,         # uint8 RGB image, HxWx3
+                     severity,  # level 1-5
+                     rng,       # unused (deterministic)
+                    ) -> np.ndarray:  # uint8 RGB, HxWx3
+    "Down and up again with nearest-neighbour sampling, pixel-centred (OpenCV's INTER_NEAREST_EXACT): aliasing."
+    return down_up(x, RESAMPLE_FACTORS[severity - 1], cv2.INTER_NEAREST_EXACT, cv2.INTER_NEAREST_EXACT)
+
+@register_corruption("resampling", source="vlm_robustbench")
+def resample_bilinear(x,         # uint8 RGB image, HxWx3
+                      severity,  # level 1-5
+                      rng,       # unused (deterministic)
+                     ) -> np.ndarray:  # uint8 RGB, HxWx3
+    "Down and up again with bilinear interpolation."
+    return down_up(x, RESAMPLE_FACTORS[severity - 1], cv2.INTER_LINEAR, cv2.INTER_LINEAR)
+
+@register_corruption("resampling", source="vlm_robustbench")
+def resample_bicubic(x,         # uint8 RGB image, HxWx3
+                     severity,  # level 1-5
+                     rng,       # unused (deterministic)
+                    ) -> np.ndarray:  # uint8 RGB, HxWx3
+    "Down and up again with bicubic interpolation."
+    return down_up(x, RESAMPLE_FACTORS[severity - 1], cv2.INTER_CUBIC, cv2.INTER_CUBIC)
+
+@register_corruption("resampling", source="vlm_robustbench")
+def resample_area(x,         # uint8 RGB image, HxWx3
+                  severity,  # level 1-5
+                  rng,       # unused (deterministic)
+                 ) -> np.ndarray:  # uint8 RGB, HxWx3
+    "Down and up again with OpenCV's area interpolation (a box mean down, nearest-like up)."
+    return down_up(x, RESAMPLE_FACTORS[severity - 1], cv2.INTER_AREA, cv2.INTER_AREA)
+
+@register_corruption("resampling", source="vlm_robustbench")
+def upsample(x,         # uint8 RGB image, HxWx3
+             severity,  # level 1-5
+             rng,       # unused (deterministic)
+            ) -> np.ndarray:  # uint8 RGB, HxWx3
+    "A small image enlarged: shrunk strongly with the area filter, enlarged back with bicubic."
+    return down_up(x, UPSAMPLE_FACTORS[severity - 1], cv2.INTER_AREA, cv2.INTER_CUBIC)
+
+# %% ../nbs/01_corruptions.ipynb #g021
+LENS_COEFFICIENTS = [0.04, 0.08, 0.15, 0.25, 0.35]
+
+def lens_distorted(x: np.ndarray,  # uint8 RGB image, HxWx3
+                   k: float,       # radial coefficient: > 0 barrel, < 0 pincushion
+                  ) -> np.ndarray:  # uint8 RGB of the same size, black where the source is outside
+    "Radial distortion: output p samples the source at c + (p - c)(1 + k r^2), r = |p - c| over the half-diagonal (bilinear)."
+    h, w = x.shape[:2]
+    cx, cy = image_centre(x)
+    dx = np.arange(w, dtype=np.float32) - np.float32(cx)          # a row: x - cx
+    dy = np.arange(h, dtype=np.float32)[:, None] - np.float32(cy)  # a column: y - cy
+    gain = dx * dx + dy * dy  # r^2 R^2, HxW (broadcast, in place from here: a third of the time of full coordinate grids)
+    gain *= np.float32(k / max(cx * cx + cy * cy, 1.0)); gain += 1
+    map_x = gain * dx; map_x += np.float32(cx)
+    map_y = gain * dy; map_y += np.float32(cy)
+    return cv2.remap(x, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=(GEOMETRIC_FILL,) * 3)
+
+@register_corruption("geometric", source="vqa_robust", changes_answers=("straight", "curved", "shape", "round", "square"))
+def barrel_distortion(x,         # uint8 RGB image, HxWx3
+                      severity,  # level 1-5
+                      rng,       # unused (deterministic)
+                     ) -> np.ndarray:  # uint8 RGB, HxWx3
+    "Barrel lens distortion (k > 0): the image bulges, the corners turn black."
+    return lens_distorted(x, LENS_COEFFICIENTS[severity - 1])
+
+@register_corruption("geometric", source="vqa_robust", changes_answers=("straight", "curved", "shape", "round", "square", "how many", "is there"))
+def pincushion_distortion(x,         # uint8 RGB image, HxWx3
+                          severity,  # level 1-5
+                          rng,       # unused (deterministic)
+                         ) -> np.ndarray:  # uint8 RGB, HxWx3
+    "Pincushion lens distortion (k < 0): the edges stretch, the frame's border content is lost."
+    return lens_distorted(x, -LENS_COEFFICIENTS[severity - 1])
+
+# %% ../nbs/01_corruptions.ipynb #g025
+LOW_LIGHT_FRACTIONS = [0.5, 0.25, 0.12, 0.06, 0.03]
+LOW_LIGHT_ELECTRONS = 1000  # photo-electrons a white pixel collects at full exposure
+LOW_LIGHT_READ_NOISE = 3.0  # Gaussian read noise, electrons
+
+def srgb_to_linear_table_continuous(v: np.ndarray  # sRGB values in [0, 1]
+                                    ) -> np.ndarray:  # linear light, same shape
+    "The sRGB transfer curve undone (IEC 61966-2-1)."
+    return np.where(v <= 0.04045, v / 12.92, ((v + 0.055) / 1.055) ** 2.4)
+
+@lru_cache(maxsize=None)
+def srgb_to_linear_table() -> np.ndarray:
+    "Linear light of each 8-bit sRGB level (IEC 61966-2-1), 256 float64 values."
+    return srgb_to_linear_table_continuous(np.arange(256) / 255)
+
+@lru_cache(maxsize=None)
+def linear_to_srgb_table(bits: int = 16) -> np.ndarray:
+    "The 8-bit sRGB level (rounded) of linear light i / 2**bits, for i = 0 .. 2**bits."
+    y = np.arange(2 ** bits + 1) / 2 ** bits
+    return np.round(np.where(y <= 0.0031308, 12.92 * y, 1.055 * y ** (1 / 2.4) - 0.055) * 255).astype(np.uint8)
+
+@lru_cache(maxsize=None)
+def low_light_table(g: float,      # light fraction: the mean photo-electrons of a white pixel are g N
+                    bits: int = 12,  # quantile resolution: 2**bits quantiles per level
+                   ) -> np.ndarray:  # uint8, flattened: index level << bits | quantile
+    "Output sRGB level for each (input level, quantile) of Poisson(g v N) + Normal(0, read noise^2) electrons, v the level's linear light."
+    lam = srgb_to_linear_table() * g * LOW_LIGHT_ELECTRONS  # mean electrons of each input level
+    counts = np.arange(int(lam.max() + 12 * np.sqrt(lam.max()) + 20))
+    pmf = np.diff(pdtr(counts[None, :], lam[:, None]), axis=1, prepend=0)  # P(Poisson(lam) = k), 256 x K
+    linear_midpoints = srgb_to_linear_table_continuous((np.arange(255) + 0.5) / 255)  # where the rounded sRGB level steps up
+    below = pmf @ ndtr((linear_midpoints[None, :] * LOW_LIGHT_ELECTRONS - counts[:, None]) / LOW_LIGHT_READ_NOISE)  # P(level <= m), 256 x 255
+    q = (np.arange(2 ** bits) + 0.5) / 2 ** bits
+    return np.stack([np.searchsorted(row, q) for row in below]).astype(np.uint8).ravel()
+
+@register_corruption("attribute", random=True, source="vqa_robust", changes_answers=("dark", "light", "night", "day", "bright", "sunny", "lit", "lamp on", "lights on"))
+def low_light(x,         # uint8 RGB image, HxWx3
+              severity,  # level 1-5
+              rng,       # from `corruption_rng`: the photon and read noise
+             ) -> np.ndarray:  # uint8 RGB, HxWx3
+    "Dim light: linear light scaled by g, Poisson photon noise and Gaussian read noise (Poisson-Gaussian), back to sRGB."
+    return table_noise(x, low_light_table(LOW_LIGHT_FRACTIONS[severity - 1]), rng)
+
 # %% ../nbs/01_corruptions.ipynb #c041
 PRESETS = Registry("preset")  # name -> corruption names, in order
 PRESETS.update({
@@ -925,9 +1193,12 @@ PRESETS.update({
                    "speckle_noise", "gaussian_blur", "spatter", "saturate"],
     "appendix": ["color_inversion", "grayscale_mean", "grayscale_inversion_mean", "binary_threshold", "salt_and_pepper",
                  "random_impulse_noise", "glass_blur", "gaussian_blur", "median_blur"],
+    "geometric": ["rotation", "shear", "perspective", "zoom_out", "translation", "crop_and_resize", "resample_nearest", "resample_bilinear",
+                  "resample_bicubic", "resample_area", "upsample", "barrel_distortion", "pincushion_distortion", "low_light"],
+    "resampling": ["resample_nearest", "resample_bilinear", "resample_bicubic", "resample_area", "upsample"],
 })
 
-def preset(name: str  # a key of PRESETS: vrb, vrb_imagenet_c, vrb_code, vrb_grayscale, imagenet_c or appendix
+def preset(name: str  # a key of PRESETS: vrb, vrb_imagenet_c, vrb_code, vrb_grayscale, imagenet_c, appendix, geometric or resampling
           ) -> list[str]:  # corruption names, in the preset's order
     "The corruption names of a preset."
     return list(PRESETS[name])
@@ -1020,6 +1291,26 @@ PROVENANCE = [  # one row per effect: the paper (appendix A), VRB's code (genera
          imagenet_c="blur along a random direction", default="motion_blur", variants=[], vrb="", appendix=""),
     dict(effect="fog", family="weather", in_vrb=False, paper="A.5: named as future work", vrb_code="not in the code",
          imagenet_c="a plasma-fractal haze", default="fog", variants=[], vrb="", appendix=""),
+    dict(effect="rotation", family="geometric", in_vrb=False, paper="VLM-RobustBench (arXiv 2603.06148): rotation, low/mid/high", vrb_code="not in the code", imagenet_c="none",
+         default="rotation", variants=[], vrb="", appendix="", note="2-30 degrees, sign drawn per image"),
+    dict(effect="shear", family="geometric", in_vrb=False, paper="VLM-RobustBench (arXiv 2603.06148): shear", vrb_code="not in the code", imagenet_c="none",
+         default="shear", variants=[], vrb="", appendix="", note="factor 0.05-0.4, sign drawn"),
+    dict(effect="perspective", family="geometric", in_vrb=False, paper="VLM-RobustBench (arXiv 2603.06148): perspective", vrb_code="not in the code", imagenet_c="none",
+         default="perspective", variants=[], vrb="", appendix="", note="corners inward by up to 4-20% of the side"),
+    dict(effect="zoom-out", family="geometric", in_vrb=False, paper="VLM-RobustBench (arXiv 2603.06148): scaling", vrb_code="not in the code", imagenet_c="none",
+         default="zoom_out", variants=[], vrb="", appendix="", note="scale 0.9-0.5, centred on black"),
+    dict(effect="translation", family="geometric", in_vrb=False, paper="VLM-RobustBench (arXiv 2603.06148): translation", vrb_code="not in the code", imagenet_c="none",
+         default="translation", variants=[], vrb="", appendix="", note="3-20% of the size, direction drawn"),
+    dict(effect="crop and resize", family="geometric", in_vrb=False, paper="VLM-RobustBench (arXiv 2603.06148): crop", vrb_code="not in the code", imagenet_c="none",
+         default="crop_and_resize", variants=[], vrb="", appendix="", note="central 90-50% of each side, enlarged"),
+    dict(effect="down-up resampling", family="resampling", in_vrb=False, paper="VLM-RobustBench (arXiv 2603.06148): resampling artefacts (downsample)", vrb_code="not in the code", imagenet_c="none",
+         default="resample_bilinear", variants=['resample_nearest', 'resample_bicubic', 'resample_area'], vrb="", appendix="", note="factor 0.7-0.18, the same filter down and up"),
+    dict(effect="upsample", family="resampling", in_vrb=False, paper="VLM-RobustBench (arXiv 2603.06148): upsample (its largest drops, up to 34 points)", vrb_code="not in the code", imagenet_c="none",
+         default="upsample", variants=[], vrb="", appendix="", note="area down by 0.5-0.125, bicubic up"),
+    dict(effect="lens distortion", family="geometric", in_vrb=False, paper="not in VLM-RobustBench's list as we read it; radial k1 model", vrb_code="not in the code", imagenet_c="none",
+         default="barrel_distortion", variants=['pincushion_distortion'], vrb="", appendix="", note="k = +-0.04 to 0.35"),
+    dict(effect="low light", family="attribute", in_vrb=False, paper="VRB A.3 allows a negative brightness constant; ours: linear-light darkening with Poisson-Gaussian sensor noise", vrb_code="not in the code", imagenet_c="none",
+         default="low_light", variants=[], vrb="", appendix="", note="light fraction 0.5-0.03 of 1000 electrons, read noise 3 electrons"),
 ]
 
 def provenance_table() -> "pd.DataFrame":  # one row per effect of PROVENANCE, its columns in order

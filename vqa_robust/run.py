@@ -4,7 +4,7 @@
 
 # %% ../nbs/08_run_library.ipynb #c003
 from __future__ import annotations
-import argparse, inspect, json, platform, shutil, sys, time
+import argparse, inspect, json, platform, re, shutil, sys, time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,7 +15,7 @@ from fastcore.docments import docments
 from tqdm import tqdm
 
 from .base import non_negative_integer
-from .data import VQADataset, load_easy_vqa, load_vqav2, sample_images, vqav2_files, vrb_split, write_split, dataset_fingerprint
+from .data import VQADataset, load_easy_vqa, load_vqav2, read_split, sample_images, vqav2_files, vrb_split, write_split, dataset_fingerprint
 from .datasets import DATASETS, load_dataset, answerability
 from .corruptions import CLEAN, CORRUPTIONS, PRESETS, expand_corruptions
 from .models import model_identity, resolve_device, resolve_dtype
@@ -30,14 +30,18 @@ from .analysis import (blind_baseline, family_accuracy, plot_accuracy_vs_severit
 from .text_eval import perturb_all, scored_where_known, paired_answers, text_table, text_intervals, local_explanations, global_rules, plot_rules
 from .text import CHOICES, COLOR_METRICS, NEAR_COLOUR_DISTANCE, PERTURBATIONS, answer_vocabulary
 from .changes import answer_changes, categorise, change_table, plot_gallery
+from .calibration import (calibration_table, consistency_table, flip_table, most_unstable, plot_reliability, plot_unstable,
+                                    robustness_alignment, severity_patterns)
 
 # %% auto #0
-__all__ = ['SAMPLE_IMAGES', 'RUN_PARAMETERS', 'TEXT_FILES', 'ROBUSTNESS_FILES', 'CHANGE_FILES', 'RESULT_FILES', 'list_parameter',
-           'int_parameter', 'auto_parameter', 'dataset_files', 'text_kinds', 'run_parameters', 'RunConfig', 'flag',
-           'load_questions', 'blind_answers', 'perturbed_questions', 'run_config', 'previous_run', 'clear_results',
-           'prepare_stores', 'answer_all', 'scored_answers', 'RunResult', 'save_figure', 'save_table',
-           'accuracy_results', 'robustness_results', 'change_results', 'text_perturbation_results', 'run_summary',
-           'run', 'locked_run', 'corrupt', 'registry_table', 'show_default', 'add_parameters', 'command_parser', 'main']
+__all__ = ['SAMPLE_IMAGES', 'RUN_PARAMETERS', 'TEXT_FILES', 'ROBUSTNESS_FILES', 'CHANGE_FILES', 'CALIBRATION_FILES',
+           'CONSISTENCY_FILES', 'RESULT_FILES', 'CONDITION', 'list_parameter', 'int_parameter', 'auto_parameter',
+           'dataset_files', 'text_kinds', 'run_parameters', 'RunConfig', 'flag', 'load_questions', 'blind_answers',
+           'perturbed_questions', 'run_config', 'previous_run', 'clear_results', 'prepare_stores', 'answer_all',
+           'scored_answers', 'RunResult', 'save_figure', 'save_table', 'accuracy_results', 'robustness_results',
+           'change_results', 'calibration_results', 'flip_results', 'consistency_results', 'answer_changing_words',
+           'comparability_results', 'text_perturbation_results', 'run_summary', 'run', 'locked_run', 'corrupt',
+           'registry_table', 'show_default', 'add_parameters', 'command_parser', 'main']
 
 # %% ../nbs/08_run_library.ipynb #c045
 def list_parameter(value, name: str) -> list:
@@ -104,7 +108,7 @@ def run_parameters(model,            # keys of MODELS or checkpoint folders: one
                    dtype="auto",                # "auto", "float32", "bfloat16" or "float16"
                    chunk_size=CHUNK_SIZE,       # questions per saved chunk, or "auto": CHUNK_SIZE
                    data_dir: str = "",          # folder the dataset was downloaded into (official file names)
-                   split: str = "auto",         # "vrb", "sample" or "auto" ("vrb" for vqav2 with n_images "auto", else "sample")
+                   split: str = "auto",         # "vrb", "sample", "auto" ("vrb" for vqav2 with n_images "auto", else "sample") or a split file (.json)
                    text_perturbations=(),       # kinds of `vqa_robust.text.PERTURBATIONS`, "all", or none
                    typo_severity=3,             # 1-5, for the typo kinds
                    executor: str = "local",     # a key of EXECUTORS: "local" or "ray"
@@ -138,7 +142,12 @@ def run_parameters(model,            # keys of MODELS or checkpoint folders: one
     if dataset_split and dataset_split not in DATASETS[dataset].splits:
         raise ValueError(f"dataset_split: {dataset} has the splits {list(DATASETS[dataset].splits)}, got {dataset_split!r}")
     if executor not in EXECUTORS: raise ValueError(f"executor must be one of {sorted(EXECUTORS)}, got {executor!r}")
-    if split not in ("auto", "sample", "vrb"): raise ValueError(f"split must be 'auto', 'sample' or 'vrb', got {split!r}")
+    if split not in ("auto", "sample", "vrb") and not str(split).endswith(".json"):
+        raise ValueError(f"split must be 'auto', 'sample', 'vrb' or a split file (.json, as vqa_robust.data.write_split writes), got {split!r}")
+    if str(split).endswith(".json"):
+        if not Path(split).is_file(): raise ValueError(f"split: no split file at {split}")
+        if not (isinstance(n_images, str) and n_images.strip() == "auto"):
+            raise ValueError(f"n_images: the split file {split} names its images; leave n_images 'auto'")
     if split == "vrb" and dataset != "vqav2": raise ValueError("split 'vrb' is VRB's 3,000 val2014 images: it needs dataset vqav2")
     n_images = "auto" if isinstance(n_images, str) and n_images.strip() == "auto" else int_parameter(n_images, "n_images")
     if split == "auto": split = "vrb" if dataset == "vqav2" and n_images == "auto" else "sample"  # a number of images asked for is a sample
@@ -207,6 +216,7 @@ def load_questions(parameters: dict  # `run_parameters`' output
     if dataset == "easy_vqa": full = load_easy_vqa("test")
     elif dataset == "vqav2": full = load_vqav2(files["questions_file"], files["annotations_file"], files["image_dir"], name="vqav2")
     else: full = load_dataset(dataset, files["data_dir"], parameters["dataset_split"])
+    if str(parameters["split"]).endswith(".json"): return full, read_split(full, parameters["split"])  # e.g. the discriminative questions' images
     if parameters["split"] != "vrb": return full, sample_images(full, parameters["n_images"] or None, seed=parameters["seed"])
     try: return full, vrb_split(full)
     except ValueError as e:
@@ -236,7 +246,7 @@ def run_config(model: list = ["easy-vqa-vilt", "easy-vqa-blip"],  # keys of vqa_
                dataset: str = "easy_vqa",      # "easy_vqa" (offline, shipped), "vqav2" (with data_dir, or the three paths below), "vg", "gqa", "vizwiz" (with data_dir): vqa_robust.datasets.DATASETS
                data_dir: str = "",             # folder the dataset was downloaded into, official file names (VQAv2: v2_OpenEnded_mscoco_val2014_questions.json, ..., val2014/)
                dataset_split: str = "",        # the dataset's own split (gqa: testdev, val, train; vizwiz: val, train); "": its first
-               split: str = "auto",            # "vrb": VRB's 3,000 val2014 images with all their questions; "sample": n_images drawn with the seed; "auto": "vrb" for vqav2 when n_images is "auto", else "sample"
+               split: str = "auto",            # "vrb": VRB's 3,000 val2014 images with all their questions; "sample": n_images drawn with the seed; "auto": "vrb" for vqav2 when n_images is "auto", else "sample"; or a split file (.json: vqa_robust.data.write_split's, e.g. vqa_robust.calibration.discriminative_split's)
                questions_file: str = "",       # or the VQAv2 questions JSON ...
                annotations_file: str = "",     # ... the annotations JSON ...
                image_dir: str = "",            # ... and the image folder
@@ -289,8 +299,12 @@ ROBUSTNESS_FILES = ["robustness.csv", "accuracy_ci.csv", "vre_ci.csv", "vre_mode
 
 CHANGE_FILES = ["answer_changes.csv", "mispredictions.csv", "answer_changes.png"]
 
+CALIBRATION_FILES = ["calibration.csv", "reliability.png"]
+CONSISTENCY_FILES = ["consistency.csv", "unstable_questions.png"]
+
 RESULT_FILES = TEXT_FILES + ["answers.parquet", "accuracy.csv", "accuracy_breakdown.csv", "family_accuracy.csv", "split.json", "run.json", "accuracy_vs_severity.png",
-                             "answerability.csv"] + ROBUSTNESS_FILES + CHANGE_FILES
+                             "answerability.csv"] + ROBUSTNESS_FILES + CHANGE_FILES + \
+               CALIBRATION_FILES + CONSISTENCY_FILES + ["flips.csv", "comparability.csv"]
 
 # %% ../nbs/08_run_library.ipynb #c024
 def previous_run(out_dir: Path) -> str | None:
@@ -373,6 +387,9 @@ class RunResult:
     robustness: pd.DataFrame | None = None             # robustness.csv (None without severities 1-5)
     intervals: dict | None = None                      # bootstrap intervals: accuracy, vre_corruption, vre_model
     changes: pd.DataFrame | None = None                # answer_changes.csv (None without corruptions)
+    calibration: pd.DataFrame | None = None            # calibration.csv: ECE, Brier, confidence and its shift, alignment per condition
+    flips: pd.DataFrame | None = None                  # flips.csv: destructive and corrective parts, flip rate (None without corruptions)
+    consistency: pd.DataFrame | None = None            # consistency.csv: non-monotone share and instability (None without severities 1-5)
     text_results: pd.DataFrame | None = None           # text_robustness.csv (None without text_perturbations)
     not_computed: dict = field(default_factory=dict)   # result file -> why this run could not compute it
     summary: dict = field(default_factory=dict)        # run.json
@@ -445,6 +462,51 @@ def change_results(config: RunConfig, result: RunResult, scored: pd.DataFrame) -
     if len(changes): save_figure(result, "answer_changes", plot_gallery(changes, config.dataset, n=8, seed=config.parameters["seed"]), dpi=100)
     else: result.not_computed["answer_changes.png"] = "no corruption changed an answer"
 
+# %% ../nbs/08_run_library.ipynb #d565942a
+CONDITION = ["model", "corruption", "severity"]
+
+def calibration_results(config: RunConfig, result: RunResult, scored: pd.DataFrame) -> None:
+    "calibration.csv (ECE, Brier, confidence right and wrong, its shift from clean, alignment score) per condition, and reliability diagrams."
+    alignment = robustness_alignment(scored)[CONDITION + ["alignment", "uncertainty_shift", "ras"]]
+    table = calibration_table(scored).merge(alignment, on=CONDITION, how="left")
+    result.calibration = save_table(result, "calibration.csv", table, index=False)
+    if not config.parameters["corruptions"]: result.not_computed["reliability.png"] = "the run has no image corruption"
+    elif not table.n_confidence.sum(): result.not_computed["reliability.png"] = "no model of this run reports a confidence"
+    else: save_figure(result, "reliability", plot_reliability(scored))
+
+def flip_results(config: RunConfig, result: RunResult, scored: pd.DataFrame) -> None:
+    "flips.csv: each condition's accuracy change split into destructive and corrective parts, and its flip rate, with 95% intervals."
+    if not config.parameters["corruptions"]: result.not_computed["flips.csv"] = "the run has no image corruption"; return
+    result.flips = save_table(result, "flips.csv", flip_table(scored, n_boot=1000, seed=config.parameters["seed"]), index=False)
+
+def consistency_results(config: RunConfig, result: RunResult, scored: pd.DataFrame) -> None:
+    "consistency.csv: the share of questions whose right/wrong pattern over severities 0-5 is not monotone, and their instability; the most unstable questions."
+    p = config.parameters
+    if not (sorted(p["severities"]) == [1, 2, 3, 4, 5] and p["corruptions"]):
+        result.not_computed.update({name: "consistency across severities needs severities 1-5" for name in CONSISTENCY_FILES}); return
+    patterns = severity_patterns(scored)
+    result.consistency = save_table(result, "consistency.csv", consistency_table(patterns), index=False)
+    save_figure(result, "unstable_questions", plot_unstable(most_unstable(patterns, n=6), scored, config.dataset), dpi=100)
+
+def answer_changing_words(question: str, words) -> bool:
+    "Whether a question holds any of `words` (whole words or phrases, case ignored)."
+    return any(re.search(rf"\b{re.escape(w)}\b", question, re.I) for w in words)
+
+def comparability_results(config: RunConfig, result: RunResult, scored: pd.DataFrame) -> None:
+    "comparability.csv: for corruptions that can change a correct answer, accuracy on every question beside accuracy on the questions they cannot change."
+    changing = {c: CORRUPTIONS[c].changes_answers for c in config.parameters["corruptions"] if CORRUPTIONS[c].changes_answers}
+    if not changing: result.not_computed["comparability.csv"] = "no corruption of this run can change a correct answer"; return
+    rows = []
+    for corruption, words in changing.items():
+        affected = set(config.dataset.questions.question_id[config.dataset.questions.question.map(lambda q: answer_changing_words(q, words))])
+        part = scored[scored.corruption == corruption]
+        for (model, severity), g in part.groupby(["model", "severity"]):
+            kept = g[~g.question_id.isin(affected)]
+            rows.append({"model": model, "corruption": corruption, "severity": severity, "words": ", ".join(words), "n": len(g),
+                         "n_affected": len(g) - len(kept), "accuracy": g.score.mean(), "accuracy_comparable": kept.score.mean() if len(kept) else float("nan")})
+        print(f"{corruption} can change the correct answer of questions with {', '.join(words)}: {len(affected)} of {len(config.dataset)} questions; see comparability.csv")
+    save_table(result, "comparability.csv", pd.DataFrame(rows), index=False)
+
 # %% ../nbs/08_run_library.ipynb #9fd734b5
 def text_perturbation_results(config: RunConfig, result: RunResult, scored: pd.DataFrame, scored_perturbed: pd.DataFrame | None) -> None:
     "Per perturbation kind: accuracy, flips, consistency and sensitivity with intervals, and local and global if-then explanations."
@@ -512,6 +574,10 @@ def locked_run(config: RunConfig, progress: bool = True) -> RunResult:
     accuracy_results(config, result, scored)
     robustness_results(config, result, scored)
     change_results(config, result, scored)
+    calibration_results(config, result, scored)
+    flip_results(config, result, scored)
+    consistency_results(config, result, scored)
+    comparability_results(config, result, scored)
     text_perturbation_results(config, result, scored, scored_perturbed)
     result.summary = run_summary(config, result, seconds, elapsed, memory)
     atomic_write(out / "run.json", lambda path: path.write_text(json.dumps(result.summary, indent=1, default=str)))  # last: the folder is complete
