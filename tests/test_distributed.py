@@ -85,7 +85,7 @@ def test_run_on_ray(tmp_path, setup):
     from vqa_robust.base import start_ray
     from vqa_robust.run import run
     start_ray(num_cpus=2, object_store_mb=200)  # the running Ray, or a new one if this test runs alone
-    settings = dict(model="easy-vqa-vilt", n_images=6, corruptions="gaussian_noise", severities="2", progress=False)
+    settings = dict(model="easy-vqa-vilt", n_images=6, corruptions="gaussian_noise", severities="2", progress=False, figures=False)
     a = run(out_dir=tmp_path / "local", **settings).answers
     b = run(out_dir=tmp_path / "ray", executor="ray", **settings).answers
     assert len(a) and a.drop(columns="confidence").to_dict("list") == b.drop(columns="confidence").to_dict("list")

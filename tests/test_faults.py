@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 root = Path(__file__).resolve().parent.parent
-SETTINGS = dict(model="easy-vqa-vilt", corruptions="brightness", severities="1", progress=False)
+SETTINGS = dict(model="easy-vqa-vilt", corruptions="brightness", severities="1", progress=False, figures=False)  # no test here reads a figure
 
 def store_files(out: Path) -> dict:
     return {str(p.relative_to(out)): p.stat().st_mtime_ns for p in (out / "answers").rglob("*") if p.is_file()}
@@ -18,7 +18,7 @@ def test_second_run_into_a_busy_folder_stops_and_changes_nothing(tmp_path):
     out = tmp_path / "shared"
     second = run_config(out_dir=str(out), model="easy-vqa-vilt", n_images=24, corruptions="defocus_blur", severities="2")  # checked before the first starts
     command = ("import sys; from vqa_robust.run import run\n"
-               "run(out_dir=sys.argv[1], model='easy-vqa-vilt', n_images=24, corruptions='gaussian_noise', severities='1,2', num_workers=0, progress=False)")
+               "run(out_dir=sys.argv[1], model='easy-vqa-vilt', n_images=24, corruptions='gaussian_noise', severities='1,2', num_workers=0, progress=False, figures=False)")
     first = subprocess.Popen([sys.executable, "-c", command, str(out)], cwd=root, env={**os.environ, "OMP_NUM_THREADS": "1"},
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 120
@@ -28,7 +28,7 @@ def test_second_run_into_a_busy_folder_stops_and_changes_nothing(tmp_path):
     owner = json.loads((out / LOCK).read_text())
     assert owner["pid"] == first.pid and "released" not in owner
     with pytest.raises(FolderLockedError, match=f"run folder {out} is in use by another run: pid {first.pid} on .+, started {owner['started']}"):
-        run(second)
+        run(second, progress=False, figures=False)
     stdout, stderr = first.communicate(timeout=600)
     assert first.returncode == 0, stderr[-3000:]
     answers = pd.read_parquet(out / "answers.parquet")
@@ -37,7 +37,7 @@ def test_second_run_into_a_busy_folder_stops_and_changes_nothing(tmp_path):
     assert not any("defocus_blur" in p for p in store_files(out))
     assert json.loads((out / LOCK).read_text())["released"]
     clean = {p: t for p, t in store_files(out).items() if "corruption=clean" in p}
-    result = run(second)  # once the first has ended, the folder is free: the same questions, so the first's clean answers are reused
+    result = run(second, progress=False, figures=False)  # once the first has ended, the folder is free: the same questions, so the first's clean answers are reused
     assert set(result.answers.corruption) == {"clean", "defocus_blur"}
     assert {p: t for p, t in store_files(out).items() if "corruption=clean" in p} == clean
 
@@ -98,7 +98,7 @@ def test_any_aspect_ratio_and_long_questions_through_a_run(tmp_path):
     questions_file.write_text(json.dumps(data))
     out = tmp_path / "out"
     result = run(out_dir=out, dataset="vqav2", data_dir=str(data_dir), split="sample", n_images=0, model="easy-vqa-vilt,easy-vqa-blip",
-                 corruptions="gaussian_noise", severities="2", num_workers=1, progress=False)
+                 corruptions="gaussian_noise", severities="2", num_workers=1, progress=False, figures=False)
     answers = result.answers
     assert len(answers) == 2 * 2 * result.summary["n_questions"] and answers.answer.map(lambda a: isinstance(a, str) and a != "").all()
     assert set(shapes) <= set(answers.question_id // 1000)

@@ -23,10 +23,10 @@ def run_command(out_dir: Path, *params: str, env: dict | None = None) -> subproc
         args += ["--" + name.replace("_", "-"), value]
     return subprocess.run(args, capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1", **(env or {})}, cwd=root)
 
-def run_library(out_dir: Path, *params: str):
-    "`vqa_robust.run.run(name=value, ...)` with the values as text, as papermill and the command line pass them."
+def run_library(out_dir: Path, *params: str, figures: bool = True):
+    "`vqa_robust.run.run(name=value, ...)` with the values as text, as papermill and the command line pass them (figures=False: tables only, where a test reads no figure)."
     from vqa_robust.run import run
-    return run(out_dir=str(out_dir), progress=False, **dict(p.split("=", 1) for p in params))
+    return run(out_dir=str(out_dir), progress=False, figures=figures, **dict(p.split("=", 1) for p in params))
 
 @pytest.fixture(scope="module")
 def small_run(tmp_path_factory):
@@ -137,7 +137,7 @@ def test_vqav2_from_its_official_files(tmp_path):
     data_dir = write_mini_vqav2(tmp_path / "vqa", layout="flat")
     out = tmp_path / "out"
     run_library(out, "model=easy-vqa-vilt", "dataset=vqav2", f"data_dir={data_dir}", "split=sample", "n_images=0",
-                "corruptions=brightness", "severities=1", "num_workers=1")
+                "corruptions=brightness", "severities=1", "num_workers=1", figures=False)
     breakdown = pd.read_csv(out / "accuracy_breakdown.csv")
     assert set(breakdown[breakdown.breakdown == "answer_type"].type) == {"other", "yes/no", "number"}
     assert json.loads((out / "run.json").read_text())["n_questions"] == 15
@@ -146,16 +146,16 @@ def test_vqav2_number_of_images_is_a_sample(tmp_path):
     "A number of images asked for on VQAv2 is a sample (never silently VRB's 3,000); VRB's split of a folder that lacks its images says to sample."
     from vqa_robust.data import write_mini_vqav2
     data_dir = write_mini_vqav2(tmp_path / "vqa", layout="flat")
-    run_library(tmp_path / "out", "model=easy-vqa-vilt", "dataset=vqav2", f"data_dir={data_dir}", "n_images=2", "corruptions=brightness", "severities=1")
+    run_library(tmp_path / "out", "model=easy-vqa-vilt", "dataset=vqav2", f"data_dir={data_dir}", "n_images=2", "corruptions=brightness", "severities=1", figures=False)
     run = json.loads((tmp_path / "out" / "run.json").read_text())
     assert (run["split"], run["n_images"]) == ("sample", 2)
     with pytest.raises(ValueError, match="use split 'sample'"):
-        run_library(tmp_path / "vrb", "model=easy-vqa-vilt", "dataset=vqav2", f"data_dir={data_dir}", "corruptions=brightness", "severities=1")
+        run_library(tmp_path / "vrb", "model=easy-vqa-vilt", "dataset=vqav2", f"data_dir={data_dir}", "corruptions=brightness", "severities=1", figures=False)
 
 def test_library_command_and_notebook_agree(tmp_path):
     "The three entry points give the same answers.parquet, row for row; the notebook's parameters reach the run (papermill's one test here)."
     params = ("model=easy-vqa-vilt,easy-vqa-blip", "n_images=10", "corruptions=gaussian_noise", "severities=1,2", "seed=1")
-    result = run_library(tmp_path / "library", *params)
+    result = run_library(tmp_path / "library", *params, figures=False)
     command = run_command(tmp_path / "command", *params)
     assert command.returncode == 0, command.stderr[-3000:]
     (tmp_path / "notebook").mkdir()
@@ -174,7 +174,7 @@ def test_library_command_and_notebook_agree(tmp_path):
     assert not (tmp_path / "notebook" / "robustness.csv").exists()
 
 def test_some_severities_skip_robustness(tmp_path, capsys):
-    run_library(tmp_path, "model=easy-vqa-vilt", "n_images=3", "corruptions=brightness", "severities=1,5")
+    run_library(tmp_path, "model=easy-vqa-vilt", "n_images=3", "corruptions=brightness", "severities=1,5", figures=False)
     assert len(pd.read_csv(tmp_path / "accuracy.csv")) == 3  # one model (given as text), clean + 2 levels
     assert not (tmp_path / "robustness.csv").exists()
     assert "VRB's metrics need severities 1-5" in capsys.readouterr().out
@@ -252,7 +252,7 @@ def test_retrained_checkpoint_is_not_reused(tmp_path):
     shutil.copytree(MODELS["easy-vqa-vilt"].checkpoint, model)
     out = tmp_path / "out"; out.mkdir()
     args = (f"model={model}", "n_images=3", "corruptions=brightness", "severities=1")
-    run_library(out, *args)
+    run_library(out, *args, figures=False)
     from vqa_robust.store import LOCK
     files = lambda: {f.name: f.stat().st_mtime_ns for f in out.iterdir() if f.name != LOCK}  # the folder's lock aside: every run that takes it rewrites it
     before = files()
@@ -260,17 +260,17 @@ def test_retrained_checkpoint_is_not_reused(tmp_path):
     weights["classifier.3.bias"] = weights["classifier.3.bias"].flip(0)  # another model under the same name
     save_file(weights, model / "model.safetensors", metadata={"format": "pt"})
     with pytest.raises(ChangedInputsError) as refused:
-        run_library(out, *args)
+        run_library(out, *args, figures=False)
     assert "model.weights.checkpoint" in str(refused.value) and "overwrite=True" in str(refused.value)
     assert files() == before  # a refused run changes nothing
-    run_library(out, *args, "overwrite=True")
+    run_library(out, *args, "overwrite=True", figures=False)
     answers = pd.read_parquet(out / "answers.parquet")
     assert answers.model.unique().tolist() == ["my-vilt"]
 
 def test_text_perturbations(tmp_path):
     "Perturbed questions are answered under every condition, paired with the originals, and explained; each row says which text it answered."
     run_library(tmp_path, "model=easy-vqa-vilt", "n_images=12", "corruptions=brightness", "severities=1",
-                "text_perturbations=adj_synonym,noun_deletion,typo", "typo_severity=2")
+                "text_perturbations=adj_synonym,noun_deletion,typo", "typo_severity=2", figures=False)
     answers = pd.read_parquet(tmp_path / "answers.parquet")
     assert set(answers.text) == {"original", "adj_synonym", "noun_deletion", "typo"}
     typo = answers[answers.text == "typo"].merge(answers[answers.text == "original"], on=["model", "corruption", "severity", "question_id"])
@@ -291,7 +291,7 @@ def test_text_perturbations(tmp_path):
 
 def test_text_perturbations_on_clean_images(tmp_path):
     "`-p corruptions none` answers the perturbed questions on the clean images alone; the image-robustness results say why they are missing."
-    run_library(tmp_path, "model=easy-vqa-vilt", "n_images=6", "corruptions=none", "text_perturbations=noun_deletion")
+    run_library(tmp_path, "model=easy-vqa-vilt", "n_images=6", "corruptions=none", "text_perturbations=noun_deletion", figures=False)
     assert set(pd.read_parquet(tmp_path / "answers.parquet").corruption) == {"clean"}
     assert len(pd.read_csv(tmp_path / "text_robustness.csv")) == 1
     run = json.loads((tmp_path / "run.json").read_text())
@@ -303,7 +303,7 @@ def test_vizwiz_with_its_unanswerable_questions(tmp_path):
     from vqa_robust.datasets import write_vizwiz_records, load_dataset
     data = write_vizwiz_records(tmp_path / "vizwiz")
     questions = load_dataset("vizwiz", data).questions
-    run_library(tmp_path / "run", "model=easy-vqa-vilt", "dataset=vizwiz", f"data_dir={data}", "n_images=0", "corruptions=gaussian_noise", "severities=1")
+    run_library(tmp_path / "run", "model=easy-vqa-vilt", "dataset=vizwiz", f"data_dir={data}", "n_images=0", "corruptions=gaussian_noise", "severities=1", figures=False)
     answers = pd.read_parquet(tmp_path / "run" / "answers.parquet")
     assert set(answers.accuracy_mode) == {"vizwiz"} and len(answers) == 2 * len(questions)  # clean and one corrupted condition
     breakdown = pd.read_csv(tmp_path / "run" / "accuracy_breakdown.csv")

@@ -395,12 +395,15 @@ class RunResult:
     summary: dict = field(default_factory=dict)        # run.json
     figures: dict = field(default_factory=dict)        # figure name -> matplotlib Figure (saved as <name>.png)
     paths: list = field(default_factory=list)          # every result file written
+    draw_figures: bool = True                          # False: the run writes its tables only (`run(figures=False)`)
 
     def __repr__(self): return f"RunResult({self.out_dir}: {len(self.answers)} answers, {len(self.paths)} files, not computed: {sorted(self.not_computed)})"
 
 # %% ../nbs/08_run_library.ipynb #c037
-def save_figure(result: RunResult, name: str, figure, dpi: int = 120) -> None:
-    "Save a figure into the run folder as name.png, keep it in the result, and close it (no figure left open in pyplot)."
+def save_figure(result: RunResult, name: str, draw, dpi: int = 120) -> None:
+    "Draw a figure (`draw()`), save it into the run folder as name.png, keep it in the result and close it; nothing drawn when the run wants no figures."
+    if not result.draw_figures: result.not_computed[f"{name}.png"] = "figures=False: tables only"; return
+    figure = draw()
     atomic_write(result.out_dir / f"{name}.png", lambda path: figure.savefig(path, format="png", dpi=dpi, bbox_inches="tight"))
     plt.close(figure)
     result.figures[name], result.paths = figure, result.paths + [result.out_dir / f"{name}.png"]
@@ -427,7 +430,7 @@ def accuracy_results(config: RunConfig, result: RunResult, scored: pd.DataFrame)
         families = pd.concat([family_accuracy(blind, split), families])
     result.families = save_table(result, "family_accuracy.csv", families)
     if p["corruptions"]:
-        save_figure(result, "accuracy_vs_severity", plot_accuracy_vs_severity(result.accuracy, title=f"{split.name} ({len(split)} questions)"))
+        save_figure(result, "accuracy_vs_severity", lambda: plot_accuracy_vs_severity(result.accuracy, title=f"{split.name} ({len(split)} questions)"))
     else: result.not_computed["accuracy_vs_severity.png"] = "the run has no image corruption"
 
 # %% ../nbs/08_run_library.ipynb #c041
@@ -448,7 +451,7 @@ def robustness_results(config: RunConfig, result: RunResult, scored: pd.DataFram
     figures = {"error_vs_severity": lambda: plot_accuracy_vs_severity(acc, title="error against severity (Figure 3)", error=True),
                "average_error": lambda: plot_average_error(acc), "relative_drop": lambda: plot_relative_drop(acc),
                "submetric_radars": lambda: plot_radars(acc), "vre_weights": lambda: plot_vre_weights(acc)}
-    for name, draw in figures.items(): save_figure(result, name, draw())
+    for name, draw in figures.items(): save_figure(result, name, draw)
     save_table(result, "vre_weights.csv", vre_under_weights(acc).round(3))
 
 # %% ../nbs/08_run_library.ipynb #c043
@@ -459,7 +462,7 @@ def change_results(config: RunConfig, result: RunResult, scored: pd.DataFrame) -
     changes = result.changes = save_table(result, "answer_changes.csv", categorise(answer_changes(scored, config.dataset)), index=False)
     mispredictions = pd.concat([change_table(changes, by).rename(columns={by: "group"}).assign(by=by) for by in ("category", "question_type")], ignore_index=True)
     save_table(result, "mispredictions.csv", mispredictions[["model", "by", "group", "count", "share"]], index=False)
-    if len(changes): save_figure(result, "answer_changes", plot_gallery(changes, config.dataset, n=8, seed=config.parameters["seed"]), dpi=100)
+    if len(changes): save_figure(result, "answer_changes", lambda: plot_gallery(changes, config.dataset, n=8, seed=config.parameters["seed"]), dpi=100)
     else: result.not_computed["answer_changes.png"] = "no corruption changed an answer"
 
 # %% ../nbs/08_run_library.ipynb #d565942a
@@ -472,7 +475,7 @@ def calibration_results(config: RunConfig, result: RunResult, scored: pd.DataFra
     result.calibration = save_table(result, "calibration.csv", table, index=False)
     if not config.parameters["corruptions"]: result.not_computed["reliability.png"] = "the run has no image corruption"
     elif not table.n_confidence.sum(): result.not_computed["reliability.png"] = "no model of this run reports a confidence"
-    else: save_figure(result, "reliability", plot_reliability(scored))
+    else: save_figure(result, "reliability", lambda: plot_reliability(scored))
 
 def flip_results(config: RunConfig, result: RunResult, scored: pd.DataFrame) -> None:
     "flips.csv: each condition's accuracy change split into destructive and corrective parts, and its flip rate, with 95% intervals."
@@ -486,7 +489,7 @@ def consistency_results(config: RunConfig, result: RunResult, scored: pd.DataFra
         result.not_computed.update({name: "consistency across severities needs severities 1-5" for name in CONSISTENCY_FILES}); return
     patterns = severity_patterns(scored)
     result.consistency = save_table(result, "consistency.csv", consistency_table(patterns), index=False)
-    save_figure(result, "unstable_questions", plot_unstable(most_unstable(patterns, n=6), scored, config.dataset), dpi=100)
+    save_figure(result, "unstable_questions", lambda: plot_unstable(most_unstable(patterns, n=6), scored, config.dataset), dpi=100)
 
 def answer_changing_words(question: str, words) -> bool:
     "Whether a question holds any of `words` (whole words or phrases, case ignored)."
@@ -519,7 +522,7 @@ def text_perturbation_results(config: RunConfig, result: RunResult, scored: pd.D
     save_table(result, "text_perturbations.csv", config.records, index=False)
     save_table(result, "text_explanations.csv", local_explanations(pairs), index=False)
     rules = save_table(result, "text_rules.csv", global_rules(pairs), index=False)
-    if len(rules): save_figure(result, "text_rules", plot_rules(rules))
+    if len(rules): save_figure(result, "text_rules", lambda: plot_rules(rules))
     else: result.not_computed["text_rules.png"] = "no rule has enough support in this run"
 
 # %% ../nbs/08_run_library.ipynb #6d4d086d
@@ -538,15 +541,16 @@ def run_summary(config: RunConfig, result: RunResult, seconds: dict, elapsed: fl
 # %% ../nbs/08_run_library.ipynb #c048
 def run(config: RunConfig | None = None,  # a checked run (`run_config`); None: built from `parameters`
         progress: bool = True,             # a progress bar counting the answers
+        figures: bool = True,              # draw and save the figures (False: tables only, several seconds faster a run: for sweeps and tests)
         **parameters,                      # `run_config`'s parameters, when no config is given
        ) -> RunResult:
     "Answer, score and write the run folder: `run(model='easy-vqa-vilt', n_images=50, out_dir='runs/x')` or `run(run_config(...))`."
     if config is None: config = run_config(**parameters)
     elif parameters: raise ValueError(f"give either a RunConfig or parameters, not both: {sorted(parameters)}")
     with folder_lock(config.out_dir):  # one writer per run folder: a second run into it stops here, having changed nothing
-        return locked_run(config, progress)
+        return locked_run(config, progress, figures)
 
-def locked_run(config: RunConfig, progress: bool = True) -> RunResult:
+def locked_run(config: RunConfig, progress: bool = True, figures: bool = True) -> RunResult:
     "`run`'s steps, with the folder's lock held."
     p, out, split = config.parameters, config.out_dir, config.dataset
     torch.set_num_threads(p["threads"])
@@ -568,7 +572,7 @@ def locked_run(config: RunConfig, progress: bool = True) -> RunResult:
     print(f"{len(answers)} answers in {elapsed:.0f} s")
     scored, scored_perturbed = scored_answers(config, answers)
     table = pd.concat([scored, scored_perturbed.drop(columns="kind") if scored_perturbed is not None else None], ignore_index=True)
-    result = RunResult(out, table, None, None, None)
+    result = RunResult(out, table, None, None, None, draw_figures=figures)
     save_table(result, "answers.parquet", table)
     atomic_write(out / "split.json", lambda path: write_split(split, path)); result.paths.append(out / "split.json")
     accuracy_results(config, result, scored)
