@@ -491,9 +491,9 @@ def consistency_results(config: RunConfig, result: RunResult, scored: pd.DataFra
     result.consistency = save_table(result, "consistency.csv", consistency_table(patterns), index=False)
     save_figure(result, "unstable_questions", lambda: plot_unstable(most_unstable(patterns, n=6), scored, config.dataset), dpi=100)
 
-def answer_changing_words(question: str, words) -> bool:
-    "Whether a question holds any of `words` (whole words or phrases, case ignored)."
-    return any(re.search(rf"\b{re.escape(w)}\b", question, re.I) for w in words)
+def answer_changing_words(words) -> re.Pattern:
+    "One pattern matching any of `words` as whole words or phrases, case ignored (compiled once per corruption, searched once per question)."
+    return re.compile(r"\b(?:" + "|".join(re.escape(w) for w in words) + r")\b", re.I)
 
 def comparability_results(config: RunConfig, result: RunResult, scored: pd.DataFrame) -> None:
     "comparability.csv: for corruptions that can change a correct answer, accuracy on every question beside accuracy on the questions they cannot change."
@@ -501,7 +501,8 @@ def comparability_results(config: RunConfig, result: RunResult, scored: pd.DataF
     if not changing: result.not_computed["comparability.csv"] = "no corruption of this run can change a correct answer"; return
     rows = []
     for corruption, words in changing.items():
-        affected = set(config.dataset.questions.question_id[config.dataset.questions.question.map(lambda q: answer_changing_words(q, words))])
+        pattern = answer_changing_words(words)
+        affected = set(config.dataset.questions.question_id[config.dataset.questions.question.map(lambda q: bool(pattern.search(q)))])
         part = scored[scored.corruption == corruption]
         for (model, severity), g in part.groupby(["model", "severity"]):
             kept = g[~g.question_id.isin(affected)]
