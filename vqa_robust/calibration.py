@@ -42,7 +42,7 @@ def with_clean(scored: pd.DataFrame,  # scored answers: model, corruption, sever
     scored = image_condition_answers(scored)
     clean = scored[clean_mask(scored)]
     missing = sorted(set(scored.model) - set(clean.model))
-    if missing: raise ValueError(f"no clean answers for model(s) {missing}: shifts and flips are measured from the clean condition")
+    if missing: raise ValueError(f"no clean answers for model(s) {missing}: shifts, flips and answer changes are measured from the clean condition")
     columns = [c for c in columns if c in scored]
     clean = clean[QUESTION_KEYS + columns].rename(columns={c: f"clean_{c}" for c in columns})
     return scored.merge(clean, on=QUESTION_KEYS, how="inner", validate="many_to_one")

@@ -10,7 +10,8 @@ from typing import Callable
 import matplotlib.pyplot as plt
 import pandas as pd
 from .base import Registry
-from .corruptions import CLEAN, image_under_condition
+from .calibration import clean_mask, with_clean
+from .corruptions import image_under_condition
 from .data import VQADataset
 from .metrics import vqa_accuracy
 from .vocabulary import ACHROMATIC, CHROMATIC, COLOURS, as_number, clean_text, most_common_answer, negated, same_answer
@@ -30,12 +31,8 @@ def answer_changes(answers: pd.DataFrame,  # a run's answers: model, corruption,
                    dataset: VQADataset,    # the run's questions
                   ) -> pd.DataFrame:       # CHANGE_COLUMNS, one row per changed answer
     "Answers under corruption that differ from the same model's clean answer to the same question."
-    keys = ["model", "seed", "question_id"]
-    is_clean = (answers.corruption == CLEAN[0]) & (answers.severity == CLEAN[1])
-    missing = sorted(set(answers.model) - set(answers[is_clean].model))
-    if missing: raise ValueError(f"no clean answers for model(s) {missing}: answer changes are measured from the clean condition")
-    clean = answers[is_clean][keys + ["answer"]].rename(columns={"answer": "clean_answer"})
-    merged = answers[~is_clean].merge(clean, on=keys, how="inner", validate="many_to_one")
+    merged = with_clean(answers, columns=("answer",))  # each answer beside the same model's clean answer (vqa_robust.calibration)
+    merged = merged[~clean_mask(merged)]
     changed = merged[[not same_answer(a, b) for a, b in zip(merged.answer, merged.clean_answer)]]
     q = dataset.questions.set_index("question_id")
     changed = changed.rename(columns={"answer": "corrupted_answer"}).assign(
