@@ -18,6 +18,8 @@ FLOORS = [  # bottom up
     ["metrics"],
     ["calibration"],           # calibration, flips, consistency across severities, discriminative questions
     ["datasets"],
+    ["text"],                  # question perturbations (WordNet, colours, typos)
+    ["defences"],              # what stands between the corruption and the model: image and text defences
     ["store"],                 # run folders: chunks, records, atomic writes, fingerprints
     ["generator"],
     ["models"],                # the interface, ViLT and BLIP
@@ -26,7 +28,6 @@ FLOORS = [  # bottom up
     ["training"],
     ["inference"],
     ["distributed"],
-    ["text"],
     ["text_eval"],
     ["analysis"],
     ["changes"],

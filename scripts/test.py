@@ -5,7 +5,9 @@
 
 The notebooks and pytest's test files run side by side, `--workers` at a time (one per core), longest first: pytest is
 split into groups of files, and the two that start Ray (nbs/03a_distributed and tests/test_distributed.py) run one after
-the other in one task, so that two local Ray clusters never share the machine.
+the other in one task, so that two local Ray clusters never share the machine; the other notebooks but the longest are
+tested in three processes of about equal work, one after the other in each, as nbdev_test's own workers do (torch and
+transformers imported once a process, not once a notebook).
 """
 import argparse, os, subprocess, sys, tempfile, time, xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
@@ -19,11 +21,23 @@ PYTEST_GROUPS = {  # pytest runs as these groups of files; the files no group na
     "tests/test_faults.py": ["tests/test_faults.py"],
 }
 RAY_CHAIN = ("nbs/03a_distributed.ipynb", "tests/test_distributed.py")  # both start a local Ray: never at the same time
+ALONE = {"nbs/06a_text_eval.ipynb"}  # notebooks tested in a process of their own (the longest); the others share NOTEBOOK_GROUPS processes
+NOTEBOOK_GROUPS = 3
+NOTEBOOK_SECONDS = {  # seconds each notebook took on the project's 2-core machine: how the groups are balanced (10 for one not listed)
+    "nbs/01b_defences.ipynb": 50, "nbs/02a_training.ipynb": 44, "nbs/06_text.ipynb": 40, "nbs/07a_changes.ipynb": 35, "nbs/03_inference.ipynb": 35,
+    "nbs/08_run_library.ipynb": 35, "nbs/04a_robustness_plus.ipynb": 32, "nbs/07_explain.ipynb": 28, "nbs/01_corruptions.ipynb": 12,
+    "nbs/02_models.ipynb": 10, "nbs/02c_pnp.ipynb": 8, "nbs/02e_model_zoo.ipynb": 8}
 EXPECTED_SECONDS = {  # seconds measured on the project's 2-core machine: only the order tasks start in (longest first)
-    "nbs/03a_distributed.ipynb + tests/test_distributed.py": 245, "tests/test_run.py": 180, "tests/test_docs.py": 123,
-    "nbs/06a_text_eval.ipynb": 130, "other tests": 77, "tests/test_faults.py": 45, "nbs/02a_training.ipynb": 60, "nbs/06_text.ipynb": 45,
-    "nbs/07a_changes.ipynb": 40, "nbs/03_inference.ipynb": 35, "nbs/07_explain.ipynb": 35, "nbs/08_run_library.ipynb": 30,
+    "nbs/03a_distributed.ipynb + tests/test_distributed.py": 245, "tests/test_run.py": 180, "tests/test_docs.py": 140,
+    "nbs/06a_text_eval.ipynb": 120, "other tests": 77, "tests/test_faults.py": 35,
 }
+
+def notebook_groups(notebooks: list[Path], n: int) -> list[list[Path]]:
+    "The notebooks in n groups of about equal expected time (the longest first, each to the group with least so far)."
+    groups, totals = [[] for _ in range(n)], [0.0] * n
+    for nb in sorted(notebooks, key=lambda nb: -NOTEBOOK_SECONDS.get(f"nbs/{nb.name}", 10)):
+        k = totals.index(min(totals)); groups[k].append(nb); totals[k] += NOTEBOOK_SECONDS.get(f"nbs/{nb.name}", 10)
+    return [sorted(g) for g in groups if g]
 
 def run_notebook(nb: Path, flags: str) -> tuple[int, int, int, str]:
     "Test one notebook with nbdev_test; (passed, failed, skipped, report)."
@@ -34,6 +48,33 @@ def run_notebook(nb: Path, flags: str) -> tuple[int, int, int, str]:
     ok = p.returncode == 0
     report = f"{'PASS' if ok else 'FAIL'} nbs/{nb.name} ({time.time() - start:.0f} s)" + ("" if ok else "\n" + (p.stdout + p.stderr)[-6000:])
     return int(ok), int(not ok), 0, report
+
+def run_notebooks(nbs: list[Path], flags: str) -> tuple[int, int, int, str]:
+    """Test several short notebooks one after the other in one process (as nbdev_test's own workers do), so that torch and
+    transformers are imported once for all of them; (passed, failed, skipped, report with each notebook's line)."""
+    start = time.time()
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--in-process", *[str(nb.relative_to(root)) for nb in nbs]] + (["--flags", flags] if flags else [])
+    env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+    p = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=env)
+    lines = [l for l in p.stdout.splitlines() if l.startswith(("PASS nbs/", "FAIL nbs/"))]
+    passed = sum(l.startswith("PASS") for l in lines)
+    failed = len(nbs) - passed  # a notebook without its line (the process died) fails
+    head = f"{'PASS' if not failed and p.returncode == 0 else 'FAIL'} {len(nbs)} notebooks in one process ({time.time() - start:.0f} s)"
+    tail = "" if not failed and p.returncode == 0 else "\n" + (p.stdout + p.stderr)[-6000:]
+    return passed, max(failed, int(p.returncode != 0 and not failed)), 0, "\n".join([head, *lines]) + tail
+
+def test_in_process(paths: list[str], flags: str) -> int:
+    "`run_notebooks`' child: nbdev's `test_nb` on each notebook, in this process, with nbdev_test's flags and folders; one line each."
+    from nbdev.config import get_config
+    from nbdev.test import test_nb
+    config = get_config()
+    skip, failed = config.tst_flags.split(), 0
+    os.chdir(config.nbs_path)
+    for path in paths:
+        ok, seconds = test_nb((root / path).absolute(), skip_flags=skip, force_flags=flags.split(), basepath=config.config_path)
+        print(f"{'PASS' if ok else 'FAIL'} {path} ({seconds:.0f} s)", flush=True)
+        failed += not ok
+    return int(failed > 0)
 
 def run_pytest(files: list[str], marks: list[str]) -> tuple[int, int, int, str]:
     "Run pytest on `files`; (passed, failed, skipped, report with its 10 slowest tests)."
@@ -82,7 +123,11 @@ def chain(*steps):
 def tasks(notebooks: list[Path], flags: str, with_pytest: bool) -> dict:
     "Name -> a function running it, for every notebook and pytest group (the Ray pair chained)."
     marks = [m for m in ("gpu", "slow") if m not in flags.split()]  # pytest marks run only with their flag, as nbdev's
-    todo = {f"nbs/{nb.name}": (lambda nb=nb: run_notebook(nb, flags)) for nb in notebooks}
+    alone = [nb for nb in notebooks if f"nbs/{nb.name}" in ALONE | {RAY_CHAIN[0]}]
+    todo = {f"nbs/{nb.name}": (lambda nb=nb: run_notebook(nb, flags)) for nb in alone}
+    for k, group in enumerate(notebook_groups([nb for nb in notebooks if nb not in alone], NOTEBOOK_GROUPS)):
+        todo[f"notebooks {k + 1}"] = lambda group=group: run_notebooks(group, flags)
+        EXPECTED_SECONDS[f"notebooks {k + 1}"] = sum(NOTEBOOK_SECONDS.get(f"nbs/{nb.name}", 10) for nb in group)
     if not with_pytest: return todo
     grouped = {f for files in PYTEST_GROUPS.values() for f in files} | {RAY_CHAIN[1]}
     rest = sorted(str(p.relative_to(root)) for p in (root / "tests").glob("test_*.py") if str(p.relative_to(root)) not in grouped)
@@ -97,7 +142,9 @@ def main():
     ap.add_argument("--flags", default="", help="space-separated nbdev test flags to run (slow, gpu)")
     ap.add_argument("--workers", type=int, default=2, help="tasks (notebooks, pytest groups) run at once")
     ap.add_argument("--notebooks-only", action="store_true")
+    ap.add_argument("--in-process", nargs="+", metavar="NOTEBOOK", help=argparse.SUPPRESS)  # run_notebooks' child
     args = ap.parse_args()
+    if args.in_process: sys.exit(test_in_process(args.in_process, args.flags))
     began = time.time()
     notebooks = sorted(p for p in (root / "nbs").glob("*.ipynb") if not p.name.startswith(("_", ".")))  # as nbdev_test
     passed = failed = skipped = 0

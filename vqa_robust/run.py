@@ -17,7 +17,7 @@ from tqdm import tqdm
 from .base import non_negative_integer
 from .data import VQADataset, load_easy_vqa, load_vqav2, read_split, sample_images, vqav2_files, vrb_split, write_split, dataset_fingerprint
 from .datasets import DATASETS, load_dataset, answerability
-from .corruptions import CLEAN, CORRUPTIONS, PRESETS, expand_corruptions
+from .corruptions import CLEAN, CORRUPTIONS, PRESETS, expand_corruptions, image_under_condition
 from .models import model_identity, resolve_device, resolve_dtype
 from .zoo import FAMILIES, MODELS, model_spec
 from .store import CHUNK_SIZE, atomic_write, checked_store, code_fingerprint, folder_lock, partition_dir, run_log
@@ -30,18 +30,20 @@ from .analysis import (blind_baseline, family_accuracy, plot_accuracy_vs_severit
 from .text_eval import perturb_all, scored_where_known, paired_answers, text_table, text_intervals, local_explanations, global_rules, plot_rules
 from .text import CHOICES, COLOR_METRICS, NEAR_COLOUR_DISTANCE, PERTURBATIONS, answer_vocabulary
 from .changes import answer_changes, categorise, change_table, plot_gallery
+from .defences import DEFENCES, NO_DEFENCE, defence_table, defence_timing, defended_name, plot_defences
 from .calibration import (calibration_table, consistency_table, flip_table, most_unstable, plot_reliability, plot_unstable,
                                     robustness_alignment, severity_patterns)
 
 # %% auto #0
 __all__ = ['SAMPLE_IMAGES', 'RUN_PARAMETERS', 'TEXT_FILES', 'ROBUSTNESS_FILES', 'CHANGE_FILES', 'CALIBRATION_FILES',
-           'CONSISTENCY_FILES', 'RESULT_FILES', 'CONDITION', 'list_parameter', 'int_parameter', 'auto_parameter',
-           'dataset_files', 'text_kinds', 'run_parameters', 'RunConfig', 'flag', 'load_questions', 'blind_answers',
-           'perturbed_questions', 'run_config', 'previous_run', 'clear_results', 'prepare_stores', 'answer_all',
-           'scored_answers', 'RunResult', 'save_figure', 'save_table', 'accuracy_results', 'robustness_results',
-           'change_results', 'calibration_results', 'flip_results', 'consistency_results', 'answer_changing_words',
-           'comparability_results', 'text_perturbation_results', 'run_summary', 'run', 'locked_run', 'corrupt',
-           'registry_table', 'show_default', 'add_parameters', 'command_parser', 'main']
+           'CONSISTENCY_FILES', 'DEFENCE_FILES', 'RESULT_FILES', 'CONDITION', 'list_parameter', 'int_parameter',
+           'auto_parameter', 'dataset_files', 'text_kinds', 'defence_list', 'run_parameters', 'RunConfig', 'flag',
+           'load_questions', 'blind_answers', 'perturbed_questions', 'run_config', 'previous_run', 'clear_results',
+           'prepare_stores', 'answer_all', 'scored_answers', 'RunResult', 'save_figure', 'save_table',
+           'accuracy_results', 'robustness_results', 'change_results', 'calibration_results', 'flip_results',
+           'consistency_results', 'answer_changing_words', 'comparability_results', 'text_perturbation_results',
+           'defence_results', 'defence_sample', 'run_summary', 'run', 'locked_run', 'corrupt', 'registry_table',
+           'show_default', 'add_parameters', 'command_parser', 'main']
 
 # %% ../nbs/08_run_library.ipynb #c045
 def list_parameter(value, name: str) -> list:
@@ -89,6 +91,14 @@ def text_kinds(value) -> list[str]:
     if len(set(kinds)) != len(kinds): raise ValueError(f"text_perturbations: {kinds} names a kind twice")
     return kinds
 
+def defence_list(value) -> list[str]:
+    "The defences of a run: keys of `vqa_robust.defences.DEFENCES` and 'none' (the model undefended); default and empty: ['none']."
+    names = [str(d) for d in list_parameter(value, "defences")] or [NO_DEFENCE]
+    unknown = [d for d in names if d != NO_DEFENCE and d not in DEFENCES]
+    if unknown: raise ValueError(f"defences: unknown defence(s) {unknown}; known: none, {', '.join(DEFENCES)}")
+    if len(set(names)) != len(names): raise ValueError(f"defences: {names} names a defence twice")
+    return names
+
 SAMPLE_IMAGES = 500  # images a run samples when n_images is "auto" (and the split is not VRB's)
 
 def run_parameters(model,            # keys of MODELS or checkpoint folders: one, a list, comma-separated or JSON text
@@ -118,11 +128,14 @@ def run_parameters(model,            # keys of MODELS or checkpoint folders: one
                    colour_vocabulary: str = "split",  # common colours: "split" (its multiple-choice answers) or "annotations" (every annotated answer of the dataset, the paper's)
                    wordnet_choice: str = "seeded",    # WordNet kinds: a key of `vqa_robust.text.CHOICES`, "seeded" draw or the paper's "closest" concept
                    near_colour_distance=10.0,         # CIEDE2000 below which a nearest-colour swap keeps the answer (and is scored); `vqa_robust.text.NEAR_COLOUR_DISTANCE`
+                   defences=(NO_DEFENCE,),            # keys of `vqa_robust.defences.DEFENCES` and "none" (the model as it is): every model behind each
                   ) -> dict:                    # the typed parameters, plus "specs", "grid", "dtypes", "batch_sizes", "files"
     "The run's parameters, typed and checked; a ValueError naming the parameter otherwise."
     models = [str(m) for m in list_parameter(model, "model")]
     if not models: raise ValueError("model: name at least one model (a key of vqa_robust.zoo.MODELS or a checkpoint folder)")
     if len(set(models)) != len(models): raise ValueError(f"model: {models} names a model twice")
+    defence_names = defence_list(defences)
+    models = [defended_name(m, d) for m in models for d in defence_names]
     specs = {m: model_spec(m) for m in models}
     for spec in specs.values(): partition_dir(".", spec.name, *CLEAN)  # a name the store cannot hold fails now
     kinds = text_kinds(text_perturbations)
@@ -175,7 +188,7 @@ def run_parameters(model,            # keys of MODELS or checkpoint folders: one
             "num_workers": default_workers(device, threads) if sizes["num_workers"] == "auto" else sizes["num_workers"],
             "files": files, "split": split, "specs": specs,
             "text_kinds": kinds, "typo_severity": typo_severity, "colour_metric": colour_metric, "colour_vocabulary": colour_vocabulary, "wordnet_choice": wordnet_choice, "near_colour_distance": near_colour_distance, "executor": executor, "ray_address": str(ray_address),
-            "dataset_split": dataset_split or DATASETS[dataset].splits[0]}
+            "dataset_split": dataset_split or DATASETS[dataset].splits[0], "defences": defence_names}
 
 # %% ../nbs/08_run_library.ipynb #c006
 @dataclass
@@ -243,6 +256,7 @@ def perturbed_questions(parameters: dict,     # `run_parameters`' output
 
 # %% ../nbs/08_run_library.ipynb #c013
 def run_config(model: list = ["easy-vqa-vilt", "easy-vqa-blip"],  # keys of vqa_robust.zoo.MODELS or checkpoint folders: one name, a list, comma-separated or JSON text
+               defences: list = ["none"],      # each model behind each of these (vqa_robust.defences.DEFENCES: nlmeans, bm3d, restorer_noise, routed, spelling, ...) and "none" (as it is): e.g. "none,nlmeans,routed"; defences.csv compares them
                dataset: str = "easy_vqa",      # "easy_vqa" (offline, shipped), "vqav2" (with data_dir, or the three paths below), "vg", "gqa", "vizwiz" (with data_dir): vqa_robust.datasets.DATASETS
                data_dir: str = "",             # folder the dataset was downloaded into, official file names (VQAv2: v2_OpenEnded_mscoco_val2014_questions.json, ..., val2014/)
                dataset_split: str = "",        # the dataset's own split (gqa: testdev, val, train; vizwiz: val, train); "": its first
@@ -277,7 +291,7 @@ def run_config(model: list = ["easy-vqa-vilt", "easy-vqa-blip"],  # keys of vqa_
                        questions_file, annotations_file, image_dir, num_workers, dtype, data_dir=data_dir, split=split,
                        text_perturbations=text_perturbations, typo_severity=typo_severity, executor=executor, ray_address=ray_address,
                        dataset_split=dataset_split, colour_metric=colour_metric, colour_vocabulary=colour_vocabulary,
-                       wordnet_choice=wordnet_choice, near_colour_distance=near_colour_distance)
+                       wordnet_choice=wordnet_choice, near_colour_distance=near_colour_distance, defences=defences)
     out = Path(out_dir)
     if out.exists() and not out.is_dir(): raise ValueError(f"out_dir {out} exists and is not a folder")
     identities = {m: model_identity(p["specs"][m], p["dtypes"][m]) for m in p["models"]}
@@ -301,10 +315,11 @@ CHANGE_FILES = ["answer_changes.csv", "mispredictions.csv", "answer_changes.png"
 
 CALIBRATION_FILES = ["calibration.csv", "reliability.png"]
 CONSISTENCY_FILES = ["consistency.csv", "unstable_questions.png"]
+DEFENCE_FILES = ["defences.csv", "defences.png"]
 
 RESULT_FILES = TEXT_FILES + ["answers.parquet", "accuracy.csv", "accuracy_breakdown.csv", "family_accuracy.csv", "split.json", "run.json", "accuracy_vs_severity.png",
                              "answerability.csv"] + ROBUSTNESS_FILES + CHANGE_FILES + \
-               CALIBRATION_FILES + CONSISTENCY_FILES + ["flips.csv", "comparability.csv"]
+               CALIBRATION_FILES + CONSISTENCY_FILES + DEFENCE_FILES + ["flips.csv", "comparability.csv"]
 
 # %% ../nbs/08_run_library.ipynb #c024
 def previous_run(out_dir: Path) -> str | None:
@@ -391,6 +406,7 @@ class RunResult:
     flips: pd.DataFrame | None = None                  # flips.csv: destructive and corrective parts, flip rate (None without corruptions)
     consistency: pd.DataFrame | None = None            # consistency.csv: non-monotone share and instability (None without severities 1-5)
     text_results: pd.DataFrame | None = None           # text_robustness.csv (None without text_perturbations)
+    defences: pd.DataFrame | None = None               # defences.csv: accuracy recovered by each defence, its clean cost and time (None without defences)
     not_computed: dict = field(default_factory=dict)   # result file -> why this run could not compute it
     summary: dict = field(default_factory=dict)        # run.json
     figures: dict = field(default_factory=dict)        # figure name -> matplotlib Figure (saved as <name>.png)
@@ -526,6 +542,28 @@ def text_perturbation_results(config: RunConfig, result: RunResult, scored: pd.D
     if len(rules): save_figure(result, "text_rules", lambda: plot_rules(rules))
     else: result.not_computed["text_rules.png"] = "no rule has enough support in this run"
 
+def defence_results(config: RunConfig, result: RunResult, scored: pd.DataFrame) -> None:
+    "defences.csv: per model, defence and condition, the accuracy behind the defence against none, recovered with its interval, the clean cost, the time per image and VRE; and its figure."
+    p = config.parameters
+    used = [d for d in p["defences"] if d != NO_DEFENCE]
+    if not used: result.not_computed.update({name: "the run has no defences" for name in DEFENCE_FILES}); return
+    if NO_DEFENCE not in p["defences"]:
+        result.not_computed.update({name: "defences need 'none' among them: what a defence buys back is measured against the model without it" for name in DEFENCE_FILES}); return
+    table = defence_table(scored, n_boot=1000, seed=p["seed"], timing=defence_timing(used, *defence_sample(config)))
+    if result.robustness is not None:  # VRE behind each defence and without it (one ranking: min-max scaled over every model and defence of the run)
+        vre = result.robustness[result.robustness.corruption == "all"].set_index("model").vre
+        table["vre"] = [vre.get(defended_name(m, d), float("nan")) for m, d in zip(table.model, table.defence)]
+        table["vre_none"] = table.model.map(vre)
+    result.defences = save_table(result, "defences.csv", table, index=False)
+    save_figure(result, "defences", lambda: plot_defences(table))
+
+def defence_sample(config: RunConfig, n: int = 20) -> tuple[list, list]:
+    "What the defences are timed on: n images of the split under the run's first corruption at its middle severity (clean without one), and its first 10 n questions."
+    p, data = config.parameters, config.dataset
+    corruption, severity = (p["corruptions"][0], sorted(p["severities"])[len(p["severities"]) // 2]) if p["corruptions"] else CLEAN
+    ids = list(data.image_ids)[:n]
+    return [image_under_condition(data.load_image(i), corruption, severity, p["seed"], i) for i in ids], data.questions.question.head(10 * n).tolist()
+
 # %% ../nbs/08_run_library.ipynb #6d4d086d
 def run_summary(config: RunConfig, result: RunResult, seconds: dict, elapsed: float, memory: dict) -> dict:
     "run.json: the settings, each model's identity, the data's and the corruption code's fingerprints, timing, memory and what was not computed."
@@ -584,6 +622,7 @@ def locked_run(config: RunConfig, progress: bool = True, figures: bool = True) -
     consistency_results(config, result, scored)
     comparability_results(config, result, scored)
     text_perturbation_results(config, result, scored, scored_perturbed)
+    defence_results(config, result, scored)
     result.summary = run_summary(config, result, seconds, elapsed, memory)
     atomic_write(out / "run.json", lambda path: path.write_text(json.dumps(result.summary, indent=1, default=str)))  # last: the folder is complete
     result.paths.append(out / "run.json")

@@ -9,6 +9,7 @@ from dataclasses import asdict
 from pathlib import Path
 import torch
 from .base import Registry
+from .defences import NO_DEFENCE, DefendedModel, defence_identity, split_defended
 from .models import (BLIP_FAMILY, VILT_BLIP_MODELS, VILT_FAMILY, LoadOptions, ModelFamily, ModelSpec, VQAAdapter, check_settings,
                                checkpoint_json, model_identity, resolve_device)
 from .vle import VLE_FAMILY, VLE_MODELS
@@ -16,8 +17,9 @@ from .pnp import PNP_FAMILY, PNP_MODELS
 from .vlms import PALIGEMMA_FAMILY, VLM_FAMILY, VLM_MODELS
 
 # %% auto #0
-__all__ = ['FAMILIES', 'MODELS', 'SMOKE_QUESTIONS', 'register_family', 'register_model', 'folder_spec', 'model_spec',
-           'spec_with_settings', 'load_model', 'tiny_checkpoint', 'hub_smoke']
+__all__ = ['FAMILIES', 'MODELS', 'DEFENCE_SETTINGS', 'SMOKE_QUESTIONS', 'register_family', 'register_model', 'folder_spec',
+           'model_spec', 'defended_spec', 'undefended', 'spec_with_settings', 'load_model', 'tiny_checkpoint',
+           'hub_smoke']
 
 # %% ../nbs/02e_model_zoo.ipynb #c007
 FAMILIES = Registry("model family")  # name -> ModelFamily
@@ -54,11 +56,28 @@ def folder_spec(folder: Path) -> ModelSpec:
 
 def model_spec(name_or_path: str,  # a key of MODELS, or a folder with vqa_robust.json or config.json
               ) -> ModelSpec:      # the entry, or the folder's spec (KeyError if neither)
-    "The registry entry of `name_or_path`, or the spec of a local checkpoint folder."
+    "The registry entry of `name_or_path`, or the spec of a local checkpoint folder; 'MODEL+DEFENCE' is MODEL's behind a defence (`defended_spec`)."
     if name_or_path in MODELS: return MODELS[name_or_path]
+    base, defence = split_defended(name_or_path)
+    if defence != NO_DEFENCE: return defended_spec(model_spec(base), defence)
     folder = Path(name_or_path)
     if (folder / "vqa_robust.json").is_file() or (folder / "config.json").is_file(): return folder_spec(folder)
     raise KeyError(f"unknown model {name_or_path!r}: not in MODELS ({', '.join(MODELS)}) and not a checkpoint folder")
+
+DEFENCE_SETTINGS = ("defence", "defence_identity")  # the settings a defended spec adds to its model's
+
+def defended_spec(spec: ModelSpec,  # a model's entry
+                  defence: str,     # a key of vqa_robust.defences.DEFENCES
+                 ) -> ModelSpec:    # named 'model+defence', the defence and its identity among the settings
+    "A model's spec behind a defence: its own checkpoint and family, the defence's name and identity added to its settings (so to its identity)."
+    return ModelSpec(f"{spec.name}+{defence}", spec.checkpoint, spec.family,
+                     {**spec.settings, "defence": defence, "defence_identity": defence_identity(defence)["identity"]})
+
+def undefended(spec: ModelSpec) -> ModelSpec:
+    "The spec without its defence (the model's own), and the spec itself when it has none."
+    if "defence" not in spec.settings: return spec
+    base, _ = split_defended(spec.name)
+    return ModelSpec(base, spec.checkpoint, spec.family, {k: v for k, v in spec.settings.items() if k not in DEFENCE_SETTINGS})
 
 def spec_with_settings(name_or_path: str,  # a key of MODELS or a checkpoint folder
                        settings: dict,     # overrides; {}: the spec unchanged
@@ -78,7 +97,8 @@ def load_model(name_or_path: str,                # a key of MODELS or a checkpoi
     "Load a VQA model into its family's adapter."
     spec = spec_with_settings(name_or_path, settings)
     options = LoadOptions(resolve_device(device), dtype, local_files_only, trust_remote_code)
-    adapter = FAMILIES[spec.family].load(spec, options)
+    adapter = FAMILIES[spec.family].load(undefended(spec), options)
+    if "defence" in spec.settings: adapter = DefendedModel(adapter, spec.settings["defence"], spec.name)
     adapter.identity = model_identity(spec, dtype)
     return adapter
 
