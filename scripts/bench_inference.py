@@ -8,6 +8,7 @@ workers, with its ratio to model-only. Batch size, dtype, device and worker coun
     .venv/bin/python scripts/bench_inference.py --models vilt-b32-random --device cuda --dtype bfloat16 --questions 4096
     .venv/bin/python scripts/bench_inference.py --memory              # peak resident memory against the number of conditions
     .venv/bin/python scripts/bench_inference.py --agreement           # bfloat16 against float32 answers of the shipped models
+    .venv/bin/python scripts/bench_inference.py --defences all         # each defence's time per image, beside the corruption's (bm3d: ask by name)
 
 Images are COCO-sized (640 x 480 JPEGs made from scikit-image's sample photographs), about 5.3 questions each as in
 VRB's split; `--images easy_vqa` uses the 64 x 64 easy-VQA images instead. Full-size random-weight models have the
@@ -21,7 +22,7 @@ RANDOM_MODELS = ("vilt-b32-random", "blip-base-random")
 
 def coco_like(folder: Path, n_questions: int):
     "A dataset of 640 x 480 JPEG photographs with easy-VQA's questions, about 5.3 per image."
-    import numpy as np, pandas as pd
+    import numpy as np
     from PIL import Image
     from skimage import data
     from vqa_robust.data import VQADataset, load_easy_vqa
@@ -81,10 +82,9 @@ def sync(device: str):
     if device.startswith("cuda"): torch.cuda.synchronize()
 
 def bench_model(name: str, dataset, args, work: Path) -> list[dict]:
-    import torch
-    from vqa_robust.inference import Batch, ConditionBatches, batch_loader, plan_batches, question_order, run_conditions, CLEAN
+    from vqa_robust.inference import ConditionBatches, plan_batches, question_order, run_conditions
     from vqa_robust.store import n_chunks
-    from vqa_robust.models import resolve_dtype, to_model
+    from vqa_robust.models import resolve_dtype
     from vqa_robust.zoo import FAMILIES
     device = args.device
     model = load(name, device, resolve_dtype(args.dtype, device, FAMILIES["vilt" if "vilt" in name else "blip"]), work)
@@ -202,6 +202,23 @@ def bench_flops(args, work: Path):
                      "GFLOP per answer": counter.get_total_flops() / len(order) / 1e9})
     print_table(rows)
 
+def bench_defences(args, dataset):
+    "Each defence's milliseconds per image (per question for text defences) on the dataset's images under the corruption, beside the corruption's own."
+    from vqa_robust.corruptions import image_under_condition
+    from vqa_robust.defences import DEFENCES, defence_timing
+    names = [n for n in DEFENCES if n != "bm3d"] if args.defences == "all" else args.defences.split(",")
+    ids = list(dataset.image_ids)[:args.defence_images]
+    began = time.perf_counter()
+    images = [image_under_condition(dataset.load_image(i), args.corruption, args.severity, 0, i) for i in ids]
+    corrupt_ms = 1000 * (time.perf_counter() - began) / len(ids)
+    timing = defence_timing(names, images, dataset.questions.question.tolist(), repeats=args.repeat)
+    h, w = images[0].shape[:2]
+    print(f"\ndefences on {len(ids)} {w}x{h} images under {args.corruption} {args.severity} (decoding and corrupting: {corrupt_ms:.1f} ms an image), best of {args.repeat}")
+    print(f"{'defence':<18}{'kind':<7}{'ms per item':>12}{'x corruption':>14}")
+    for name in names:
+        kind = DEFENCES[name].kind
+        print(f"{name:<18}{kind:<7}{timing[name]:>12.2f}{(timing[name] / corrupt_ms if kind == 'image' else float('nan')):>14.2f}")
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", default="easy-vqa-vilt,easy-vqa-blip," + ",".join(RANDOM_MODELS))
@@ -216,6 +233,8 @@ def main():
     parser.add_argument("--memory-workers", type=int, default=1); parser.add_argument("--memory-images", type=int, default=200)
     parser.add_argument("--agreement", action="store_true"); parser.add_argument("--flops", action="store_true")
     parser.add_argument("--data-only", action="store_true", help="measure the data side only")
+    parser.add_argument("--defences", default="", help="time these defences (comma-separated, or 'all': every one but bm3d) instead of the models")
+    parser.add_argument("--defence-images", type=int, default=8, help="images the defences are timed on")
     args = parser.parse_args()
     args.workers = [int(w) for w in args.workers.split(",")]
     args.memory_conditions = [int(c) for c in args.memory_conditions.split(",")]
@@ -231,6 +250,7 @@ def main():
         images = work / "images"; images.mkdir()
         dataset = coco_like(images, args.questions) if args.images == "coco_like" else easy_vqa(args.questions)
         print(f"{len(dataset)} questions on {len(dataset.image_ids)} images ({args.images})")
+        if args.defences: return bench_defences(args, dataset)
         rows = []
         for name in args.models.split(","):
             rows += bench_model(name, dataset, args, work)

@@ -5,9 +5,9 @@
 
 The notebooks and pytest's test files run side by side, `--workers` at a time (one per core), longest first: pytest is
 split into groups of files, and the two that start Ray (nbs/03a_distributed and tests/test_distributed.py) run one after
-the other in one task, so that two local Ray clusters never share the machine; the other notebooks but the longest are
-tested in three processes of about equal work, one after the other in each, as nbdev_test's own workers do (torch and
-transformers imported once a process, not once a notebook).
+the other in one task, so that two local Ray clusters never share the machine; the other notebooks are tested in three
+processes, one after the other in each, as nbdev_test's own workers do (torch and transformers imported once a process, not
+once a notebook): the three that read WordNet and spaCy together (loaded once), the rest in two groups of about equal work.
 """
 import argparse, os, subprocess, sys, tempfile, time, xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
@@ -21,22 +21,22 @@ PYTEST_GROUPS = {  # pytest runs as these groups of files; the files no group na
     "tests/test_faults.py": ["tests/test_faults.py"],
 }
 RAY_CHAIN = ("nbs/03a_distributed.ipynb", "tests/test_distributed.py")  # both start a local Ray: never at the same time
-ALONE = {"nbs/06a_text_eval.ipynb"}  # notebooks tested in a process of their own (the longest); the others share NOTEBOOK_GROUPS processes
-NOTEBOOK_GROUPS = 3
-NOTEBOOK_SECONDS = {  # seconds each notebook took on the project's 2-core machine: how the groups are balanced (10 for one not listed)
-    "nbs/01b_defences.ipynb": 50, "nbs/02a_training.ipynb": 44, "nbs/06_text.ipynb": 40, "nbs/07a_changes.ipynb": 35, "nbs/03_inference.ipynb": 35,
-    "nbs/08_run_library.ipynb": 35, "nbs/04a_robustness_plus.ipynb": 32, "nbs/07_explain.ipynb": 28, "nbs/01_corruptions.ipynb": 12,
-    "nbs/02_models.ipynb": 10, "nbs/02c_pnp.ipynb": 8, "nbs/02e_model_zoo.ipynb": 8}
-EXPECTED_SECONDS = {  # seconds measured on the project's 2-core machine: only the order tasks start in (longest first)
-    "nbs/03a_distributed.ipynb + tests/test_distributed.py": 245, "tests/test_run.py": 180, "tests/test_docs.py": 140,
-    "nbs/06a_text_eval.ipynb": 120, "other tests": 77, "tests/test_faults.py": 35,
+SHARED = ("nbs/06_text.ipynb", "nbs/06a_text_eval.ipynb", "nbs/01b_defences.ipynb")  # these load WordNet (and spaCy): one process loads them once
+NOTEBOOK_GROUPS = 2  # processes the other notebooks (but 03a) are tested in, of about equal work
+NOTEBOOK_SECONDS = {  # seconds each notebook took in a shared process on the project's 2-core machine: groups' balance and order (5 for one not listed)
+    "nbs/06a_text_eval.ipynb": 125, "nbs/01b_defences.ipynb": 68, "nbs/02a_training.ipynb": 40, "nbs/06_text.ipynb": 38, "nbs/04a_robustness_plus.ipynb": 32,
+    "nbs/07a_changes.ipynb": 29, "nbs/03_inference.ipynb": 28, "nbs/08_run_library.ipynb": 29, "nbs/07_explain.ipynb": 21, "nbs/01_corruptions.ipynb": 13,
+    "nbs/02_models.ipynb": 11, "nbs/02c_pnp.ipynb": 6, "nbs/02e_model_zoo.ipynb": 6}
+EXPECTED_SECONDS = {  # seconds measured on the project's 2-core machine (CI, fresh clone): only the order tasks start in (longest first)
+    "nbs/03a_distributed.ipynb + tests/test_distributed.py": 273, "tests/test_run.py": 201, "tests/test_docs.py": 149,
+    "other tests": 69, "tests/test_faults.py": 38,
 }
 
 def notebook_groups(notebooks: list[Path], n: int) -> list[list[Path]]:
     "The notebooks in n groups of about equal expected time (the longest first, each to the group with least so far)."
     groups, totals = [[] for _ in range(n)], [0.0] * n
-    for nb in sorted(notebooks, key=lambda nb: -NOTEBOOK_SECONDS.get(f"nbs/{nb.name}", 10)):
-        k = totals.index(min(totals)); groups[k].append(nb); totals[k] += NOTEBOOK_SECONDS.get(f"nbs/{nb.name}", 10)
+    for nb in sorted(notebooks, key=lambda nb: -NOTEBOOK_SECONDS.get(f"nbs/{nb.name}", 5)):
+        k = totals.index(min(totals)); groups[k].append(nb); totals[k] += NOTEBOOK_SECONDS.get(f"nbs/{nb.name}", 5)
     return [sorted(g) for g in groups if g]
 
 def run_notebook(nb: Path, flags: str) -> tuple[int, int, int, str]:
@@ -123,11 +123,14 @@ def chain(*steps):
 def tasks(notebooks: list[Path], flags: str, with_pytest: bool) -> dict:
     "Name -> a function running it, for every notebook and pytest group (the Ray pair chained)."
     marks = [m for m in ("gpu", "slow") if m not in flags.split()]  # pytest marks run only with their flag, as nbdev's
-    alone = [nb for nb in notebooks if f"nbs/{nb.name}" in ALONE | {RAY_CHAIN[0]}]
-    todo = {f"nbs/{nb.name}": (lambda nb=nb: run_notebook(nb, flags)) for nb in alone}
-    for k, group in enumerate(notebook_groups([nb for nb in notebooks if nb not in alone], NOTEBOOK_GROUPS)):
+    seconds = lambda group: sum(NOTEBOOK_SECONDS.get(f"nbs/{nb.name}", 5) for nb in group)
+    ray = [nb for nb in notebooks if f"nbs/{nb.name}" == RAY_CHAIN[0]]
+    shared = [nb for nb in notebooks if f"nbs/{nb.name}" in SHARED]
+    todo = {f"nbs/{nb.name}": (lambda nb=nb: run_notebook(nb, flags)) for nb in ray}
+    groups = ([shared] if shared else []) + notebook_groups([nb for nb in notebooks if nb not in ray + shared], NOTEBOOK_GROUPS)
+    for k, group in enumerate(groups):
         todo[f"notebooks {k + 1}"] = lambda group=group: run_notebooks(group, flags)
-        EXPECTED_SECONDS[f"notebooks {k + 1}"] = sum(NOTEBOOK_SECONDS.get(f"nbs/{nb.name}", 10) for nb in group)
+        EXPECTED_SECONDS[f"notebooks {k + 1}"] = seconds(group)
     if not with_pytest: return todo
     grouped = {f for files in PYTEST_GROUPS.values() for f in files} | {RAY_CHAIN[1]}
     rest = sorted(str(p.relative_to(root)) for p in (root / "tests").glob("test_*.py") if str(p.relative_to(root)) not in grouped)

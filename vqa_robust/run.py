@@ -551,7 +551,7 @@ def defence_results(config: RunConfig, result: RunResult, scored: pd.DataFrame) 
         result.not_computed.update({name: "defences need 'none' among them: what a defence buys back is measured against the model without it" for name in DEFENCE_FILES}); return
     table = defence_table(scored, n_boot=1000, seed=p["seed"], timing=defence_timing(used, *defence_sample(config)))
     if result.robustness is not None:  # VRE behind each defence and without it (one ranking: min-max scaled over every model and defence of the run)
-        vre = result.robustness[result.robustness.corruption == "all"].set_index("model").vre
+        vre = result.robustness[result.robustness.corruption == "all"].set_index("model").VRE
         table["vre"] = [vre.get(defended_name(m, d), float("nan")) for m, d in zip(table.model, table.defence)]
         table["vre_none"] = table.model.map(vre)
     result.defences = save_table(result, "defences.csv", table, index=False)
