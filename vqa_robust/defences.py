@@ -486,12 +486,13 @@ class DefendedModel:
 
 # %% ../nbs/01b_defences.ipynb #c047
 def defence_timing(defences, images, questions=(), repeats: int = 1) -> dict:
-    "Milliseconds per image (image defences) or per question (text defences) of each defence, best of `repeats`."
+    "Milliseconds per image (image defences) or per question (text defences) of each defence, best of `repeats`, after one warm-up call (weights and dictionaries load once)."
     out = {}
     for name in defences:
         if name == NO_DEFENCE: out[name] = 0.0; continue
         items = list(questions) if DEFENCES[name].kind == "text" else list(images)
         if not items: out[name] = np.nan; continue
+        defend(items[:1], name) if DEFENCES[name].kind == "text" else defend(items[0], name)  # warm-up: loads weights, builds dictionaries
         best = np.inf
         for _ in range(repeats):
             began = time.perf_counter()
