@@ -16,6 +16,7 @@ import pandas as pd
 import torch
 from torch import nn
 from .base import Registry, seeded_rng
+from .calibration import question_bootstrap
 from .corruptions import image_under_condition, to_uint8_rgb
 from .data import load_easy_vqa
 from .text import perturb, wordnet
@@ -523,15 +524,9 @@ def defence_table(scored: pd.DataFrame,  # model (names 'model+defence'), corrup
     wide = pairs.assign(gain=pairs.score - pairs.score_none).pivot_table(index="question_id", columns=["base", "defence", "corruption", "severity"],
                                                                          values=["score", "score_none", "gain"], sort=False)
     gains = wide["gain"]
-    valid = gains.notna().to_numpy()
-    G = np.nan_to_num(gains.to_numpy())
-    n = valid.sum(0)
-    counts = np.random.default_rng(seed).multinomial(len(G), np.full(len(G), 1 / len(G)), size=n_boot).astype(np.float64)
-    replicates = (counts @ G) / np.maximum(counts @ valid, 1)
-    a = (1 - confidence) / 2
-    out = pd.DataFrame({"n": n, "accuracy": wide["score"].mean().to_numpy(), "accuracy_none": wide["score_none"].mean().to_numpy(),
-                        "recovered": gains.mean().to_numpy(), "recovered_low": np.quantile(replicates, a, axis=0),
-                        "recovered_high": np.quantile(replicates, 1 - a, axis=0)}, index=gains.columns).reset_index()
+    low, high = question_bootstrap(gains, n_boot, seed, confidence)  # the paired bootstrap over questions the other tables use
+    out = pd.DataFrame({"n": gains.notna().sum().to_numpy(), "accuracy": wide["score"].mean().to_numpy(), "accuracy_none": wide["score_none"].mean().to_numpy(),
+                        "recovered": gains.mean().to_numpy(), "recovered_low": low, "recovered_high": high}, index=gains.columns).reset_index()
     out = out.rename(columns={"base": "model"})
     clean = out[out.corruption == "clean"].set_index(["model", "defence"]).recovered
     out["clean_cost"] = [-clean.get((m, d), np.nan) for m, d in zip(out.model, out.defence)]
