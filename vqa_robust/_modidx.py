@@ -1042,9 +1042,11 @@ d = { 'settings': { 'branch': 'main',
                                 'vqa_robust.zoo.folder_spec': ('model_zoo.html#folder_spec', 'vqa_robust/zoo.py'),
                                 'vqa_robust.zoo.hub_smoke': ('model_zoo.html#hub_smoke', 'vqa_robust/zoo.py'),
                                 'vqa_robust.zoo.load_model': ('model_zoo.html#load_model', 'vqa_robust/zoo.py'),
+                                'vqa_robust.zoo.load_vle_on_use': ('model_zoo.html#load_vle_on_use', 'vqa_robust/zoo.py'),
                                 'vqa_robust.zoo.model_spec': ('model_zoo.html#model_spec', 'vqa_robust/zoo.py'),
                                 'vqa_robust.zoo.register_family': ('model_zoo.html#register_family', 'vqa_robust/zoo.py'),
                                 'vqa_robust.zoo.register_model': ('model_zoo.html#register_model', 'vqa_robust/zoo.py'),
                                 'vqa_robust.zoo.spec_with_settings': ('model_zoo.html#spec_with_settings', 'vqa_robust/zoo.py'),
                                 'vqa_robust.zoo.tiny_checkpoint': ('model_zoo.html#tiny_checkpoint', 'vqa_robust/zoo.py'),
-                                'vqa_robust.zoo.undefended': ('model_zoo.html#undefended', 'vqa_robust/zoo.py')}}}
+                                'vqa_robust.zoo.undefended': ('model_zoo.html#undefended', 'vqa_robust/zoo.py'),
+                                'vqa_robust.zoo.write_tiny_vle_on_use': ('model_zoo.html#write_tiny_vle_on_use', 'vqa_robust/zoo.py')}}}

@@ -14,12 +14,12 @@ from transformers import (BatchEncoding, CLIPImageProcessorPil, CLIPVisionConfig
                           DebertaV2Tokenizer, PretrainedConfig, PreTrainedModel)
 from transformers.modeling_outputs import SequenceClassifierOutput
 from transformers.models.bert.modeling_bert import BertAttention, BertIntermediate, BertOutput
-from .models import TINY_ANSWERS, TINY_WORDS, ClassifierVQA, LoadOptions, ModelSpec, model_entry, model_family, pretrained
+from .models import TINY_ANSWERS, TINY_WORDS, ClassifierVQA, LoadOptions, ModelSpec, pretrained
 
 # %% auto #0
-__all__ = ['ORIGINAL_VISION_PREFIX', 'VISION_PREFIX', 'WEIGHT_FILES', 'VLE_FAMILY', 'VLE_MODELS', 'VLEConfig', 'additive_mask',
-           'VLECoAttentionLayer', 'VLEPooler', 'VLEPreTrainedModel', 'VLEModelOutput', 'VLEModel', 'tiny_vle_config',
-           'VLEForVQA', 'vle_state_dict', 'original_state_dict', 'read_state_dict', 'fit_vision_size', 'load_weights',
+__all__ = ['ORIGINAL_VISION_PREFIX', 'VISION_PREFIX', 'WEIGHT_FILES', 'VLEConfig', 'additive_mask', 'VLECoAttentionLayer',
+           'VLEPooler', 'VLEPreTrainedModel', 'VLEModelOutput', 'VLEModel', 'tiny_vle_config', 'VLEForVQA',
+           'vle_state_dict', 'original_state_dict', 'read_state_dict', 'fit_vision_size', 'load_weights',
            'weights_file', 'vle_from_pretrained', 'VLEProcessor', 'write_spm_tokenizer', 'load_vle', 'write_tiny_vle']
 
 # %% ../nbs/02b_vle.ipynb #c006
@@ -277,16 +277,3 @@ def write_tiny_vle(spec: ModelSpec, folder: Path) -> dict:
     config.save_pretrained(folder)
     torch.save(original_state_dict(VLEForVQA(config)), folder / "pytorch_model.bin")
     return {"image_size": 48}
-
-# %% ../nbs/02b_vle.ipynb #c040
-VLE_FAMILY = model_family("vle", load_vle, write_tiny_vle, defaults={"score": "softmax", "image_size": None}, model_types=("vle",))
-VLE_MODELS = [
-  model_entry("vle", "hfl/vle-base-for-vqa", VLE_FAMILY, {"image_size": 576}, reported_accuracy=77.6,
-               reported_on="VQAv2 test-dev, VLE README (iflytek/VLE) Comparison table, VLE-base",
-               description="VLE-base (CLIP ViT-B/16 + DeBERTa-v3-base, 6 co-attention layers of 768) fine-tuned on VQAv2, 576 px (VRB paper: 378M parameters)",
-               sources={"model": "VRB Table 3 (VLE, 378M parameters; base accuracy 0.771)", "score": "family default softmax: VLE's VQA pipeline (iflytek/VLE models/VLE/pipeline_vle.py) ranks answers by softmax",
-                        "image_size": "the checkpoint's preprocessor_config.json (CLIP processor, 576 px)", "reported_accuracy": "iflytek/VLE README, comparison table (VQAv2 test-dev)"}),
-  model_entry("vle-large", "hfl/vle-large-for-vqa", VLE_FAMILY, {"image_size": 504}, reported_accuracy=79.3,
-               reported_on="VQAv2 test-dev, VLE README (iflytek/VLE) Comparison table, VLE-large",
-               description="VLE-large (CLIP ViT-L/14 + DeBERTa-v3-large, co-attention width 1024) fine-tuned on VQAv2, 504 px",
-               sources={"image_size": "the checkpoint's preprocessor_config.json (CLIP processor, 504 px)", "reported_accuracy": "iflytek/VLE README, comparison table (VQAv2 test-dev)"})]

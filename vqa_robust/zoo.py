@@ -11,15 +11,41 @@ import torch
 from .base import Registry
 from .defences import NO_DEFENCE, DefendedModel, defence_identity, split_defended
 from .models import (BLIP_FAMILY, VILT_BLIP_MODELS, VILT_FAMILY, LoadOptions, ModelFamily, ModelSpec, VQAAdapter, check_settings,
-                               checkpoint_json, model_identity, resolve_device)
-from .vle import VLE_FAMILY, VLE_MODELS
+                               checkpoint_json, model_entry, model_family, model_identity, resolve_device)
 from .pnp import PNP_FAMILY, PNP_MODELS
 from .vlms import PALIGEMMA_FAMILY, VLM_FAMILY, VLM_MODELS
 
 # %% auto #0
-__all__ = ['FAMILIES', 'MODELS', 'DEFENCE_SETTINGS', 'SMOKE_QUESTIONS', 'register_family', 'register_model', 'folder_spec',
-           'model_spec', 'defended_spec', 'undefended', 'spec_with_settings', 'load_model', 'tiny_checkpoint',
-           'hub_smoke']
+__all__ = ['VLE_FAMILY', 'VLE_MODELS', 'FAMILIES', 'MODELS', 'DEFENCE_SETTINGS', 'SMOKE_QUESTIONS', 'load_vle_on_use',
+           'write_tiny_vle_on_use', 'register_family', 'register_model', 'folder_spec', 'model_spec', 'defended_spec',
+           'undefended', 'spec_with_settings', 'load_model', 'tiny_checkpoint', 'hub_smoke']
+
+# %% ../nbs/02e_model_zoo.ipynb #ac9468d0
+def load_vle_on_use(spec: ModelSpec,       # a VLE entry
+                    options: LoadOptions,  # device, dtype, local_files_only
+                   ) -> VQAAdapter:
+    "`vqa_robust.vle.load_vle`, its module imported at the first VLE load."
+    from vqa_robust.vle import load_vle
+    return load_vle(spec, options)
+
+def write_tiny_vle_on_use(spec: ModelSpec,  # a VLE entry
+                          folder: Path,     # where the tiny checkpoint goes
+                         ) -> dict:
+    "`vqa_robust.vle.write_tiny_vle`, its module imported at the first tiny VLE."
+    from vqa_robust.vle import write_tiny_vle
+    return write_tiny_vle(spec, folder)
+
+VLE_FAMILY = model_family("vle", load_vle_on_use, write_tiny_vle_on_use, defaults={"score": "softmax", "image_size": None}, model_types=("vle",))
+VLE_MODELS = [
+  model_entry("vle", "hfl/vle-base-for-vqa", VLE_FAMILY, {"image_size": 576}, reported_accuracy=77.6,
+               reported_on="VQAv2 test-dev, VLE README (iflytek/VLE) Comparison table, VLE-base",
+               description="VLE-base (CLIP ViT-B/16 + DeBERTa-v3-base, 6 co-attention layers of 768) fine-tuned on VQAv2, 576 px (VRB paper: 378M parameters)",
+               sources={"model": "VRB Table 3 (VLE, 378M parameters; base accuracy 0.771)", "score": "family default softmax: VLE's VQA pipeline (iflytek/VLE models/VLE/pipeline_vle.py) ranks answers by softmax",
+                        "image_size": "the checkpoint's preprocessor_config.json (CLIP processor, 576 px)", "reported_accuracy": "iflytek/VLE README, comparison table (VQAv2 test-dev)"}),
+  model_entry("vle-large", "hfl/vle-large-for-vqa", VLE_FAMILY, {"image_size": 504}, reported_accuracy=79.3,
+               reported_on="VQAv2 test-dev, VLE README (iflytek/VLE) Comparison table, VLE-large",
+               description="VLE-large (CLIP ViT-L/14 + DeBERTa-v3-large, co-attention width 1024) fine-tuned on VQAv2, 504 px",
+               sources={"image_size": "the checkpoint's preprocessor_config.json (CLIP processor, 504 px)", "reported_accuracy": "iflytek/VLE README, comparison table (VQAv2 test-dev)"})]
 
 # %% ../nbs/02e_model_zoo.ipynb #c007
 FAMILIES = Registry("model family")  # name -> ModelFamily
