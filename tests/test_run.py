@@ -183,7 +183,8 @@ def test_unreachable_model_fails_clearly(tmp_path):
     p = run_command(tmp_path, "model=blip", "n_images=2", env={"HF_HUB_OFFLINE": "1"})
     assert p.returncode != 0
     assert "could not load the weights of model 'blip' from 'Salesforce/blip-vqa-capfilt-large'" in p.stderr
-    assert not (tmp_path / "answers.parquet").exists()
+    assert "HF_HUB_OFFLINE is set" in p.stderr or "cannot be reached" in p.stderr
+    assert list(tmp_path.iterdir()) == []  # refused before any work: no lock, no store, no question read
 
 def test_unknown_model_fails_before_any_work(tmp_path):
     with pytest.raises(KeyError, match="unknown model 'no-such-model'"):
@@ -197,6 +198,7 @@ def test_unreachable_hub_fails_fast(tmp_path):
     p = run_command(tmp_path, "model=blip", "n_images=2")
     assert p.returncode != 0 and "cannot be reached" in p.stderr
     assert time.time() - start < 60  # no minutes of network retries
+    assert list(tmp_path.iterdir()) == [] and "answers:" not in p.stderr  # refused before any work: nothing written, nothing answered
 
 def test_parameters_cell_is_tagged():
     nb = json.loads((root / "nbs" / "run.ipynb").read_text())

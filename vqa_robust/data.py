@@ -4,8 +4,8 @@
 
 # %% ../nbs/00_data.ipynb #c003
 from __future__ import annotations
-import hashlib, json, numbers, re
-from dataclasses import dataclass, field
+import hashlib, json, numbers
+from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
 import pandas as pd
@@ -16,12 +16,12 @@ from .corruptions import to_uint8_rgb  # the one conversion of image values, sha
 # %% auto #0
 __all__ = ['QUESTION_FIELDS', 'ANNOTATION_FIELDS', 'EASY_VQA_SHAPES', 'EASY_VQA_INFO', 'EASY_VQA_LICENSE', 'VQAV2_DOWNLOAD',
            'VQAV2_PLACES', 'VQAV2_LAYOUTS', 'MINI_COLOURS', 'VRB_SPLIT', 'VRB_IMAGES', 'VRB_SEED', 'SPLIT_RULE',
-           'SPLIT_FIELDS', 'read_json_list', 'blank_questions', 'check_ids', 'answer_strings', 'coco_image_template',
-           'read_image', 'VQADataset', 'load_vqav2', 'easy_vqa_answer_type', 'easy_vqa_question_type',
-           'easy_vqa_image_dir', 'easy_vqa_to_vqav2', 'load_easy_vqa', 'vqav2_names', 'find_vqav2_part', 'vqav2_files',
-           'load_vqav2_dir', 'mini_annotations', 'write_mini_vqav2', 'sample_images', 'write_split', 'read_split',
-           'file_sha256', 'source_images', 'dataset_fingerprint', 'split_rule', 'vrb_split_ids', 'splits_folder',
-           'shipped_split', 'make_split', 'vrb_split']
+           'SPLIT_FIELDS', 'read_json_list', 'blank_questions', 'check_ids', 'answer_strings', 'answer_lists',
+           'coco_image_template', 'read_image', 'VQADataset', 'load_vqav2', 'easy_vqa_answer_type',
+           'easy_vqa_question_type', 'easy_vqa_image_dir', 'easy_vqa_to_vqav2', 'load_easy_vqa', 'vqav2_names',
+           'find_vqav2_part', 'vqav2_files', 'load_vqav2_dir', 'mini_annotations', 'write_mini_vqav2', 'sample_images',
+           'write_split', 'read_split', 'file_sha256', 'source_images', 'dataset_fingerprint', 'split_rule',
+           'vrb_split_ids', 'splits_folder', 'shipped_split', 'make_split', 'vrb_split']
 
 # %% ../nbs/00_data.ipynb #c006
 QUESTION_FIELDS = ("question_id", "image_id", "question")
@@ -68,6 +68,14 @@ def answer_strings(answers, path, question_id) -> list[str]:
     if strings is None or not all(isinstance(s, str) for s in strings):
         raise ValueError(f"{path}: question_id {question_id}: 'answers' must be a list of {{'answer': str, ...}}, got {str(answers)[:80]}")
     return strings
+
+def answer_lists(column, path, question_ids) -> list[list[str]]:
+    "Every annotation's answer strings: read at once when all are well formed, else one by one, so that `answer_strings` names the bad one."
+    try:
+        lists = [[a["answer"] for a in answers] for answers in column]  # the common case, without a check per annotation
+        if all(type(answers) is list for answers in column) and all(type(s) is str for strings in lists for s in strings): return lists
+    except (TypeError, KeyError, IndexError): pass
+    return [answer_strings(a, path, q) for a, q in zip(column, question_ids)]
 
 # %% ../nbs/00_data.ipynb #c008
 def coco_image_template(data_subtype: str  # e.g. "val2014"
@@ -131,7 +139,7 @@ def load_vqav2(questions_file: str | Path,    # e.g. v2_OpenEnded_mscoco_val2014
         subtype = json.loads(Path(questions_file).read_text()).get("data_subtype")
         if subtype is None: raise ValueError(f"{questions_file}: no 'data_subtype'; pass image_template")
         image_template = coco_image_template(subtype)
-    annotations["answers"] = [answer_strings(a, annotations_file, q) for a, q in zip(annotations.answers, annotations.question_id)]
+    annotations["answers"] = answer_lists(annotations.answers, annotations_file, annotations.question_id)
     merged = questions[list(QUESTION_FIELDS)].merge(annotations[list(ANNOTATION_FIELDS)], on=["question_id", "image_id"], how="left", validate="one_to_one")
     unanswered = merged.multiple_choice_answer.isna()
     if unanswered.any():

@@ -151,6 +151,7 @@ def hub_unreachable_reason(checkpoint: str, host: str | None = None) -> str | No
     if Path(checkpoint).exists() or os.environ.get("HTTPS_PROXY") or os.environ.get("https_proxy"): return None
     from huggingface_hub import constants, try_to_load_from_cache
     if isinstance(try_to_load_from_cache(checkpoint, "config.json"), str): return None
+    if constants.HF_HUB_OFFLINE: return "HF_HUB_OFFLINE is set and the checkpoint is not in the Hugging Face cache"
     host = host or urlparse(constants.ENDPOINT).hostname
     try: socket.getaddrinfo(host, 443)
     except OSError as e: return f"{host} cannot be reached ({e}) and the checkpoint is not in the Hugging Face cache"

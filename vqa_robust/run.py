@@ -18,7 +18,7 @@ from .base import non_negative_integer
 from .data import VQADataset, load_easy_vqa, load_vqav2, read_split, sample_images, vqav2_files, vrb_split, write_split, dataset_fingerprint
 from .datasets import DATASETS, load_dataset, answerability
 from .corruptions import CLEAN, CORRUPTIONS, PRESETS, expand_corruptions, image_under_condition
-from .models import model_identity, resolve_device, resolve_dtype
+from .models import hub_unreachable_reason, model_identity, resolve_device, resolve_dtype, unavailable
 from .zoo import FAMILIES, MODELS, model_spec
 from .store import CHUNK_SIZE, atomic_write, checked_store, code_fingerprint, folder_lock, partition_dir, run_log
 from .generator import generate
@@ -38,8 +38,8 @@ from .calibration import (calibration_table, consistency_table, flip_table, most
 __all__ = ['SAMPLE_IMAGES', 'RUN_PARAMETERS', 'TEXT_FILES', 'ROBUSTNESS_FILES', 'CHANGE_FILES', 'CALIBRATION_FILES',
            'CONSISTENCY_FILES', 'DEFENCE_FILES', 'RESULT_FILES', 'CONDITION', 'list_parameter', 'int_parameter',
            'auto_parameter', 'dataset_files', 'text_kinds', 'defence_list', 'run_parameters', 'RunConfig', 'flag',
-           'load_questions', 'blind_answers', 'perturbed_questions', 'run_config', 'previous_run', 'clear_results',
-           'prepare_stores', 'answer_all', 'scored_answers', 'RunResult', 'save_figure', 'save_table',
+           'load_questions', 'blind_answers', 'perturbed_questions', 'refuse_unreachable', 'run_config', 'previous_run',
+           'clear_results', 'prepare_stores', 'answer_all', 'scored_answers', 'RunResult', 'save_figure', 'save_table',
            'accuracy_results', 'robustness_results', 'change_results', 'calibration_results', 'flip_results',
            'consistency_results', 'answer_changing_words', 'comparability_results', 'text_perturbation_results',
            'defence_results', 'defence_sample', 'run_summary', 'run', 'locked_run', 'corrupt', 'registry_table',
@@ -255,6 +255,14 @@ def perturbed_questions(parameters: dict,     # `run_parameters`' output
                        metric=parameters["colour_metric"], choice=parameters["wordnet_choice"])
 
 # %% ../nbs/08_run_library.ipynb #c013
+def refuse_unreachable(parameters: dict,  # `run_parameters`' output
+                      ) -> None:
+    "Stop before any work when a model's hub checkpoint cannot be had from here (not in the Hugging Face cache, and the hub unreachable); a Ray cluster's workers fetch their own."
+    for name in parameters["models"]:
+        spec = parameters["specs"][name]
+        reason = hub_unreachable_reason(spec.checkpoint)
+        if reason: raise unavailable(spec, spec.checkpoint, reason)
+
 def run_config(model: list = ["easy-vqa-vilt", "easy-vqa-blip"],  # keys of vqa_robust.zoo.MODELS or checkpoint folders: one name, a list, comma-separated or JSON text
                defences: list = ["none"],      # each model behind each of these (vqa_robust.defences.DEFENCES: nlmeans, bm3d, restorer_noise, routed, spelling, ...) and "none" (as it is): e.g. "none,nlmeans,routed"; defences.csv compares them
                dataset: str = "easy_vqa",      # "easy_vqa" (offline, shipped), "vqav2" (with data_dir, or the three paths below), "vg", "gqa", "vizwiz" (with data_dir): vqa_robust.datasets.DATASETS
@@ -294,6 +302,7 @@ def run_config(model: list = ["easy-vqa-vilt", "easy-vqa-blip"],  # keys of vqa_
                        wordnet_choice=wordnet_choice, near_colour_distance=near_colour_distance, defences=defences)
     out = Path(out_dir)
     if out.exists() and not out.is_dir(): raise ValueError(f"out_dir {out} exists and is not a folder")
+    if not flag(local_files_only, "local_files_only") and not p["ray_address"]: refuse_unreachable(p)
     identities = {m: model_identity(p["specs"][m], p["dtypes"][m]) for m in p["models"]}
     full, questions = load_questions(p)
     perturbed, records = perturbed_questions(p, full, questions)
