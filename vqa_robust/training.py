@@ -11,13 +11,18 @@ import numpy as np
 import pandas as pd
 import torch
 import torch.nn.functional as F
+from PIL import Image
+from .base import seeded_rng
+from .corruptions import corrupt, image_under_condition
 from .data import VQADataset
 from .models import question_tokenizer, text_positions
 
 # %% auto #0
-__all__ = ['TrainConfig', 'vilt_processor', 'build_vilt', 'encode_split', 'training_groups', 'group_weights', 'vilt_logits',
-           'vilt_loss', 'learning_rate', 'train_model', 'encoded_accuracy', 'save_checkpoint', 'BlipTrainConfig',
-           'blip_processor', 'build_blip', 'answer_token_table', 'blip_loss', 'blip_generated_label']
+__all__ = ['AUGMENTATION', 'FINE_TUNE_FAMILIES', 'TrainConfig', 'vilt_processor', 'build_vilt', 'encode_split',
+           'encode_questions', 'training_groups', 'group_weights', 'vilt_logits', 'vilt_loss', 'learning_rate',
+           'train_model', 'encoded_accuracy', 'save_checkpoint', 'BlipTrainConfig', 'blip_processor', 'build_blip',
+           'answer_token_table', 'blip_loss', 'blip_generated_label', 'FineTuneConfig', 'view_conditions', 'view_image',
+           'augmented_pixels', 'fine_tune_data', 'fine_tune']
 
 # %% ../nbs/02a_training.ipynb #c006
 @dataclass
@@ -62,13 +67,18 @@ def encode_split(dataset: VQADataset, processor, answers: list[str], max_questio
     image_ids = dataset.image_ids
     pixel_values = torch.cat([processor.image_processor([dataset.load_image(i) for i in image_ids[s:s + chunk]], return_tensors="pt")["pixel_values"]
                               for s in range(0, len(image_ids), chunk)])
+    return {"pixel_values": pixel_values, **encode_questions(dataset, processor, answers, max_question_tokens)}
+
+def encode_questions(dataset: VQADataset, processor, answers: list[str], max_question_tokens: int = 24) -> dict:
+    "Per question of a split: its image's row (in `dataset.image_ids`' order), tokens, label, family and group."
+    image_ids = dataset.image_ids
     q = dataset.questions
     tokens = processor.tokenizer(q.question.tolist(), padding="max_length", truncation=True, max_length=max_question_tokens, return_tensors="pt")
     label = {a: i for i, a in enumerate(answers)}
     unknown = set(q.multiple_choice_answer) - set(label)
     if unknown: raise ValueError(f"answers not among the model's labels: {sorted(unknown)[:5]}")
     row = {i: r for r, i in enumerate(image_ids)}
-    return {"pixel_values": pixel_values, "image_row": torch.tensor([row[i] for i in q.image_id]),
+    return {"image_row": torch.tensor([row[i] for i in q.image_id]),
             "input_ids": tokens["input_ids"], "attention_mask": tokens["attention_mask"], "token_type_ids": tokens["token_type_ids"],
             "labels": torch.tensor([label[a] for a in q.multiple_choice_answer]), "family": q.answer_type.to_numpy(),
             "group": training_groups(q)}
@@ -116,7 +126,10 @@ def train_model(model, data: dict, config: TrainConfig, loss=vilt_loss, evaluate
     for step in range(config.steps):
         weights = curriculum if step < config.curriculum_steps else balanced
         batch = torch.multinomial(weights, config.batch_size, replacement=True, generator=generator)
-        pixels = data["pixel_values"][data["image_row"][batch]]
+        rows = data["image_row"][batch]
+        if data.get("views", 1) > 1:  # robust training: each sample sees one of its image's versions, view-major in pixel_values
+            rows = rows + len(data["pixel_values"]) // data["views"] * torch.randint(data["views"], (len(batch),), generator=generator)
+        pixels = data["pixel_values"][rows]
         if config.flip:
             flip = torch.rand(len(batch), generator=generator) < 0.5
             pixels = torch.where(flip[:, None, None, None], pixels.flip(-1), pixels)
@@ -210,3 +223,65 @@ def blip_generated_label(model, data: dict, rows, pixels: torch.Tensor) -> torch
     label_of = {int(t): i for i, t in enumerate(data["answer_tokens"][:, 1])}
     return torch.tensor([label_of.get(int(t), -1) if len(seq) > 2 and seq[2] == data["answer_tokens"][0, 2] else -1
                          for seq, t in zip(tokens, tokens[:, 1])])
+
+# %% ../nbs/02a_training.ipynb #9a2c8752
+AUGMENTATION = ("gaussian_noise", "impulse_noise", "defocus_blur", "brightness", "contrast", "jpeg_compression")  # what robust training sees; VRB's other eight stay unseen
+
+@dataclass
+class FineTuneConfig(TrainConfig):
+    "A shipped model's robust fine-tuning: the training loop's settings (TrainConfig's), and the views each image is seen in."
+    steps: int = 800
+    curriculum_steps: int = 0          # no curriculum: the shipped model already looks at the image
+    lr: float = 2e-4
+    warmup_steps: int = 50
+    corruptions: tuple = AUGMENTATION  # the corrupted views' corruptions, drawn uniformly with a severity 1-5
+    views: int = 3                     # versions of each image: as it is, and views - 1 corrupted
+    grayscale: bool = False            # every view in grey (VRB's channel mean), the colour labels kept
+    seed: int = 1
+
+def view_conditions(image_ids, config: FineTuneConfig) -> pd.DataFrame:
+    "The condition of every view of every image: view 0 clean, each other view a corruption of `config.corruptions` and a severity 1-5, drawn per image and view with `config.seed`."
+    rng = seeded_rng(seed=config.seed, purpose="training views")
+    rows = [{"view": 0, "image_id": int(i), "corruption": "clean", "severity": 0} for i in image_ids]
+    for view in range(1, config.views):
+        names, levels = rng.integers(len(config.corruptions), size=len(image_ids)), rng.integers(1, 6, size=len(image_ids))
+        rows += [{"view": view, "image_id": int(i), "corruption": config.corruptions[n], "severity": int(s)} for i, n, s in zip(image_ids, names, levels)]
+    return pd.DataFrame(rows)
+
+def view_image(image, corruption: str, severity: int, image_id: int, config: FineTuneConfig) -> Image.Image:
+    "One view of one image: under its condition (seeded by the config's seed and the image id), in grey when the config asks."
+    x = image_under_condition(image, corruption, severity, config.seed, image_id)
+    return Image.fromarray(corrupt(x, "grayscale_mean", 1) if config.grayscale else x)
+
+def augmented_pixels(dataset: VQADataset, processor, config: FineTuneConfig, chunk: int = 256) -> tuple[torch.Tensor, pd.DataFrame]:
+    "Every image's pixel values in `config.views` versions, view by view (view v of image row r at row v x images + r), and the conditions drawn."
+    conditions = view_conditions(dataset.image_ids, config)
+    images = {i: dataset.load_image(i) for i in dataset.image_ids}
+    views = [view_image(images[c.image_id], c.corruption, c.severity, c.image_id, config) for c in conditions.itertuples()]
+    pixels = torch.cat([processor.image_processor(views[s:s + chunk], return_tensors="pt")["pixel_values"] for s in range(0, len(views), chunk)])
+    return pixels, conditions
+
+# %% ../nbs/02a_training.ipynb #f0ffffb1
+FINE_TUNE_FAMILIES = {  # family -> (the answers, in label order; the extra tensors the loss reads; the loss)
+    "vilt": (lambda model, dataset: [model.config.id2label[i] for i in range(model.config.num_labels)], lambda processor, answers: {}, vilt_loss),
+    "blip": (lambda model, dataset: sorted(dataset.questions.multiple_choice_answer.unique()),
+             lambda processor, answers: {"answer_tokens": answer_token_table(processor.tokenizer, answers)}, blip_loss),
+}
+
+def fine_tune_data(adapter, dataset: VQADataset, config: FineTuneConfig) -> dict:
+    "The split encoded for a loaded shipped model's family, its images in `config.views` versions (and the conditions drawn, under 'conditions')."
+    answers_of, extra, _ = FINE_TUNE_FAMILIES[adapter.spec.family]
+    answers = answers_of(adapter.model, dataset)
+    data = encode_questions(dataset, adapter.processor, answers, config.max_question_tokens)
+    data["pixel_values"], data["conditions"] = augmented_pixels(dataset, adapter.processor, config)
+    return data | {"views": config.views} | extra(adapter.processor, answers)
+
+def fine_tune(adapter,                 # a loaded shipped model (`load_model`): its model is trained in place
+              dataset: VQADataset,     # the training split
+              config: FineTuneConfig,  # steps, learning rate, views
+              evaluate=None,           # `train_model`'s: called on the model every `log_every` steps
+              log_every: int = 200,
+             ) -> pd.DataFrame:        # the training log
+    "Fine-tune a shipped ViLT or BLIP on `dataset` with each image in `config.views` versions (robust training)."
+    data = fine_tune_data(adapter, dataset, config)
+    return train_model(adapter.model, data, config, FINE_TUNE_FAMILIES[adapter.spec.family][2], evaluate=evaluate, log_every=log_every)
