@@ -277,11 +277,11 @@ def fine_tune_data(adapter, dataset: VQADataset, config: FineTuneConfig) -> dict
     return data | {"views": config.views} | extra(adapter.processor, answers)
 
 def fine_tune(adapter,                 # a loaded shipped model (`load_model`): its model is trained in place
-              dataset: VQADataset,     # the training split
+              data: dict,              # its training split, encoded by `fine_tune_data` with the same config
               config: FineTuneConfig,  # steps, learning rate, views
               evaluate=None,           # `train_model`'s: called on the model every `log_every` steps
               log_every: int = 200,
              ) -> pd.DataFrame:        # the training log
-    "Fine-tune a shipped ViLT or BLIP on `dataset` with each image in `config.views` versions (robust training)."
-    data = fine_tune_data(adapter, dataset, config)
+    "Fine-tune a shipped ViLT or BLIP on encoded `data`, each sample seeing one of its image's `config.views` versions (robust training)."
+    if data["views"] != config.views: raise ValueError(f"the data holds {data['views']} views of each image, the config asks for {config.views}: encode it with this config")
     return train_model(adapter.model, data, config, FINE_TUNE_FAMILIES[adapter.spec.family][2], evaluate=evaluate, log_every=log_every)
