@@ -11,15 +11,17 @@ from .data import VQADataset
 from .vocabulary import strip_whitespace, process_punctuation, process_digit_article, normalize_answer, most_common_answer
 
 # %% auto #0
-__all__ = ['ACCURACY_MODES', 'TEN_ANSWER_MODES', 'CONDITION', 'BREAKDOWNS', 'LEVELS', 'SUBMETRICS', 'RELATIVE', 'DEFAULT_WEIGHTS',
-           'leave_one_out', 'accuracy_official', 'accuracy_normalize', 'accuracy_simple', 'accuracy_exact',
-           'accuracy_exact_normalize', 'accuracy_vizwiz', 'answers_problem', 'vqa_accuracy', 'plain',
-           'check_unique_ids', 'check_answered', 'score_answers', 'accuracy_table', 'sequential_sum', 'rounded_percent',
-           'rounded_mean', 'official_report', 'accuracy_breakdown', 'with_clean_level', 'check_fractions',
-           'error_matrix', 'error_floor', 'first_drop', 'range_of_error', 'error_rate', 'average_error',
-           'average_difference', 'submetric_values', 'minmax_scale', 'submetrics', 'preference_weights',
-           'checked_weights', 'weighted_vre', 'aggregated_metrics', 'vre', 'accuracy_matrix', 'severity_accuracy',
-           'model_accuracy', 'corruption_accuracy', 'relative_drop', 'score_cube', 'interval', 'bootstrap']
+__all__ = ['ACCURACY_MODES', 'TEN_ANSWER_MODES', 'REFUSALS', 'OPTION_SEPARATORS', 'NO_OPTION', 'CONDITION', 'BREAKDOWNS',
+           'LEVELS', 'SUBMETRICS', 'RELATIVE', 'DEFAULT_WEIGHTS', 'leave_one_out', 'accuracy_official',
+           'accuracy_normalize', 'accuracy_simple', 'accuracy_exact', 'accuracy_exact_normalize', 'accuracy_vizwiz',
+           'answers_problem', 'vqa_accuracy', 'as_number', 'accuracy_relaxed', 'letter_named', 'text_named',
+           'chosen_option', 'plain', 'check_unique_ids', 'check_answered', 'circular_scores', 'score_answers',
+           'accuracy_table', 'sequential_sum', 'rounded_percent', 'rounded_mean', 'official_report',
+           'accuracy_breakdown', 'with_clean_level', 'check_fractions', 'error_matrix', 'error_floor', 'first_drop',
+           'range_of_error', 'error_rate', 'average_error', 'average_difference', 'submetric_values', 'minmax_scale',
+           'submetrics', 'preference_weights', 'checked_weights', 'weighted_vre', 'aggregated_metrics', 'vre',
+           'accuracy_matrix', 'severity_accuracy', 'model_accuracy', 'corruption_accuracy', 'relative_drop',
+           'score_cube', 'interval', 'bootstrap']
 
 # %% ../nbs/04_metrics.ipynb #c007
 def leave_one_out(prediction: str, answers: list[str]) -> float:
@@ -97,6 +99,52 @@ def vqa_accuracy(prediction: str,        # the model's answer
     if problem: raise ValueError(problem)
     return accuracy(prediction, list(answers), multiple_choice_answer)
 
+# %% ../nbs/04_metrics.ipynb #d8d670c7
+def as_number(text: str) -> float | None:
+    "A number written as text ('12.5', '40%' -> 0.4), or None when it is not one."
+    text = text.strip()
+    try: return float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError: return None
+
+def accuracy_relaxed(prediction: str,                       # the model's answer
+                     answers: list[str],                    # the reference answer(s)
+                     multiple_choice_answer: str | None = None,  # the reference to match; None: the most common answer
+                     tolerance: float = 0.05,               # the largest relative error of a numeric answer
+                    ) -> float:                             # 1.0 or 0.0
+    "ChartQA's relaxed accuracy: within `tolerance` of a numeric (non-zero) reference, else equal to it with case ignored."
+    target = multiple_choice_answer if multiple_choice_answer is not None else most_common_answer(list(answers))
+    got, want = as_number(prediction), as_number(target)
+    if got is not None and want: return float(abs(got - want) / abs(want) <= tolerance)
+    return float(prediction.strip().lower() == target.strip().lower())
+
+ACCURACY_MODES.register("relaxed", accuracy_relaxed)
+
+REFUSALS = ("Sorry, I can't help with images of people yet.", "I can't process this file.",
+            "I'm sorry, but without the image provided", "Cannot determine the answer")  # read as a refusal: option Z
+OPTION_SEPARATORS = str.maketrans(".()[],:;!*#{}", " " * 13)
+NO_OPTION = "Z"  # what an answer that chooses no option is recorded as (a refusal, or neither rule decides)
+
+def letter_named(answer: str,   # the model's answer
+                 options: dict, # letter -> option text
+                ) -> str | None:
+    "The one option letter among the answer's words (None when none or several, or when 'A' may be the article); 'Z' for a refusal."
+    if any(refusal in answer for refusal in REFUSALS): return NO_OPTION
+    words = answer.translate(OPTION_SEPARATORS).split()
+    named = [letter for letter in options if letter in words]
+    if len(named) == 1: return None if "A" in words and len(words) > 3 else named[0]
+    return NO_OPTION if not named and NO_OPTION in words else None
+
+def text_named(answer: str, options: dict) -> str | None:
+    "The one option whose text appears in the answer (case ignored), or None."
+    named = [letter for letter, text in options.items() if str(text).lower() in answer.lower()]
+    return named[0] if len(named) == 1 else None
+
+def chosen_option(answer: str,   # the model's answer, free text
+                  options: dict, # letter -> option text, the options the question showed
+                 ) -> str:       # a letter of `options`, or NO_OPTION
+    "The option a free-text answer chooses, by MMBench's rules (VLMEvalKit's `can_infer`): a letter named, else an option's text quoted, else none ('Z')."
+    return letter_named(answer, options) or text_named(answer, options) or NO_OPTION
+
 # %% ../nbs/04_metrics.ipynb #c017
 CONDITION = ("model", "corruption", "severity", "seed")
 
@@ -127,11 +175,24 @@ def check_answered(answers: pd.DataFrame, dataset: VQADataset) -> None:
         missing = sorted(known - set(group.question_id))
         if missing: raise ValueError(f"condition {where} leaves {len(missing)} of the dataset's {len(known)} questions unanswered: {listed(map(plain, missing))}")
 
+def circular_scores(scored: pd.DataFrame,  # scored answers of every rotation (`score_answers` with circular=False)
+                    dataset: VQADataset,    # questions with a `circular_of` column (the original question's id)
+                   ) -> pd.DataFrame:       # one row per original question and condition; score the minimum, `rotations` their count
+    "CircularEval: each original question's row (question_id == circular_of), scored 1 only if every rotation of it was answered right."
+    of = dataset.questions.set_index("question_id").circular_of
+    keys = [c for c in CONDITION if c in scored] + ["circular_of"]
+    rows = scored.assign(circular_of=of.loc[scored.question_id].to_numpy())
+    groups = rows.groupby(keys, dropna=False, sort=False).score
+    rows = rows.assign(score=groups.transform("min"), rotations=groups.transform("size"))
+    return rows[rows.question_id == rows.circular_of].drop(columns="circular_of").reset_index(drop=True)
+
 def score_answers(answers: pd.DataFrame,   # one row per question and condition: question_id, answer (and model, corruption, severity, seed)
-                  dataset: VQADataset,     # the questions with their human answers
+                  dataset: VQADataset,     # the questions with their human answers (and `options`, `circular_of` for multiple choice)
                   mode: str = "official",  # a key of ACCURACY_MODES
-                 ) -> pd.DataFrame:        # `answers` with `score` (a fraction) and `accuracy_mode`
-    "Add each answer's VQA accuracy (`score`) and the `accuracy_mode`, after checking answers and annotations."
+                  circular: bool = True,   # fold rotated questions (a `circular_of` column) into their original's row (`circular_scores`)
+                 ) -> pd.DataFrame:        # `answers` with `score` (a fraction) and `accuracy_mode` (and `choice`, `rotations`)
+    """Add each answer's VQA accuracy (`score`) and the `accuracy_mode`, after checking answers and annotations; a question with `options`
+    is scored on the option its answer chooses (`chosen_option`, kept as `choice`), and rotations are folded by CircularEval."""
     ACCURACY_MODES[mode]  # an unknown mode is refused, naming the known ones
     check_unique_ids(dataset)
     check_answered(answers, dataset)
@@ -144,8 +205,11 @@ def score_answers(answers: pd.DataFrame,   # one row per question and condition:
     if problems: raise ValueError(f"{len(problems)} question(s) of dataset '{dataset.name}' cannot be scored: "
                                   + "; ".join(f"question {q}: {p}" for q, p in list(problems.items())[:3]) + (" ..." if len(problems) > 3 else ""))
     gold = truth.loc[answers.question_id]
-    scores = [vqa_accuracy(p, a, mode, m) for p, a, m in zip(answers.answer, gold.answers, gold.multiple_choice_answer)]
-    return answers.assign(score=scores, accuracy_mode=mode)
+    choices = {"choice": [chosen_option(a, o) for a, o in zip(answers.answer, gold.options)]} if "options" in truth else {}
+    predictions = choices.get("choice", answers.answer)
+    scores = [vqa_accuracy(p, a, mode, m) for p, a, m in zip(predictions, gold.answers, gold.multiple_choice_answer)]
+    scored = answers.assign(**choices, score=scores, accuracy_mode=mode)
+    return circular_scores(scored, dataset) if circular and "circular_of" in truth else scored
 
 def accuracy_table(scored: pd.DataFrame,                      # one row per answer, with a `score` column (as `score_answers` returns)
                    by=("model", "corruption", "severity"),  # the columns that define a group
