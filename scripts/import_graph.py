@@ -24,6 +24,7 @@ FLOORS = [  # bottom up
     ["generator"],
     ["models"],                # the interface, ViLT and BLIP
     ["vle", "pnp", "vlms"],    # the other families
+    ["served"],                # any OpenAI-compatible endpoint as a model (the chat VLMs' prompt and answer cleaning)
     ["zoo"],                   # the registries of families and entries, loading by name
     ["training"],
     ["inference"],

@@ -249,6 +249,8 @@ def run_conditions(model,                       # a VQAAdapter (`load_model`)
     bar = plan_bar(progress, plan)
     batches = plan_batches(len(ids), todo, chunk_size, batch_size)
     if batches: log_truncation(model, order, log)
+    if batches and hasattr(model, "keep_journal"):  # a served model appends each answer as it arrives (vqa_robust.served): a rerun asks only the rest
+        model.keep_journal(Path(out_dir) / "answers" / f"model={model.name}" / "_served.jsonl")
     pending, started = [], {}
     for b, answers in answer_plan(model, dataset, order, batches, seed, num_workers):
         started.setdefault((b.corruption, b.severity), time.time())

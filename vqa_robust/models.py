@@ -44,6 +44,7 @@ class LoadOptions:
     dtype: torch.dtype | None = None    # None: the checkpoint's own (float32 on CPU)
     local_files_only: bool = False      # never reach the hub
     trust_remote_code: bool = False     # only when the user sets it
+    concurrency: int = 8                # served models: requests in flight at once
 
 class VQAAdapter:
     "Base class of the adapters: `predict` answers a batch, with a confidence per answer where the model has one."
@@ -110,6 +111,7 @@ class ModelFamily:
     model_types: tuple = ()  # config.json model_type values of this family's checkpoints
     batch_size: int = 32     # questions per batch when a run says batch_size "auto"
     half_precision: tuple = ("bfloat16", "float16")  # half-precision dtypes its models run correctly in on a GPU, preferred first
+    fingerprint: Callable | None = None  # (ModelSpec) -> dict: what identifies its weights; None: `weights_fingerprint` (the checkpoint's files)
 
 def model_family(name: str,                 # the family's name, named by each entry's `family`
                  load: Callable,            # (ModelSpec, LoadOptions) -> VQAAdapter
@@ -118,9 +120,10 @@ def model_family(name: str,                 # the family's name, named by each e
                  model_types=(),            # config.json model_type values of its checkpoints (to load bare folders)
                  batch_size: int = 32,      # questions per batch when a run says batch_size "auto"
                  half_precision=("bfloat16", "float16"),  # half dtypes its models run correctly in on a GPU, preferred first
+                 fingerprint: Callable | None = None,  # (spec) -> dict identifying its weights (a served model: the server's report); None: the checkpoint's files
                 ) -> ModelFamily:
     "A family of models, its fields checked and frozen (the [model zoo](02e_model_zoo.ipynb) registers it)."
-    return ModelFamily(name, load, write_tiny, dict(defaults or {}), tuple(model_types), int(batch_size), tuple(half_precision))
+    return ModelFamily(name, load, write_tiny, dict(defaults or {}), tuple(model_types), int(batch_size), tuple(half_precision), fingerprint)
 
 def check_settings(name: str,            # the model, for the message
                    family: ModelFamily,  # its family
@@ -839,6 +842,8 @@ def weights_fingerprint(spec: ModelSpec) -> dict:
 
 def model_identity(spec: ModelSpec,                # the entry, settings overrides applied
                    dtype: torch.dtype | None = None,  # the dtype asked for; None: "checkpoint" (its own)
+                   family: ModelFamily | None = None, # its family, when it identifies its weights itself (`ModelFamily.fingerprint`)
                   ) -> dict:  # `spec.identity()` plus "dtype" and "weights" (fingerprints of every checkpoint it loads)
     "What decides a model's answers, known before it loads: checkpoint, family, settings, dtype and the weights' fingerprint."
-    return {**spec.identity(), "dtype": str(dtype).replace("torch.", "") if dtype else "checkpoint", "weights": weights_fingerprint(spec)}
+    fingerprint = family.fingerprint if family is not None and family.fingerprint else weights_fingerprint
+    return {**spec.identity(), "dtype": str(dtype).replace("torch.", "") if dtype else "checkpoint", "weights": fingerprint(spec)}

@@ -18,8 +18,8 @@ from .base import non_negative_integer
 from .data import VQADataset, load_easy_vqa, load_vqav2, read_split, sample_images, vqav2_files, vrb_split, write_split, dataset_fingerprint
 from .datasets import DATASETS, load_dataset, answerability
 from .corruptions import CLEAN, CORRUPTIONS, PRESETS, expand_corruptions, image_under_condition
-from .models import hub_unreachable_reason, model_identity, resolve_device, resolve_dtype, unavailable
-from .zoo import FAMILIES, MODELS, model_spec
+from .models import hub_unreachable_reason, resolve_device, resolve_dtype, unavailable
+from .zoo import FAMILIES, MODELS, identity_of, model_spec, spec_with_settings
 from .store import CHUNK_SIZE, atomic_write, checked_store, code_fingerprint, folder_lock, partition_dir, run_log
 from .generator import generate
 from .inference import conditions, default_workers, peak_memory_mb, release_memory
@@ -110,7 +110,7 @@ def run_parameters(model,            # keys of MODELS or checkpoint folders: one
                    threads,          # CPU threads for torch, >= 1
                    accuracy_mode,    # "auto" (the dataset's own) or a key of ACCURACY_MODES
                    device,           # "auto", "cpu", "cuda", ...
-                   dataset: str,     # a key of DATASETS
+                   dataset: str,     # a key of DATASETS (its `model_settings` apply to the models whose family knows them)
                    questions_file: str = "",    # VQAv2 questions JSON (without data_dir)
                    annotations_file: str = "",  # VQAv2 annotations JSON (without data_dir)
                    image_dir: str = "",         # VQAv2 image folder (without data_dir)
@@ -129,6 +129,7 @@ def run_parameters(model,            # keys of MODELS or checkpoint folders: one
                    wordnet_choice: str = "seeded",    # WordNet kinds: a key of `vqa_robust.text.CHOICES`, "seeded" draw or the paper's "closest" concept
                    near_colour_distance=10.0,         # CIEDE2000 below which a nearest-colour swap keeps the answer (and is scored); `vqa_robust.text.NEAR_COLOUR_DISTANCE`
                    defences=(NO_DEFENCE,),            # keys of `vqa_robust.defences.DEFENCES` and "none" (the model as it is): every model behind each
+                   max_concurrency="auto",            # served models' requests in flight at once; "auto": 8 (a number needs a served model)
                   ) -> dict:                    # the typed parameters, plus "specs", "grid", "dtypes", "batch_sizes", "files"
     "The run's parameters, typed and checked; a ValueError naming the parameter otherwise."
     models = [str(m) for m in list_parameter(model, "model")]
@@ -136,7 +137,13 @@ def run_parameters(model,            # keys of MODELS or checkpoint folders: one
     if len(set(models)) != len(models): raise ValueError(f"model: {models} names a model twice")
     defence_names = defence_list(defences)
     models = [defended_name(m, d) for m in models for d in defence_names]
+    if dataset not in DATASETS: raise ValueError(f"dataset must be one of {sorted(DATASETS)}, got {dataset!r}")
     specs = {m: model_spec(m) for m in models}
+    settings = {m: dict(DATASETS[dataset].model_settings.get(spec.family, {})) for m, spec in specs.items()}
+    specs = {m: spec_with_settings(m, settings[m]) for m in models}  # the dataset's settings for each model's family (MMBench: the chat families' letter prompt)
+    served = [m for m, spec in specs.items() if FAMILIES[spec.family].fingerprint]
+    concurrency = auto_parameter(max_concurrency, "max_concurrency", 1)
+    if concurrency != "auto" and not served: raise ValueError("max_concurrency: only served models (openai:MODEL@BASE_URL) send requests, and this run has none; leave it 'auto'")
     for spec in specs.values(): partition_dir(".", spec.name, *CLEAN)  # a name the store cannot hold fails now
     kinds = text_kinds(text_perturbations)
     corruption_names = expand_corruptions([str(c) for c in list_parameter(corruptions, "corruptions") if str(c) != "none"])  # presets expanded
@@ -151,7 +158,6 @@ def run_parameters(model,            # keys of MODELS or checkpoint folders: one
     if threads < 1: raise ValueError(f"threads must be at least 1, got {threads}")
     sizes = {"batch_size": auto_parameter(batch_size, "batch_size", 1), "num_workers": auto_parameter(num_workers, "num_workers", 0),
              "chunk_size": auto_parameter(chunk_size, "chunk_size", 1)}
-    if dataset not in DATASETS: raise ValueError(f"dataset must be one of {sorted(DATASETS)}, got {dataset!r}")
     if dataset_split and dataset_split not in DATASETS[dataset].splits:
         raise ValueError(f"dataset_split: {dataset} has the splits {list(DATASETS[dataset].splits)}, got {dataset_split!r}")
     if executor not in EXECUTORS: raise ValueError(f"executor must be one of {sorted(EXECUTORS)}, got {executor!r}")
@@ -188,7 +194,8 @@ def run_parameters(model,            # keys of MODELS or checkpoint folders: one
             "num_workers": default_workers(device, threads) if sizes["num_workers"] == "auto" else sizes["num_workers"],
             "files": files, "split": split, "specs": specs,
             "text_kinds": kinds, "typo_severity": typo_severity, "colour_metric": colour_metric, "colour_vocabulary": colour_vocabulary, "wordnet_choice": wordnet_choice, "near_colour_distance": near_colour_distance, "executor": executor, "ray_address": str(ray_address),
-            "dataset_split": dataset_split or DATASETS[dataset].splits[0], "defences": defence_names}
+            "dataset_split": dataset_split or DATASETS[dataset].splits[0], "defences": defence_names, "model_settings": settings,
+            "max_concurrency": 8 if concurrency == "auto" else concurrency}
 
 # %% ../nbs/08_run_library.ipynb #c006
 @dataclass
@@ -196,7 +203,7 @@ class RunConfig:
     "Everything a run needs, checked and computed once: the parameters, each model's spec and identity, the questions and their fingerprints."
     parameters: dict        # `run_parameters`' checked values (models, grid, seed, device, dtypes, batch sizes, ...)
     specs: dict             # model name -> its resolved ModelSpec
-    identities: dict        # model name -> `model_identity`, as the store records it
+    identities: dict        # model name -> its identity (`vqa_robust.zoo.identity_of`), as the store records it
     blind: pd.DataFrame | None  # the blind baseline's answers to the split (from easy-VQA's training questions), or None
     dataset: VQADataset     # the run's questions (the split)
     data: dict              # `dataset_fingerprint(dataset)`
@@ -260,14 +267,15 @@ def refuse_unreachable(parameters: dict,  # `run_parameters`' output
     "Stop before any work when a model's hub checkpoint cannot be had from here (not in the Hugging Face cache, and the hub unreachable); a Ray cluster's workers fetch their own."
     for name in parameters["models"]:
         spec = parameters["specs"][name]
+        if FAMILIES[spec.family].fingerprint: continue  # a served model: its fingerprint asks its server, and says why it cannot
         reason = hub_unreachable_reason(spec.checkpoint)
         if reason: raise unavailable(spec, spec.checkpoint, reason)
 
-def run_config(model: list = ["easy-vqa-vilt", "easy-vqa-blip"],  # keys of vqa_robust.zoo.MODELS or checkpoint folders: one name, a list, comma-separated or JSON text
+def run_config(model: list = ["easy-vqa-vilt", "easy-vqa-blip"],  # keys of vqa_robust.zoo.MODELS, checkpoint folders or served models (openai:MODEL@BASE_URL): one name, a list, comma-separated or JSON text
                defences: list = ["none"],      # each model behind each of these (vqa_robust.defences.DEFENCES: nlmeans, bm3d, restorer_noise, routed, spelling, ...) and "none" (as it is): e.g. "none,nlmeans,routed"; defences.csv compares them
-               dataset: str = "easy_vqa",      # "easy_vqa" (offline, shipped), "vqav2" (with data_dir, or the three paths below), "vg", "gqa", "vizwiz" (with data_dir): vqa_robust.datasets.DATASETS
+               dataset: str = "easy_vqa",      # "easy_vqa" (offline, shipped), "vqav2" (with data_dir, or the three paths below), "vg", "gqa", "vizwiz", "mmbench", "textvqa", "chartqa" (with data_dir): vqa_robust.datasets.DATASETS
                data_dir: str = "",             # folder the dataset was downloaded into, official file names (VQAv2: v2_OpenEnded_mscoco_val2014_questions.json, ..., val2014/)
-               dataset_split: str = "",        # the dataset's own split (gqa: testdev, val, train; vizwiz: val, train); "": its first
+               dataset_split: str = "",        # the dataset's own split (gqa: testdev, val, train; vizwiz: val, train; mmbench: dev_en, dev_en_v11; textvqa: val, train; chartqa: test, val, train); "": its first
                split: str = "auto",            # "vrb": VRB's 3,000 val2014 images with all their questions; "sample": n_images drawn with the seed; "auto": "vrb" for vqav2 when n_images is "auto", else "sample"; or a split file (.json: vqa_robust.data.write_split's, e.g. vqa_robust.calibration.discriminative_split's)
                questions_file: str = "",       # or the VQAv2 questions JSON ...
                annotations_file: str = "",     # ... the annotations JSON ...
@@ -290,6 +298,7 @@ def run_config(model: list = ["easy-vqa-vilt", "easy-vqa-blip"],  # keys of vqa_
                accuracy_mode: str = "auto",    # "auto": the dataset's own scoring (official VQA accuracy for VQAv2 and easy-VQA); or a key of vqa_robust.metrics.ACCURACY_MODES
                local_files_only: bool = False,  # True: never reach the model hub
                overwrite: bool = False,        # True: recompute saved answers that were computed from other inputs (else the run stops and says what changed)
+               max_concurrency = "auto",       # served models (openai:MODEL@BASE_URL): requests in flight at once; "auto": 8
                executor: str = "local",        # "local" (this machine) or "ray" (a Ray cluster: one model replica per GPU; vqa_robust.distributed)
                ray_address: str = "",          # with executor "ray": the cluster's address ("auto", "ray://head:10001"); "": start Ray on this machine
                out_dir: str = "runs/default",  # the run folder: answers, tables, figures, run.json (created if missing)
@@ -299,11 +308,12 @@ def run_config(model: list = ["easy-vqa-vilt", "easy-vqa-blip"],  # keys of vqa_
                        questions_file, annotations_file, image_dir, num_workers, dtype, data_dir=data_dir, split=split,
                        text_perturbations=text_perturbations, typo_severity=typo_severity, executor=executor, ray_address=ray_address,
                        dataset_split=dataset_split, colour_metric=colour_metric, colour_vocabulary=colour_vocabulary,
-                       wordnet_choice=wordnet_choice, near_colour_distance=near_colour_distance, defences=defences)
+                       wordnet_choice=wordnet_choice, near_colour_distance=near_colour_distance, defences=defences,
+                       max_concurrency=max_concurrency)
     out = Path(out_dir)
     if out.exists() and not out.is_dir(): raise ValueError(f"out_dir {out} exists and is not a folder")
     if not flag(local_files_only, "local_files_only") and not p["ray_address"]: refuse_unreachable(p)
-    identities = {m: model_identity(p["specs"][m], p["dtypes"][m]) for m in p["models"]}
+    identities = {m: identity_of(p["specs"][m], p["dtypes"][m]) for m in p["models"]}  # a served model's server is asked here: unreachable, a wrong key, stops now
     full, questions = load_questions(p)
     perturbed, records = perturbed_questions(p, full, questions)
     blind = blind_answers(p, questions)  # the training questions are read here and let go: a run holds only its split
@@ -372,7 +382,8 @@ def answer_all(config: RunConfig,  # the run
     parts, seconds = [], {}
     for name in p["models"]:
         began, identity = time.time(), config.identities[name]
-        load = {"device": p["device"], "dtype": p["dtypes"][name], "local_files_only": config.local_files_only}
+        load = {"device": p["device"], "dtype": p["dtypes"][name], "local_files_only": config.local_files_only, "concurrency": p["max_concurrency"],
+                **p["model_settings"][name]}
         replicas = runner.start(name, load, threads=p["threads"], num_workers=p["num_workers"], address=p["ray_address"], log=log)
         if log: log(f"{identity['model']}: dtype {identity['dtype']}, batch size {p['batch_sizes'][name]}, executor {runner.name}")
         try:
@@ -380,6 +391,8 @@ def answer_all(config: RunConfig,  # the run
                 parts.append(runner.answer(name, identity, questions, p["grid"], folder, seed=p["seed"], batch_size=p["batch_sizes"][name],
                                            chunk_size=p["chunk_size"], num_workers=p["num_workers"], overwrite=config.overwrite, progress=bar,
                                            log=log, load=load, data=fingerprint, **replicas).assign(text=text))
+            usage = getattr(replicas.get("model"), "usage", None)  # a served model's requests, latency and tokens
+            if log and usage: log(f"{identity['model']}: " + ", ".join(f"{k} {v}" for k, v in usage().items()))
         finally: runner.stop(replicas)
         seconds[identity["model"]] = round(time.time() - began, 1)
     if bar: bar.close()
@@ -388,12 +401,13 @@ def answer_all(config: RunConfig,  # the run
 # %% ../nbs/08_run_library.ipynb #c031
 def scored_answers(config: RunConfig,      # the run
                    answers: pd.DataFrame,  # `answer_all`'s answers, with their `text`
+                   circular: bool = True,  # fold rotated multiple-choice questions (MMBench) by CircularEval; False: every rotation its own row
                   ) -> tuple:              # (the original questions' scored answers, the perturbed ones' or None)
     "Score each question set's answers against its annotations; a perturbed question whose answer may differ is left unscored."
     p, stores = config.parameters, config.stores
     def scored(text):
         questions = stores[text][0]
-        rows = score_answers(answers[answers.text == text].drop(columns="text"), questions, mode=p["accuracy_mode"])
+        rows = score_answers(answers[answers.text == text].drop(columns="text"), questions, mode=p["accuracy_mode"], circular=circular)
         return rows.merge(questions.questions[["question_id", "question"]], on="question_id", how="left").assign(text=text, text_seed=p["seed"])
     if not config.perturbed: return scored("original"), None
     perturbed = pd.concat([scored(k).assign(kind=k) for k in config.perturbed], ignore_index=True)
@@ -621,6 +635,9 @@ def locked_run(config: RunConfig, progress: bool = True, figures: bool = True) -
     scored, scored_perturbed = scored_answers(config, answers)
     table = pd.concat([scored, scored_perturbed.drop(columns="kind") if scored_perturbed is not None else None], ignore_index=True)
     result = RunResult(out, table, None, None, None, draw_figures=figures)
+    if "circular_of" in split.questions:  # MMBench: answers.parquet keeps every rotation, each scored on its own; the tables fold them (CircularEval)
+        rotations, rotations_perturbed = scored_answers(config, answers, circular=False)
+        table = pd.concat([rotations, rotations_perturbed.drop(columns="kind") if rotations_perturbed is not None else None], ignore_index=True)
     save_table(result, "answers.parquet", table)
     atomic_write(out / "split.json", lambda path: write_split(split, path)); result.paths.append(out / "split.json")
     accuracy_results(config, result, scored)

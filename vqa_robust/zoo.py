@@ -14,11 +14,12 @@ from .models import (BLIP_FAMILY, VILT_BLIP_MODELS, VILT_FAMILY, LoadOptions, Mo
                                checkpoint_json, model_entry, model_family, model_identity, resolve_device)
 from .pnp import PNP_FAMILY, PNP_MODELS
 from .vlms import PALIGEMMA_FAMILY, VLM_FAMILY, VLM_MODELS
+from .served import SERVED_FAMILY, SERVED_PREFIX, served_spec
 
 # %% auto #0
 __all__ = ['VLE_FAMILY', 'VLE_MODELS', 'FAMILIES', 'MODELS', 'DEFENCE_SETTINGS', 'SMOKE_QUESTIONS', 'load_vle_on_use',
            'write_tiny_vle_on_use', 'register_family', 'register_model', 'folder_spec', 'model_spec', 'defended_spec',
-           'undefended', 'spec_with_settings', 'load_model', 'tiny_checkpoint', 'hub_smoke']
+           'undefended', 'spec_with_settings', 'load_model', 'identity_of', 'tiny_checkpoint', 'hub_smoke']
 
 # %% ../nbs/02e_model_zoo.ipynb #ac9468d0
 def load_vle_on_use(spec: ModelSpec,       # a VLE entry
@@ -62,7 +63,7 @@ def register_model(spec: ModelSpec  # an entry (`vqa_robust.models.model_entry`)
     if spec.family not in FAMILIES: raise ValueError(f"model {spec.name!r}: no family {spec.family!r}; known: {', '.join(FAMILIES)}")
     return MODELS.register(spec.name, spec)
 
-for _family in (VILT_FAMILY, BLIP_FAMILY, VLE_FAMILY, PNP_FAMILY, VLM_FAMILY, PALIGEMMA_FAMILY): register_family(_family)
+for _family in (VILT_FAMILY, BLIP_FAMILY, VLE_FAMILY, PNP_FAMILY, VLM_FAMILY, PALIGEMMA_FAMILY, SERVED_FAMILY): register_family(_family)
 for _spec in (*VILT_BLIP_MODELS, *VLE_MODELS, *PNP_MODELS, *VLM_MODELS): register_model(_spec)
 
 # %% ../nbs/02e_model_zoo.ipynb #c011
@@ -82,8 +83,9 @@ def folder_spec(folder: Path) -> ModelSpec:
 
 def model_spec(name_or_path: str,  # a key of MODELS, or a folder with vqa_robust.json or config.json
               ) -> ModelSpec:      # the entry, or the folder's spec (KeyError if neither)
-    "The registry entry of `name_or_path`, or the spec of a local checkpoint folder; 'MODEL+DEFENCE' is MODEL's behind a defence (`defended_spec`)."
+    "The registry entry of `name_or_path`, a served model ('openai:MODEL@BASE_URL'), or the spec of a local checkpoint folder; 'MODEL+DEFENCE' is MODEL's behind a defence (`defended_spec`)."
     if name_or_path in MODELS: return MODELS[name_or_path]
+    if name_or_path.startswith(SERVED_PREFIX): return served_spec(name_or_path)  # openai:MODEL@BASE_URL, vqa_robust.served
     base, defence = split_defended(name_or_path)
     if defence != NO_DEFENCE: return defended_spec(model_spec(base), defence)
     folder = Path(name_or_path)
@@ -118,15 +120,22 @@ def load_model(name_or_path: str,                # a key of MODELS or a checkpoi
                dtype: torch.dtype | None = None,  # e.g. torch.bfloat16 on GPU; None: the checkpoint's
                local_files_only: bool = False,    # never reach the hub
                trust_remote_code: bool = False,   # run code shipped with a checkpoint (off unless you set it)
+               concurrency: int = 8,              # served models: requests in flight at once
                **settings,                        # overrides of the entry's settings, e.g. num_beams=1
               ) -> VQAAdapter:
     "Load a VQA model into its family's adapter."
     spec = spec_with_settings(name_or_path, settings)
-    options = LoadOptions(resolve_device(device), dtype, local_files_only, trust_remote_code)
+    options = LoadOptions(resolve_device(device), dtype, local_files_only, trust_remote_code, int(concurrency))
     adapter = FAMILIES[spec.family].load(undefended(spec), options)
     if "defence" in spec.settings: adapter = DefendedModel(adapter, spec.settings["defence"], spec.name)
-    adapter.identity = model_identity(spec, dtype)
+    adapter.identity = identity_of(spec, dtype)
     return adapter
+
+def identity_of(spec: ModelSpec,                   # a resolved spec (settings overrides applied)
+                dtype: torch.dtype | None = None,  # the dtype asked for
+               ) -> dict:                          # `vqa_robust.models.model_identity`, its weights fingerprinted by the family's way
+    "A model's identity, its weights identified as its family says (a checkpoint's files, or a server's report)."
+    return model_identity(spec, dtype, FAMILIES[spec.family])
 
 def tiny_checkpoint(name: str,          # a key of MODELS (or a checkpoint folder)
                     folder: str | Path,  # where to write it; created if missing

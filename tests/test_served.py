@@ -1,0 +1,124 @@
+"""Served models end to end: a real OpenAI-compatible server (`transformers serve`, started here on localhost with a tiny checkpoint)
+answering a run as the same checkpoint answers in this process; the server killed mid-run and the rerun asking only the rest; a wrong key
+refused before anything is written; and a run on each of today's benchmarks (MMBench, TextVQA, ChartQA) in their official layouts."""
+import json, os, signal, socket, subprocess, sys, time
+from pathlib import Path
+import httpx
+import pandas as pd
+import pytest
+
+root = Path(__file__).resolve().parent.parent
+transformers_cli = Path(sys.executable).parent / "transformers"
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0)); return s.getsockname()[1]
+
+def start_server(folder: Path, port: int, log: Path) -> subprocess.Popen:
+    "`transformers serve` pinned to one checkpoint on localhost; returns once /health answers."
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    server = subprocess.Popen([str(transformers_cli), "serve", str(folder), "--host", "127.0.0.1", "--port", str(port), "--device", "cpu"],
+                              stdout=open(log, "a"), stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    for _ in range(600):
+        if server.poll() is not None: raise RuntimeError(f"transformers serve exited: {log.read_text()[-2000:]}")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200: return server
+        except httpx.HTTPError: pass
+        time.sleep(0.2)
+    server.kill(); raise RuntimeError("transformers serve did not start in 120 s")
+
+def stop(server: subprocess.Popen) -> None:
+    if server.poll() is None: os.killpg(server.pid, signal.SIGKILL); server.wait()
+
+def run_library(out_dir: Path, figures: bool = False, **params):
+    from vqa_robust.run import run
+    return run(out_dir=str(out_dir), progress=False, figures=figures, **params)
+
+GRID = dict(corruptions="gaussian_noise,defocus_blur", severities="1", n_images=4, seed=1)
+
+@pytest.fixture(scope="module")
+def tiny_vlm(tmp_path_factory):
+    "A tiny SmolVLM (Idefics3 classes: its processor needs no torchvision) and `transformers serve` serving it."
+    from vqa_robust.zoo import tiny_checkpoint
+    folder = tiny_checkpoint("smolvlm-instruct", tmp_path_factory.mktemp("ckpt") / "tiny-smolvlm")
+    port, log = free_port(), tmp_path_factory.mktemp("logs") / "serve.log"
+    server = start_server(folder, port, log)
+    yield {"folder": folder, "port": port, "log": log, "server": server}
+    stop(server)
+
+def served_name(tiny_vlm) -> str: return f"openai:{tiny_vlm['folder']}@http://127.0.0.1:{tiny_vlm['port']}/v1"
+
+def test_served_answers_equal_in_process(tiny_vlm, tmp_path):
+    "The same checkpoint, prompt and greedy decoding: the server's answers are the in-process adapter's, question by question."
+    pytest.importorskip("fastapi")
+    served = run_library(tmp_path / "served", model=served_name(tiny_vlm), max_concurrency=4, **GRID)
+    local = run_library(tmp_path / "local", model=str(tiny_vlm["folder"]), batch_size=1, **GRID)
+    key = ["corruption", "severity", "question_id"]
+    a, b = (pd.read_parquet(d / "answers.parquet").sort_values(key, ignore_index=True) for d in (tmp_path / "served", tmp_path / "local"))
+    assert len(a) == len(b) == len(served.answers) > 0
+    assert a[key].equals(b[key]) and a.answer.tolist() == b.answer.tolist()
+    assert a.answer.nunique() > 1 and len(local.answers) == len(a)  # not one answer repeated: the comparison can fail
+    assert a.confidence.isna().all()  # transformers serve returns no log-probabilities: confidence absent, not 1.0
+    assert b.confidence.between(0, 1).all()
+    log = (tmp_path / "served" / "run.log").read_text()
+    assert "requests" in log and "latency_p50_s" in log and "confidence absent" in log and "concurrency 4" in log
+    identity = json.loads((tmp_path / "served" / "run.json").read_text())["models"][0]
+    assert identity["weights"] == {"endpoint": f"http://127.0.0.1:{tiny_vlm['port']}/v1", "served": {"id": str(tiny_vlm["folder"]), "owned_by": "local"}}
+
+def test_server_killed_mid_run_resumes_with_the_rest(tiny_vlm, tmp_path):
+    "Kill the server after some answers: the run stops with an error that says so; restarted, the rerun asks only the questions not yet answered."
+    out, name = tmp_path / "killed", served_name(tiny_vlm)
+    code = f"from vqa_robust.run import run; run(model={name!r}, out_dir={str(out)!r}, progress=False, figures=False, max_concurrency=1, " + \
+           ", ".join(f"{k}={v!r}" for k, v in GRID.items()) + ")"
+    runner = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env={**os.environ, "OMP_NUM_THREADS": "1"}, cwd=root)
+    from vqa_robust.served import served_name as store_name
+    journal = out / "answers" / f"model={store_name(str(tiny_vlm['folder']))}" / "_served.jsonl"
+    deadline = time.time() + 120
+    while time.time() < deadline and not (journal.is_file() and len(journal.read_text().splitlines()) >= 6): time.sleep(0.05)
+    stop(tiny_vlm["server"])
+    _, stderr = runner.communicate(timeout=120)
+    assert runner.returncode != 0 and "no answer after" in stderr and "rerun to ask only the rest" in stderr, stderr[-2000:]
+    answered = len(journal.read_text().splitlines())
+    tiny_vlm["server"] = start_server(tiny_vlm["folder"], tiny_vlm["port"], tiny_vlm["log"])
+    result = run_library(out, model=name, max_concurrency=2, **GRID)
+    total = len(result.answers)
+    assert 6 <= answered < total
+    usage = [l for l in (out / "run.log").read_text().splitlines() if "requests" in l][-1]
+    assert f"requests {total - answered}," in usage, usage  # the rest only: the answers before the kill come from the journal (or a chunk saved whole)
+    full = run_library(tmp_path / "whole", model=name, **GRID)
+    key = ["corruption", "severity", "question_id"]
+    assert result.answers.sort_values(key).answer.tolist() == full.answers.sort_values(key).answer.tolist()  # the resumed run's answers are a whole run's
+
+def test_wrong_key_writes_nothing(tmp_path, monkeypatch):
+    from vqa_robust.served import LocalChatServer
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong")
+    with LocalChatServer(api_key="sk-right") as server:
+        with pytest.raises(RuntimeError, match=r"refused the API key in \$OPENAI_API_KEY \(HTTP 401\)"):
+            run_library(tmp_path / "run", model=f"openai:local-colours@{server.url}", corruptions="gaussian_noise", severities="1", n_images=2)
+        assert not server.received
+    assert not (tmp_path / "run").exists()
+
+@pytest.mark.parametrize("dataset", ["mmbench", "textvqa", "chartqa"])
+def test_benchmark_runs_write_the_run_folder(dataset, tmp_path):
+    "Each benchmark from its official layout, two served models, a corruption at severities 1-5: the run folder, with VRB's metrics and intervals."
+    from vqa_robust.datasets import DATASETS, load_dataset
+    from vqa_robust.served import LocalChatServer
+    data_dir = DATASETS[dataset].write_records(tmp_path / "data", DATASETS[dataset].splits[0])
+    questions = load_dataset(dataset, data_dir)
+    with LocalChatServer(model="colours-a") as a, LocalChatServer(model="colours-b", logprobs=False) as b:
+        result = run_library(tmp_path / "run", model=f"openai:colours-a@{a.url},openai:colours-b@{b.url}", dataset=dataset, data_dir=str(data_dir),
+                             corruptions="gaussian_noise", severities="1,2,3,4,5", n_images=0, figures=dataset == "mmbench")
+        prompts = {r["question"] for r in a.received}
+    for name in ("answers.parquet", "accuracy.csv", "accuracy_breakdown.csv", "robustness.csv", "accuracy_ci.csv", "vre_ci.csv", "calibration.csv", "run.json"):
+        assert (tmp_path / "run" / name).is_file(), name
+    originals = questions.questions.question_id[questions.questions.get("circular_of", questions.questions.question_id) == questions.questions.question_id]
+    assert set(result.accuracy.n) == {len(originals)} and len(result.accuracy) == 2 * 6
+    answers = pd.read_parquet(tmp_path / "run" / "answers.parquet")
+    assert len(answers) == 2 * 6 * len(questions)  # every rotation's answer kept
+    assert set(answers.accuracy_mode) == {DATASETS[dataset].accuracy_mode}
+    if dataset == "mmbench":
+        assert (tmp_path / "run" / "error_vs_severity.png").is_file()  # VRB's figures, unchanged
+        assert all(p.endswith("Answer with the option's letter from the given choices directly.") for p in prompts)
+        assert set(answers.choice) <= {"A", "B", "C", "D", "Z"}
+    else: assert all(p.endswith("Answer the question using a single word or phrase.") for p in prompts)
