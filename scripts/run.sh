@@ -10,6 +10,9 @@ for ((i = 0; i < ${#args[@]}; i++)); do
   if [ "${args[i]}" = "-p" ] && [ "${args[i+1]:-}" = "out_dir" ]; then out=${args[i+2]}; fi
 done
 mkdir -p "$out"
+# One OpenMP thread unless asked otherwise: the run sets torch's threads itself (-p threads N); a pool of one thread per core
+# created at import adds 50-100 MB of allocator arenas to the kernel's peak memory and buys nothing at threads 1.
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 .venv/bin/papermill nbs/run.ipynb "$out/run.ipynb" -k python3 -p out_dir "$out" "$@"
 echo "run folder: $out"
 ls "$out"
