@@ -1,6 +1,6 @@
 """Served models end to end: a real OpenAI-compatible server (`transformers serve`, started here on localhost with a tiny checkpoint)
 answering a run as the same checkpoint answers in this process; the server killed mid-run and the rerun asking only the rest; a wrong key
-refused before anything is written; and a run on each of today's benchmarks (MMBench, TextVQA, ChartQA) in their official layouts."""
+refused before anything is written; and a run on each of today's benchmarks (MMBench, TextVQA, ChartQA, DocVQA) in their official layouts."""
 import json, os, signal, socket, subprocess, sys, time
 from pathlib import Path
 import httpx
@@ -99,7 +99,7 @@ def test_wrong_key_writes_nothing(tmp_path, monkeypatch):
         assert not server.received
     assert not (tmp_path / "run").exists()
 
-@pytest.mark.parametrize("dataset", ["mmbench", "textvqa", "chartqa"])
+@pytest.mark.parametrize("dataset", ["mmbench", "textvqa", "chartqa", "docvqa"])
 def test_benchmark_runs_write_the_run_folder(dataset, tmp_path):
     "Each benchmark from its official layout, two served models, a corruption at severities 1-5: the run folder, with VRB's metrics and intervals."
     from vqa_robust.datasets import DATASETS, load_dataset

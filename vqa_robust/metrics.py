@@ -15,13 +15,13 @@ __all__ = ['ACCURACY_MODES', 'TEN_ANSWER_MODES', 'REFUSALS', 'OPTION_SEPARATORS'
            'LEVELS', 'SUBMETRICS', 'RELATIVE', 'DEFAULT_WEIGHTS', 'leave_one_out', 'accuracy_official',
            'accuracy_normalize', 'accuracy_simple', 'accuracy_exact', 'accuracy_exact_normalize', 'accuracy_vizwiz',
            'answers_problem', 'vqa_accuracy', 'as_number', 'accuracy_relaxed', 'letter_named', 'text_named',
-           'chosen_option', 'plain', 'check_unique_ids', 'check_answered', 'circular_scores', 'score_answers',
-           'accuracy_table', 'sequential_sum', 'rounded_percent', 'rounded_mean', 'official_report',
-           'accuracy_breakdown', 'with_clean_level', 'check_fractions', 'error_matrix', 'error_floor', 'first_drop',
-           'range_of_error', 'error_rate', 'average_error', 'average_difference', 'submetric_values', 'minmax_scale',
-           'submetrics', 'preference_weights', 'checked_weights', 'weighted_vre', 'aggregated_metrics', 'vre',
-           'accuracy_matrix', 'severity_accuracy', 'model_accuracy', 'corruption_accuracy', 'relative_drop',
-           'score_cube', 'interval', 'bootstrap']
+           'chosen_option', 'levenshtein', 'accuracy_anls', 'plain', 'check_unique_ids', 'check_answered',
+           'circular_scores', 'score_answers', 'accuracy_table', 'sequential_sum', 'rounded_percent', 'rounded_mean',
+           'official_report', 'accuracy_breakdown', 'with_clean_level', 'check_fractions', 'error_matrix',
+           'error_floor', 'first_drop', 'range_of_error', 'error_rate', 'average_error', 'average_difference',
+           'submetric_values', 'minmax_scale', 'submetrics', 'preference_weights', 'checked_weights', 'weighted_vre',
+           'aggregated_metrics', 'vre', 'accuracy_matrix', 'severity_accuracy', 'model_accuracy', 'corruption_accuracy',
+           'relative_drop', 'score_cube', 'interval', 'bootstrap']
 
 # %% ../nbs/04_metrics.ipynb #c007
 def leave_one_out(prediction: str, answers: list[str]) -> float:
@@ -144,6 +144,32 @@ def chosen_option(answer: str,   # the model's answer, free text
                  ) -> str:       # a letter of `options`, or NO_OPTION
     "The option a free-text answer chooses, by MMBench's rules (VLMEvalKit's `can_infer`): a letter named, else an option's text quoted, else none ('Z')."
     return letter_named(answer, options) or text_named(answer, options) or NO_OPTION
+
+# %% ../nbs/04_metrics.ipynb #a3ee2984
+def levenshtein(a: str, b: str) -> int:
+    "The edit distance between two strings: insertions, deletions and substitutions of one character each cost 1."
+    previous = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        current = [i]
+        for j, y in enumerate(b, 1): current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y)))
+        previous = current
+    return previous[-1]
+
+def accuracy_anls(prediction: str,                       # the model's answer
+                  answers: list[str],                    # the reference answers
+                  multiple_choice_answer: str | None = None,  # unused (every reference counts)
+                  threshold: float = 0.5,                # a normalised distance at or above it scores 0
+                 ) -> float:                             # in [0, 1]
+    "DocVQA's ANLS of one answer: the best over references of 1 - normalised edit distance, 0 from `threshold` on."
+    said = " ".join(prediction.strip().lower().split())
+    def similarity(reference: str) -> float:
+        reference = " ".join(reference.strip().lower().split())
+        if not said and not reference: return 1.0
+        distance = levenshtein(said, reference) / max(len(said), len(reference))
+        return 1.0 - distance if distance < threshold else 0.0
+    return max(similarity(r) for r in answers)
+
+ACCURACY_MODES.register("anls", accuracy_anls)
 
 # %% ../nbs/04_metrics.ipynb #c017
 CONDITION = ("model", "corruption", "severity", "seed")
