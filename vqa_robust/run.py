@@ -687,9 +687,11 @@ def corrupt(dataset: str = "easy_vqa",   # a key of vqa_robust.datasets.DATASETS
 # %% ../nbs/08_run_library.ipynb #c059
 def registry_table(kind: str  # "models" or "corruptions"
                   ) -> pd.DataFrame:
-    "The registered models (name, family, checkpoint, description) or corruptions (name, family, source, levels) and the presets naming them."
+    "The registered models (name, family, checkpoint, description; and how to name a served one) or corruptions (name, family, source, levels) and the presets naming them."
     if kind == "models":
-        return pd.DataFrame([{"model": s.name, "family": s.family, "checkpoint": s.checkpoint, "description": s.description} for s in MODELS.values()])
+        served = {"model": "openai:MODEL@BASE_URL", "family": "openai", "checkpoint": "(served)",
+                  "description": "any OpenAI-compatible chat endpoint (vLLM, SGLang, transformers serve, a hosted API); key in $OPENAI_API_KEY"}
+        return pd.DataFrame([{"model": s.name, "family": s.family, "checkpoint": s.checkpoint, "description": s.description} for s in MODELS.values()] + [served])
     return pd.DataFrame([{"corruption": c.name, "family": c.family, "source": c.source, "levels": ",".join(map(str, c.levels)),
                           "presets": ",".join(p for p, names in PRESETS.items() if c.name in names)} for c in CORRUPTIONS.values()])
 
