@@ -62,7 +62,10 @@ def test_served_answers_equal_in_process(tiny_vlm, tmp_path):
     assert b.confidence.between(0, 1).all()
     log = (tmp_path / "served" / "run.log").read_text()
     assert "requests" in log and "latency_p50_s" in log and "confidence absent" in log and "concurrency 4" in log
-    identity = json.loads((tmp_path / "served" / "run.json").read_text())["models"][0]
+    summary = json.loads((tmp_path / "served" / "run.json").read_text())
+    identity, usage = summary["models"][0], summary["served"][served.answers.model.iloc[0]]
+    assert (usage["requests"], usage["reused"], usage["concurrency"], usage["confidence"]) == (len(a), 0, 4, "absent")
+    assert usage["completion_tokens"] > 0 and 0 < usage["latency_p50_s"] <= usage["latency_p99_s"]
     assert identity["weights"] == {"endpoint": f"http://127.0.0.1:{tiny_vlm['port']}/v1", "served": {"id": str(tiny_vlm["folder"]), "owned_by": "local"}}
 
 def test_server_killed_mid_run_resumes_with_the_rest(tiny_vlm, tmp_path):

@@ -373,6 +373,7 @@ def prepare_stores(config: RunConfig) -> list:
 def answer_all(config: RunConfig,  # the run
                log=None,           # `run_log`'s function, or None
                progress: bool = True,  # one bar counting the answers of the whole grid
+               served: dict | None = None,  # filled with each served model's usage (requests, retries, latency, tokens), when given
               ) -> tuple:          # (every answer with the `text` it answered, seconds per model)
     "Every model's answers to every question set under every condition, through the run's executor (vqa_robust.distributed.EXECUTORS)."
     p, stores = config.parameters, config.stores
@@ -392,6 +393,7 @@ def answer_all(config: RunConfig,  # the run
                                            chunk_size=p["chunk_size"], num_workers=p["num_workers"], overwrite=config.overwrite, progress=bar,
                                            log=log, load=load, data=fingerprint, **replicas).assign(text=text))
             usage = getattr(replicas.get("model"), "usage", None)  # a served model's requests, latency and tokens
+            if usage and served is not None: served[identity["model"]] = usage()
             if log and usage: log(f"{identity['model']}: " + ", ".join(f"{k} {v}" for k, v in usage().items()))
         finally: runner.stop(replicas)
         seconds[identity["model"]] = round(time.time() - began, 1)
@@ -588,8 +590,8 @@ def defence_sample(config: RunConfig, n: int = 20) -> tuple[list, list]:
     return [image_under_condition(data.load_image(i), corruption, severity, p["seed"], i) for i in ids], data.questions.question.head(10 * n).tolist()
 
 # %% ../nbs/08_run_library.ipynb #6d4d086d
-def run_summary(config: RunConfig, result: RunResult, seconds: dict, elapsed: float, memory: dict) -> dict:
-    "run.json: the settings, each model's identity, the data's and the corruption code's fingerprints, timing, memory and what was not computed."
+def run_summary(config: RunConfig, result: RunResult, seconds: dict, elapsed: float, memory: dict, served: dict | None = None) -> dict:
+    "run.json: the settings, each model's identity, the data's and the corruption code's fingerprints, timing, memory, served models' usage and what was not computed."
     p = config.parameters
     return {"models": list(config.identities.values()), "data": config.data, "corruption_code": code_fingerprint(config.dataset), "dataset": config.dataset.name,
             "n_images": len(config.dataset.image_ids), "n_questions": len(config.dataset), "seed": p["seed"], "corruptions": p["corruptions"],
@@ -598,7 +600,7 @@ def run_summary(config: RunConfig, result: RunResult, seconds: dict, elapsed: fl
             "chunk_size": p["chunk_size"], "split": p["split"], "text_perturbations": {k: len(d) for k, d in config.perturbed.items()},
             "typo_severity": p["typo_severity"], "colour_metric": p["colour_metric"], "colour_vocabulary": p["colour_vocabulary"],
             "wordnet_choice": p["wordnet_choice"], "near_colour_distance": p["near_colour_distance"], "seconds": round(elapsed, 1),
-            "seconds_per_model": seconds, "peak_memory_mb": memory, "not_computed": result.not_computed}
+            "seconds_per_model": seconds, "peak_memory_mb": memory, "served": served or {}, "not_computed": result.not_computed}
 
 # %% ../nbs/08_run_library.ipynb #c048
 def run(config: RunConfig | None = None,  # a checked run (`run_config`); None: built from `parameters`
@@ -628,7 +630,8 @@ def locked_run(config: RunConfig, progress: bool = True, figures: bool = True) -
     log(f"run: models {p['models']}, {len(p['grid'])} conditions, {len(split)} questions on {len(split.image_ids)} images of {split.name}, seed {p['seed']}; "
         f"device {p['device']} ({processor}), torch {torch.__version__}, {p['threads']} thread(s), {p['num_workers']} data worker(s)")
     start = time.time()
-    answers, seconds = answer_all(config, log, progress)
+    served = {}  # each served model's requests, retries, latency and tokens
+    answers, seconds = answer_all(config, log, progress, served)
     elapsed, memory = time.time() - start, peak_memory_mb()
     log(f"done: {len(answers)} answers in {elapsed:.1f} s; peak resident memory {memory['process']:.0f} MB (workers {memory['workers']:.0f} MB)")
     print(f"{len(answers)} answers in {elapsed:.0f} s")
@@ -649,7 +652,7 @@ def locked_run(config: RunConfig, progress: bool = True, figures: bool = True) -
     comparability_results(config, result, scored)
     text_perturbation_results(config, result, scored, scored_perturbed)
     defence_results(config, result, scored)
-    result.summary = run_summary(config, result, seconds, elapsed, memory)
+    result.summary = run_summary(config, result, seconds, elapsed, memory, served)
     atomic_write(out / "run.json", lambda path: path.write_text(json.dumps(result.summary, indent=1, default=str)))  # last: the folder is complete
     result.paths.append(out / "run.json")
     return result
