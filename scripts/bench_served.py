@@ -5,6 +5,7 @@ requests in flight. Prints a table and the ratios to in-process batch 8, and che
     python scripts/bench_served.py                         # a tiny SmolVLM (random weights, offline): the client's and server's overhead
     python scripts/bench_served.py --checkpoint FOLDER     # any local VLM checkpoint folder the zoo can load
     python scripts/bench_served.py --questions 128 --port 8011
+    python scripts/bench_served.py --server-args=--continuous-batching   # the server batches concurrent requests
 
 On a GPU node the same comparison against `vllm serve` is the one that matters (continuous batching); here, on CPU with a tiny
 model, it measures what serving costs: PNG encoding, HTTP and the server's per-request work.
@@ -24,6 +25,7 @@ def main() -> int:
     parser.add_argument("--checkpoint", default="", help="a local VLM checkpoint folder; default: a tiny SmolVLM written here")
     parser.add_argument("--questions", type=int, default=96, help="easy-VQA test questions to answer in each setting")
     parser.add_argument("--port", type=int, default=0, help="the server's port; 0: a free one")
+    parser.add_argument("--server-args", default="", help="more arguments for transformers serve, e.g. '--continuous-batching'")
     args = parser.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     import numpy as np, torch
@@ -37,7 +39,7 @@ def main() -> int:
     texts = questions.question.tolist()
     port = args.port or free_port()
     server = subprocess.Popen([str(Path(sys.executable).parent / "transformers"), "serve", str(folder), "--host", "127.0.0.1", "--port", str(port),
-                               "--device", "cpu"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                               "--device", "cpu", *args.server_args.split()], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
                               env={**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"})
     try:
         for _ in range(600):
