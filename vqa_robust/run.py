@@ -273,9 +273,9 @@ def refuse_unreachable(parameters: dict,  # `run_parameters`' output
 
 def run_config(model: list = ["easy-vqa-vilt", "easy-vqa-blip"],  # keys of vqa_robust.zoo.MODELS, checkpoint folders or served models (openai:MODEL@BASE_URL): one name, a list, comma-separated or JSON text
                defences: list = ["none"],      # each model behind each of these (vqa_robust.defences.DEFENCES: nlmeans, bm3d, restorer_noise, routed, spelling, ...) and "none" (as it is): e.g. "none,nlmeans,routed"; defences.csv compares them
-               dataset: str = "easy_vqa",      # "easy_vqa" (offline, shipped), "vqav2" (with data_dir, or the three paths below), "vg", "gqa", "vizwiz", "mmbench", "textvqa", "chartqa", "docvqa" (with data_dir): vqa_robust.datasets.DATASETS
+               dataset: str = "easy_vqa",      # "easy_vqa" (offline, shipped), "vqav2" (with data_dir, or the three paths below), "vg", "gqa", "vizwiz", "mmbench", "textvqa", "chartqa", "docvqa", "mmmu_pro" (with data_dir): vqa_robust.datasets.DATASETS
                data_dir: str = "",             # folder the dataset was downloaded into, official file names (VQAv2: v2_OpenEnded_mscoco_val2014_questions.json, ..., val2014/)
-               dataset_split: str = "",        # the dataset's own split (gqa: testdev, val, train; vizwiz: val, train; mmbench: dev_en, dev_en_v11; textvqa: val, train; chartqa: test, val, train; docvqa: val, train); "": its first
+               dataset_split: str = "",        # the dataset's own split (gqa: testdev, val, train; vizwiz: val, train; mmbench: dev_en, dev_en_v11; textvqa: val, train; chartqa: test, val, train; docvqa: val, train; mmmu_pro: vision); "": its first
                split: str = "auto",            # "vrb": VRB's 3,000 val2014 images with all their questions; "sample": n_images drawn with the seed; "auto": "vrb" for vqav2 when n_images is "auto", else "sample"; or a split file (.json: vqa_robust.data.write_split's, e.g. vqa_robust.calibration.discriminative_split's)
                questions_file: str = "",       # or the VQAv2 questions JSON ...
                annotations_file: str = "",     # ... the annotations JSON ...
