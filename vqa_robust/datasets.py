@@ -13,7 +13,7 @@ import pandas as pd
 from PIL import Image
 from .data import (VQADataset, check_ids, easy_vqa_to_vqav2, load_easy_vqa, load_vqav2_dir, write_mini_vqav2)
 from .base import Registry
-from .metrics import ACCURACY_MODES, CONDITION, leave_one_out
+from .metrics import ACCURACY_MODES, CONDITION
 from .vocabulary import most_common_answer, normalize_answer
 
 # %% auto #0
