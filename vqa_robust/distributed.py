@@ -17,7 +17,7 @@ from .base import Registry, local_map, ray_map, start_ray
 from .data import VQADataset
 from .zoo import load_model
 from .store import CHUNK_SIZE, chunk_file, condition_answers, identity_digest, partition_dir, store_plan, write_chunk, write_record
-from .inference import answer_plan, encoder_of, plan_bar, plan_batches, question_order, release_memory, run_conditions
+from .inference import answer_plan, encoder_of, plan_bar, plan_batches, question_order, release_memory, run_conditions, served_journal
 
 # %% auto #0
 __all__ = ['EXECUTORS', 'Shard', 'shards_of', 'answer_shard', 'Executor', 'register_executor', 'no_replicas', 'release_replicas',
@@ -58,6 +58,7 @@ def answer_shard(model,                 # a loaded adapter
     "Answer one shard exactly as a local run answers that chunk, and write it with its sidecar."
     if order is None: order = question_order(dataset)
     batches = plan_batches(len(order), {(shard.corruption, shard.severity): {shard.chunk}}, chunk_size, batch_size)
+    if hasattr(model, "keep_journal"): model.keep_journal(served_journal(out_dir, model.name, f"{os.uname().nodename}-{os.getpid()}"))  # a served model: one journal a replica
     answers = pd.concat([a for _, a in answer_plan(model, dataset, order, batches, seed, num_workers, question_inputs)], ignore_index=True)
     entry = write_chunk(partition_dir(out_dir, model.name, shard.corruption, shard.severity), shard.chunk, answers, identity)
     release_memory()

@@ -24,7 +24,7 @@ from .store import CHUNK_SIZE, StorePlan, condition_answers, n_chunks, save_chun
 __all__ = ['conditions', 'Batch', 'question_order', 'plan_batches', 'condition_image', 'ConditionBatches', 'ImageInputError',
            'as_is', 'default_workers', 'batch_loader', 'glibc', 'release_memory', 'peak_memory_mb', 'answer_inputs',
            'batch_seed', 'encoder_of', 'progress_bar', 'answered_batches', 'answer_plan', 'log_truncation', 'plan_bar',
-           'run_conditions', 'answer_condition']
+           'served_journal', 'run_conditions', 'answer_condition']
 
 # %% ../nbs/03_inference.ipynb #c006
 def conditions(corruptions,                 # names in CORRUPTIONS
@@ -228,6 +228,13 @@ def plan_bar(progress, plan: StorePlan):
     if bar is not None: bar.total -= sum(len(v) for chunks in plan.done.values() for v in chunks.values()); bar.refresh()
     return bar
 
+def served_journal(out_dir: str | Path,  # the run folder
+                   model_name: str,        # the model's name in the store
+                   worker: str = "",       # a replica's own file (Ray: one per process); "": the local run's
+                  ) -> Path:               # answers/model=NAME/_served[-worker].jsonl
+    "Where a served model appends each answer as it arrives (`vqa_robust.served.ServedVQA.keep_journal` reads every journal of the folder)."
+    return Path(out_dir) / "answers" / f"model={model_name}" / f"_served{'-' + worker if worker else ''}.jsonl"
+
 def run_conditions(model,                       # a VQAAdapter (`load_model`)
                    dataset: VQADataset,         # the questions to answer
                    grid: list[tuple[str, int]], # (corruption, severity) conditions, e.g. from `conditions`
@@ -249,8 +256,7 @@ def run_conditions(model,                       # a VQAAdapter (`load_model`)
     bar = plan_bar(progress, plan)
     batches = plan_batches(len(ids), todo, chunk_size, batch_size)
     if batches: log_truncation(model, order, log)
-    if batches and hasattr(model, "keep_journal"):  # a served model appends each answer as it arrives (vqa_robust.served): a rerun asks only the rest
-        model.keep_journal(Path(out_dir) / "answers" / f"model={model.name}" / "_served.jsonl")
+    if batches and hasattr(model, "keep_journal"): model.keep_journal(served_journal(out_dir, model.name))  # a served model: a rerun asks only the rest
     pending, started = [], {}
     for b, answers in answer_plan(model, dataset, order, batches, seed, num_workers):
         started.setdefault((b.corruption, b.severity), time.time())

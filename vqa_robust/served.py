@@ -163,9 +163,10 @@ class ServedVQA(VQAAdapter):
     def encoder(self) -> DataURLEncoder: return DataURLEncoder()
 
     def keep_journal(self, path: str | Path) -> None:
-        "Append every answer to `path` from now on, and reuse the answers it holds."
+        "Append every answer to `path` from now on, and reuse the answers of every journal beside it (`_served*.jsonl`: a local run's, Ray replicas')."
+        if self.journal_path == Path(path): return  # already read
         self.journal_path = Path(path)
-        self.journal.update(read_journal(self.journal_path))
+        for journal in sorted(self.journal_path.parent.glob("_served*.jsonl")): self.journal.update(read_journal(journal))
 
     def remember(self, key: str, reply: dict) -> None:
         "Keep one answer: in memory, and appended to the journal at once."
