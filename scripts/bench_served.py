@@ -10,15 +10,8 @@ requests in flight. Prints a table and the ratios to in-process batch 8, and che
 On a GPU node the same comparison against `vllm serve` is the one that matters (continuous batching); here, on CPU with a tiny
 model, it measures what serving costs: PNG encoding, HTTP and the server's per-request work.
 """
-import argparse, os, signal, socket, subprocess, sys, tempfile, time
+import argparse, os, sys, tempfile, time
 from pathlib import Path
-import httpx
-
-root = Path(__file__).resolve().parent.parent
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0)); return s.getsockname()[1]
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -28,7 +21,7 @@ def main() -> int:
     parser.add_argument("--server-args", default="", help="more arguments for transformers serve, e.g. '--continuous-batching'")
     args = parser.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    import numpy as np, torch
+    import torch
     torch.set_num_threads(1)
     from vqa_robust.data import load_easy_vqa
     from vqa_robust.zoo import load_model, tiny_checkpoint
@@ -37,15 +30,9 @@ def main() -> int:
     questions = data.questions.head(args.questions)
     images = [data.load_image(i) for i in questions.image_id]
     texts = questions.question.tolist()
-    port = args.port or free_port()
-    server = subprocess.Popen([str(Path(sys.executable).parent / "transformers"), "serve", str(folder), "--host", "127.0.0.1", "--port", str(port),
-                               "--device", "cpu", *args.server_args.split()], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                              env={**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"})
+    from vqa_robust.served import serve_checkpoint, stop_server
+    server, url = serve_checkpoint(folder, args.port, extra=args.server_args.split())
     try:
-        for _ in range(600):
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200: break
-            except httpx.HTTPError: time.sleep(0.2)
         rows, answers = [], {}
         local = load_model(str(folder))
         for batch in (1, 8):
@@ -53,15 +40,14 @@ def main() -> int:
             for k in range(0, len(texts), batch): got += local.predict(images[k:k + batch], texts[k:k + batch])[0]
             rows.append((f"in-process, batch {batch}", len(texts) / (time.perf_counter() - began))); answers[rows[-1][0]] = got
         for concurrency in (1, 4, 8):
-            served = load_model(f"openai:{folder}@http://127.0.0.1:{port}/v1", concurrency=concurrency)
+            served = load_model(f"openai:{folder}@{url}", concurrency=concurrency)
             began, got = time.perf_counter(), []
             for k in range(0, len(texts), 32): got += served.predict(images[k:k + 32], texts[k:k + 32])[0]
             rows.append((f"served, {concurrency} in flight", len(texts) / (time.perf_counter() - began))); answers[rows[-1][0]] = got
             usage = served.usage()
             print(f"served, {concurrency} in flight: latency p50 {usage['latency_p50_s']} s, p90 {usage['latency_p90_s']} s, "
                   f"{usage['prompt_tokens']} prompt and {usage['completion_tokens']} completion tokens")
-    finally:
-        os.killpg(server.pid, signal.SIGKILL); server.wait()
+    finally: stop_server(server)
     base = dict(rows)["in-process, batch 8"]
     print(f"\n{len(texts)} questions, checkpoint {folder.name}, torch threads 1\n{'setting':28s} {'answers/s':>10s} {'vs batch 8':>10s}")
     for name, rate in rows: print(f"{name:28s} {rate:10.1f} {rate / base:10.2f}")

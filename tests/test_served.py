@@ -1,34 +1,13 @@
 """Served models end to end: a real OpenAI-compatible server (`transformers serve`, started here on localhost with a tiny checkpoint)
 answering a run as the same checkpoint answers in this process; the server killed mid-run and the rerun asking only the rest; a wrong key
 refused before anything is written; and a run on each of today's benchmarks (MMBench, TextVQA, ChartQA, DocVQA, MMMU-Pro) in their official layouts."""
-import json, os, signal, socket, subprocess, sys, time
+import json, os, subprocess, sys, time
 from pathlib import Path
-import httpx
 import pandas as pd
 import pytest
+from vqa_robust.served import serve_checkpoint, stop_server
 
 root = Path(__file__).resolve().parent.parent
-transformers_cli = Path(sys.executable).parent / "transformers"
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0)); return s.getsockname()[1]
-
-def start_server(folder: Path, port: int, log: Path) -> subprocess.Popen:
-    "`transformers serve` pinned to one checkpoint on localhost; returns once /health answers."
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
-    server = subprocess.Popen([str(transformers_cli), "serve", str(folder), "--host", "127.0.0.1", "--port", str(port), "--device", "cpu"],
-                              stdout=open(log, "a"), stderr=subprocess.STDOUT, env=env, start_new_session=True)
-    for _ in range(600):
-        if server.poll() is not None: raise RuntimeError(f"transformers serve exited: {log.read_text()[-2000:]}")
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200: return server
-        except httpx.HTTPError: pass
-        time.sleep(0.2)
-    server.kill(); raise RuntimeError("transformers serve did not start in 120 s")
-
-def stop(server: subprocess.Popen) -> None:
-    if server.poll() is None: os.killpg(server.pid, signal.SIGKILL); server.wait()
 
 def run_library(out_dir: Path, figures: bool = False, **params):
     from vqa_robust.run import run
@@ -41,16 +20,15 @@ def tiny_vlm(tmp_path_factory):
     "A tiny SmolVLM (Idefics3 classes: its processor needs no torchvision) and `transformers serve` serving it."
     from vqa_robust.zoo import tiny_checkpoint
     folder = tiny_checkpoint("smolvlm-instruct", tmp_path_factory.mktemp("ckpt") / "tiny-smolvlm")
-    port, log = free_port(), tmp_path_factory.mktemp("logs") / "serve.log"
-    server = start_server(folder, port, log)
-    yield {"folder": folder, "port": port, "log": log, "server": server}
-    stop(server)
+    log = tmp_path_factory.mktemp("logs") / "serve.log"
+    server, url = serve_checkpoint(folder, log=log)
+    yield {"folder": folder, "url": url, "log": log, "server": server}
+    stop_server(server)
 
-def served_name(tiny_vlm) -> str: return f"openai:{tiny_vlm['folder']}@http://127.0.0.1:{tiny_vlm['port']}/v1"
+def served_name(tiny_vlm) -> str: return f"openai:{tiny_vlm['folder']}@{tiny_vlm['url']}"
 
 def test_served_answers_equal_in_process(tiny_vlm, tmp_path):
     "The same checkpoint, prompt and greedy decoding: the server's answers are the in-process adapter's, question by question."
-    pytest.importorskip("fastapi")
     served = run_library(tmp_path / "served", model=served_name(tiny_vlm), max_concurrency=4, **GRID)
     local = run_library(tmp_path / "local", model=str(tiny_vlm["folder"]), batch_size=1, **GRID)
     key = ["corruption", "severity", "question_id"]
@@ -66,7 +44,7 @@ def test_served_answers_equal_in_process(tiny_vlm, tmp_path):
     identity, usage = summary["models"][0], summary["served"][served.answers.model.iloc[0]]
     assert (usage["requests"], usage["reused"], usage["concurrency"], usage["confidence"]) == (len(a), 0, 4, "absent")
     assert usage["completion_tokens"] > 0 and 0 < usage["latency_p50_s"] <= usage["latency_p99_s"]
-    assert identity["weights"] == {"endpoint": f"http://127.0.0.1:{tiny_vlm['port']}/v1", "served": {"id": str(tiny_vlm["folder"]), "owned_by": "local"}}
+    assert identity["weights"] == {"endpoint": tiny_vlm["url"], "served": {"id": str(tiny_vlm["folder"]), "owned_by": "local"}}
 
 def test_server_killed_mid_run_resumes_with_the_rest(tiny_vlm, tmp_path):
     "Kill the server after some answers: the run stops with an error that says so; restarted, the rerun asks only the questions not yet answered."
@@ -79,11 +57,12 @@ def test_server_killed_mid_run_resumes_with_the_rest(tiny_vlm, tmp_path):
     journal = out / "answers" / f"model={store_name(str(tiny_vlm['folder']))}" / "_served.jsonl"
     deadline = time.time() + 120
     while time.time() < deadline and not (journal.is_file() and len(journal.read_text().splitlines()) >= 6): time.sleep(0.05)
-    stop(tiny_vlm["server"])
+    stop_server(tiny_vlm["server"])
     _, stderr = runner.communicate(timeout=120)
     assert runner.returncode != 0 and "no answer after" in stderr and "rerun to ask only the rest" in stderr, stderr[-2000:]
     answered = len(journal.read_text().splitlines())
-    tiny_vlm["server"] = start_server(tiny_vlm["folder"], tiny_vlm["port"], tiny_vlm["log"])
+    port = int(tiny_vlm["url"].rsplit(":", 1)[1].split("/")[0])  # the same endpoint: the run's identity names it
+    tiny_vlm["server"], _ = serve_checkpoint(tiny_vlm["folder"], port, tiny_vlm["log"])
     result = run_library(out, model=name, max_concurrency=2, **GRID)
     total = len(result.answers)
     assert 6 <= answered < total

@@ -21,18 +21,19 @@ __all__ = ['VQA_COLUMNS', 'W_WORDS', 'NUMBER', 'VG_QUESTIONS', 'VG_IMAGE_FOLDERS
            'GQA_SPLITS', 'GQA_QUESTION_PLACES', 'GQA_FIELDS', 'GQA_DOWNLOAD', 'GQA_RECORDS', 'VIZWIZ_SPLITS',
            'VIZWIZ_SPLIT_OFFSET', 'VIZWIZ_ANNOTATION_PLACES', 'VIZWIZ_IMAGE_PLACES', 'VIZWIZ_FIELDS', 'VIZWIZ_DOWNLOAD',
            'VIZWIZ_RECORDS', 'MMBENCH_FILES', 'MMBENCH_FIELDS', 'MMBENCH_DOWNLOAD', 'OPTION_LETTERS', 'CIRCULAR_STRIDE',
-           'MC_PROMPT', 'MC_SETTINGS', 'MMBENCH_RECORDS', 'TEXTVQA_SPLITS', 'TEXTVQA_FIELDS', 'TEXTVQA_IMAGE_PLACES',
-           'TEXTVQA_DOWNLOAD', 'TEXTVQA_RECORDS', 'CHARTQA_SPLITS', 'CHARTQA_SOURCES', 'CHARTQA_FIELDS',
-           'CHARTQA_DOWNLOAD', 'CHARTQA_RECORDS', 'DOCVQA_SPLITS', 'DOCVQA_FIELDS', 'DOCVQA_DOWNLOAD', 'DOCVQA_RECORDS',
-           'MMMU_PRO_SPLITS', 'MMMU_PRO_FIELDS', 'MMMU_PRO_QUESTION', 'MMMU_PRO_DOWNLOAD', 'MMMU_PRO_RECORDS',
-           'DATASETS', 'read_json', 'require', 'find_place', 'w_question_type', 'derived_answer_type', 'vg_image_files',
-           'load_vg', 'write_vg_records', 'source_int_id', 'int_ids', 'gqa_answer_type', 'load_gqa',
-           'write_gqa_records', 'vizwiz_image_id', 'load_vizwiz', 'write_vizwiz_records', 'average_precision',
-           'f1_score', 'answerability_metrics', 'answerable_from_answer', 'answerability', 'present', 'mmbench_text',
-           'rotated', 'image_suffix', 'mmbench_images', 'load_mmbench', 'write_mmbench_records', 'load_textvqa',
-           'write_textvqa_records', 'load_chartqa', 'write_chartqa_records', 'docvqa_file', 'load_docvqa',
-           'write_docvqa_records', 'option_list', 'load_mmmu_pro', 'write_mmmu_pro_records', 'DatasetSpec',
-           'register_dataset', 'dataset_spec', 'load_dataset', 'write_easy_vqa_records']
+           'MC_PROMPT', 'MC_SETTINGS', 'MC_MODEL_SETTINGS', 'MMBENCH_RECORDS', 'TEXTVQA_SPLITS', 'TEXTVQA_FIELDS',
+           'TEXTVQA_IMAGE_PLACES', 'TEXTVQA_DOWNLOAD', 'TEXTVQA_RECORDS', 'CHARTQA_SPLITS', 'CHARTQA_SOURCES',
+           'CHARTQA_FIELDS', 'CHARTQA_DOWNLOAD', 'CHARTQA_RECORDS', 'DOCVQA_SPLITS', 'DOCVQA_FIELDS', 'DOCVQA_DOWNLOAD',
+           'DOCVQA_RECORDS', 'MMMU_PRO_SPLITS', 'MMMU_PRO_FIELDS', 'MMMU_PRO_QUESTION', 'MMMU_PRO_DOWNLOAD',
+           'MMMU_PRO_RECORDS', 'DATASETS', 'read_json', 'require', 'find_place', 'data_list', 'w_question_type',
+           'derived_answer_type', 'vg_image_files', 'load_vg', 'write_vg_records', 'source_int_id', 'int_ids',
+           'with_image_ids', 'gqa_answer_type', 'load_gqa', 'write_gqa_records', 'vizwiz_image_id', 'load_vizwiz',
+           'write_vizwiz_records', 'average_precision', 'f1_score', 'answerability_metrics', 'answerable_from_answer',
+           'answerability', 'present', 'mmbench_text', 'rotated', 'image_suffix', 'write_once', 'mmbench_images',
+           'load_mmbench', 'write_mmbench_records', 'load_textvqa', 'write_textvqa_records', 'load_chartqa',
+           'write_chartqa_records', 'docvqa_file', 'load_docvqa', 'write_docvqa_records', 'option_list',
+           'load_mmmu_pro', 'write_mmmu_pro_records', 'DatasetSpec', 'register_dataset', 'dataset_spec', 'load_dataset',
+           'write_easy_vqa_records']
 
 # %% ../nbs/00a_datasets.ipynb #c006
 VQA_COLUMNS = ("question_id", "image_id", "question", "question_type", "answer_type", "multiple_choice_answer", "answers")  # every loader's first columns
@@ -67,6 +68,14 @@ def find_place(name: str,       # the dataset, for messages
     found = next((p for p in tried if (p.is_dir() if folder else p.is_file())), None)
     if found is None: raise FileNotFoundError(f"{name}: {tried[0]} not found" + (f" (tried {', '.join(map(str, tried))})" if len(tried) > 1 else ""))
     return found
+
+def data_list(name: str,  # the dataset, for messages
+              path: Path, # a JSON file holding {"data": [...]} (TextVQA's and DocVQA's layout)
+             ) -> list:
+    "The records of a JSON file that keeps them under `data`, or an error naming the dataset and the file."
+    content = read_json(name, path)
+    if not isinstance(content, dict) or not isinstance(content.get("data"), list): raise ValueError(f"{name}: {path} must hold an object with a 'data' list")
+    return content["data"]
 
 # %% ../nbs/00a_datasets.ipynb #c008
 W_WORDS = ("what", "where", "when", "who", "why", "how", "which")
@@ -174,6 +183,17 @@ def int_ids(name: str,     # the dataset, for messages
         if seen.setdefault(i, s) != s: raise ValueError(f"{name}: {path}: {what} ids {seen[i]!r} and {s!r} both map to the integer {i}")
     return ints
 
+def with_image_ids(name: str,           # the dataset, for messages
+                   path: Path,          # the file the table was read from
+                   q: pd.DataFrame,     # a loader's table with `question_id` and `source_image_id`
+                   key: str = "records",  # what the file calls its rows, for messages
+                  ) -> pd.DataFrame:    # image_id added (`int_ids`), VQAv2's columns first, ids checked
+    "A loader's table finished: integer image ids from `source_image_id`, VQAv2's columns first, then the dataset's own; ids checked."
+    q = q.copy(); q.insert(1, "image_id", int_ids(name, path, "image", q.source_image_id))
+    q = q[list(VQA_COLUMNS) + [c for c in q.columns if c not in VQA_COLUMNS]]
+    check_ids(q, path, key)
+    return q
+
 # %% ../nbs/00a_datasets.ipynb #c031
 GQA_SPLITS = ("testdev", "val", "train")  # the balanced splits whose answers are public
 GQA_QUESTION_PLACES = ("", "questions1.2", "questions")
@@ -206,9 +226,7 @@ def load_gqa(data_dir: str | Path,     # folder holding {split}_balanced_questio
     q = pd.DataFrame(rows, columns=["source_question_id", "source_image_id", "question", "question_type", "answer_type", "multiple_choice_answer",
                                     "answers", "structural_type", "detailed_type", "full_answer", "image_file"])
     q.insert(0, "question_id", int_ids("gqa", path, "question", q.source_question_id))
-    q.insert(1, "image_id", int_ids("gqa", path, "image", q.source_image_id))
-    q = q[list(VQA_COLUMNS) + [c for c in q.columns if c not in VQA_COLUMNS]]  # VQAv2's columns first, then GQA's own
-    check_ids(q, path, "questions")
+    q = with_image_ids("gqa", path, q, "questions")
     images = find_place("gqa", data_dir, ("",), "images", folder=True)
     return VQADataset(q, images, "{image_id}.jpg", name)
 
@@ -367,6 +385,7 @@ OPTION_LETTERS = "ABCDEFGHIJ"  # MMBench uses A-D, MMMU-Pro A-J
 CIRCULAR_STRIDE = 1_000_000  # rotation r of question i has id i + r * CIRCULAR_STRIDE
 MC_PROMPT = "{question}\nAnswer with the option's letter from the given choices directly."  # LLaVA-1.5's MMBench prompt
 MC_SETTINGS = {"prompt": MC_PROMPT, "lowercase": False}  # the chat families on multiple choice: the letter prompt, the letter's case kept
+MC_MODEL_SETTINGS = {"vlm": MC_SETTINGS, "openai": MC_SETTINGS, "paligemma": {"lowercase": False}}  # a multiple-choice dataset's `model_settings`
 
 def present(value) -> bool:
     "Whether a TSV cell holds something (not missing, not blank)."
@@ -386,6 +405,11 @@ def image_suffix(data: bytes) -> str:
     "A file suffix from an image's first bytes (JPEG or PNG; MMBench ships these two)."
     return ".png" if data.startswith(b"\x89PNG") else ".jpg" if data.startswith(b"\xff\xd8") else ".img"
 
+def write_once(folder: Path, name: str, data: bytes) -> None:
+    "Write an image's bytes to folder/name unless the same number of bytes is there already; never a half-written file (a temporary name, then a rename)."
+    if (folder / name).is_file() and (folder / name).stat().st_size == len(data): return
+    partial = folder / f".{name}.partial"; partial.write_bytes(data); os.replace(partial, folder / name)
+
 def mmbench_images(path: Path,            # the TSV
                    frame: pd.DataFrame,   # its rows (index, image)
                   ) -> tuple[Path, dict]: # the image folder, and each row's (image id, file name)
@@ -400,8 +424,7 @@ def mmbench_images(path: Path,            # the TSV
         try: data = base64.b64decode(rows[holder], validate=True)
         except ValueError: raise ValueError(f"mmbench: {path}: row {holder}'s image is not base64") from None
         name = f"{holder}{image_suffix(data)}"
-        if not (folder / name).is_file() or (folder / name).stat().st_size != len(data):
-            partial = folder / f".{name}.partial"; partial.write_bytes(data); os.replace(partial, folder / name)  # never a half-written image
+        write_once(folder, name, data)
         files[index] = files[holder] = (int(holder), name)
     return folder, files
 
@@ -473,10 +496,8 @@ def load_textvqa(data_dir: str | Path,     # folder holding TextVQA_0.5.1_{split
     name, data_dir = name or f"textvqa_{split}", Path(data_dir)
     if split not in TEXTVQA_SPLITS: raise ValueError(f"textvqa: unknown split {split!r}; known: {list(TEXTVQA_SPLITS)} (test withholds its answers)")
     path = find_place("textvqa", data_dir, ("",), f"TextVQA_0.5.1_{split}.json")
-    content = read_json("textvqa", path)
-    if not isinstance(content, dict) or not isinstance(content.get("data"), list): raise ValueError(f"textvqa: {path} must hold an object with a 'data' list")
     rows = []
-    for i, r in enumerate(content["data"]):
+    for i, r in enumerate(data_list("textvqa", path)):
         where = f"record {i} of {path.name}"
         require("textvqa", r, TEXTVQA_FIELDS, where)
         if not isinstance(r["answers"], list) or not all(isinstance(a, str) for a in r["answers"]): raise ValueError(f"textvqa: {where} has 'answers' that are not a list of strings")
@@ -485,9 +506,7 @@ def load_textvqa(data_dir: str | Path,     # folder holding TextVQA_0.5.1_{split
                      list(r["answers"]), r.get("image_classes", []), f"{r['image_id']}.jpg"))
     q = pd.DataFrame(rows, columns=["question_id", "source_image_id", "question", "question_type", "answer_type", "multiple_choice_answer", "answers",
                                     "image_classes", "image_file"])
-    q.insert(1, "image_id", int_ids("textvqa", path, "image", q.source_image_id))
-    q = q[list(VQA_COLUMNS) + [c for c in q.columns if c not in VQA_COLUMNS]]
-    check_ids(q, path, "records")
+    q = with_image_ids("textvqa", path, q)
     return VQADataset(q, find_place("textvqa", data_dir, TEXTVQA_IMAGE_PLACES, "", folder=True), "{image_id}.jpg", name)
 
 TEXTVQA_RECORDS = [  # question id, image id, question, ten answers
@@ -532,9 +551,7 @@ def load_chartqa(data_dir: str | Path,     # the "ChartQA Dataset" folder, holdi
             label = str(r["label"])
             rows.append((offset + i, Path(r["imgname"]).stem, r["query"], source, derived_answer_type(label), label, [label], r["imgname"]))
     q = pd.DataFrame(rows, columns=["question_id", "source_image_id", "question", "question_type", "answer_type", "multiple_choice_answer", "answers", "image_file"])
-    q.insert(1, "image_id", int_ids("chartqa", path, "image", q.source_image_id))
-    q = q[list(VQA_COLUMNS) + [c for c in q.columns if c not in VQA_COLUMNS]]
-    check_ids(q, path, "records")
+    q = with_image_ids("chartqa", path, q)
     return VQADataset(q, path.parent / "png", "{image_id}.png", name)
 
 CHARTQA_RECORDS = {  # source -> (image, question, label)
@@ -575,10 +592,8 @@ def load_docvqa(data_dir: str | Path,     # folder holding the split's question 
     name, data_dir = name or f"docvqa_{split}", Path(data_dir)
     if split not in DOCVQA_SPLITS: raise ValueError(f"docvqa: unknown split {split!r}; known: {list(DOCVQA_SPLITS)} (test withholds its answers)")
     path = docvqa_file(data_dir, split)
-    content = read_json("docvqa", path)
-    if not isinstance(content, dict) or not isinstance(content.get("data"), list): raise ValueError(f"docvqa: {path} must hold an object with a 'data' list")
     rows = []
-    for i, r in enumerate(content["data"]):
+    for i, r in enumerate(data_list("docvqa", path)):
         where = f"record {i} of {path.name}"
         require("docvqa", r, DOCVQA_FIELDS, where)
         if not isinstance(r["answers"], list) or not r["answers"] or not all(isinstance(a, str) for a in r["answers"]):
@@ -588,9 +603,7 @@ def load_docvqa(data_dir: str | Path,     # folder holding the split's question 
                      list(r["answers"]), r.get("docId"), r["image"]))
     q = pd.DataFrame(rows, columns=["question_id", "source_image_id", "question", "question_type", "answer_type", "multiple_choice_answer", "answers",
                                     "doc_id", "image_file"])
-    q.insert(1, "image_id", int_ids("docvqa", path, "image", q.source_image_id))
-    q = q[list(VQA_COLUMNS) + [c for c in q.columns if c not in VQA_COLUMNS]]
-    check_ids(q, path, "records")
+    q = with_image_ids("docvqa", path, q)
     images = path.parent
     if path.parent.name == "spdocvqa_qas":  # the newer download: pages in spdocvqa_images/, named without documents/
         images, q["image_file"] = path.parent.parent / "spdocvqa_images", q.image_file.map(lambda f: Path(f).name)
@@ -652,8 +665,7 @@ def load_mmmu_pro(data_dir: str | Path,     # folder holding vision/*.parquet (t
         data = r["image"].get("bytes") if isinstance(r["image"], dict) else None
         if not data: raise ValueError(f"mmmu_pro: {where} has no image bytes")
         file = f"{qid}{image_suffix(data)}"
-        if not (folder / file).is_file() or (folder / file).stat().st_size != len(data):
-            partial = folder / f".{file}.partial"; partial.write_bytes(data); os.replace(partial, folder / file)
+        write_once(folder, file, data)
         rows.append((qid, qid, MMMU_PRO_QUESTION, str(r.get("subject", "")), "multiple choice", r["answer"], [r["answer"]], options, r["id"], file))
     q = pd.DataFrame(rows, columns=list(VQA_COLUMNS) + ["options", "source_question_id", "image_file"])
     check_ids(q, data_dir / split, "records")
@@ -748,7 +760,7 @@ register_dataset("vizwiz", load_vizwiz, write_vizwiz_records, VIZWIZ_SPLITS, "vi
                  "VizWiz-VQA: ten answers, 'unanswerable' included, VizWiz's accuracy; answerability by average precision", VIZWIZ_DOWNLOAD)
 register_dataset("mmbench", load_mmbench, write_mmbench_records, tuple(MMBENCH_FILES), "exact",
                  "MMBench: multiple choice (2-4 options), the option chosen scored with CircularEval over its rotations", MMBENCH_DOWNLOAD,
-                 model_settings={"vlm": MC_SETTINGS, "openai": MC_SETTINGS, "paligemma": {"lowercase": False}})
+                 model_settings=MC_MODEL_SETTINGS)
 register_dataset("textvqa", load_textvqa, write_textvqa_records, TEXTVQA_SPLITS, "normalize",
                  "TextVQA: reading text in the image, ten answers, VQA accuracy with both sides normalised (its evaluator's)", TEXTVQA_DOWNLOAD)
 register_dataset("chartqa", load_chartqa, write_chartqa_records, CHARTQA_SPLITS, "relaxed",
@@ -757,4 +769,4 @@ register_dataset("docvqa", load_docvqa, write_docvqa_records, DOCVQA_SPLITS, "an
                  "DocVQA (task 1): questions on scanned document pages, ANLS over the reference answers", DOCVQA_DOWNLOAD)
 register_dataset("mmmu_pro", load_mmmu_pro, write_mmmu_pro_records, MMMU_PRO_SPLITS, "exact",
                  "MMMU-Pro, vision setting: the question and ten options only in the image, the option chosen", MMMU_PRO_DOWNLOAD,
-                 model_settings={"vlm": MC_SETTINGS, "openai": MC_SETTINGS, "paligemma": {"lowercase": False}});
+                 model_settings=MC_MODEL_SETTINGS);

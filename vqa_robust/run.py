@@ -19,12 +19,12 @@ from .data import VQADataset, load_easy_vqa, load_vqav2, read_split, sample_imag
 from .datasets import DATASETS, load_dataset, answerability
 from .corruptions import CLEAN, CORRUPTIONS, PRESETS, expand_corruptions, image_under_condition
 from .models import hub_unreachable_reason, resolve_device, resolve_dtype, unavailable
-from .zoo import FAMILIES, MODELS, identity_of, model_spec, spec_with_settings
+from .zoo import FAMILIES, MODELS, identity_of, model_spec, with_settings
 from .store import CHUNK_SIZE, atomic_write, checked_store, code_fingerprint, folder_lock, partition_dir, run_log
 from .generator import generate
 from .inference import conditions, default_workers, peak_memory_mb, release_memory
 from .distributed import EXECUTORS, executor as executor_named
-from .metrics import ACCURACY_MODES, score_answers, accuracy_table, accuracy_breakdown, bootstrap
+from .metrics import ACCURACY_MODES, circular_scores, score_answers, accuracy_table, accuracy_breakdown, bootstrap
 from .analysis import (blind_baseline, family_accuracy, plot_accuracy_vs_severity, robustness_table, plot_average_error,
                                  plot_relative_drop, plot_radars, plot_vre_weights, vre_under_weights)
 from .text_eval import perturb_all, scored_where_known, paired_answers, text_table, text_intervals, local_explanations, global_rules, plot_rules
@@ -39,11 +39,11 @@ __all__ = ['SAMPLE_IMAGES', 'RUN_PARAMETERS', 'TEXT_FILES', 'ROBUSTNESS_FILES', 
            'CONSISTENCY_FILES', 'DEFENCE_FILES', 'RESULT_FILES', 'CONDITION', 'list_parameter', 'int_parameter',
            'auto_parameter', 'dataset_files', 'text_kinds', 'defence_list', 'run_parameters', 'RunConfig', 'flag',
            'load_questions', 'blind_answers', 'perturbed_questions', 'refuse_unreachable', 'run_config', 'previous_run',
-           'clear_results', 'prepare_stores', 'answer_all', 'scored_answers', 'RunResult', 'save_figure', 'save_table',
-           'accuracy_results', 'robustness_results', 'change_results', 'calibration_results', 'flip_results',
-           'consistency_results', 'answer_changing_words', 'comparability_results', 'text_perturbation_results',
-           'defence_results', 'defence_sample', 'run_summary', 'run', 'locked_run', 'corrupt', 'registry_table',
-           'show_default', 'add_parameters', 'command_parser', 'main']
+           'clear_results', 'prepare_stores', 'answer_all', 'scored_answers', 'circular_folded', 'RunResult',
+           'save_figure', 'save_table', 'accuracy_results', 'robustness_results', 'change_results',
+           'calibration_results', 'flip_results', 'consistency_results', 'answer_changing_words',
+           'comparability_results', 'text_perturbation_results', 'defence_results', 'defence_sample', 'run_summary',
+           'run', 'locked_run', 'corrupt', 'registry_table', 'show_default', 'add_parameters', 'command_parser', 'main']
 
 # %% ../nbs/08_run_library.ipynb #c045
 def list_parameter(value, name: str) -> list:
@@ -140,7 +140,7 @@ def run_parameters(model,            # keys of MODELS or checkpoint folders: one
     if dataset not in DATASETS: raise ValueError(f"dataset must be one of {sorted(DATASETS)}, got {dataset!r}")
     specs = {m: model_spec(m) for m in models}
     settings = {m: dict(DATASETS[dataset].model_settings.get(spec.family, {})) for m, spec in specs.items()}
-    specs = {m: spec_with_settings(m, settings[m]) for m in models}  # the dataset's settings for each model's family (MMBench: the chat families' letter prompt)
+    specs = {m: with_settings(specs[m], settings[m]) for m in models}  # the dataset's settings for each model's family (MMBench: the chat families' letter prompt)
     served = [m for m, spec in specs.items() if FAMILIES[spec.family].fingerprint]
     concurrency = auto_parameter(max_concurrency, "max_concurrency", 1)
     if concurrency != "auto" and not served: raise ValueError("max_concurrency: only served models (openai:MODEL@BASE_URL) send requests, and this run has none; leave it 'auto'")
@@ -403,17 +403,24 @@ def answer_all(config: RunConfig,  # the run
 # %% ../nbs/08_run_library.ipynb #c031
 def scored_answers(config: RunConfig,      # the run
                    answers: pd.DataFrame,  # `answer_all`'s answers, with their `text`
-                   circular: bool = True,  # fold rotated multiple-choice questions (MMBench) by CircularEval; False: every rotation its own row
-                  ) -> tuple:              # (the original questions' scored answers, the perturbed ones' or None)
-    "Score each question set's answers against its annotations; a perturbed question whose answer may differ is left unscored."
+                  ) -> tuple:              # (the original questions' scored answers, the perturbed ones' or None); every answer its own row
+    "Score each question set's answers against its annotations (MMBench: each rotation on its own, `circular_folded` folds them); a perturbed question whose answer may differ is left unscored."
     p, stores = config.parameters, config.stores
     def scored(text):
         questions = stores[text][0]
-        rows = score_answers(answers[answers.text == text].drop(columns="text"), questions, mode=p["accuracy_mode"], circular=circular)
+        rows = score_answers(answers[answers.text == text].drop(columns="text"), questions, mode=p["accuracy_mode"], circular=False)
         return rows.merge(questions.questions[["question_id", "question"]], on="question_id", how="left").assign(text=text, text_seed=p["seed"])
     if not config.perturbed: return scored("original"), None
     perturbed = pd.concat([scored(k).assign(kind=k) for k in config.perturbed], ignore_index=True)
     return scored("original"), scored_where_known(perturbed, config.records, p["near_colour_distance"])
+
+def circular_folded(config: RunConfig,              # the run
+                    scored: pd.DataFrame | None,    # `scored_answers`' rows (with `text`), or None
+                   ) -> pd.DataFrame | None:        # one row per original question where a question set has rotations (MMBench), else `scored`
+    "CircularEval over a run's scored answers: each question set's rotations folded by its own questions (`vqa_robust.metrics.circular_scores`)."
+    if scored is None or not any("circular_of" in questions.questions for questions, _, _ in config.stores.values()): return scored
+    return pd.concat([circular_scores(rows, config.stores[text][0]) if "circular_of" in config.stores[text][0].questions else rows
+                      for text, rows in scored.groupby("text", sort=False)], ignore_index=True)
 
 # %% ../nbs/08_run_library.ipynb #c036
 @dataclass
@@ -635,13 +642,11 @@ def locked_run(config: RunConfig, progress: bool = True, figures: bool = True) -
     elapsed, memory = time.time() - start, peak_memory_mb()
     log(f"done: {len(answers)} answers in {elapsed:.1f} s; peak resident memory {memory['process']:.0f} MB (workers {memory['workers']:.0f} MB)")
     print(f"{len(answers)} answers in {elapsed:.0f} s")
-    scored, scored_perturbed = scored_answers(config, answers)
-    table = pd.concat([scored, scored_perturbed.drop(columns="kind") if scored_perturbed is not None else None], ignore_index=True)
-    result = RunResult(out, table, None, None, None, draw_figures=figures)
-    if "circular_of" in split.questions:  # MMBench: answers.parquet keeps every rotation, each scored on its own; the tables fold them (CircularEval)
-        rotations, rotations_perturbed = scored_answers(config, answers, circular=False)
-        table = pd.concat([rotations, rotations_perturbed.drop(columns="kind") if rotations_perturbed is not None else None], ignore_index=True)
-    save_table(result, "answers.parquet", table)
+    every, every_perturbed = scored_answers(config, answers)  # MMBench: every rotation, scored on its own (answers.parquet keeps them) ...
+    scored, scored_perturbed = circular_folded(config, every), circular_folded(config, every_perturbed)  # ... and folded by CircularEval for the tables
+    flat = lambda original, perturbed: pd.concat([original, perturbed.drop(columns="kind") if perturbed is not None else None], ignore_index=True)
+    result = RunResult(out, flat(scored, scored_perturbed), None, None, None, draw_figures=figures)
+    save_table(result, "answers.parquet", flat(every, every_perturbed))
     atomic_write(out / "split.json", lambda path: write_split(split, path)); result.paths.append(out / "split.json")
     accuracy_results(config, result, scored)
     robustness_results(config, result, scored)

@@ -4,7 +4,7 @@
 
 # %% ../nbs/02f_served.ipynb #s003
 from __future__ import annotations
-import asyncio, base64, hashlib, io, json, math, re, os, threading, time
+import asyncio, base64, hashlib, io, json, math, re, os, signal, socket, subprocess, sys, threading, time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -19,7 +19,8 @@ __all__ = ['SERVED_PREFIX', 'SERVED_DEFAULTS', 'VOLATILE', 'RETRY_STATUS', 'SERV
            'served_name', 'ServedModelError', 'api_key', 'request_headers', 'refused_key', 'served_entry_of',
            'served_fingerprint', 'image_url', 'chat_body', 'request_key', 'DataURLEncoder', 'run_async', 'retry_after',
            'read_journal', 'reply_of', 'ServedVQA', 'is_transport_error', 'load_served', 'no_tiny_served',
-           'served_spec', 'served_entry', 'colour_answer', 'LocalChatServer']
+           'served_spec', 'served_entry', 'colour_answer', 'LocalChatServer', 'free_port', 'serve_checkpoint',
+           'stop_server']
 
 # %% ../nbs/02f_served.ipynb #s006
 SERVED_PREFIX = "openai:"
@@ -151,7 +152,6 @@ class ServedVQA(VQAAdapter):
     retries: int = 4        # retries of one request after a 429, a 5xx, a timeout or a lost connection
     backoff: float = 0.5    # seconds before the first retry, doubled each time (a server's Retry-After wins)
     timeout: float = 300.0  # seconds one request may take
-    device: str = "cpu"     # unused: the server has the model
     journal_path: Path | None = None  # where answers are appended as they arrive (`keep_journal`); None: kept in memory only
     journal: dict = field(default_factory=dict)  # request key -> reply, answered or read back
     stats: dict = field(default_factory=lambda: {"requests": 0, "reused": 0, "retries": 0, "latencies": [], "prompt_tokens": 0, "completion_tokens": 0, "logprobs": 0})
@@ -252,8 +252,7 @@ def is_transport_error(error: Exception) -> bool:
 
 # %% ../nbs/02f_served.ipynb #s018
 def load_served(spec: ModelSpec, options: LoadOptions) -> ServedVQA:
-    "The adapter of a served model (its server checked now: reachable, key accepted, model served)."
-    served_entry_of(spec.settings)
+    "The adapter of a served model: nothing to load (`load_model` asks the server for its identity right after: reachable, key accepted, model served)."
     return ServedVQA(spec.name, spec, concurrency=options.concurrency)
 
 def no_tiny_served(spec: ModelSpec, folder: Path) -> dict:
@@ -357,3 +356,36 @@ class LocalChatServer:
                 status, data = server.answer(body)
                 self.reply(status, data, {"Retry-After": server.retry_after} if status == 429 and server.retry_after is not None else None)
         return Handler
+
+# %% ../nbs/02f_served.ipynb #9a09cffb
+def free_port() -> int:
+    "A TCP port free on localhost now."
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0)); return s.getsockname()[1]
+
+def serve_checkpoint(folder: str | Path,         # a local checkpoint folder (e.g. `tiny_checkpoint`'s)
+                     port: int = 0,              # 0: a free one
+                     log: str | Path | None = None,  # where the server's output goes (appended); None: discarded
+                     extra=(),                   # more arguments, e.g. ("--continuous-batching",)
+                     timeout: float = 120.0,     # seconds to wait for /health
+                    ) -> tuple[subprocess.Popen, str]:  # the server's process and its base URL (http://127.0.0.1:PORT/v1)
+    "Start `transformers serve` pinned to `folder` on localhost (no hub, one thread) and wait until it answers."
+    import httpx
+    port = port or free_port()
+    output = open(log, "a") if log else subprocess.DEVNULL
+    server = subprocess.Popen([str(Path(sys.executable).parent / "transformers"), "serve", str(folder), "--host", "127.0.0.1", "--port", str(port),
+                               "--device", "cpu", *extra], stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
+                              env={**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"})
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if server.poll() is not None: raise RuntimeError(f"transformers serve exited ({server.returncode})" + (f": {Path(log).read_text()[-2000:]}" if log else ""))
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200: return server, f"http://127.0.0.1:{port}/v1"
+        except httpx.HTTPError: pass
+        time.sleep(0.2)
+    stop_server(server); raise RuntimeError(f"transformers serve did not answer /health in {timeout:.0f} s")
+
+def stop_server(server: subprocess.Popen) -> None:
+    "Kill a server started by `serve_checkpoint`, and every process it started."
+    if server.poll() is None: os.killpg(server.pid, signal.SIGKILL)
+    server.wait()

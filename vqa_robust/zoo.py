@@ -19,7 +19,8 @@ from .served import SERVED_FAMILY, SERVED_PREFIX, served_spec
 # %% auto #0
 __all__ = ['VLE_FAMILY', 'VLE_MODELS', 'FAMILIES', 'MODELS', 'DEFENCE_SETTINGS', 'SMOKE_QUESTIONS', 'load_vle_on_use',
            'write_tiny_vle_on_use', 'register_family', 'register_model', 'folder_spec', 'model_spec', 'defended_spec',
-           'undefended', 'spec_with_settings', 'load_model', 'identity_of', 'tiny_checkpoint', 'hub_smoke']
+           'undefended', 'with_settings', 'spec_with_settings', 'load_model', 'identity_of', 'tiny_checkpoint',
+           'hub_smoke']
 
 # %% ../nbs/02e_model_zoo.ipynb #ac9468d0
 def load_vle_on_use(spec: ModelSpec,       # a VLE entry
@@ -107,13 +108,18 @@ def undefended(spec: ModelSpec) -> ModelSpec:
     base, _ = split_defended(spec.name)
     return ModelSpec(base, spec.checkpoint, spec.family, {k: v for k, v in spec.settings.items() if k not in DEFENCE_SETTINGS})
 
+def with_settings(spec: ModelSpec,  # a resolved spec
+                  settings: dict,    # overrides; {}: the spec unchanged
+                 ) -> ModelSpec:     # a new spec (ValueError for settings the family does not know)
+    "`spec` with some settings overridden (only settings its family knows)."
+    check_settings(spec.name, FAMILIES[spec.family], settings)
+    return ModelSpec(**{**asdict(spec), "settings": {**spec.settings, **settings}}) if settings else spec
+
 def spec_with_settings(name_or_path: str,  # a key of MODELS or a checkpoint folder
                        settings: dict,     # overrides; {}: the spec unchanged
                       ) -> ModelSpec:      # a new spec (ValueError for settings the family does not know)
     "The spec of `name_or_path` with some settings overridden (only settings its family knows)."
-    spec = model_spec(str(name_or_path))
-    check_settings(spec.name, FAMILIES[spec.family], settings)
-    return ModelSpec(**{**asdict(spec), "settings": {**spec.settings, **settings}}) if settings else spec
+    return with_settings(model_spec(str(name_or_path)), settings)
 
 def load_model(name_or_path: str,                # a key of MODELS or a checkpoint folder
                device: str | None = None,         # torch device; None or 'auto': CUDA when present
