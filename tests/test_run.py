@@ -66,8 +66,9 @@ def test_run_folder(small_run):
 
 def test_answer_changes(small_run):
     "Every answer a corruption changed, counted independently from answers.parquet, is in answer_changes.csv with a category."
+    from vqa_robust.vocabulary import normalize_answer  # the official normalisation, checked against the VQA script in its notebook
     answers = pd.read_parquet(small_run / "answers.parquet")
-    norm = lambda s: s.astype(str).str.strip().str.lower()
+    norm = lambda s: s.astype(str).map(normalize_answer)
     clean = answers[answers.corruption == "clean"].set_index(["model", "question_id"]).answer
     corrupted = answers[answers.corruption != "clean"]
     before = norm(clean.reindex(pd.MultiIndex.from_frame(corrupted[["model", "question_id"]])).reset_index(drop=True))
@@ -78,6 +79,10 @@ def test_answer_changes(small_run):
     table = pd.read_csv(small_run / "mispredictions.csv")
     assert table[table.by == "category"].groupby("model")["count"].sum().to_dict() == changes.groupby("model").size().to_dict()
     assert (small_run / "answer_changes.png").stat().st_size > 10_000
+    flips = pd.read_csv(small_run / "flips.csv").set_index(["model", "corruption", "severity"])  # one definition of a changed answer in both files
+    counted = (flips.flip * (flips.n - flips.n_without_clean)).round().astype(int)
+    listed = changes.groupby(["model", "corruption", "severity"]).size().reindex(counted.index, fill_value=0)
+    assert counted.to_dict() == listed.to_dict() and counted.sum() == n_changed
 
 def test_parameters_are_honoured(small_run):
     split = json.loads((small_run / "split.json").read_text())

@@ -14,7 +14,7 @@ from .calibration import clean_mask, with_clean
 from .corruptions import image_under_condition
 from .data import VQADataset
 from .metrics import vqa_accuracy
-from .vocabulary import ACHROMATIC, CHROMATIC, COLOURS, as_number, clean_text, most_common_answer, negated, same_answer
+from .vocabulary import ACHROMATIC, CHROMATIC, COLOURS, answer_changed, as_number, clean_text, most_common_answer, negated, same_answer
 
 # %% auto #0
 __all__ = ['CHANGE_COLUMNS', 'DENIALS', 'ANSWER_CLASSES', 'QUESTION_ASKS', 'MISPREDICTIONS', 'CORRECTED', 'COLOURLESS',
@@ -30,10 +30,10 @@ CHANGE_COLUMNS = ["model", "seed", "corruption", "severity", "question_id", "ima
 def answer_changes(answers: pd.DataFrame,  # a run's answers: model, corruption, severity, seed, question_id, answer
                    dataset: VQADataset,    # the run's questions
                   ) -> pd.DataFrame:       # CHANGE_COLUMNS, one row per changed answer
-    "Answers under corruption that differ from the same model's clean answer to the same question."
+    "Answers under corruption that changed (`answer_changed`) from the same model's clean answer to the same question."
     merged = with_clean(answers, columns=("answer",))  # each answer beside the same model's clean answer (vqa_robust.calibration)
-    merged = merged[~clean_mask(merged)]
-    changed = merged[[not same_answer(a, b) for a, b in zip(merged.answer, merged.clean_answer)]]
+    merged = merged[~clean_mask(merged) & merged.has_clean.to_numpy()]
+    changed = merged[[answer_changed(before, after) for before, after in zip(merged.clean_answer, merged.answer)]]
     q = dataset.questions.set_index("question_id")
     changed = changed.rename(columns={"answer": "corrupted_answer"}).assign(
         image_id=q.image_id.reindex(changed.question_id).to_numpy(), question=q.question.reindex(changed.question_id).to_numpy(),
@@ -181,7 +181,7 @@ def misprediction(truth: str,         # the ground truth
                   prediction: str,    # the corrupted answer
                   question: str = "", # the question (negation changes what a yes or no means)
                  ) -> str:            # a key of MISPREDICTIONS, or 'corrected'
-    "The first category of `MISPREDICTIONS` whose rule holds, or 'corrected' when the prediction is the truth."
+    "The first category of `MISPREDICTIONS` whose rule holds, or 'corrected' when the prediction is the truth (`same_answer`: once normalised)."
     if same_answer(truth, prediction): return CORRECTED
     return next(m.name for m in MISPREDICTIONS.values() if m.applies(truth, prediction, question))
 

@@ -11,7 +11,7 @@ import pandas as pd
 from .base import Registry, listed, non_negative_integer, seeded_rng
 from .data import VQADataset
 from .metrics import check_fractions
-from .vocabulary import negated, normalize_answer
+from .vocabulary import answer_changed, negated, normalize_answer
 from .text import NEAR_COLOUR_DISTANCE, PERTURBATIONS, RELATIONS, TYPO_OPERATIONS, answer_preserved, apply_edits, parse, perturb, perturbation_rng, word_sense, wordnet
 
 # %% auto #0
@@ -178,7 +178,7 @@ def paired_answers(scored_original: pd.DataFrame,   # scored answers to the orig
     keys = list(zip(pairs.kind, pairs.text_severity, pairs.question_id))
     pairs["answer_known"] = [expected[k][0] for k in keys]
     pairs["score_perturbed"] = pairs.score_perturbed.where(pairs.answer_known)  # not scored against the original question's answers
-    pairs["flipped"] = [normalize_answer(a) != normalize_answer(b) for a, b in zip(pairs.answer_original, pairs.answer_perturbed)]
+    pairs["flipped"] = [answer_changed(a, b) for a, b in zip(pairs.answer_original, pairs.answer_perturbed)]
     pairs["expected"] = [expected[k][1] for k in keys]
     pairs["consistent"] = [float(f == (e == "change")) if isinstance(e, str) else np.nan for e, f in zip(pairs.expected, pairs.flipped)]
     front = [c for c in ["model", "corruption", "severity", "seed", "kind", "text_severity", "question_id", "original", "perturbed", "answer_original",
