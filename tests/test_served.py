@@ -104,3 +104,34 @@ def test_benchmark_runs_write_the_run_folder(dataset, tmp_path):
         assert all(p.endswith("Answer with the option's letter from the given choices directly.") for p in prompts)
         assert set(answers.choice) <= set("ABCDEFGHIJZ")
     else: assert all(p.endswith("Answer the question using a single word or phrase.") for p in prompts)
+
+def test_mmbench_with_a_served_judge(tmp_path):
+    "A served judge reads the answers VLMEvalKit's rules cannot; extraction.csv counts who decided; the judge's replies are journalled and reused."
+    from vqa_robust.datasets import DATASETS
+    from vqa_robust.served import LocalChatServer
+    data_dir = DATASETS["mmbench"].write_records(tmp_path / "data", "dev_en")
+    grid = dict(dataset="mmbench", data_dir=str(data_dir), corruptions="gaussian_noise", severities="1", n_images=0)
+    with LocalChatServer(model="colours") as model, LocalChatServer(model="judge", text_answer=lambda prompt: "A") as judge:
+        name, judge_name = f"openai:colours@{model.url}", f"openai:judge@{judge.url}"
+        plain = run_library(tmp_path / "plain", model=name, **grid)
+        judged = run_library(tmp_path / "judged", model=name, judge=judge_name, **grid)
+        asked = len(judge.received)
+        again = run_library(tmp_path / "judged", model=name, judge=judge_name, **grid)
+        assert len(judge.received) == asked  # the rerun reads the judge's journal
+        with pytest.raises(ValueError, match="not multiple choice"):
+            run_library(tmp_path / "text", model=name, judge=judge_name, dataset="textvqa", corruptions="gaussian_noise", severities="1", n_images=0,
+                        data_dir=str(DATASETS["textvqa"].write_records(tmp_path / "tv", "val")))
+        with pytest.raises(ValueError, match="ask no judge"):
+            run_library(tmp_path / "mmmu", model=name, judge=judge_name, option_rules="mmmu_pro", **grid)
+    assert not (tmp_path / "text").exists() and not (tmp_path / "mmmu").exists()  # refused before anything is written
+    before, after = (pd.read_csv(tmp_path / d / "extraction.csv").set_index(["model", "corruption", "severity"]) for d in ("plain", "judged"))
+    assert (before.n == after.n).all() and (before[["refusal", "letter", "answer_is", "option_text", "judge", "judge_random", "none"]].sum(axis=1) == before.n).all()
+    assert before.none.sum() > 0 and before.judge.sum() == 0       # without a judge, what the rules cannot read is nobody's (Z)
+    assert (after.judge == before.none).all() and after.none.sum() == 0  # with it, the judge reads exactly those
+    assert asked == int(before.none.sum())                          # one request per unread answer
+    answers = pd.read_parquet(tmp_path / "judged" / "answers.parquet")
+    assert set(answers.option_rules) == {"vlmevalkit"} and (answers.choice[answers.option_rule == "judge"] == "A").all()
+    summary = json.loads((tmp_path / "judged" / "run.json").read_text())
+    assert summary["judge"]["served"]["id"] == "judge" and summary["option_rules"]["name"] == "vlmevalkit"
+    assert "e8e78f05" in summary["option_rules"]["source"] and json.loads((tmp_path / "plain" / "run.json").read_text())["judge"] is None
+    assert again.extraction.equals(judged.extraction)

@@ -13,7 +13,7 @@ import pandas as pd
 from PIL import Image
 from .data import (VQADataset, check_ids, easy_vqa_to_vqav2, load_easy_vqa, load_vqav2_dir, write_mini_vqav2)
 from .base import Registry
-from .metrics import ACCURACY_MODES, CONDITION
+from .metrics import ACCURACY_MODES, CONDITION, OPTION_RULES
 from .vocabulary import most_common_answer, normalize_answer
 
 # %% auto #0
@@ -455,8 +455,8 @@ def load_mmbench(data_dir: str | Path,     # folder holding the split's TSV
         for turn in range(len(options) if circular else 1):
             shown, answer = rotated(options, r["answer"], turn)
             rows.append((index + turn * CIRCULAR_STRIDE, image_id, mmbench_text(r["question"], r.get("hint"), shown), str(r.get("category", "")),
-                         "multiple choice", answer, [answer], shown, index, str(r.get("l2-category", "")), file))
-    q = pd.DataFrame(rows, columns=list(VQA_COLUMNS) + ["options", "circular_of", "l2_category", "image_file"])
+                         "multiple choice", answer, [answer], shown, index, str(r.get("l2-category", "")), file, r["question"]))
+    q = pd.DataFrame(rows, columns=list(VQA_COLUMNS) + ["options", "circular_of", "l2_category", "image_file", "source_question"])
     check_ids(q, path, "rows")
     return VQADataset(q, folder, "{image_id}.jpg", name)
 
@@ -704,6 +704,7 @@ class DatasetSpec:
     source: str = ""            # where to download the official files
     needs_data_dir: bool = True # False when the data comes with a package (easy-VQA)
     model_settings: dict = field(default_factory=dict)  # family name -> settings for its models on these questions (MMBench: the chat families' letter prompt); {}: none
+    option_rules: str = "vlmevalkit"  # multiple choice: the key of metrics.OPTION_RULES its own evaluation reads answers with
 
 DATASETS = Registry("dataset")  # name -> DatasetSpec
 
@@ -716,12 +717,13 @@ def register_dataset(name: str,                  # key of DATASETS
                      source: str = "",           # where to download the official files
                      needs_data_dir: bool = True,  # False when the data comes with a package
                      model_settings: dict | None = None,  # family name -> settings for its models, e.g. {"vlm": {"prompt": MC_PROMPT}}
+                     option_rules: str = "vlmevalkit",     # multiple choice: a key of OPTION_RULES
                     ) -> DatasetSpec:
     "Add a dataset to `DATASETS` (its accuracy mode must be a key of ACCURACY_MODES)."
-    ACCURACY_MODES[accuracy_mode]  # an unknown mode is refused, naming the known ones
+    ACCURACY_MODES[accuracy_mode], OPTION_RULES[option_rules]  # an unknown mode or rule set is refused, naming the known ones
     if not splits: raise ValueError(f"dataset {name!r}: give at least one split")
     return DATASETS.register(name, DatasetSpec(name, load, write_records, tuple(splits), accuracy_mode, description, source, needs_data_dir,
-                                                 dict(model_settings or {})))
+                                                 dict(model_settings or {}), option_rules))
 
 def dataset_spec(name: str  # a key of DATASETS
                 ) -> DatasetSpec:
@@ -761,12 +763,12 @@ register_dataset("vizwiz", load_vizwiz, write_vizwiz_records, VIZWIZ_SPLITS, "vi
 register_dataset("mmbench", load_mmbench, write_mmbench_records, tuple(MMBENCH_FILES), "exact",
                  "MMBench: multiple choice (2-4 options), the option chosen scored with CircularEval over its rotations", MMBENCH_DOWNLOAD,
                  model_settings=MC_MODEL_SETTINGS)
-register_dataset("textvqa", load_textvqa, write_textvqa_records, TEXTVQA_SPLITS, "normalize",
-                 "TextVQA: reading text in the image, ten answers, VQA accuracy with both sides normalised (its evaluator's)", TEXTVQA_DOWNLOAD)
+register_dataset("textvqa", load_textvqa, write_textvqa_records, TEXTVQA_SPLITS, "textvqa",
+                 "TextVQA: reading text in the image, ten answers, VQA accuracy with both sides through EvalAI's answer processor (its evaluator's)", TEXTVQA_DOWNLOAD)
 register_dataset("chartqa", load_chartqa, write_chartqa_records, CHARTQA_SPLITS, "relaxed",
                  "ChartQA: charts, human and augmented questions, relaxed accuracy (5% numeric tolerance)", CHARTQA_DOWNLOAD)
 register_dataset("docvqa", load_docvqa, write_docvqa_records, DOCVQA_SPLITS, "anls",
                  "DocVQA (task 1): questions on scanned document pages, ANLS over the reference answers", DOCVQA_DOWNLOAD)
 register_dataset("mmmu_pro", load_mmmu_pro, write_mmmu_pro_records, MMMU_PRO_SPLITS, "exact",
-                 "MMMU-Pro, vision setting: the question and ten options only in the image, the option chosen", MMMU_PRO_DOWNLOAD,
-                 model_settings=MC_MODEL_SETTINGS);
+                 "MMMU-Pro, vision setting: the question and ten options only in the image, the option chosen by its own parser", MMMU_PRO_DOWNLOAD,
+                 model_settings=MC_MODEL_SETTINGS, option_rules="mmmu_pro");

@@ -4,19 +4,25 @@
 
 # %% ../nbs/04_metrics.ipynb #c003
 from __future__ import annotations
+import re
+from dataclasses import dataclass
+from typing import Callable
 import numpy as np
 import pandas as pd
-from .base import Registry, listed
+from .base import Registry, listed, seeded_rng
 from .data import VQADataset
 from .vocabulary import strip_whitespace, process_punctuation, process_digit_article, normalize_answer, most_common_answer
 
 # %% auto #0
-__all__ = ['ACCURACY_MODES', 'TEN_ANSWER_MODES', 'REFUSALS', 'OPTION_SEPARATORS', 'NO_OPTION', 'CONDITION', 'BREAKDOWNS',
-           'LEVELS', 'SUBMETRICS', 'RELATIVE', 'DEFAULT_WEIGHTS', 'leave_one_out', 'accuracy_official',
-           'accuracy_normalize', 'accuracy_simple', 'accuracy_exact', 'accuracy_exact_normalize', 'accuracy_vizwiz',
-           'answers_problem', 'vqa_accuracy', 'as_number', 'accuracy_relaxed', 'letter_named', 'text_named',
-           'chosen_option', 'levenshtein', 'accuracy_anls', 'plain', 'check_unique_ids', 'check_answered',
-           'circular_scores', 'score_answers', 'accuracy_table', 'sequential_sum', 'rounded_percent', 'rounded_mean',
+__all__ = ['ACCURACY_MODES', 'TEN_ANSWER_MODES', 'REFUSALS', 'API_FAILURE', 'OPTION_SEPARATORS', 'NO_OPTION', 'ANSWER_IS',
+           'OPTION_RULES', 'CONDITION', 'JUDGE_PROMPT', 'EXTRACTION_TAIL', 'BREAKDOWNS', 'LEVELS', 'SUBMETRICS',
+           'RELATIVE', 'DEFAULT_WEIGHTS', 'leave_one_out', 'accuracy_official', 'accuracy_normalize', 'accuracy_simple',
+           'accuracy_exact', 'accuracy_exact_normalize', 'accuracy_vizwiz', 'answers_problem', 'vqa_accuracy',
+           'evalai_answer', 'accuracy_textvqa', 'relaxed_number', 'accuracy_relaxed', 'letter_named', 'text_named',
+           'vlmevalkit_option', 'vlmevalkit_2025_04_option', 'last_of', 'mmmu_pro_option', 'OptionRules',
+           'chosen_option', 'levenshtein', 'anls_distance', 'accuracy_anls', 'plain', 'check_unique_ids',
+           'check_answered', 'circular_scores', 'drawn_option', 'read_choices', 'checked_predictions', 'score_answers',
+           'accuracy_table', 'judge_prompt', 'extraction_table', 'sequential_sum', 'rounded_percent', 'rounded_mean',
            'official_report', 'accuracy_breakdown', 'with_clean_level', 'check_fractions', 'error_matrix',
            'error_floor', 'first_drop', 'range_of_error', 'error_rate', 'average_error', 'average_difference',
            'submetric_values', 'minmax_scale', 'submetrics', 'preference_weights', 'checked_weights', 'weighted_vre',
@@ -73,7 +79,7 @@ ACCURACY_MODES = Registry("accuracy mode")  # mode -> accuracy(prediction, answe
 for _name, _accuracy in {"official": accuracy_official, "normalize": accuracy_normalize, "exact": accuracy_exact, "simple": accuracy_simple,
                          "exact_normalize": accuracy_exact_normalize, "vizwiz": accuracy_vizwiz}.items():  # the last two: one-answer datasets and VizWiz
     ACCURACY_MODES.register(_name, _accuracy)
-TEN_ANSWER_MODES = ("official", "normalize", "simple")  # their "3 of 10 humans" counts VQA's ten answers per question
+TEN_ANSWER_MODES = ("official", "normalize", "simple", "textvqa")  # their "3 of 10 humans" counts VQA's ten answers per question
 
 def answers_problem(answers,                 # the human answers of one question
                     mode: str = "official",  # a key of ACCURACY_MODES
@@ -99,11 +105,22 @@ def vqa_accuracy(prediction: str,        # the model's answer
     if problem: raise ValueError(problem)
     return accuracy(prediction, list(answers), multiple_choice_answer)
 
+# %% ../nbs/04_metrics.ipynb #b3336e38
+def evalai_answer(text: str  # an answer as given (a prediction or a human answer)
+                 ) -> str:   # the answer as TextVQA's evaluator compares it
+    "EvalAI's answer processor (mmf `EvalAIAnswerProcessor`): lower-cased, `,` and `?` deleted, `'s` split off, then VQA's normalisation."
+    return normalize_answer(text.lower().replace(",", "").replace("?", "").replace("'s", " 's").strip())
+
+def accuracy_textvqa(prediction: str, answers: list[str], multiple_choice_answer: str | None = None) -> float:
+    "TextVQA's accuracy (mmf `TextVQAAccuracyEvaluator`): both sides through `evalai_answer`, then leave one annotator out."
+    return leave_one_out(evalai_answer(prediction), [evalai_answer(a) for a in answers])
+
+ACCURACY_MODES.register("textvqa", accuracy_textvqa)
+
 # %% ../nbs/04_metrics.ipynb #d8d670c7
-def as_number(text: str) -> float | None:
-    "A number written as text ('12.5', '40%' -> 0.4), or None when it is not one."
-    text = text.strip()
-    try: return float(text[:-1]) / 100 if text.endswith("%") else float(text)
+def relaxed_number(text: str) -> float | None:
+    "A number as ChartQA's `relaxed_correctness` reads one: Python's `float`, a trailing '%' (all of them stripped) divided by 100; None otherwise."
+    try: return float(text.rstrip("%")) / 100.0 if text.endswith("%") else float(text)
     except ValueError: return None
 
 def accuracy_relaxed(prediction: str,                       # the model's answer
@@ -111,39 +128,113 @@ def accuracy_relaxed(prediction: str,                       # the model's answer
                      multiple_choice_answer: str | None = None,  # the reference to match; None: the most common answer
                      tolerance: float = 0.05,               # the largest relative error of a numeric answer
                     ) -> float:                             # 1.0 or 0.0
-    "ChartQA's relaxed accuracy: within `tolerance` of a numeric (non-zero) reference, else equal to it with case ignored."
+    "ChartQA's relaxed accuracy (pix2struct's `relaxed_correctness`): within `tolerance` of a numeric non-zero reference, else equal with case ignored."
     target = multiple_choice_answer if multiple_choice_answer is not None else most_common_answer(list(answers))
-    got, want = as_number(prediction), as_number(target)
+    got, want = relaxed_number(prediction), relaxed_number(target)
     if got is not None and want: return float(abs(got - want) / abs(want) <= tolerance)
-    return float(prediction.strip().lower() == target.strip().lower())
+    return float(prediction.lower() == target.lower())
 
 ACCURACY_MODES.register("relaxed", accuracy_relaxed)
 
+# %% ../nbs/04_metrics.ipynb #d3c13b11
 REFUSALS = ("Sorry, I can't help with images of people yet.", "I can't process this file.",
             "I'm sorry, but without the image provided", "Cannot determine the answer")  # read as a refusal: option Z
+API_FAILURE = "Failed to obtain answer via API"  # VLMEvalKit's marker of a failed request: the letter rules pass it on to the text rule
 OPTION_SEPARATORS = str.maketrans(".()[],:;!*#{}", " " * 13)
-NO_OPTION = "Z"  # what an answer that chooses no option is recorded as (a refusal, or neither rule decides)
+NO_OPTION = "Z"  # what an answer that chooses no option is recorded as (a refusal, or none of the rules decides)
+ANSWER_IS = re.compile(r"(?i)(?:correct\s+)?answer\s+is\s+\**([ABCD])\**")  # VLMEvalKit's "answer is X" (A-D only, any case, no word boundary)
 
-def letter_named(answer: str,   # the model's answer
-                 options: dict, # letter -> option text
-                ) -> str | None:
-    "The one option letter among the answer's words (None when none or several, or when 'A' may be the article); 'Z' for a refusal."
-    if any(refusal in answer for refusal in REFUSALS): return NO_OPTION
+def letter_named(answer: str,            # the model's answer
+                 options: dict,          # letter -> option text
+                 last_words: int | None = 4,  # the letter must be among the answer's last this many words; None: anywhere
+                 answer_is: bool = True,  # read "(correct) answer is X" when the words decide nothing
+                ) -> tuple[str | None, str]:  # (a letter, 'Z' or None; the rule that decided)
+    "VLMEvalKit's `can_infer_option`: a refusal is Z; one option letter among the words; else a lone Z; else 'answer is X'."
+    if API_FAILURE in answer: return None, "none"
+    if any(refusal in answer for refusal in REFUSALS): return NO_OPTION, "refusal"
     words = answer.translate(OPTION_SEPARATORS).split()
     named = [letter for letter in options if letter in words]
-    if len(named) == 1: return None if "A" in words and len(words) > 3 else named[0]
-    return NO_OPTION if not named and NO_OPTION in words else None
+    if len(named) == 1:
+        if last_words is None or words.index(named[0]) > len(words) - last_words - 1: return named[0], "letter"
+    elif not named and NO_OPTION in words: return NO_OPTION, "letter"
+    if answer_is and (found := ANSWER_IS.search(answer)) and found.group(1).upper() in options: return found.group(1).upper(), "answer_is"
+    return None, "none"
 
-def text_named(answer: str, options: dict) -> str | None:
-    "The one option whose text appears in the answer (case ignored), or None."
-    named = [letter for letter, text in options.items() if str(text).lower() in answer.lower()]
-    return named[0] if len(named) == 1 else None
+def text_named(answer: str,               # the model's answer
+               options: dict,             # letter -> option text
+               longest: float | None = 2.0,  # an answer longer than this many times the options' text together is not read; None: any length
+              ) -> tuple[str | None, str]:
+    "VLMEvalKit's `can_infer_text`: the one option whose text (case ignored) appears in the answer."
+    answer = answer.lower()
+    if longest is not None and len(answer) > longest * sum(len(str(text)) for text in options.values()): return None, "none"
+    named = [letter for letter, text in options.items() if str(text).lower() in answer]
+    return (named[0], "option_text") if len(named) == 1 else (None, "none")
 
-def chosen_option(answer: str,   # the model's answer, free text
-                  options: dict, # letter -> option text, the options the question showed
-                 ) -> str:       # a letter of `options`, or NO_OPTION
-    "The option a free-text answer chooses, by MMBench's rules (VLMEvalKit's `can_infer`): a letter named, else an option's text quoted, else none ('Z')."
-    return letter_named(answer, options) or text_named(answer, options) or NO_OPTION
+def vlmevalkit_option(answer: str, options: dict) -> tuple[str | None, str]:
+    "VLMEvalKit's `can_infer` (e8e78f05): the letter rules, then the option text."
+    read = letter_named(answer, options)
+    return read if read[0] else text_named(answer, options)
+
+def vlmevalkit_2025_04_option(answer: str, options: dict) -> tuple[str | None, str]:
+    "VLMEvalKit's `can_infer` before August 2025 (aca64dbb): one letter anywhere, no 'answer is' rule, the text rule at any length."
+    read = letter_named(answer, options, last_words=None, answer_is=False)
+    return read if read[0] else text_named(answer, options, longest=None)
+
+# %% ../nbs/04_metrics.ipynb #7a9c34ed
+def last_of(candidates: list, positions: list):
+    "The candidate found last (the first of equal positions, as numpy's argmax)."
+    return candidates[max(range(len(candidates)), key=positions.__getitem__)]
+
+def mmmu_pro_option(response: str,   # the model's answer
+                    options: dict,   # letter -> option text (A, B, ... in order)
+                   ) -> tuple[str | None, str]:  # (a letter or None; the rule that decided)
+    "MMMU-Pro's `parse_multi_choice_response`: the one letter after the last 'Answer:'; else (X), 'X ', 'X.', an option's text; the last of several."
+    letters = list(options)
+    if (at := response.rfind("Answer:")) != -1:
+        found = [x for x in letters if x in response[at + len("Answer:"):].strip()]
+        if len(found) == 1: return found[0], "answer_line"
+    for mark in ",.!?;:'": response = response.strip(mark)
+    response = f" {response} "
+    for rule, form in (("bracket", "({})"), ("letter", "{} "), ("letter_period", "{}.")):
+        found = [x for x in letters if form.format(x) in response]
+        if found:
+            where = "({})" if rule == "bracket" else " {} "
+            return last_of(found, [response.rfind(where.format(x)) for x in found]), rule
+    if len(response.split()) > 5:
+        lower = response.lower()
+        found = [x for x in letters if str(options[x]).lower() in lower]
+        if found: return last_of(found, [lower.rfind(str(options[x]).lower()) for x in found]), "option_text"
+    return None, "none"
+
+# %% ../nbs/04_metrics.ipynb #60f89f8b
+@dataclass(frozen=True)
+class OptionRules:
+    "How a benchmark reads the option an answer chooses, and what an answer its rules cannot read scores."
+    name: str
+    read: Callable   # read(answer, options) -> (a letter, 'Z' or None; the rule that decided)
+    unread: str      # an answer no rule reads: "wrong" (option Z) or "random" (a seeded draw among the options, expected score 1/n)
+    judged: bool     # a judge model reads what the rules cannot, when the run has one (VLMEvalKit's policy)
+    source: str      # the repository, path, function and commit the rules are ported from
+    rules: tuple     # the names `read` gives the rule that decided, in order (then "judge", "judge_random", "random", "none")
+
+OPTION_RULES = Registry("option rules")  # name -> OptionRules
+for _rules in (OptionRules("vlmevalkit", vlmevalkit_option, "wrong", True,
+                           "open-compass/VLMEvalKit vlmeval/utils/matching_util.py can_infer @ e8e78f05f3080fe28154f2130321f17951c3be94",
+                           ("refusal", "letter", "answer_is", "option_text")),
+               OptionRules("vlmevalkit_2025_04", vlmevalkit_2025_04_option, "wrong", True,
+                           "open-compass/VLMEvalKit vlmeval/utils/matching_util.py can_infer @ aca64dbb3113ebf09683e379c65fb8b5107cba3f (April 2025)",
+                           ("refusal", "letter", "option_text")),
+               OptionRules("mmmu_pro", mmmu_pro_option, "random", False,
+                           "MMMU-Benchmark/MMMU mmmu-pro/evaluate.py parse_multi_choice_response @ bb0b95a945998d91dfef37e969e07d49d1139438",
+                           ("answer_line", "bracket", "letter", "letter_period", "option_text"))):
+    OPTION_RULES.register(_rules.name, _rules)
+
+def chosen_option(answer: str,                # the model's answer, free text
+                  options: dict,              # letter -> option text, the options the question showed
+                  rules: str = "vlmevalkit",  # a key of OPTION_RULES
+                 ) -> str:                    # a letter of `options`, or NO_OPTION
+    "The option a free-text answer chooses by `rules`, 'Z' when they read none (before any judge or draw)."
+    return OPTION_RULES[rules].read(answer, options)[0] or NO_OPTION
 
 # %% ../nbs/04_metrics.ipynb #a3ee2984
 def levenshtein(a: str, b: str) -> int:
@@ -155,19 +246,20 @@ def levenshtein(a: str, b: str) -> int:
         previous = current
     return previous[-1]
 
+def anls_distance(prediction: str, reference: str) -> float:
+    "The normalised edit distance of the RRC DocVQA script: between the lower-cased, space-collapsed strings, over the longer raw string upper-cased."
+    said, truth = " ".join(prediction.strip().lower().split()), " ".join(reference.strip().lower().split())
+    length = max(len(reference.upper()), len(prediction.upper()))
+    return 0.0 if length == 0 else levenshtein(truth, said) / length
+
 def accuracy_anls(prediction: str,                       # the model's answer
                   answers: list[str],                    # the reference answers
                   multiple_choice_answer: str | None = None,  # unused (every reference counts)
-                  threshold: float = 0.5,                # a normalised distance at or above it scores 0
+                  threshold: float = 0.5,                # a similarity below it scores 0
                  ) -> float:                             # in [0, 1]
-    "DocVQA's ANLS of one answer: the best over references of 1 - normalised edit distance, 0 from `threshold` on."
-    said = " ".join(prediction.strip().lower().split())
-    def similarity(reference: str) -> float:
-        reference = " ".join(reference.strip().lower().split())
-        if not said and not reference: return 1.0
-        distance = levenshtein(said, reference) / max(len(said), len(reference))
-        return 1.0 - distance if distance < threshold else 0.0
-    return max(similarity(r) for r in answers)
+    "DocVQA's ANLS of one answer: 1 - the smallest normalised distance over the references, 0 when that is below `threshold`."
+    similarity = 1 - min(anls_distance(prediction, r) for r in answers)
+    return 0.0 if similarity < threshold else similarity
 
 ACCURACY_MODES.register("anls", accuracy_anls)
 
@@ -208,41 +300,125 @@ def circular_scores(scored: pd.DataFrame,  # scored answers of every rotation (`
     of = dataset.questions.set_index("question_id").circular_of
     keys = [c for c in CONDITION if c in scored] + ["circular_of"]
     rows = scored.assign(circular_of=of.loc[scored.question_id].to_numpy())
-    groups = rows.groupby(keys, dropna=False, sort=False).score
-    rows = rows.assign(score=groups.transform("min"), rotations=groups.transform("size"))
+    groups = rows.groupby(keys, dropna=False, sort=False)
+    folded = {"score": groups.score.transform("min"), "rotations": groups.score.transform("size")}
+    if "expected_score" in rows: folded["expected_score"] = groups.expected_score.transform("prod")  # independent draws: all must pass
+    rows = rows.assign(**folded)
     return rows[rows.question_id == rows.circular_of].drop(columns="circular_of").reset_index(drop=True)
+
+# %% ../nbs/04_metrics.ipynb #536d60fa
+def drawn_option(pool: list,  # the letters to draw from
+                 **keys,      # what identifies the draw (the rules, the condition, the question), as for `seeded_rng`
+                ) -> str:
+    "One letter of `pool`, drawn by a generator seeded by `keys`: the same draw for the same answer in every run and process."
+    return pool[int(seeded_rng(**{k: str(plain(v)) for k, v in keys.items()}).integers(len(pool)))]
+
+def read_choices(answers: pd.DataFrame,  # one row per answer: question_id, answer (and the condition's columns)
+                 gold: pd.DataFrame,     # the answers' questions, row for row: options (and question)
+                 rules: OptionRules,     # how the benchmark reads an answer
+                 judge: Callable | None = None,  # judge(list of {question, options, answer}) -> the judge's replies; None: no judge
+                ) -> pd.DataFrame:       # choice, option_rule, pool (the letters a draw chose among, or None), row for row
+    "Each answer's chosen option and the rule that decided: the rules, then the judge (if the rules allow one), then a draw or Z."
+    reads = [rules.read(a, o) for a, o in zip(answers.answer, gold.options)]
+    choice, rule, pool = [r[0] for r in reads], [r[1] for r in reads], [None] * len(reads)
+    unread = [i for i, c in enumerate(choice) if c is None]
+    if unread and judge is not None and rules.judged:
+        questions = gold.get("source_question", gold.question)
+        replies = judge([{"question": questions.iloc[i], "options": gold.options.iloc[i], "answer": answers.answer.iloc[i]} for i in unread])
+        for i, reply in zip(unread, replies):
+            choice[i], rule[i] = rules.read(reply, gold.options.iloc[i])[0], "judge"  # VLMEvalKit reads the judge's reply with the same rules
+            if choice[i] is None: rule[i], pool[i] = "judge_random", [*gold.options.iloc[i], NO_OPTION]  # its fallback: a random letter or Z
+    elif rules.unread == "random": pool = [list(gold.options.iloc[i]) if i in set(unread) else None for i in range(len(choice))]
+    keys = [c for c in CONDITION if c in answers]
+    for i in range(len(choice)):
+        if pool[i] is not None:
+            row = answers.iloc[i]
+            choice[i] = drawn_option(pool[i], rules=rules.name, question_id=row.question_id, **{k: row[k] for k in keys})
+            rule[i] = "random" if rule[i] == "none" else rule[i]
+    return pd.DataFrame({"choice": [c or NO_OPTION for c in choice], "option_rule": rule, "pool": pool}, index=answers.index)
+
+# %% ../nbs/04_metrics.ipynb #db82d02c
+def checked_predictions(answers: pd.DataFrame) -> None:
+    "Refuse answers that are not strings, naming the questions."
+    text = answers.answer.map(lambda a: isinstance(a, str)).to_numpy(dtype=bool)
+    if not text.all():
+        ids, example = answers.question_id.to_numpy()[~text], answers.answer.to_numpy()[~text][0]
+        raise ValueError(f"predictions must be strings: the answer to question id(s) {listed(map(plain, sorted(set(ids))))} is not (e.g. {plain(example)!r})")
 
 def score_answers(answers: pd.DataFrame,   # one row per question and condition: question_id, answer (and model, corruption, severity, seed)
                   dataset: VQADataset,     # the questions with their human answers (and `options`, `circular_of` for multiple choice)
                   mode: str = "official",  # a key of ACCURACY_MODES
                   circular: bool = True,   # fold rotated questions (a `circular_of` column) into their original's row (`circular_scores`)
-                 ) -> pd.DataFrame:        # `answers` with `score` (a fraction) and `accuracy_mode` (and `choice`, `rotations`)
+                  option_rules: str = "vlmevalkit",  # a key of OPTION_RULES: how a multiple-choice answer is read
+                  judge: Callable | None = None,     # reads what the rules cannot (`read_choices`); None: no judge
+                 ) -> pd.DataFrame:        # `answers` with `score` and `accuracy_mode` (multiple choice: `choice`, `option_rule`, `option_rules`, `expected_score`)
     """Add each answer's VQA accuracy (`score`) and the `accuracy_mode`, after checking answers and annotations; a question with `options`
-    is scored on the option its answer chooses (`chosen_option`, kept as `choice`), and rotations are folded by CircularEval."""
+    is scored on the option its answer chooses (`read_choices`), and rotations are folded by CircularEval."""
     ACCURACY_MODES[mode]  # an unknown mode is refused, naming the known ones
+    rules = OPTION_RULES[option_rules]
     check_unique_ids(dataset)
     check_answered(answers, dataset)
-    text = answers.answer.map(lambda a: isinstance(a, str)).to_numpy(dtype=bool)
-    if not text.all():
-        ids, example = answers.question_id.to_numpy()[~text], answers.answer.to_numpy()[~text][0]
-        raise ValueError(f"predictions must be strings: the answer to question id(s) {listed(map(plain, sorted(set(ids))))} is not (e.g. {plain(example)!r})")
+    checked_predictions(answers)
     truth = dataset.questions.set_index("question_id")
     problems = {q: p for q, a in truth.answers.items() if (p := answers_problem(a, mode))}
     if problems: raise ValueError(f"{len(problems)} question(s) of dataset '{dataset.name}' cannot be scored: "
                                   + "; ".join(f"question {q}: {p}" for q, p in list(problems.items())[:3]) + (" ..." if len(problems) > 3 else ""))
     gold = truth.loc[answers.question_id]
-    choices = {"choice": [chosen_option(a, o) for a, o in zip(answers.answer, gold.options)]} if "options" in truth else {}
-    predictions = choices.get("choice", answers.answer)
-    scores = [vqa_accuracy(p, a, mode, m) for p, a, m in zip(predictions, gold.answers, gold.multiple_choice_answer)]
-    scored = answers.assign(**choices, score=scores, accuracy_mode=mode)
+    score = lambda p, a, m: vqa_accuracy(p, a, mode, m)
+    if "options" not in truth:
+        return answers.assign(score=[score(*x) for x in zip(answers.answer, gold.answers, gold.multiple_choice_answer)], accuracy_mode=mode)
+    read = read_choices(answers, gold, rules, judge)
+    scores = [score(*x) for x in zip(read.choice, gold.answers, gold.multiple_choice_answer)]
+    expected = [s if pool is None else float(np.mean([score(letter, a, m) for letter in pool]))
+                for s, pool, a, m in zip(scores, read.pool, gold.answers, gold.multiple_choice_answer)]
+    scored = answers.assign(choice=read.choice, option_rule=read.option_rule, score=scores, expected_score=expected,
+                            accuracy_mode=mode, option_rules=rules.name)
     return circular_scores(scored, dataset) if circular and "circular_of" in truth else scored
 
 def accuracy_table(scored: pd.DataFrame,                      # one row per answer, with a `score` column (as `score_answers` returns)
                    by=("model", "corruption", "severity"),  # the columns that define a group
                   ) -> pd.DataFrame:                         # the `by` columns, accuracy and n
-    "Eq. 2 per group: mean score (`accuracy`, a fraction) and question count `n`."
-    return (scored.groupby(list(by)).score.agg(accuracy="mean", n="size").reset_index())
+    "Eq. 2 per group: mean score (`accuracy`, a fraction) and question count `n` (and `expected_accuracy`, what random draws are worth on average, where answers have it)."
+    groups = scored.groupby(list(by))
+    table = groups.score.agg(accuracy="mean", n="size").reset_index()
+    return table.assign(expected_accuracy=groups.expected_score.mean().to_numpy()) if "expected_score" in scored else table
 
+# %% ../nbs/04_metrics.ipynb #112c17e0
+JUDGE_PROMPT = (  # VLMEvalKit's `build_prompt` (vlmeval/dataset/utils/multiple_choice.py @ e8e78f05): the judge's instructions, two examples, the case
+    "You are an AI assistant who will help me to match an answer with several options of a single-choice question. "
+    "You are provided with a question, several options, and an answer, and you need to find which option is most similar to the answer. "
+    "If the meaning of all options are significantly different from the answer, output Z. "
+    "Your should output a single uppercase character in A, B, C, D (if they are valid options), and Z. \n"
+    "Example 1: \nQuestion: What is the main object in image?\nOptions: A. teddy bear B. rabbit C. cat D. dog\nAnswer: a cute teddy bear\nYour output: A\n"
+    "Example 2: \nQuestion: What is the main object in image?\nOptions: A. teddy bear B. rabbit C. cat D. dog\nAnswer: Spider\nYour output: Z\n"
+    "Example 3: \nQuestion: {}?\nOptions: {}\nAnswer: {}\nYour output: ")
+
+def judge_prompt(question: str,  # the question as the benchmark's file writes it (MMBench's `question`, without hint and options)
+                 options: dict,  # letter -> option text
+                 answer: str,    # the model's answer the rules could not read
+                ) -> str:        # the judge's user turn
+    "The text VLMEvalKit sends its judge for one answer: `JUDGE_PROMPT` with the question, its options (`build_option_str`) and the answer."
+    listed_options = "There are several options: \n" + "".join(f"{letter}. {text}\n" for letter, text in options.items())
+    return JUDGE_PROMPT.format(question, listed_options, answer)
+
+EXTRACTION_TAIL = ("judge", "judge_random", "random", "none")  # after a rule set's own rules: the judge, its fallback draw, the rules' draw, nobody
+
+def extraction_table(scored: pd.DataFrame,  # scored multiple-choice answers of every rotation (`score_answers` with circular=False)
+                     by=("model", "corruption", "severity"),  # the columns of a condition
+                    ) -> pd.DataFrame:      # by..., option_rules, n, one count per rule, by_rules, by_judge, by_nobody (shares)
+    "How many answers of each condition each rule, the judge and nobody decided: a model's robustness can hide in its answer format."
+    rows = []
+    for key, group in scored.groupby(list(by) + ["option_rules"], sort=True):
+        rules = OPTION_RULES[key[-1]]
+        counts = group.option_rule.value_counts()
+        unknown = sorted(set(counts.index) - set(rules.rules) - set(EXTRACTION_TAIL))
+        if unknown: raise ValueError(f"option_rule(s) {unknown} are not rules of {rules.name!r} ({list(rules.rules)})")
+        row = {**dict(zip(list(by) + ["option_rules"], key)), "n": len(group), **{r: int(counts.get(r, 0)) for r in rules.rules + EXTRACTION_TAIL}}
+        nobody = row["judge_random"] + row["random"] + row["none"]
+        rows.append({**row, "by_rules": sum(row[r] for r in rules.rules) / len(group), "by_judge": row["judge"] / len(group), "by_nobody": nobody / len(group)})
+    return pd.DataFrame(rows).fillna(0)
+
+# %% ../nbs/04_metrics.ipynb #c25400dd
 def sequential_sum(values) -> float:
     "Sum of floats added one after another from the first, as Python's `sum` added them before 3.12 (the official script's 2.7 included)."
     values = np.asarray(values, dtype=np.float64)

@@ -24,7 +24,8 @@ from .store import CHUNK_SIZE, atomic_write, checked_store, code_fingerprint, fo
 from .generator import generate
 from .inference import conditions, default_workers, peak_memory_mb, release_memory
 from .distributed import EXECUTORS, executor as executor_named
-from .metrics import ACCURACY_MODES, circular_scores, score_answers, accuracy_table, accuracy_breakdown, bootstrap
+from .metrics import ACCURACY_MODES, OPTION_RULES, circular_scores, score_answers, accuracy_table, accuracy_breakdown, bootstrap, extraction_table
+from .served import load_judge, parse_served
 from .analysis import (blind_baseline, family_accuracy, plot_accuracy_vs_severity, robustness_table, plot_average_error,
                                  plot_relative_drop, plot_radars, plot_vre_weights, vre_under_weights)
 from .text_eval import perturb_all, scored_where_known, paired_answers, text_table, text_intervals, local_explanations, global_rules, plot_rules
@@ -40,8 +41,8 @@ __all__ = ['SAMPLE_IMAGES', 'RUN_PARAMETERS', 'TEXT_FILES', 'ROBUSTNESS_FILES', 
            'auto_parameter', 'dataset_files', 'text_kinds', 'defence_list', 'run_parameters', 'RunConfig', 'flag',
            'load_questions', 'blind_answers', 'perturbed_questions', 'refuse_unreachable', 'run_config', 'previous_run',
            'clear_results', 'prepare_stores', 'answer_all', 'scored_answers', 'circular_folded', 'RunResult',
-           'save_figure', 'save_table', 'accuracy_results', 'robustness_results', 'change_results',
-           'calibration_results', 'flip_results', 'consistency_results', 'answer_changing_words',
+           'save_figure', 'save_table', 'accuracy_results', 'extraction_results', 'robustness_results',
+           'change_results', 'calibration_results', 'flip_results', 'consistency_results', 'answer_changing_words',
            'comparability_results', 'text_perturbation_results', 'defence_results', 'defence_sample', 'run_summary',
            'run', 'locked_run', 'corrupt', 'registry_table', 'show_default', 'add_parameters', 'command_parser', 'main']
 
@@ -130,6 +131,8 @@ def run_parameters(model,            # keys of MODELS or checkpoint folders: one
                    near_colour_distance=10.0,         # CIEDE2000 below which a nearest-colour swap keeps the answer (and is scored); `vqa_robust.text.NEAR_COLOUR_DISTANCE`
                    defences=(NO_DEFENCE,),            # keys of `vqa_robust.defences.DEFENCES` and "none" (the model as it is): every model behind each
                    max_concurrency="auto",            # served models' requests in flight at once; "auto": 8 (a number needs a served model)
+                   option_rules: str = "auto",        # multiple choice: a key of `vqa_robust.metrics.OPTION_RULES`; "auto": the dataset's own
+                   judge: str = "",                   # multiple choice: a served model (openai:MODEL@BASE_URL) reading what the rules cannot; "": none
                   ) -> dict:                    # the typed parameters, plus "specs", "grid", "dtypes", "batch_sizes", "files"
     "The run's parameters, typed and checked; a ValueError naming the parameter otherwise."
     models = [str(m) for m in list_parameter(model, "model")]
@@ -184,6 +187,10 @@ def run_parameters(model,            # keys of MODELS or checkpoint folders: one
     try: near_colour_distance = float(near_colour_distance)
     except (TypeError, ValueError): raise ValueError(f"near_colour_distance must be a number, got {near_colour_distance!r}") from None
     if not near_colour_distance >= 0: raise ValueError(f"near_colour_distance must be a non-negative CIEDE2000 distance, got {near_colour_distance!r}")
+    option_rules = DATASETS[dataset].option_rules if option_rules == "auto" else OPTION_RULES.check([option_rules])[0]
+    if judge:
+        parse_served(judge)  # the form openai:MODEL@BASE_URL, or an error showing it
+        if not OPTION_RULES[option_rules].judged: raise ValueError(f"judge: the option rules {option_rules!r} ask no judge (they read every answer or draw an option, as their benchmark's evaluation does)")
     device = resolve_device(device)
     dtypes = {m: resolve_dtype(dtype, device, FAMILIES[spec.family]) for m, spec in specs.items()}
     batch_sizes = {m: FAMILIES[spec.family].batch_size if sizes["batch_size"] == "auto" else sizes["batch_size"] for m, spec in specs.items()}
@@ -195,7 +202,7 @@ def run_parameters(model,            # keys of MODELS or checkpoint folders: one
             "files": files, "split": split, "specs": specs,
             "text_kinds": kinds, "typo_severity": typo_severity, "colour_metric": colour_metric, "colour_vocabulary": colour_vocabulary, "wordnet_choice": wordnet_choice, "near_colour_distance": near_colour_distance, "executor": executor, "ray_address": str(ray_address),
             "dataset_split": dataset_split or DATASETS[dataset].splits[0], "defences": defence_names, "model_settings": settings,
-            "max_concurrency": 8 if concurrency == "auto" else concurrency}
+            "max_concurrency": 8 if concurrency == "auto" else concurrency, "option_rules": option_rules, "judge": str(judge)}
 
 # %% ../nbs/08_run_library.ipynb #c006
 @dataclass
@@ -212,6 +219,7 @@ class RunConfig:
     out_dir: Path           # the run folder
     local_files_only: bool = False  # never reach the model hub
     overwrite: bool = False         # recompute answers computed from other inputs
+    judge: object = None            # the served judge of multiple-choice answers (`vqa_robust.served.load_judge`), or None
 
     @property
     def stores(self) -> dict:
@@ -299,6 +307,8 @@ def run_config(model: list = ["easy-vqa-vilt", "easy-vqa-blip"],  # keys of vqa_
                local_files_only: bool = False,  # True: never reach the model hub
                overwrite: bool = False,        # True: recompute saved answers that were computed from other inputs (else the run stops and says what changed)
                max_concurrency = "auto",       # served models (openai:MODEL@BASE_URL): requests in flight at once; "auto": 8
+               option_rules: str = "auto",     # multiple choice: how an answer's option is read, a key of vqa_robust.metrics.OPTION_RULES ("vlmevalkit", "vlmevalkit_2025_04", "mmmu_pro"); "auto": the dataset's own
+               judge: str = "",                # multiple choice: a served model reading the answers the rules cannot, as VLMEvalKit's judge (openai:MODEL@BASE_URL); "": none (unread answers score as their rules say)
                executor: str = "local",        # "local" (this machine) or "ray" (a Ray cluster: one model replica per GPU; vqa_robust.distributed)
                ray_address: str = "",          # with executor "ray": the cluster's address ("auto", "ray://head:10001"); "": start Ray on this machine
                out_dir: str = "runs/default",  # the run folder: answers, tables, figures, run.json (created if missing)
@@ -309,17 +319,19 @@ def run_config(model: list = ["easy-vqa-vilt", "easy-vqa-blip"],  # keys of vqa_
                        text_perturbations=text_perturbations, typo_severity=typo_severity, executor=executor, ray_address=ray_address,
                        dataset_split=dataset_split, colour_metric=colour_metric, colour_vocabulary=colour_vocabulary,
                        wordnet_choice=wordnet_choice, near_colour_distance=near_colour_distance, defences=defences,
-                       max_concurrency=max_concurrency)
+                       max_concurrency=max_concurrency, option_rules=option_rules, judge=judge)
     out = Path(out_dir)
     if out.exists() and not out.is_dir(): raise ValueError(f"out_dir {out} exists and is not a folder")
     if not flag(local_files_only, "local_files_only") and not p["ray_address"]: refuse_unreachable(p)
     identities = {m: identity_of(p["specs"][m], p["dtypes"][m]) for m in p["models"]}  # a served model's server is asked here: unreachable, a wrong key, stops now
     full, questions = load_questions(p)
+    if p["judge"] and "options" not in questions.questions: raise ValueError(f"judge: dataset {p['dataset']} is not multiple choice; a judge reads which option an answer chose")
+    judge_model = load_judge(p["judge"], p["max_concurrency"]) if p["judge"] else None  # its server asked now: unreachable or a wrong key stops here
     perturbed, records = perturbed_questions(p, full, questions)
     blind = blind_answers(p, questions)  # the training questions are read here and let go: a run holds only its split
     del full; release_memory()
     return RunConfig(p, p["specs"], identities, blind, questions, dataset_fingerprint(questions), perturbed, records, out,
-                     flag(local_files_only, "local_files_only"), flag(overwrite, "overwrite"))
+                     flag(local_files_only, "local_files_only"), flag(overwrite, "overwrite"), judge_model)
 
 # %% ../nbs/08_run_library.ipynb #c014
 RUN_PARAMETERS = list(inspect.signature(run_config).parameters)  # the run's parameters, in the order of nbs/run.ipynb's parameters cell
@@ -338,7 +350,7 @@ DEFENCE_FILES = ["defences.csv", "defences.png"]
 
 RESULT_FILES = TEXT_FILES + ["answers.parquet", "accuracy.csv", "accuracy_breakdown.csv", "family_accuracy.csv", "split.json", "run.json", "accuracy_vs_severity.png",
                              "answerability.csv"] + ROBUSTNESS_FILES + CHANGE_FILES + \
-               CALIBRATION_FILES + CONSISTENCY_FILES + DEFENCE_FILES + ["flips.csv", "comparability.csv"]
+               CALIBRATION_FILES + CONSISTENCY_FILES + DEFENCE_FILES + ["flips.csv", "comparability.csv", "extraction.csv"]
 
 # %% ../nbs/08_run_library.ipynb #c024
 def previous_run(out_dir: Path) -> str | None:
@@ -408,7 +420,8 @@ def scored_answers(config: RunConfig,      # the run
     p, stores = config.parameters, config.stores
     def scored(text):
         questions = stores[text][0]
-        rows = score_answers(answers[answers.text == text].drop(columns="text"), questions, mode=p["accuracy_mode"], circular=False)
+        rows = score_answers(answers[answers.text == text].drop(columns="text"), questions, mode=p["accuracy_mode"], circular=False,
+                             option_rules=p["option_rules"], judge=config.judge)
         return rows.merge(questions.questions[["question_id", "question"]], on="question_id", how="left").assign(text=text, text_seed=p["seed"])
     if not config.perturbed: return scored("original"), None
     perturbed = pd.concat([scored(k).assign(kind=k) for k in config.perturbed], ignore_index=True)
@@ -439,6 +452,7 @@ class RunResult:
     consistency: pd.DataFrame | None = None            # consistency.csv: non-monotone share and instability (None without severities 1-5)
     text_results: pd.DataFrame | None = None           # text_robustness.csv (None without text_perturbations)
     defences: pd.DataFrame | None = None               # defences.csv: accuracy recovered by each defence, its clean cost and time (None without defences)
+    extraction: pd.DataFrame | None = None             # extraction.csv: per condition, the answers each option rule, the judge and nobody decided (None: not multiple choice)
     not_computed: dict = field(default_factory=dict)   # result file -> why this run could not compute it
     summary: dict = field(default_factory=dict)        # run.json
     figures: dict = field(default_factory=dict)        # figure name -> matplotlib Figure (saved as <name>.png)
@@ -480,6 +494,11 @@ def accuracy_results(config: RunConfig, result: RunResult, scored: pd.DataFrame)
     if p["corruptions"]:
         save_figure(result, "accuracy_vs_severity", lambda: plot_accuracy_vs_severity(result.accuracy, title=f"{split.name} ({len(split)} questions)"))
     else: result.not_computed["accuracy_vs_severity.png"] = "the run has no image corruption"
+
+def extraction_results(config: RunConfig, result: RunResult, every: pd.DataFrame) -> None:
+    "extraction.csv: how many answers of each condition (every rotation) each option rule, the judge and nobody decided."
+    if "option_rule" not in every: result.not_computed["extraction.csv"] = f"dataset {config.parameters['dataset']} is not multiple choice"; return
+    result.extraction = save_table(result, "extraction.csv", extraction_table(every[every.text == "original"]), index=False)
 
 # %% ../nbs/08_run_library.ipynb #c041
 def robustness_results(config: RunConfig, result: RunResult, scored: pd.DataFrame) -> None:
@@ -607,7 +626,9 @@ def run_summary(config: RunConfig, result: RunResult, seconds: dict, elapsed: fl
             "chunk_size": p["chunk_size"], "split": p["split"], "text_perturbations": {k: len(d) for k, d in config.perturbed.items()},
             "typo_severity": p["typo_severity"], "colour_metric": p["colour_metric"], "colour_vocabulary": p["colour_vocabulary"],
             "wordnet_choice": p["wordnet_choice"], "near_colour_distance": p["near_colour_distance"], "seconds": round(elapsed, 1),
-            "seconds_per_model": seconds, "peak_memory_mb": memory, "served": served or {}, "not_computed": result.not_computed}
+            "seconds_per_model": seconds, "peak_memory_mb": memory, "served": served or {},
+            "option_rules": {"name": p["option_rules"], "source": OPTION_RULES[p["option_rules"]].source} if "options" in config.dataset.questions else None,
+            "judge": config.judge.identity if config.judge else None, "not_computed": result.not_computed}
 
 # %% ../nbs/08_run_library.ipynb #c048
 def run(config: RunConfig | None = None,  # a checked run (`run_config`); None: built from `parameters`
@@ -642,6 +663,7 @@ def locked_run(config: RunConfig, progress: bool = True, figures: bool = True) -
     elapsed, memory = time.time() - start, peak_memory_mb()
     log(f"done: {len(answers)} answers in {elapsed:.1f} s; peak resident memory {memory['process']:.0f} MB (workers {memory['workers']:.0f} MB)")
     print(f"{len(answers)} answers in {elapsed:.0f} s")
+    if config.judge: config.judge.keep_journal(out / "judge" / "_served.jsonl")  # its replies kept as they arrive, reused by a rerun
     every, every_perturbed = scored_answers(config, answers)  # MMBench: every rotation, scored on its own (answers.parquet keeps them) ...
     scored, scored_perturbed = circular_folded(config, every), circular_folded(config, every_perturbed)  # ... and folded by CircularEval for the tables
     flat = lambda original, perturbed: pd.concat([original, perturbed.drop(columns="kind") if perturbed is not None else None], ignore_index=True)
@@ -649,6 +671,7 @@ def locked_run(config: RunConfig, progress: bool = True, figures: bool = True) -
     save_table(result, "answers.parquet", flat(every, every_perturbed))
     atomic_write(out / "split.json", lambda path: write_split(split, path)); result.paths.append(out / "split.json")
     accuracy_results(config, result, scored)
+    extraction_results(config, result, every)
     robustness_results(config, result, scored)
     change_results(config, result, scored)
     calibration_results(config, result, scored)

@@ -6,21 +6,22 @@
 from __future__ import annotations
 import asyncio, base64, hashlib, io, json, math, re, os, signal, socket, subprocess, sys, threading, time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 import numpy as np
 from PIL import Image
+from .metrics import judge_prompt
 from .models import LoadOptions, ModelSpec, VQAAdapter, as_pil, model_entry, model_family
 from .vlms import SHORT_ANSWER, clean_answer
 
 # %% auto #0
-__all__ = ['SERVED_PREFIX', 'SERVED_DEFAULTS', 'VOLATILE', 'RETRY_STATUS', 'SERVED_FAMILY', 'COLOUR_NAMES', 'parse_served',
-           'served_name', 'ServedModelError', 'api_key', 'request_headers', 'refused_key', 'served_entry_of',
-           'served_fingerprint', 'image_url', 'chat_body', 'request_key', 'DataURLEncoder', 'run_async', 'retry_after',
-           'read_journal', 'reply_of', 'ServedVQA', 'is_transport_error', 'load_served', 'no_tiny_served',
-           'served_spec', 'served_entry', 'colour_answer', 'LocalChatServer', 'free_port', 'serve_checkpoint',
-           'stop_server']
+__all__ = ['SERVED_PREFIX', 'SERVED_DEFAULTS', 'VOLATILE', 'RETRY_STATUS', 'SERVED_FAMILY', 'COLOUR_NAMES', 'JUDGE_SETTINGS',
+           'parse_served', 'served_name', 'ServedModelError', 'api_key', 'request_headers', 'refused_key',
+           'served_entry_of', 'served_fingerprint', 'image_url', 'chat_body', 'request_key', 'DataURLEncoder',
+           'run_async', 'retry_after', 'read_journal', 'reply_of', 'ServedVQA', 'is_transport_error', 'load_served',
+           'no_tiny_served', 'served_spec', 'served_entry', 'colour_answer', 'LocalChatServer', 'free_port',
+           'serve_checkpoint', 'stop_server', 'text_body', 'ServedJudge', 'load_judge']
 
 # %% ../nbs/02f_served.ipynb #s006
 SERVED_PREFIX = "openai:"
@@ -297,8 +298,10 @@ class LocalChatServer:
                  logprobs: bool = True,               # give token log-probabilities when asked
                  retry_after: str | None = "0",       # the Retry-After header of a 429; None: none (the client's own backoff)
                  delay: float = 0.0,                  # seconds each answer takes
+                 text_answer=None,                    # how a request without an image (a judge's) is answered: a function of its text; None: "Z"
                 ):
         self.model, self.api_key, self.busy, self.logprobs, self.retry_after, self.delay = model, api_key, busy, logprobs, retry_after, delay
+        self.text_answer = text_answer or (lambda text: "Z")
         self.in_flight = self.most_in_flight = 0  # requests being answered now, and the most at once
         self.received: list[dict] = []  # per answered request: question, the image's pixels' sha256, its shape
         self.refused = 0                # requests answered 429
@@ -321,14 +324,19 @@ class LocalChatServer:
             with self.lock: self.in_flight -= 1
 
     def chat(self, body: dict) -> tuple[int, dict]:
-        "(200, the chat completion) of one request: the colour's name, with log-probabilities when asked."
+        "(200, the chat completion) of one request: the colour's name (or `text_answer`'s reply to a text alone), with log-probabilities when asked."
         content = body["messages"][0]["content"]
-        url = next(c["image_url"]["url"] for c in content if c["type"] == "image_url")
-        pixels = np.asarray(Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).convert("RGB"))
+        content = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        url = next((c["image_url"]["url"] for c in content if c["type"] == "image_url"), None)
         text = next(c["text"] for c in content if c["type"] == "text")
-        answer = colour_answer(pixels)
-        with self.lock: self.received.append({"question": text, "sha256": hashlib.sha256(pixels.tobytes()).hexdigest(), "shape": pixels.shape})
-        choice = {"index": 0, "message": {"role": "assistant", "content": answer.capitalize() + "."}, "finish_reason": "stop"}
+        if url is None:
+            answer = reply = self.text_answer(text)
+            with self.lock: self.received.append({"question": text, "sha256": None, "shape": None})
+        else:
+            pixels = np.asarray(Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).convert("RGB"))
+            answer = colour_answer(pixels); reply = answer.capitalize() + "."
+            with self.lock: self.received.append({"question": text, "sha256": hashlib.sha256(pixels.tobytes()).hexdigest(), "shape": pixels.shape})
+        choice = {"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}
         if body.get("logprobs") and self.logprobs: choice["logprobs"] = {"content": [{"token": answer, "logprob": math.log(0.8)}, {"token": ".", "logprob": 0.0}]}
         return 200, {"id": f"chat-{len(self.received)}", "object": "chat.completion", "created": int(time.time()), "model": self.model, "choices": [choice],
                      "usage": {"prompt_tokens": len(text.split()) + 64, "completion_tokens": 2, "total_tokens": len(text.split()) + 66}}
@@ -389,3 +397,35 @@ def stop_server(server: subprocess.Popen) -> None:
     "Kill a server started by `serve_checkpoint`, and every process it started."
     if server.poll() is None: os.killpg(server.pid, signal.SIGKILL)
     server.wait()
+
+# %% ../nbs/02f_served.ipynb #5e55e05e
+JUDGE_SETTINGS = {"prompt": "{question}", "max_tokens": 2048, "temperature": 0.0, "lowercase": False, "logprobs": False}  # VLMEvalKit's OpenAIWrapper: greedy, 2,048 tokens
+
+def text_body(settings: dict, text: str) -> dict:
+    "The request for a text alone (a judge's): one user turn, the settings' decoding."
+    return {"model": settings["served_model"], "messages": [{"role": "user", "content": text}], "max_tokens": settings["max_tokens"],
+            "temperature": settings["temperature"], **settings["extra"]}
+
+@dataclass
+class ServedJudge:
+    "A served chat model that reads the answers a benchmark's rules cannot: VLMEvalKit's prompt, greedy, every reply journalled."
+    adapter: ServedVQA
+
+    @property
+    def identity(self) -> dict: return {"judge": self.adapter.spec.checkpoint, "settings": JUDGE_SETTINGS, **self.adapter.identity["weights"]}
+
+    def keep_journal(self, path: str | Path) -> None: self.adapter.keep_journal(path)
+
+    def __call__(self, items: list[dict]) -> list[str]:
+        "The judge's reply to each {question, options, answer}, asked at most once (the journal keeps the rest)."
+        bodies = [text_body(self.adapter.spec.settings, judge_prompt(i["question"], i["options"], i["answer"])) for i in items]
+        return [r["text"] for r in run_async(self.adapter.ask_all(bodies))]
+
+def load_judge(name: str,           # 'openai:MODEL@BASE_URL'
+               concurrency: int = 8, # requests in flight at once
+              ) -> ServedJudge:
+    "The judge behind `name`, its server asked for its model now (unreachable, a wrong key or a model it does not serve stop here)."
+    spec = served_spec(name)
+    adapter = ServedVQA(spec.name, replace(spec, settings={**spec.settings, **JUDGE_SETTINGS}), concurrency=concurrency)
+    adapter.identity = {"weights": served_fingerprint(adapter.spec)}
+    return ServedJudge(adapter)
