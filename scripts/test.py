@@ -9,7 +9,7 @@ the other in one task, so that two local Ray clusters never share the machine; t
 processes, one after the other in each, as nbdev_test's own workers do (torch and transformers imported once a process, not
 once a notebook): the three that read WordNet and spaCy together (loaded once), the rest in two groups of about equal work.
 """
-import argparse, os, subprocess, sys, tempfile, time, xml.etree.ElementTree as ET
+import argparse, os, signal, subprocess, sys, tempfile, time, xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -141,6 +141,20 @@ def tasks(notebooks: list[Path], flags: str, with_pytest: bool) -> dict:
         todo[" + ".join(RAY_CHAIN)] = lambda: chain(notebook, lambda: run_pytest([RAY_CHAIN[1]], marks))
     return todo
 
+LEFT_RUNNING = ("transformers serve", "vllm serve", "vllm.entrypoints", "raylet", "gcs_server", "ray::")  # servers and clusters tests start
+
+def servers_running() -> dict:
+    "pid -> command line of the processes that look like a server or a Ray cluster a test started."
+    listing = subprocess.run(["ps", "-eo", "pid=,args="], capture_output=True, text=True).stdout.splitlines()
+    rows = (line.strip().split(None, 1) for line in listing if line.strip())
+    return {int(pid): args for pid, args in (r for r in rows if len(r) == 2) if any(p in args for p in LEFT_RUNNING) and int(pid) != os.getpid()}
+
+def left_running(before: dict, grace: float = 10.0) -> dict:
+    "The servers started since `before` that are still running after `grace` seconds (a Ray cluster takes a moment to stop)."
+    deadline = time.time() + grace
+    while (left := {pid: args for pid, args in servers_running().items() if pid not in before}) and time.time() < deadline: time.sleep(0.5)
+    return left
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--flags", default="", help="space-separated nbdev test flags to run (slow, gpu)")
@@ -149,7 +163,7 @@ def main():
     ap.add_argument("--in-process", nargs="+", metavar="NOTEBOOK", help=argparse.SUPPRESS)  # run_notebooks' child
     args = ap.parse_args()
     if args.in_process: sys.exit(test_in_process(args.in_process, args.flags))
-    began = time.time()
+    began, servers_before = time.time(), servers_running()
     notebooks = sorted(p for p in (root / "nbs").glob("*.ipynb") if not p.name.startswith(("_", ".")))  # as nbdev_test
     passed = failed = skipped = 0
     in_sync, why = library_in_sync()
@@ -164,6 +178,12 @@ def main():
         for p, f, s, report in pool.map(lambda name: todo[name](), order):
             print(report, flush=True)
             passed, failed, skipped = passed + p, failed + f, skipped + s
+    left = left_running(servers_before)  # every process a test started must be stopped by that test
+    print(f"{'FAIL' if left else 'PASS'} no server or cluster left running by the tests" + "".join(f"\n  pid {pid}: {cmd[:140]}" for pid, cmd in left.items()), flush=True)
+    for pid in left:
+        try: os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError: pass
+    passed, failed = passed + (not left), failed + bool(left)
     print(f"test suite: {time.time() - began:.0f} s with {args.workers} workers")
     print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
     sys.exit(1 if failed else 0)

@@ -233,11 +233,17 @@ def test_notebook_is_one_call():
     assert {k: namespace[k] for k in RUN_PARAMETERS} == defaults
 
 def test_bad_parameters_change_nothing(tmp_path):
-    "Parameters are checked before anything is written or any model loads."
-    for params in (("accuracy_mode=offical",), ("corruptions=",), ("severities=2.5",)):
-        out = tmp_path / params[0].split("=")[0]; out.mkdir()
-        with pytest.raises(ValueError):
-            run_library(out, "model=easy-vqa-vilt", "n_images=2", *params)
+    "Parameters are checked before anything is written or any model loads, each refused with a message naming it."
+    empty = tmp_path / "empty_split.json"; empty.write_text(json.dumps({"dataset": "easy_vqa_test", "image_ids": []}))
+    other = tmp_path / "other_split.json"; other.write_text(json.dumps({"dataset": "mmbench_dev_en", "image_ids": [0]}))
+    for params, message in ((("n_images=2", "accuracy_mode=offical"), "accuracy_mode must be"), (("n_images=2", "corruptions="), "corruptions: name at least one"),
+                            (("n_images=2", "severities=2.5"), "severities"), (("n_images=2", "severities=1,1"), "names a level twice"),
+                            (("n_images=2", "device=gpu"), "is not a torch device"), ((f"split={empty}",), "leaves no question"),
+                            ((f"split={other}",), "is a split of dataset 'mmbench_dev_en'"),
+                            (("model=openai:m@http://127.0.0.1:9",), "does not end in a version (/v1)")):
+        out = tmp_path / f"refused{len(list(tmp_path.glob('refused*')))}"; out.mkdir()
+        with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+            run_library(out, *(["model=easy-vqa-vilt"] if not params[0].startswith("model=") else []), *params)
         assert list(out.iterdir()) == [], (params, list(out.iterdir()))
 
 def test_rerun_with_other_severities_leaves_no_stale_results(tmp_path):

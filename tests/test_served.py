@@ -22,8 +22,9 @@ def tiny_vlm(tmp_path_factory):
     folder = tiny_checkpoint("smolvlm-instruct", tmp_path_factory.mktemp("ckpt") / "tiny-smolvlm")
     log = tmp_path_factory.mktemp("logs") / "serve.log"
     server, url = serve_checkpoint(folder, log=log)
-    yield {"folder": folder, "url": url, "log": log, "server": server}
-    stop_server(server)
+    state = {"folder": folder, "url": url, "log": log, "server": server}
+    yield state
+    stop_server(state["server"])  # the one running now: a test may have restarted it
 
 def served_name(tiny_vlm) -> str: return f"openai:{tiny_vlm['folder']}@{tiny_vlm['url']}"
 
@@ -135,3 +136,17 @@ def test_mmbench_with_a_served_judge(tmp_path):
     assert summary["judge"]["served"]["id"] == "judge" and summary["option_rules"]["name"] == "vlmevalkit"
     assert "e8e78f05" in summary["option_rules"]["source"] and json.loads((tmp_path / "plain" / "run.json").read_text())["judge"] is None
     assert again.extraction.equals(judged.extraction)
+
+def test_unscorable_annotations_refused_before_answering(tmp_path):
+    "A TextVQA question with nine answers (its evaluator needs ten) is refused before any request is sent or file written."
+    from vqa_robust.datasets import DATASETS
+    from vqa_robust.served import LocalChatServer
+    data_dir = DATASETS["textvqa"].write_records(tmp_path / "data", "val")
+    path = data_dir / "TextVQA_0.5.1_val.json"
+    content = json.loads(path.read_text()); content["data"][0]["answers"] = content["data"][0]["answers"][:9]; path.write_text(json.dumps(content))
+    with LocalChatServer() as server:
+        with pytest.raises(ValueError, match=r"cannot be scored: question \d+: 9 human answer\(s\), but mode 'textvqa' needs the ten"):
+            run_library(tmp_path / "run", model=f"openai:local-colours@{server.url}", dataset="textvqa", data_dir=str(data_dir),
+                        corruptions="gaussian_noise", severities="1", n_images=0)
+        assert not server.received
+    assert not (tmp_path / "run").exists()

@@ -309,8 +309,12 @@ def write_split(dataset: VQADataset, path: str | Path) -> Path:
     return path
 
 def read_split(dataset: VQADataset, path: str | Path) -> VQADataset:
-    "The subset of `dataset` whose image ids are listed in the split file `path`."
-    ids = json.loads(Path(path).read_text())["image_ids"]
+    "The subset of `dataset` whose image ids are listed in the split file `path` (one written for the same dataset)."
+    try: split = json.loads(Path(path).read_text())
+    except (UnicodeDecodeError, json.JSONDecodeError) as e: raise ValueError(f"{path}: not a split file (write_split's JSON): {e}") from None
+    if not isinstance(split, dict) or not isinstance(split.get("image_ids"), list): raise ValueError(f"{path}: a split file holds 'image_ids', a list of image ids")
+    if split.get("dataset", dataset.name) != dataset.name: raise ValueError(f"{path} is a split of dataset '{split['dataset']}', not of '{dataset.name}'")
+    ids = split["image_ids"]
     missing = set(ids) - set(dataset.image_ids)
     if missing: raise ValueError(f"{path}: {len(missing)} image id(s) not in dataset '{dataset.name}', e.g. {sorted(missing)[0]}")
     return dataset.subset(ids)

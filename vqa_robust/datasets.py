@@ -4,7 +4,7 @@
 
 # %% ../nbs/00a_datasets.ipynb #c003
 from __future__ import annotations
-import ast, base64, hashlib, io, json, os, re
+import ast, base64, hashlib, io, json, os, re, secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -30,8 +30,8 @@ __all__ = ['VQA_COLUMNS', 'W_WORDS', 'NUMBER', 'VG_QUESTIONS', 'VG_IMAGE_FOLDERS
            'with_image_ids', 'gqa_answer_type', 'load_gqa', 'write_gqa_records', 'vizwiz_image_id', 'load_vizwiz',
            'write_vizwiz_records', 'average_precision', 'f1_score', 'answerability_metrics', 'answerable_from_answer',
            'answerability', 'present', 'mmbench_text', 'rotated', 'image_suffix', 'write_once', 'mmbench_images',
-           'load_mmbench', 'write_mmbench_records', 'load_textvqa', 'write_textvqa_records', 'load_chartqa',
-           'write_chartqa_records', 'docvqa_file', 'load_docvqa', 'write_docvqa_records', 'option_list',
+           'load_mmbench', 'write_mmbench_records', 'load_textvqa', 'write_textvqa_records', 'chartqa_label',
+           'load_chartqa', 'write_chartqa_records', 'docvqa_file', 'load_docvqa', 'write_docvqa_records', 'option_list',
            'load_mmmu_pro', 'write_mmmu_pro_records', 'DatasetSpec', 'register_dataset', 'dataset_spec', 'load_dataset',
            'write_easy_vqa_records']
 
@@ -408,7 +408,8 @@ def image_suffix(data: bytes) -> str:
 def write_once(folder: Path, name: str, data: bytes) -> None:
     "Write an image's bytes to folder/name unless the same number of bytes is there already; never a half-written file (a temporary name, then a rename)."
     if (folder / name).is_file() and (folder / name).stat().st_size == len(data): return
-    partial = folder / f".{name}.partial"; partial.write_bytes(data); os.replace(partial, folder / name)
+    partial = folder / f".{name}.{os.getpid()}-{secrets.token_hex(4)}.partial"  # one name per writer: two loads of one file at once do not collide
+    partial.write_bytes(data); os.replace(partial, folder / name)
 
 def mmbench_images(path: Path,            # the TSV
                    frame: pd.DataFrame,   # its rows (index, image)
@@ -449,6 +450,9 @@ def load_mmbench(data_dir: str | Path,     # folder holding the split's TSV
         where = f"row {r['index']} of {path.name}"
         if not str(r["index"]).isdigit() or int(r["index"]) >= CIRCULAR_STRIDE: raise ValueError(f"mmbench: {where}: index must be an integer below {CIRCULAR_STRIDE}")
         options = {k: str(r[k]) for k in letters if present(r[k])}
+        shown = "".join(options)
+        if len(options) < 2: raise ValueError(f"mmbench: {where} has {len(options)} option(s) ({shown or 'none'}): a question needs two to choose from")
+        if shown != OPTION_LETTERS[:len(options)]: raise ValueError(f"mmbench: {where} has the options {', '.join(shown)}: a gap before {next(l for l, m in zip(shown, OPTION_LETTERS) if l != m)} (the letters must run A, B, C, ...)")
         if not present(r["answer"]): raise ValueError(f"mmbench: {where} has no answer (MMBench withholds the test split's answers)")
         if r["answer"] not in options: raise ValueError(f"mmbench: {where}: answer {r['answer']!r} is not one of its options {list(options)}")
         index, (image_id, file) = int(r["index"]), images[str(r["index"])]
@@ -534,6 +538,14 @@ CHARTQA_SOURCES = {"human": 0, "augmented": 10_000_000}  # file -> question id o
 CHARTQA_FIELDS = ("imgname", "query", "label")
 CHARTQA_DOWNLOAD = "https://github.com/vis-nlp/ChartQA"
 
+def chartqa_label(value, where: str) -> str:
+    "A record's label as its releases write it: text, a number, or a list holding one of them."
+    if isinstance(value, list):
+        if len(value) != 1: raise ValueError(f"chartqa: {where} has a label list of {len(value)} answers, expected one: {value!r}")
+        value = value[0]
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)): raise ValueError(f"chartqa: {where} has a label that is not text or a number: {value!r}")
+    return str(value)
+
 def load_chartqa(data_dir: str | Path,     # the "ChartQA Dataset" folder, holding {split}/
                  split: str = "test",      # "test", "val" or "train"
                  name: str | None = None,  # name used in results; default "chartqa_<split>"
@@ -548,7 +560,7 @@ def load_chartqa(data_dir: str | Path,     # the "ChartQA Dataset" folder, holdi
         if not isinstance(records, list): raise ValueError(f"chartqa: {path} must hold a list of records, got {type(records).__name__}")
         for i, r in enumerate(records):
             require("chartqa", r, CHARTQA_FIELDS, f"record {i} of {path.name}")
-            label = str(r["label"])
+            label = chartqa_label(r["label"], f"record {i} of {path.name}")
             rows.append((offset + i, Path(r["imgname"]).stem, r["query"], source, derived_answer_type(label), label, [label], r["imgname"]))
     q = pd.DataFrame(rows, columns=["question_id", "source_image_id", "question", "question_type", "answer_type", "multiple_choice_answer", "answers", "image_file"])
     q = with_image_ids("chartqa", path, q)

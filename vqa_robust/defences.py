@@ -19,7 +19,7 @@ from .base import Registry, seeded_rng
 from .calibration import question_bootstrap
 from .corruptions import image_under_condition, to_uint8_rgb
 from .data import load_easy_vqa
-from .text import perturb, wordnet
+from .text import perturb
 
 # %% auto #0
 __all__ = ['DEFENCES', 'DEFENCE_KINDS', 'NO_DEFENCE', 'ROUTER_CLASSES', 'ROUTER_TRAINING', 'RESTORER_TRAINING', 'ROUTES',
@@ -29,7 +29,7 @@ __all__ = ['DEFENCES', 'DEFENCE_KINDS', 'NO_DEFENCE', 'ROUTER_CLASSES', 'ROUTER_
            'disk_psf', 'richardson_lucy', 'tv_deblock', 'clahe', 'Restorer', 'Router', 'image_tensor', 'central_square',
            'save_network', 'load_network', 'shipped_weights', 'restore', 'route', 'restorer_noise', 'restorer_blur',
            'routed', 'corrupted_pairs', 'train_restorer', 'train_router', 'router_examples', 'psnr',
-           'restoration_table', 'router_accuracy', 'question_word_counts', 'wordnet_words', 'speller', 'easy_vqa_words',
+           'restoration_table', 'router_accuracy', 'question_word_counts', 'english_words', 'speller', 'easy_vqa_words',
            'correct_question', 'spelling', 'spelling_table', 'split_defended', 'defended_name', 'DefendedEncoder',
            'DefendedModel', 'defence_timing', 'defence_table', 'plot_defences']
 
@@ -383,17 +383,20 @@ def question_word_counts(questions) -> dict:
         for w in WORD.findall(q.lower()): counts[w] = counts.get(w, 0) + 1
     return counts
 
-def wordnet_words() -> set:
-    "WordNet 3.0's one-word lemma names, lower case (nltk's reader: `vqa_robust.text.wordnet`)."
-    return {w.lower() for w in wordnet().all_lemma_names() if w.isalpha()}
+def english_words() -> dict:
+    "English word frequencies as symspellpy ships them (`frequency_dictionary_en_82_765.txt`: 82,765 words, Google Books n-gram counts): the common words questions are made of."
+    from importlib.resources import files
+    lines = (files("symspellpy") / "frequency_dictionary_en_82_765.txt").read_text().splitlines()
+    return {word: int(count) for word, count in (line.split() for line in lines if line.strip())}
 
 @lru_cache(maxsize=4)
 def speller(vocabulary: str = "easy_vqa", max_distance: int = 2):
-    "A SymSpell corrector over the words of `vocabulary`'s training questions (counted) and WordNet's one-word lemmas (count 1)."
+    """A SymSpell corrector over English's common words (counted) and `vocabulary`'s question words (ranked above every English word, so that
+    a typo closest to a word of the questions becomes that word), entered in sorted order: the same corrections in every process."""
     from symspellpy import SymSpell
-    sym = SymSpell(max_dictionary_edit_distance=max_distance, prefix_length=7)
-    for word in wordnet_words(): sym.create_dictionary_entry(word, 1)
-    for word, count in SPELLING_VOCABULARIES[vocabulary]().items(): sym.create_dictionary_entry(word, count + 1)
+    sym, english = SymSpell(max_dictionary_edit_distance=max_distance, prefix_length=7), english_words()
+    for word, count in sorted(english.items()): sym.create_dictionary_entry(word, count)
+    for word, count in sorted(SPELLING_VOCABULARIES[vocabulary]().items()): sym.create_dictionary_entry(word, max(english.values()) + count)
     return sym
 
 def easy_vqa_words() -> dict:
@@ -404,15 +407,16 @@ SPELLING_VOCABULARIES = Registry("spelling vocabulary")  # name -> () -> word co
 SPELLING_VOCABULARIES.register("easy_vqa", easy_vqa_words)
 
 def correct_question(question: str, sym, max_distance: int = 2) -> str:
-    "The question with every word SymSpell does not know replaced by its closest known word (lower case), the rest as it was."
+    "The question with every word SymSpell does not know replaced by its closest known word (lower case), the rest as it was; one- and two-letter words (option letters, 'is') are left alone."
     from symspellpy import Verbosity
     def fix(m):
         word = m.group(0).lower()
+        if len(word) <= 2: return word
         found = sym.lookup(word, Verbosity.TOP, max_edit_distance=max_distance)
         return found[0].term if found else word
     return WORD.sub(fix, question)
 
-@register_defence("spelling", kind="text", targets=("typo",), source="SymSpell (Garbe; symspellpy 6.10); dictionary: easy-VQA training questions and WordNet 3.0",
+@register_defence("spelling", kind="text", targets=("typo",), source="SymSpell (Garbe; symspellpy 6.10); dictionary: symspellpy's English frequency list and easy-VQA's training questions",
                   vocabulary="easy_vqa", max_distance=2)
 def spelling(questions, vocabulary, max_distance):
     "Each question with its misspelt words corrected (`correct_question`)."

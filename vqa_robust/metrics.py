@@ -21,13 +21,14 @@ __all__ = ['ACCURACY_MODES', 'TEN_ANSWER_MODES', 'REFUSALS', 'API_FAILURE', 'OPT
            'evalai_answer', 'accuracy_textvqa', 'relaxed_number', 'accuracy_relaxed', 'letter_named', 'text_named',
            'vlmevalkit_option', 'vlmevalkit_2025_04_option', 'last_of', 'mmmu_pro_option', 'OptionRules',
            'chosen_option', 'levenshtein', 'anls_distance', 'accuracy_anls', 'plain', 'check_unique_ids',
-           'check_answered', 'circular_scores', 'drawn_option', 'read_choices', 'checked_predictions', 'score_answers',
-           'accuracy_table', 'judge_prompt', 'extraction_table', 'sequential_sum', 'rounded_percent', 'rounded_mean',
-           'official_report', 'accuracy_breakdown', 'with_clean_level', 'check_fractions', 'error_matrix',
-           'error_floor', 'first_drop', 'range_of_error', 'error_rate', 'average_error', 'average_difference',
-           'submetric_values', 'minmax_scale', 'submetrics', 'preference_weights', 'checked_weights', 'weighted_vre',
-           'aggregated_metrics', 'vre', 'accuracy_matrix', 'severity_accuracy', 'model_accuracy', 'corruption_accuracy',
-           'relative_drop', 'score_cube', 'interval', 'bootstrap']
+           'check_answered', 'circular_scores', 'drawn_option', 'read_choices', 'checked_predictions',
+           'check_annotations', 'score_answers', 'accuracy_table', 'judge_prompt', 'extraction_table', 'sequential_sum',
+           'rounded_percent', 'rounded_mean', 'official_report', 'accuracy_breakdown', 'with_clean_level',
+           'check_fractions', 'error_matrix', 'error_floor', 'first_drop', 'range_of_error', 'error_rate',
+           'average_error', 'average_difference', 'submetric_values', 'minmax_scale', 'submetrics',
+           'preference_weights', 'checked_weights', 'weighted_vre', 'aggregated_metrics', 'vre', 'accuracy_matrix',
+           'severity_accuracy', 'model_accuracy', 'corruption_accuracy', 'relative_drop', 'score_cube', 'interval',
+           'bootstrap']
 
 # %% ../nbs/04_metrics.ipynb #c007
 def leave_one_out(prediction: str, answers: list[str]) -> float:
@@ -345,6 +346,14 @@ def checked_predictions(answers: pd.DataFrame) -> None:
         ids, example = answers.question_id.to_numpy()[~text], answers.answer.to_numpy()[~text][0]
         raise ValueError(f"predictions must be strings: the answer to question id(s) {listed(map(plain, sorted(set(ids))))} is not (e.g. {plain(example)!r})")
 
+def check_annotations(dataset: VQADataset,  # the questions with their human answers
+                      mode: str = "official",  # a key of ACCURACY_MODES
+                     ) -> None:
+    "Refuse a dataset whose annotations `mode` cannot score (a run checks this before any model answers), naming the first questions."
+    problems = {q: p for q, a in zip(dataset.questions.question_id, dataset.questions.answers) if (p := answers_problem(a, mode))}
+    if problems: raise ValueError(f"{len(problems)} question(s) of dataset '{dataset.name}' cannot be scored: "
+                                  + "; ".join(f"question {plain(q)}: {p}" for q, p in list(problems.items())[:3]) + (" ..." if len(problems) > 3 else ""))
+
 def score_answers(answers: pd.DataFrame,   # one row per question and condition: question_id, answer (and model, corruption, severity, seed)
                   dataset: VQADataset,     # the questions with their human answers (and `options`, `circular_of` for multiple choice)
                   mode: str = "official",  # a key of ACCURACY_MODES
@@ -359,10 +368,8 @@ def score_answers(answers: pd.DataFrame,   # one row per question and condition:
     check_unique_ids(dataset)
     check_answered(answers, dataset)
     checked_predictions(answers)
+    check_annotations(dataset, mode)
     truth = dataset.questions.set_index("question_id")
-    problems = {q: p for q, a in truth.answers.items() if (p := answers_problem(a, mode))}
-    if problems: raise ValueError(f"{len(problems)} question(s) of dataset '{dataset.name}' cannot be scored: "
-                                  + "; ".join(f"question {q}: {p}" for q, p in list(problems.items())[:3]) + (" ..." if len(problems) > 3 else ""))
     gold = truth.loc[answers.question_id]
     score = lambda p, a, m: vqa_accuracy(p, a, mode, m)
     if "options" not in truth:

@@ -798,6 +798,8 @@ def resolve_device(device: str | None,  # "cpu", "cuda", "cuda:1", ...; None or 
     if device in (None, "auto"): return "cuda" if torch.cuda.is_available() else "cpu"
     if str(device).startswith("cuda") and not torch.cuda.is_available():
         raise ValueError(f"device {device!r} asked for, but torch sees no CUDA device (torch {torch.__version__}); use device='cpu' or install a CUDA build of torch")
+    try: torch.device(str(device))
+    except (RuntimeError, ValueError): raise ValueError(f"device {device!r} is not a torch device: use 'auto', 'cpu', 'cuda' or 'cuda:N'") from None
     return str(device)
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}

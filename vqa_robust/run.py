@@ -4,7 +4,7 @@
 
 # %% ../nbs/08_run_library.ipynb #c003
 from __future__ import annotations
-import argparse, inspect, json, platform, re, shutil, sys, time
+import argparse, inspect, json, os, platform, re, shutil, sys, time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,7 +24,7 @@ from .store import CHUNK_SIZE, atomic_write, checked_store, code_fingerprint, fo
 from .generator import generate
 from .inference import conditions, default_workers, peak_memory_mb, release_memory
 from .distributed import EXECUTORS, executor as executor_named
-from .metrics import ACCURACY_MODES, OPTION_RULES, circular_scores, score_answers, accuracy_table, accuracy_breakdown, bootstrap, extraction_table
+from .metrics import ACCURACY_MODES, OPTION_RULES, check_annotations, circular_scores, score_answers, accuracy_table, accuracy_breakdown, bootstrap, extraction_table
 from .served import load_judge, parse_served
 from .analysis import (blind_baseline, family_accuracy, plot_accuracy_vs_severity, robustness_table, plot_average_error,
                                  plot_relative_drop, plot_radars, plot_vre_weights, vre_under_weights)
@@ -44,7 +44,8 @@ __all__ = ['SAMPLE_IMAGES', 'RUN_PARAMETERS', 'TEXT_FILES', 'ROBUSTNESS_FILES', 
            'save_figure', 'save_table', 'accuracy_results', 'extraction_results', 'robustness_results',
            'change_results', 'calibration_results', 'flip_results', 'consistency_results', 'answer_changing_words',
            'comparability_results', 'text_perturbation_results', 'defence_results', 'defence_sample', 'run_summary',
-           'run', 'locked_run', 'corrupt', 'registry_table', 'show_default', 'add_parameters', 'command_parser', 'main']
+           'run', 'locked_run', 'corrupt', 'registry_table', 'show_default', 'add_parameters', 'command_parser',
+           'refused', 'error_line', 'main']
 
 # %% ../nbs/08_run_library.ipynb #c045
 def list_parameter(value, name: str) -> list:
@@ -154,6 +155,7 @@ def run_parameters(model,            # keys of MODELS or checkpoint folders: one
         raise ValueError("corruptions: name at least one corruption (the clean condition always runs), or 'none' for a run of text_perturbations on clean images")
     levels = [int_parameter(s, "severities") for s in list_parameter(severities, "severities")]
     if not levels: raise ValueError("severities: give at least one level in 1-5")
+    if len(set(levels)) != len(levels): raise ValueError(f"severities: {levels} names a level twice")
     grid = conditions(corruption_names, levels)
     if accuracy_mode != "auto" and accuracy_mode not in ACCURACY_MODES:
         raise ValueError(f"accuracy_mode must be 'auto' or one of {sorted(ACCURACY_MODES)}, got {accuracy_mode!r}")
@@ -322,9 +324,13 @@ def run_config(model: list = ["easy-vqa-vilt", "easy-vqa-blip"],  # keys of vqa_
                        max_concurrency=max_concurrency, option_rules=option_rules, judge=judge)
     out = Path(out_dir)
     if out.exists() and not out.is_dir(): raise ValueError(f"out_dir {out} exists and is not a folder")
+    writable = next(f for f in [out, *out.absolute().parents] if f.exists())
+    if not os.access(writable, os.W_OK): raise ValueError(f"out_dir {out}: {writable} cannot be written to")
     if not flag(local_files_only, "local_files_only") and not p["ray_address"]: refuse_unreachable(p)
     identities = {m: identity_of(p["specs"][m], p["dtypes"][m]) for m in p["models"]}  # a served model's server is asked here: unreachable, a wrong key, stops now
     full, questions = load_questions(p)
+    if not len(questions): raise ValueError(f"split: {p['split']} leaves no question of {full.name} to answer")
+    check_annotations(questions, p["accuracy_mode"])  # a question its scoring cannot read is refused now, not after every answer
     if p["judge"] and "options" not in questions.questions: raise ValueError(f"judge: dataset {p['dataset']} is not multiple choice; a judge reads which option an answer chose")
     judge_model = load_judge(p["judge"], p["max_concurrency"]) if p["judge"] else None  # its server asked now: unreachable or a wrong key stops here
     perturbed, records = perturbed_questions(p, full, questions)
@@ -375,6 +381,9 @@ def prepare_stores(config: RunConfig) -> list:
     stores(remove=False)  # every store checked before any is changed: a refused run changes nothing
     clear_results(config.out_dir)
     removed = stores(remove=True)
+    if config.overwrite:  # served models' and the judge's replies are asked again too
+        for journal in sorted(config.out_dir.glob("**/_served*.jsonl")):
+            journal.unlink(); print(f"removed {journal.relative_to(config.out_dir)}: overwrite asks the server again")
     text = config.out_dir / "text"
     for folder in sorted(text.glob("*")) if text.is_dir() else []:
         if folder.name not in config.perturbed:
@@ -405,8 +414,11 @@ def answer_all(config: RunConfig,  # the run
                                            chunk_size=p["chunk_size"], num_workers=p["num_workers"], overwrite=config.overwrite, progress=bar,
                                            log=log, load=load, data=fingerprint, **replicas).assign(text=text))
             usage = getattr(replicas.get("model"), "usage", None)  # a served model's requests, latency and tokens
-            if usage and served is not None: served[identity["model"]] = usage()
-            if log and usage: log(f"{identity['model']}: " + ", ".join(f"{k} {v}" for k, v in usage().items()))
+            if usage:
+                kept = pd.concat(parts[-len(stores):])  # its answers, asked now or kept: whether they have confidences is theirs to say
+                report = {**usage(), "confidence": "log-probabilities" if kept.confidence.notna().any() else "absent"}
+                if served is not None: served[identity["model"]] = report
+                if log: log(f"{identity['model']}: " + ", ".join(f"{k} {v}" for k, v in report.items()))
         finally: runner.stop(replicas)
         seconds[identity["model"]] = round(time.time() - began, 1)
     if bar: bar.close()
@@ -748,25 +760,37 @@ def command_parser() -> argparse.ArgumentParser:
     "The `vqa-robust` command: run, corrupt, models, corruptions."
     parser = argparse.ArgumentParser(prog="vqa-robust", description="Robustness of VQA models to image corruptions and question perturbations (VRB).")
     commands = parser.add_subparsers(dest="command", required=True, metavar="{run,corrupt,models,corruptions}")
-    add_parameters(commands.add_parser("run", help="answer, score and write a run folder (vqa_robust.run.run)",
-                                       description="Answer every question of a split under each corruption and severity with each model, score them "
-                                                   "and write the run folder; the same parameters as nbs/run.ipynb and vqa_robust.run.run."), run_config)
-    add_parameters(commands.add_parser("corrupt", help="write a dataset's images under chosen corruptions (vqa_robust.generator.generate)",
-                                       description=corrupt.__doc__), corrupt)
+    run_parser = add_parameters(commands.add_parser("run", help="answer, score and write a run folder (vqa_robust.run.run)",
+                                                    description="Answer every question of a split under each corruption and severity with each model, score them "
+                                                                "and write the run folder; the same parameters as nbs/run.ipynb and vqa_robust.run.run."), run_config)
+    corrupt_parser = add_parameters(commands.add_parser("corrupt", help="write a dataset's images under chosen corruptions (vqa_robust.generator.generate)",
+                                                        description=corrupt.__doc__), corrupt)
+    for sub in (run_parser, corrupt_parser): sub.add_argument("--debug", action="store_true", help="show the traceback of an error (default: one line)")
     commands.add_parser("models", help="list the model registry (vqa_robust.zoo.MODELS)")
     commands.add_parser("corruptions", help="list the corruptions and their presets (vqa_robust.corruptions)")
     return parser
 
+def refused(error: BaseException) -> bool:
+    "A parameter the package refused (its ValueError or KeyError), as against a failure (a server, a file, the lock, a changed input)."
+    return isinstance(error, (ValueError, KeyError)) and (type(error) in (ValueError, KeyError) or type(error).__module__.startswith("vqa_robust"))
+
+def error_line(error: BaseException) -> str:
+    "An error as one line: its message (a KeyError's without quotes), with its kind where the message alone would not say what failed."
+    text = error.args[0] if isinstance(error, KeyError) and error.args else str(error)
+    known = type(error) in (ValueError, KeyError, RuntimeError) or type(error).__module__.startswith("vqa_robust")
+    return " ".join((text if known else f"{type(error).__name__}: {text}").split()) or type(error).__name__
+
 def main(argv: list | None = None  # the arguments (None: sys.argv[1:])
-        ) -> int:                  # the exit status
-    "The `vqa-robust` console script."
+        ) -> int:                  # the exit status: 0 done, 2 a parameter refused (nothing was done), 1 a failure (what was saved is kept)
+    "The `vqa-robust` console script: every error as one line (`--debug`: its traceback)."
     args = vars(command_parser().parse_args(argv))
-    command = args.pop("command")
+    command, debug = args.pop("command"), args.pop("debug", False)
     try:
-        if command == "run": print(run(**args))
+        if command == "run": config = run_config(**args); print(run(config))
         elif command == "corrupt": corrupt(**args); print(f"corrupted images in {args['out_dir']}")
-        else:
-            print(registry_table(command).to_string(index=False, max_colwidth=60))
-    except (ValueError, KeyError) as e:  # a parameter refused before any work: its message, without a traceback
-        print(f"vqa-robust {command}: {e.args[0] if e.args else e}", file=sys.stderr); return 2
+        else: print(registry_table(command).to_string(index=False, max_colwidth=60))
+    except Exception as e:
+        if debug: raise
+        print(f"vqa-robust {command}: {error_line(e)}" + ("" if refused(e) else " (--debug shows the traceback)"), file=sys.stderr)
+        return 2 if refused(e) else 1
     return 0

@@ -16,12 +16,13 @@ from .models import LoadOptions, ModelSpec, VQAAdapter, as_pil, model_entry, mod
 from .vlms import SHORT_ANSWER, clean_answer
 
 # %% auto #0
-__all__ = ['SERVED_PREFIX', 'SERVED_DEFAULTS', 'VOLATILE', 'RETRY_STATUS', 'SERVED_FAMILY', 'COLOUR_NAMES', 'JUDGE_SETTINGS',
-           'parse_served', 'served_name', 'ServedModelError', 'api_key', 'request_headers', 'refused_key',
-           'served_entry_of', 'served_fingerprint', 'image_url', 'chat_body', 'request_key', 'DataURLEncoder',
-           'run_async', 'retry_after', 'read_journal', 'reply_of', 'ServedVQA', 'is_transport_error', 'load_served',
-           'no_tiny_served', 'served_spec', 'served_entry', 'colour_answer', 'LocalChatServer', 'free_port',
-           'serve_checkpoint', 'stop_server', 'text_body', 'ServedJudge', 'load_judge']
+__all__ = ['SERVED_PREFIX', 'SERVED_DEFAULTS', 'DECODING', 'OPTIONAL_FIELDS', 'VOLATILE', 'RETRY_STATUS', 'SERVED_FAMILY',
+           'COLOUR_NAMES', 'JUDGE_SETTINGS', 'parse_served', 'served_name', 'ServedModelError', 'api_key',
+           'request_headers', 'refused_key', 'served_entry_of', 'served_fingerprint', 'image_url', 'chat_body',
+           'request_key', 'DataURLEncoder', 'run_async', 'retry_after', 'read_journal', 'question_of', 'reply_problem',
+           'reply_of', 'ServedVQA', 'is_transport_error', 'load_served', 'no_tiny_served', 'served_spec',
+           'served_entry', 'colour_answer', 'LocalChatServer', 'free_port', 'serve_checkpoint', 'stop_server',
+           'text_body', 'ServedJudge', 'load_judge']
 
 # %% ../nbs/02f_served.ipynb #s006
 SERVED_PREFIX = "openai:"
@@ -29,16 +30,24 @@ SERVED_DEFAULTS = {"base_url": None,       # the server's OpenAI-compatible root
                    "served_model": None,   # the model's name on that server
                    "prompt": "{question}\n" + SHORT_ANSWER,  # the user turn's text after the image (LLaVA-1.5's VQAv2 prompt)
                    "max_tokens": 10, "temperature": 0.0,  # greedy, short
+                   "top_p": 1.0, "top_k": -1, "repetition_penalty": 1.0,  # the in-process adapter's plain decoding (vlms.PLAIN_DECODING), not the checkpoint's generation_config
                    "lowercase": True,      # lower-case the answer (VQAv2's answers are)
                    "logprobs": True,       # ask for token log-probabilities (the confidence); a server that refuses them is asked without
                    "api_key_env": "OPENAI_API_KEY",  # the environment variable holding the API key ("" or unset: no key sent)
-                   "extra": {}}            # more fields for every request body, e.g. {"top_k": 1} for vLLM
+                   "timeout": 300.0,       # seconds one request may take
+                   "retries": 4,           # retries of a request after a 429, a 5xx, a timeout or a lost connection
+                   "longest_wait": 60.0,   # the most seconds one wait before a retry may last (a server's Retry-After included)
+                   "extra": {}}            # more fields for every request body, e.g. {"min_p": 0.0} for vLLM
+DECODING = ("max_tokens", "temperature", "top_p", "top_k", "repetition_penalty")  # sent in every request, so that a server decodes as the adapter does
+OPTIONAL_FIELDS = ("logprobs", "top_k", "repetition_penalty")  # fields a server may refuse (HTTP 400/422 naming them): asked again without, and said
 
 def parse_served(name: str) -> tuple[str, str]:
     "(model, base URL) of 'openai:MODEL@BASE_URL'."
     found = re.fullmatch(r"openai:(.+?)@(https?://\S+)", name)
     if found is None: raise ValueError(f"model {name!r}: write a served model as openai:MODEL@BASE_URL, e.g. openai:Qwen/Qwen2.5-VL-3B-Instruct@http://localhost:8000/v1")
-    return found.group(1), found.group(2).rstrip("/")
+    url = found.group(2).rstrip("/")
+    if not re.search(r"/v\d+$", url): raise ValueError(f"model {name!r}: the base URL {url} does not end in a version (/v1): OpenAI-compatible servers answer under it, e.g. {url}/v1")
+    return found.group(1), url
 
 def served_name(model: str) -> str:
     "The name a served model has in results and in the store: 'openai-' and the model's name, unsafe characters as '_'."
@@ -97,8 +106,8 @@ def chat_body(settings: dict,  # the spec's settings
              ) -> dict:        # the JSON body of /v1/chat/completions
     "The request for one question: one user turn with the image and the prompt; the settings' decoding."
     content = [{"type": "image_url", "image_url": {"url": url}}, {"type": "text", "text": settings["prompt"].format(question=question)}]
-    return {"model": settings["served_model"], "messages": [{"role": "user", "content": content}], "max_tokens": settings["max_tokens"],
-            "temperature": settings["temperature"], **({"logprobs": True} if settings["logprobs"] else {}), **settings["extra"]}
+    return {"model": settings["served_model"], "messages": [{"role": "user", "content": content}], **{k: settings[k] for k in DECODING},
+            **({"logprobs": True} if settings["logprobs"] else {}), **settings["extra"]}
 
 def request_key(body: dict, fingerprint) -> str:
     "The journal key of a request: a hash of its exact body (the key never in it) and the server's report of the model."
@@ -134,14 +143,29 @@ def read_journal(path: Path) -> dict:
         if isinstance(entry, dict) and "key" in entry: entries[entry.pop("key")] = entry
     return entries
 
-def reply_of(data: dict,       # the server's JSON answer
+def question_of(body: dict) -> str:
+    "The text of a request's user turn (for messages)."
+    content = body["messages"][0]["content"]
+    return content if isinstance(content, str) else next((c["text"] for c in content if c.get("type") == "text"), "")
+
+def reply_problem(data) -> str | None:
+    "What makes a server's answer unusable (no choices, no message, content that is not text), or None."
+    choices = data.get("choices") if isinstance(data, dict) else None
+    if not isinstance(choices, list) or not choices: return f"no choices ({str(data)[:120]})"
+    message = choices[0].get("message") if isinstance(choices[0], dict) else None
+    if not isinstance(message, dict): return f"a choice without a message ({str(choices[0])[:120]})"
+    content = message.get("content")
+    if not isinstance(content, str): return f"content that is not text ({type(content).__name__}: {str(content)[:80]})"
+    return None
+
+def reply_of(data: dict,       # the server's JSON answer (`reply_problem` found none)
              latency: float,   # seconds the request took
             ) -> dict:         # text, logprob (None: absent), model, latency, tokens
     "What is kept of one answer."
     choice, usage = data["choices"][0], data.get("usage") or {}
     tokens = ((choice.get("logprobs") or {}).get("content")) or []
     logprob = math.fsum(t["logprob"] for t in tokens) if tokens else None
-    return {"text": choice["message"].get("content") or "", "logprob": logprob, "model": data.get("model"), "latency": round(latency, 4),
+    return {"text": choice["message"]["content"], "logprob": logprob, "model": data.get("model"), "latency": round(latency, 4),
             "prompt_tokens": usage.get("prompt_tokens"), "completion_tokens": usage.get("completion_tokens")}
 
 @dataclass
@@ -151,11 +175,13 @@ class ServedVQA(VQAAdapter):
     spec: ModelSpec
     concurrency: int = 8    # requests in flight at once
     retries: int = 4        # retries of one request after a 429, a 5xx, a timeout or a lost connection
-    backoff: float = 0.5    # seconds before the first retry, doubled each time (a server's Retry-After wins)
+    backoff: float = 0.5    # seconds before the first retry, doubled each time (a server's Retry-After wins, up to `longest_wait`)
     timeout: float = 300.0  # seconds one request may take
+    longest_wait: float = 60.0  # the most seconds one wait before a retry may last
+    quiet: float = 60.0     # seconds without an answer after which the run says it is still waiting (and again each time)
     journal_path: Path | None = None  # where answers are appended as they arrive (`keep_journal`); None: kept in memory only
     journal: dict = field(default_factory=dict)  # request key -> reply, answered or read back
-    stats: dict = field(default_factory=lambda: {"requests": 0, "reused": 0, "retries": 0, "latencies": [], "prompt_tokens": 0, "completion_tokens": 0, "logprobs": 0})
+    stats: dict = field(default_factory=lambda: {"requests": 0, "reused": 0, "retries": 0, "latencies": [], "prompt_tokens": 0, "completion_tokens": 0, "logprobs": 0, "refused": []})
     reported: str | None = None  # the model the server's answers name
 
     @property
@@ -167,7 +193,12 @@ class ServedVQA(VQAAdapter):
         "Append every answer to `path` from now on, and reuse the answers of every journal beside it (`_served*.jsonl`: a local run's, Ray replicas')."
         if self.journal_path == Path(path): return  # already read
         self.journal_path = Path(path)
-        for journal in sorted(self.journal_path.parent.glob("_served*.jsonl")): self.journal.update(read_journal(journal))
+        journals = sorted(self.journal_path.parent.glob("_served*.jsonl"))
+        for journal in journals: self.journal.update(read_journal(journal))
+        models = sorted({str(r.get("model")) for r in self.journal.values()})
+        if len(models) > 1:
+            raise ServedModelError(f"{self.journal_path.parent} holds answers of {len(models)} served models ({', '.join(models)}) in {', '.join(j.name for j in journals)}: "
+                                   "the server's model changed between runs; rerun with overwrite to ask every question again")
 
     def remember(self, key: str, reply: dict) -> None:
         "Keep one answer: in memory, and appended to the journal at once."
@@ -193,14 +224,20 @@ class ServedVQA(VQAAdapter):
                 problem, wait = f"{type(e).__name__}: {e}", self.backoff * 2 ** attempt
             else:
                 if response.status_code == 200:
-                    reply = reply_of(response.json(), time.perf_counter() - began)
+                    data = response.json()
+                    if problem := reply_problem(data):
+                        raise ServedModelError(f"{self.url} answered the question {question_of(body)[:80]!r} with {problem}; nothing of it was kept")
+                    reply = reply_of(data, time.perf_counter() - began)
                     self.checked_model(reply); self.count(reply); self.remember(key, reply)
                     return reply
-                if response.status_code in (400, 422) and body.get("logprobs") and "logprob" in response.text:
-                    body = {k: v for k, v in body.items() if k != "logprobs"}; continue  # the server has no log-probabilities
+                refused = [f for f in OPTIONAL_FIELDS if f in body and response.status_code in (400, 422) and f in response.text]
+                if refused:  # the server does not take these fields: asked again without them, and said (run.log, run.json)
+                    self.stats["refused"] = sorted(set(self.stats["refused"]) | set(refused))
+                    body = {k: v for k, v in body.items() if k not in refused}; continue
                 if response.status_code in (401, 403): raise refused_key(self.spec.settings, self.url, response.status_code)
                 if response.status_code not in RETRY_STATUS: raise ServedModelError(f"{self.url}: HTTP {response.status_code}: {response.text[:300]}")
                 problem, wait = f"HTTP {response.status_code}", retry_after(response) or self.backoff * 2 ** attempt
+            wait = min(wait, self.longest_wait)
             if attempt == self.retries:
                 kept = f"kept in {self.journal_path}" if self.journal_path else "kept in memory"
                 raise ServedModelError(f"{self.url}: no answer after {attempt + 1} attempts ({problem}); the answers received so far are {kept}: rerun to ask only the rest")
@@ -224,12 +261,24 @@ class ServedVQA(VQAAdapter):
             if r is not None: self.checked_model(r)
         missing = [i for i, r in enumerate(replies) if r is None]
         if not missing: return replies
-        limit = asyncio.Semaphore(self.concurrency)
+        limit, left = asyncio.Semaphore(self.concurrency), set(missing)
         async with httpx.AsyncClient(timeout=self.timeout, headers=request_headers(self.spec.settings)) as client:
             async def one(i):
                 async with limit: replies[i] = await self.ask(client, bodies[i], keys[i])
-            await asyncio.gather(*(one(i) for i in missing))
+                left.discard(i)
+            watching = asyncio.ensure_future(self.watch(left))
+            try: await asyncio.gather(*(one(i) for i in missing))
+            finally: watching.cancel()
         return replies
+
+    async def watch(self, left: set) -> None:
+        "Say so, each `quiet` seconds, while requests are waiting and no answer has come."
+        answered, silent = self.stats["requests"], 0.0
+        while True:
+            await asyncio.sleep(self.quiet)
+            silent = 0.0 if self.stats["requests"] != answered else silent + self.quiet
+            answered = self.stats["requests"]
+            if silent: print(f"{self.url}: no answer for {silent:g} s; {len(left)} request(s) waiting (timeout {self.timeout:.0f} s, {self.retries} retries)", file=sys.stderr, flush=True)
 
     def predict_encoded(self, inputs: dict) -> tuple[list[str], list[float]]:
         "Answers and confidences (NaN where the server gives no log-probabilities) for a batch of data URLs and questions."
@@ -244,7 +293,8 @@ class ServedVQA(VQAAdapter):
         p50, p90, p99 = (round(float(np.percentile(latencies, q)), 3) for q in (50, 90, 99))
         return {"requests": s["requests"], "reused": s["reused"], "retries": s["retries"], "concurrency": self.concurrency,
                 "latency_p50_s": p50, "latency_p90_s": p90, "latency_p99_s": p99, "prompt_tokens": s["prompt_tokens"],
-                "completion_tokens": s["completion_tokens"], "confidence": "log-probabilities" if s["logprobs"] else "absent"}
+                "completion_tokens": s["completion_tokens"], "confidence": "log-probabilities" if s["logprobs"] else "absent",
+                "refused_fields": s["refused"]}
 
 def is_transport_error(error: Exception) -> bool:
     "A lost connection or a timeout (worth retrying), as httpx raises them."
@@ -254,7 +304,8 @@ def is_transport_error(error: Exception) -> bool:
 # %% ../nbs/02f_served.ipynb #s018
 def load_served(spec: ModelSpec, options: LoadOptions) -> ServedVQA:
     "The adapter of a served model: nothing to load (`load_model` asks the server for its identity right after: reachable, key accepted, model served)."
-    return ServedVQA(spec.name, spec, concurrency=options.concurrency)
+    s = {**SERVED_DEFAULTS, **spec.settings}
+    return ServedVQA(spec.name, spec, concurrency=options.concurrency, retries=int(s["retries"]), timeout=float(s["timeout"]), longest_wait=float(s["longest_wait"]))
 
 def no_tiny_served(spec: ModelSpec, folder: Path) -> dict:
     "A served model has no checkpoint to shrink."
@@ -299,9 +350,11 @@ class LocalChatServer:
                  retry_after: str | None = "0",       # the Retry-After header of a 429; None: none (the client's own backoff)
                  delay: float = 0.0,                  # seconds each answer takes
                  text_answer=None,                    # how a request without an image (a judge's) is answered: a function of its text; None: "Z"
+                 refuses: tuple = (),                 # request fields it answers HTTP 400 to, naming them (as servers without top_k do)
+                 broken: str | None = None,           # answer faultily: "null" content, "list" content, "no_choices", "no_message"
                 ):
         self.model, self.api_key, self.busy, self.logprobs, self.retry_after, self.delay = model, api_key, busy, logprobs, retry_after, delay
-        self.text_answer = text_answer or (lambda text: "Z")
+        self.text_answer, self.refuses, self.broken = text_answer or (lambda text: "Z"), tuple(refuses), broken
         self.in_flight = self.most_in_flight = 0  # requests being answered now, and the most at once
         self.received: list[dict] = []  # per answered request: question, the image's pixels' sha256, its shape
         self.refused = 0                # requests answered 429
@@ -316,6 +369,7 @@ class LocalChatServer:
 
     def answer(self, body: dict) -> tuple[int, dict]:
         "(status, JSON) of one chat request."
+        if refused := [f for f in self.refuses if f in body]: return 400, {"error": {"message": f"unsupported parameter(s): {', '.join(refused)}"}}
         with self.lock:
             if self.busy > 0: self.busy -= 1; self.refused += 1; return 429, {"error": {"message": "busy"}}
         with self.lock: self.in_flight += 1; self.most_in_flight = max(self.most_in_flight, self.in_flight)
@@ -338,7 +392,10 @@ class LocalChatServer:
             with self.lock: self.received.append({"question": text, "sha256": hashlib.sha256(pixels.tobytes()).hexdigest(), "shape": pixels.shape})
         choice = {"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}
         if body.get("logprobs") and self.logprobs: choice["logprobs"] = {"content": [{"token": answer, "logprob": math.log(0.8)}, {"token": ".", "logprob": 0.0}]}
-        return 200, {"id": f"chat-{len(self.received)}", "object": "chat.completion", "created": int(time.time()), "model": self.model, "choices": [choice],
+        faults = {"null": lambda: [{**choice, "message": {"role": "assistant", "content": None}}], "list": lambda: [{**choice, "message": {"role": "assistant", "content": [reply]}}],
+                  "no_choices": lambda: [], "no_message": lambda: [{"index": 0, "finish_reason": "stop"}]}
+        choices = faults[self.broken]() if self.broken else [choice]
+        return 200, {"id": f"chat-{len(self.received)}", "object": "chat.completion", "created": int(time.time()), "model": self.model, "choices": choices,
                      "usage": {"prompt_tokens": len(text.split()) + 64, "completion_tokens": 2, "total_tokens": len(text.split()) + 66}}
 
     def handler(self):
@@ -403,8 +460,7 @@ JUDGE_SETTINGS = {"prompt": "{question}", "max_tokens": 2048, "temperature": 0.0
 
 def text_body(settings: dict, text: str) -> dict:
     "The request for a text alone (a judge's): one user turn, the settings' decoding."
-    return {"model": settings["served_model"], "messages": [{"role": "user", "content": text}], "max_tokens": settings["max_tokens"],
-            "temperature": settings["temperature"], **settings["extra"]}
+    return {"model": settings["served_model"], "messages": [{"role": "user", "content": text}], **{k: settings[k] for k in DECODING}, **settings["extra"]}
 
 @dataclass
 class ServedJudge:

@@ -280,9 +280,14 @@ def run_log(path: str | Path) -> Callable[[str], None]:
 
 def read_store(out_dir: str | Path,  # the run folder
               ) -> pd.DataFrame:     # sorted by model, corruption, severity, question_id
-    "Every answer in a run folder's store, as one table with `RESULT_COLUMNS` (partition columns restored from the paths)."
-    return (pd.read_parquet(Path(out_dir) / "answers").astype({"model": str, "corruption": str, "severity": int})[RESULT_COLUMNS]
-            .sort_values(["model", "corruption", "severity", "question_id"], ignore_index=True))
+    "Every answer in a run folder's store, as one table with `RESULT_COLUMNS`: the chunks each condition's record names (no other file), the partition columns from the paths."
+    frames = []
+    for record in sorted(Path(out_dir).glob(f"answers/model=*/corruption=*/severity=*/{RECORD}")):
+        folder = record.parent
+        model, corruption, severity = (part.name.split("=", 1)[1] for part in (folder.parent.parent, folder.parent, folder))
+        frames += [pd.read_parquet(folder / name).assign(model=model, corruption=corruption, severity=int(severity)) for name in json.loads(record.read_text())["chunks"]]
+    if not frames: return pd.DataFrame(columns=RESULT_COLUMNS)
+    return pd.concat(frames, ignore_index=True)[RESULT_COLUMNS].sort_values(["model", "corruption", "severity", "question_id"], ignore_index=True)
 
 # %% ../nbs/01_store.ipynb #c025
 @dataclass

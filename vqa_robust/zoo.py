@@ -86,9 +86,9 @@ def model_spec(name_or_path: str,  # a key of MODELS, or a folder with vqa_robus
               ) -> ModelSpec:      # the entry, or the folder's spec (KeyError if neither)
     "The registry entry of `name_or_path`, a served model ('openai:MODEL@BASE_URL'), or the spec of a local checkpoint folder; 'MODEL+DEFENCE' is MODEL's behind a defence (`defended_spec`)."
     if name_or_path in MODELS: return MODELS[name_or_path]
-    if name_or_path.startswith(SERVED_PREFIX): return served_spec(name_or_path)  # openai:MODEL@BASE_URL, vqa_robust.served
-    base, defence = split_defended(name_or_path)
+    base, defence = split_defended(name_or_path)  # first: a served model's URL must not keep its '+defence'
     if defence != NO_DEFENCE: return defended_spec(model_spec(base), defence)
+    if name_or_path.startswith(SERVED_PREFIX): return served_spec(name_or_path)  # openai:MODEL@BASE_URL, vqa_robust.served
     folder = Path(name_or_path)
     if (folder / "vqa_robust.json").is_file() or (folder / "config.json").is_file(): return folder_spec(folder)
     raise KeyError(f"unknown model {name_or_path!r}: not in MODELS ({', '.join(MODELS)}) and not a checkpoint folder")
