@@ -150,3 +150,19 @@ def test_unscorable_annotations_refused_before_answering(tmp_path):
                         corruptions="gaussian_noise", severities="1", n_images=0)
         assert not server.received
     assert not (tmp_path / "run").exists()
+
+def test_rerun_reports_confidence_of_the_answers_kept(tmp_path):
+    "A rerun answered wholly from the store asks nothing, and run.json still says its answers carry confidences (they are in answers.parquet)."
+    from vqa_robust.served import LocalChatServer
+    with LocalChatServer() as server:
+        grid = dict(model=f"openai:local-colours@{server.url}", corruptions="gaussian_noise", severities="1", n_images=2)
+        first = run_library(tmp_path / "run", **grid)
+        asked = len(server.received)
+        again = run_library(tmp_path / "run", **grid)
+        assert len(server.received) == asked  # every answer from the store
+    for result in (first, again):
+        usage = json.loads((result.out_dir / "run.json").read_text())["served"]["openai-local-colours"]
+        assert usage["confidence"] == "log-probabilities" and result.answers.confidence.notna().all(), usage
+    assert json.loads((again.out_dir / "run.json").read_text())["served"]["openai-local-colours"]["requests"] == 0
+    usage_lines = [l for l in (again.out_dir / "run.log").read_text().splitlines() if "requests 0," in l]
+    assert usage_lines and "confidence log-probabilities" in usage_lines[-1], usage_lines  # the rerun's own line in run.log

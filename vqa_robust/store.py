@@ -216,7 +216,12 @@ def chunk_damage(path: Path, entry: dict, expected_ids: np.ndarray) -> tuple[pd.
 def checked_record(folder: Path, identity: dict, overwrite: bool) -> tuple[dict | None, bool]:
     "A condition folder's record (None without one) and whether it matches `identity`; an error when it does not, unless `overwrite`."
     if not (folder / RECORD).is_file(): return None, False
-    record = json.loads((folder / RECORD).read_text())
+    try: record = json.loads((folder / RECORD).read_text())
+    except (OSError, ValueError) as e: record = {"error": f"{type(e).__name__}: {str(e)[:80]}"}
+    if not isinstance(record, dict) or not isinstance(record.get("identity"), dict) or not isinstance(record.get("chunks"), dict):
+        print(f"{folder / RECORD} cannot be read ({record.get('error', 'not a record') if isinstance(record, dict) else 'not a record'}): its chunks are kept where their sidecars name this run's inputs")
+        return {"identity": identity, "chunks": {}}, True
+    if not record["chunks"] and not any(folder.glob("part-*.parquet")): return None, False  # nothing was saved under the old inputs: nothing to refuse
     changes = identity_changes(record["identity"], identity)
     if changes and not overwrite:
         raise ChangedInputsError(f"{folder} holds answers computed from other inputs than this run's: {'; '.join(changes[:4])}"
