@@ -13,6 +13,13 @@ mkdir -p "$out"
 # One OpenMP thread unless asked otherwise: the run sets torch's threads itself (-p threads N); a pool of one thread per core
 # created at import adds 50-100 MB of allocator arenas to the kernel's peak memory and buys nothing at threads 1.
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
-.venv/bin/papermill nbs/run.ipynb "$out/run.ipynb" -k python3 -p out_dir "$out" "$@"
+# The executed notebook is written apart and moved into the folder only when the run finished: a run refused by the folder's
+# lock (another run is writing it) or one that failed leaves the folder's run.ipynb as it was.
+executed=$(mktemp -d)/run.ipynb
+if ! .venv/bin/papermill nbs/run.ipynb "$executed" -k python3 -p out_dir "$out" "$@"; then
+  echo "the run did not finish; its executed notebook is $executed ($out/run.ipynb is left as it was)" >&2
+  exit 1
+fi
+mv "$executed" "$out/run.ipynb"
 echo "run folder: $out"
 ls "$out"
