@@ -226,9 +226,11 @@ def test_notebook_is_one_call():
     nb = json.loads((root / "nbs" / "run.ipynb").read_text())
     code = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
     assert not any(line.lstrip().startswith(("def ", "class ")) for c in code for line in c.splitlines())  # no orchestration defined here
-    assert sum(len([line for line in c.splitlines() if line.strip()]) for c in code) < 40
+    cell = [c for c in code if c.startswith("model")][0]
+    assert len([line for line in cell.splitlines() if line.strip()]) == len(RUN_PARAMETERS)  # one line a parameter, nothing else
+    assert sum(len([line for line in c.splitlines() if line.strip()]) for c in code if c is not cell) < 10  # one call, and what shows its result
     namespace = {}
-    exec([c for c in code if c.startswith("model")][0], namespace)
+    exec(cell, namespace)
     defaults = {k: v.default for k, v in inspect.signature(run_config).parameters.items()}
     assert {k: namespace[k] for k in RUN_PARAMETERS} == defaults
 
@@ -345,3 +347,17 @@ def test_geometric_corruption_reported_apart(tmp_path):
         assert abs(table.loc[severity, "accuracy"] - rows.score.mean()) < 1e-12
     for name in ("calibration.csv", "reliability.png", "flips.csv", "consistency.csv", "unstable_questions.png"): assert (tmp_path / name).is_file(), name
     assert "comparability.csv" not in result.not_computed
+
+def test_run_script_refused_by_the_lock_leaves_run_ipynb(tmp_path):
+    "scripts/run.sh writes the executed notebook apart: a run refused by the folder's lock leaves the running run's run.ipynb alone."
+    from vqa_robust.store import folder_lock
+    out = tmp_path / "busy"; out.mkdir()
+    (out / "run.ipynb").write_text("the running run's notebook")
+    with folder_lock(out):  # another run writes the folder
+        done = subprocess.run(["bash", str(root / "scripts" / "run.sh"), "-p", "out_dir", str(out), "-p", "model", "easy-vqa-vilt", "-p", "n_images", "2",
+                               "-p", "corruptions", "brightness", "-p", "severities", "1"], capture_output=True, text=True, cwd=root,
+                              env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "is in use by another run" in done.stdout + done.stderr, done.stderr[-2000:]
+    assert f"{out}/run.ipynb is left as it was" in done.stderr
+    assert (out / "run.ipynb").read_text() == "the running run's notebook"

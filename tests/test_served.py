@@ -166,3 +166,40 @@ def test_rerun_reports_confidence_of_the_answers_kept(tmp_path):
     assert json.loads((again.out_dir / "run.json").read_text())["served"]["openai-local-colours"]["requests"] == 0
     usage_lines = [l for l in (again.out_dir / "run.log").read_text().splitlines() if "requests 0," in l]
     assert usage_lines and "confidence log-probabilities" in usage_lines[-1], usage_lines  # the rerun's own line in run.log
+
+VLLM_ENV = os.environ.get("VQA_ROBUST_VLLM_ENV", "")  # a side venv with vLLM (scripts/vllm_env.sh); unset: this test is skipped
+
+@pytest.mark.skipif(not (VLLM_ENV and (Path(VLLM_ENV) / "bin" / "vllm").exists()), reason="set VQA_ROBUST_VLLM_ENV to the venv scripts/vllm_env.sh makes")
+def test_vllm_served_answers_equal_in_process():
+    "vLLM itself, started with its defaults (the checkpoint's generation_config applied): the package's answers equal in-process ones."
+    done = subprocess.run([sys.executable, str(root / "scripts" / "bench_served.py"), "--server", "vllm", "--vllm-env", VLLM_ENV,
+                           "--questions", "48", "--in-flight", "1,8"], capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "served, 8 in flight 48/48" in done.stdout and "served, 1 in flight 48/48" in done.stdout
+    control = int(done.stdout.split("control, temperature 0 alone (the server's defaults for the rest): ")[1].split("/")[0])
+    assert control < 48  # the server's defaults do change answers, so the equality above is the decoding the package states
+
+def test_store_answered_by_two_reported_models_is_refused(tmp_path):
+    """Chunks record the model the replies named: a resumed run whose server now answers as another model (the same /v1/models entry
+    when the identity was taken, the journal gone) stops before it saves a chunk of the other model."""
+    from vqa_robust.data import load_easy_vqa
+    from vqa_robust.inference import run_conditions
+    from vqa_robust.served import LocalChatServer, ServedModelError
+    from vqa_robust.store import RECORD, partition_dir
+    from vqa_robust.zoo import load_model
+    easy = load_easy_vqa("test")
+    data = easy.subset(easy.image_ids[:3])
+    first_grid, grid = [("gaussian_noise", 1)], [("gaussian_noise", 1), ("defocus_blur", 1)]
+    with LocalChatServer(model="m1") as server:
+        name = f"openai:m1@{server.url}"
+        first = load_model(name)
+        run_conditions(first, data, first_grid, tmp_path, progress=False, chunk_size=4)
+        folder = partition_dir(tmp_path, first.name, "gaussian_noise", 1)
+        assert {e["reported"] for e in json.loads((folder / RECORD).read_text())["chunks"].values()} == {"m1"}
+        for journal in (tmp_path / "answers").rglob("_served*.jsonl"): journal.unlink()
+        resumed = load_model(name)      # identity taken while the server still says m1
+        server.model = "m2"             # then it answers as another model
+        with pytest.raises(ServedModelError, match="answered as model 'm2', earlier as 'm1'"):
+            run_conditions(resumed, data, grid, tmp_path, progress=False, chunk_size=4)
+        assert not partition_dir(tmp_path, first.name, "defocus_blur", 1).joinpath(RECORD).exists() or \
+            not json.loads(partition_dir(tmp_path, first.name, "defocus_blur", 1).joinpath(RECORD).read_text())["chunks"]

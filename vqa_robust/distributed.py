@@ -16,7 +16,7 @@ import torch
 from .base import Registry, local_map, ray_map, start_ray
 from .data import VQADataset
 from .zoo import load_model
-from .store import CHUNK_SIZE, chunk_file, condition_answers, identity_digest, partition_dir, store_plan, write_chunk, write_record
+from .store import CHUNK_SIZE, chunk_file, condition_answers, identity_digest, partition_dir, reported_model, store_plan, write_chunk, write_record
 from .inference import answer_plan, encoder_of, plan_bar, plan_batches, question_order, release_memory, run_conditions, served_journal
 
 # %% auto #0
@@ -54,13 +54,15 @@ def answer_shard(model,                 # a loaded adapter
                  num_workers: int = 0,  # data-worker processes
                  question_inputs=None,  # the questions tokenised once (encoder.questions), or None to tokenise here
                  order: pd.DataFrame | None = None,  # question_order(dataset), or None to sort here
+                 reported: str | None = None,  # the model the store's saved replies named (`StorePlan.reported`): a served model's must name it too
                 ) -> tuple[dict, pd.DataFrame]:  # the chunk's record entry, and its answers
     "Answer one shard exactly as a local run answers that chunk, and write it with its sidecar."
     if order is None: order = question_order(dataset)
     batches = plan_batches(len(order), {(shard.corruption, shard.severity): {shard.chunk}}, chunk_size, batch_size)
     if hasattr(model, "keep_journal"): model.keep_journal(served_journal(out_dir, model.name, f"{os.uname().nodename}-{os.getpid()}"))  # a served model: one journal a replica
+    if reported and hasattr(model, "checked_model"): model.checked_model({"model": reported})
     answers = pd.concat([a for _, a in answer_plan(model, dataset, order, batches, seed, num_workers, question_inputs)], ignore_index=True)
-    entry = write_chunk(partition_dir(out_dir, model.name, shard.corruption, shard.severity), shard.chunk, answers, identity)
+    entry = write_chunk(partition_dir(out_dir, model.name, shard.corruption, shard.severity), shard.chunk, answers, identity, getattr(model, "reported", None))
     release_memory()
     return entry, answers
 
@@ -142,13 +144,13 @@ class ShardWorker:
     def pid(self) -> int: return os.getpid()
     def identity(self) -> dict: return getattr(self.model, "identity", None) or {"model": self.model.name}
     def answer(self, dataset: VQADataset, key: str, shard: Shard, out_dir: str, identity: dict, seed: int, batch_size: int,
-               chunk_size: int) -> tuple[dict, pd.DataFrame]:
+               chunk_size: int, reported: str | None = None) -> tuple[dict, pd.DataFrame]:
         "Answer one shard (the questions of `dataset` ordered and tokenised once per `key`, one dataset at a time)."
         if key not in self.questions:
             order = question_order(dataset)
             self.questions = {key: (order, encoder_of(self.model).questions(order.question.tolist()))}
         order, inputs = self.questions[key]
-        return answer_shard(self.model, dataset, shard, out_dir, identity, seed, batch_size, chunk_size, self.num_workers, inputs, order)
+        return answer_shard(self.model, dataset, shard, out_dir, identity, seed, batch_size, chunk_size, self.num_workers, inputs, order, reported)
 
 # %% ../nbs/03a_distributed.ipynb #c023
 def ray_pool(model_name: str, load: dict, replicas: int, resources: dict, threads: int = 1, num_workers: int = 0) -> list:
@@ -193,7 +195,7 @@ def ray_answer(model_name: str,          # a key of MODELS or a checkpoint folde
             while shards and len(pending) < in_flight * len(workers):
                 shard = shards.popleft()
                 pending[workers[turn % len(workers)].answer.remote(dataset_ref, key, shard, str(out_dir), identities[(shard.corruption, shard.severity)],
-                                                                   seed, batch_size, chunk_size)] = shard
+                                                                   seed, batch_size, chunk_size, plan.reported)] = shard
                 turn += 1
             ready, _ = ray.wait(list(pending), num_returns=1)
             for ref in ready:
@@ -205,6 +207,7 @@ def ray_answer(model_name: str,          # a key of MODELS or a checkpoint folde
                 write_record(folders[condition], identities[condition], records[condition])
                 if bar is not None: bar.update(len(answers)); bar.set_postfix_str(f"{name} {shard.corruption} {shard.severity}", refresh=False)
                 if on_shard: on_shard(shard, workers)
+        reported_model(name, records, overwrite=False)  # replicas whose server changed model mid-run: refused, not one table of two models
         if log:
             n = sum(len(done[c][k]) for c in todo for k in todo[c])
             seconds = time.time() - started

@@ -257,6 +257,7 @@ def run_conditions(model,                       # a VQAAdapter (`load_model`)
     batches = plan_batches(len(ids), todo, chunk_size, batch_size)
     if batches: log_truncation(model, order, log)
     if batches and hasattr(model, "keep_journal"): model.keep_journal(served_journal(out_dir, model.name))  # a served model: a rerun asks only the rest
+    if plan.reported and hasattr(model, "checked_model"): model.checked_model({"model": plan.reported})  # its replies must name the saved chunks' model
     pending, started = [], {}
     for b, answers in answer_plan(model, dataset, order, batches, seed, num_workers):
         started.setdefault((b.corruption, b.severity), time.time())
@@ -265,7 +266,7 @@ def run_conditions(model,                       # a VQAAdapter (`load_model`)
         if b.stop == min((b.chunk + 1) * chunk_size, len(ids)):  # the chunk's last batch
             condition = (b.corruption, b.severity)
             done[condition][b.chunk] = pd.concat(pending, ignore_index=True); pending = []
-            save_chunk(folders[condition], b.chunk, done[condition][b.chunk], identities[condition], records[condition])
+            save_chunk(folders[condition], b.chunk, done[condition][b.chunk], identities[condition], records[condition], getattr(model, "reported", None))
             release_memory()
             if log and len(done[condition]) == n_chunks(len(ids), chunk_size):
                 seconds = time.time() - started[condition]

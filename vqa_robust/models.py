@@ -45,6 +45,8 @@ class LoadOptions:
     local_files_only: bool = False      # never reach the hub
     trust_remote_code: bool = False     # only when the user sets it
     concurrency: int = 8                # served models: requests in flight at once
+    timeout: float | None = None        # served models: seconds one request may take; None: the spec's setting
+    retries: int | None = None          # served models: retries of one request; None: the spec's setting
 
 class VQAAdapter:
     "Base class of the adapters: `predict` answers a batch, with a confidence per answer where the model has one."

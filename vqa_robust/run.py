@@ -36,16 +36,16 @@ from .calibration import (calibration_table, consistency_table, flip_table, most
                                     robustness_alignment, severity_patterns)
 
 # %% auto #0
-__all__ = ['SAMPLE_IMAGES', 'RUN_PARAMETERS', 'TEXT_FILES', 'ROBUSTNESS_FILES', 'CHANGE_FILES', 'CALIBRATION_FILES',
-           'CONSISTENCY_FILES', 'DEFENCE_FILES', 'RESULT_FILES', 'CONDITION', 'list_parameter', 'int_parameter',
-           'auto_parameter', 'dataset_files', 'text_kinds', 'defence_list', 'run_parameters', 'RunConfig', 'flag',
-           'load_questions', 'blind_answers', 'perturbed_questions', 'refuse_unreachable', 'run_config', 'previous_run',
-           'clear_results', 'prepare_stores', 'answer_all', 'scored_answers', 'circular_folded', 'RunResult',
-           'save_figure', 'save_table', 'accuracy_results', 'extraction_results', 'robustness_results',
-           'change_results', 'calibration_results', 'flip_results', 'consistency_results', 'answer_changing_words',
-           'comparability_results', 'text_perturbation_results', 'defence_results', 'defence_sample', 'run_summary',
-           'run', 'locked_run', 'corrupt', 'registry_table', 'show_default', 'add_parameters', 'command_parser',
-           'refused', 'error_line', 'main']
+__all__ = ['SERVED_TRANSPORT', 'SAMPLE_IMAGES', 'RUN_PARAMETERS', 'TEXT_FILES', 'ROBUSTNESS_FILES', 'CHANGE_FILES',
+           'CALIBRATION_FILES', 'CONSISTENCY_FILES', 'DEFENCE_FILES', 'RESULT_FILES', 'CONDITION', 'list_parameter',
+           'int_parameter', 'auto_parameter', 'dataset_files', 'text_kinds', 'defence_list', 'served_transport',
+           'run_parameters', 'RunConfig', 'flag', 'load_questions', 'blind_answers', 'perturbed_questions',
+           'refuse_unreachable', 'run_config', 'previous_run', 'clear_results', 'prepare_stores', 'answer_all',
+           'scored_answers', 'circular_folded', 'RunResult', 'save_figure', 'save_table', 'accuracy_results',
+           'extraction_results', 'robustness_results', 'change_results', 'calibration_results', 'flip_results',
+           'consistency_results', 'answer_changing_words', 'comparability_results', 'text_perturbation_results',
+           'defence_results', 'defence_sample', 'run_summary', 'run', 'locked_run', 'corrupt', 'registry_table',
+           'show_default', 'add_parameters', 'command_parser', 'refused', 'error_line', 'main']
 
 # %% ../nbs/08_run_library.ipynb #c045
 def list_parameter(value, name: str) -> list:
@@ -101,6 +101,22 @@ def defence_list(value) -> list[str]:
     if len(set(names)) != len(names): raise ValueError(f"defences: {names} names a defence twice")
     return names
 
+SERVED_TRANSPORT = {"max_concurrency": 8, "served_timeout": 300.0, "served_retries": 4}  # what "auto" means for each: how served requests travel
+
+def served_transport(max_concurrency, served_timeout, served_retries,  # each "auto" or a number
+                     served: bool,  # whether the run has a served model or a judge
+                    ) -> dict:      # the three, "auto" resolved
+    "How a run's served requests travel: in flight at once, seconds each may take, retries; a number without a served model is refused."
+    given = {"max_concurrency": auto_parameter(max_concurrency, "max_concurrency", 1), "served_retries": auto_parameter(served_retries, "served_retries", 0)}
+    if isinstance(served_timeout, str) and served_timeout.strip() == "auto": given["served_timeout"] = "auto"
+    else:
+        try: given["served_timeout"] = float(served_timeout)
+        except (TypeError, ValueError): raise ValueError(f"served_timeout must be 'auto' or seconds, got {served_timeout!r}") from None
+        if not given["served_timeout"] > 0: raise ValueError(f"served_timeout must be 'auto' or a positive number of seconds, got {served_timeout!r}")
+    set_ = [k for k, v in given.items() if v != "auto"]
+    if set_ and not served: raise ValueError(f"{set_[0]}: only served models (openai:MODEL@BASE_URL) send requests, and this run has none; leave it 'auto'")
+    return {k: SERVED_TRANSPORT[k] if v == "auto" else v for k, v in given.items()}
+
 SAMPLE_IMAGES = 500  # images a run samples when n_images is "auto" (and the split is not VRB's)
 
 def run_parameters(model,            # keys of MODELS or checkpoint folders: one, a list, comma-separated or JSON text
@@ -132,6 +148,8 @@ def run_parameters(model,            # keys of MODELS or checkpoint folders: one
                    near_colour_distance=10.0,         # CIEDE2000 below which a nearest-colour swap keeps the answer (and is scored); `vqa_robust.text.NEAR_COLOUR_DISTANCE`
                    defences=(NO_DEFENCE,),            # keys of `vqa_robust.defences.DEFENCES` and "none" (the model as it is): every model behind each
                    max_concurrency="auto",            # served models' requests in flight at once; "auto": 8 (a number needs a served model)
+                   served_timeout="auto",             # served models: seconds one request may take; "auto": 300
+                   served_retries="auto",             # served models: retries of one request (429, 5xx, a timeout, a lost connection); "auto": 4
                    option_rules: str = "auto",        # multiple choice: a key of `vqa_robust.metrics.OPTION_RULES`; "auto": the dataset's own
                    judge: str = "",                   # multiple choice: a served model (openai:MODEL@BASE_URL) reading what the rules cannot; "": none
                   ) -> dict:                    # the typed parameters, plus "specs", "grid", "dtypes", "batch_sizes", "files"
@@ -146,8 +164,7 @@ def run_parameters(model,            # keys of MODELS or checkpoint folders: one
     settings = {m: dict(DATASETS[dataset].model_settings.get(spec.family, {})) for m, spec in specs.items()}
     specs = {m: with_settings(specs[m], settings[m]) for m in models}  # the dataset's settings for each model's family (MMBench: the chat families' letter prompt)
     served = [m for m, spec in specs.items() if FAMILIES[spec.family].fingerprint]
-    concurrency = auto_parameter(max_concurrency, "max_concurrency", 1)
-    if concurrency != "auto" and not served: raise ValueError("max_concurrency: only served models (openai:MODEL@BASE_URL) send requests, and this run has none; leave it 'auto'")
+    transport = served_transport(max_concurrency, served_timeout, served_retries, bool(served or judge))
     for spec in specs.values(): partition_dir(".", spec.name, *CLEAN)  # a name the store cannot hold fails now
     kinds = text_kinds(text_perturbations)
     corruption_names = expand_corruptions([str(c) for c in list_parameter(corruptions, "corruptions") if str(c) != "none"])  # presets expanded
@@ -204,7 +221,7 @@ def run_parameters(model,            # keys of MODELS or checkpoint folders: one
             "files": files, "split": split, "specs": specs,
             "text_kinds": kinds, "typo_severity": typo_severity, "colour_metric": colour_metric, "colour_vocabulary": colour_vocabulary, "wordnet_choice": wordnet_choice, "near_colour_distance": near_colour_distance, "executor": executor, "ray_address": str(ray_address),
             "dataset_split": dataset_split or DATASETS[dataset].splits[0], "defences": defence_names, "model_settings": settings,
-            "max_concurrency": 8 if concurrency == "auto" else concurrency, "option_rules": option_rules, "judge": str(judge)}
+            **transport, "option_rules": option_rules, "judge": str(judge)}
 
 # %% ../nbs/08_run_library.ipynb #c006
 @dataclass
@@ -309,6 +326,8 @@ def run_config(model: list = ["easy-vqa-vilt", "easy-vqa-blip"],  # keys of vqa_
                local_files_only: bool = False,  # True: never reach the model hub
                overwrite: bool = False,        # True: recompute saved answers that were computed from other inputs (else the run stops and says what changed)
                max_concurrency = "auto",       # served models (openai:MODEL@BASE_URL): requests in flight at once; "auto": 8
+               served_timeout = "auto",        # served models: seconds one request may take before it is retried; "auto": 300
+               served_retries = "auto",        # served models: retries of one request after a 429, a 5xx, a timeout or a lost connection; "auto": 4
                option_rules: str = "auto",     # multiple choice: how an answer's option is read, a key of vqa_robust.metrics.OPTION_RULES ("vlmevalkit", "vlmevalkit_2025_04", "mmmu_pro"); "auto": the dataset's own
                judge: str = "",                # multiple choice: a served model reading the answers the rules cannot, as VLMEvalKit's judge (openai:MODEL@BASE_URL); "": none (unread answers score as their rules say)
                executor: str = "local",        # "local" (this machine) or "ray" (a Ray cluster: one model replica per GPU; vqa_robust.distributed)
@@ -321,7 +340,7 @@ def run_config(model: list = ["easy-vqa-vilt", "easy-vqa-blip"],  # keys of vqa_
                        text_perturbations=text_perturbations, typo_severity=typo_severity, executor=executor, ray_address=ray_address,
                        dataset_split=dataset_split, colour_metric=colour_metric, colour_vocabulary=colour_vocabulary,
                        wordnet_choice=wordnet_choice, near_colour_distance=near_colour_distance, defences=defences,
-                       max_concurrency=max_concurrency, option_rules=option_rules, judge=judge)
+                       max_concurrency=max_concurrency, served_timeout=served_timeout, served_retries=served_retries, option_rules=option_rules, judge=judge)
     out = Path(out_dir)
     if out.exists() and not out.is_dir(): raise ValueError(f"out_dir {out} exists and is not a folder")
     writable = next(f for f in [out, *out.absolute().parents] if f.exists())
@@ -332,7 +351,7 @@ def run_config(model: list = ["easy-vqa-vilt", "easy-vqa-blip"],  # keys of vqa_
     if not len(questions): raise ValueError(f"split: {p['split']} leaves no question of {full.name} to answer")
     check_annotations(questions, p["accuracy_mode"])  # a question its scoring cannot read is refused now, not after every answer
     if p["judge"] and "options" not in questions.questions: raise ValueError(f"judge: dataset {p['dataset']} is not multiple choice; a judge reads which option an answer chose")
-    judge_model = load_judge(p["judge"], p["max_concurrency"]) if p["judge"] else None  # its server asked now: unreachable or a wrong key stops here
+    judge_model = load_judge(p["judge"], p["max_concurrency"], p["served_timeout"], p["served_retries"]) if p["judge"] else None  # its server asked now: unreachable or a wrong key stops here
     perturbed, records = perturbed_questions(p, full, questions)
     blind = blind_answers(p, questions)  # the training questions are read here and let go: a run holds only its split
     del full; release_memory()
@@ -405,6 +424,7 @@ def answer_all(config: RunConfig,  # the run
     for name in p["models"]:
         began, identity = time.time(), config.identities[name]
         load = {"device": p["device"], "dtype": p["dtypes"][name], "local_files_only": config.local_files_only, "concurrency": p["max_concurrency"],
+                "timeout": p["served_timeout"], "retries": p["served_retries"],
                 **p["model_settings"][name]}
         replicas = runner.start(name, load, threads=p["threads"], num_workers=p["num_workers"], address=p["ray_address"], log=log)
         if log: log(f"{identity['model']}: dtype {identity['dtype']}, batch size {p['batch_sizes'][name]}, executor {runner.name}")

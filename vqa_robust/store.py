@@ -21,7 +21,7 @@ __all__ = ['LOCK', 'RESULT_COLUMNS', 'CHUNK_SIZE', 'CHUNK_COLUMNS', 'RECORD', 'S
            'source_sha256', 'code_fingerprint', 'n_chunks', 'partition_dir', 'chunk_file', 'chunk_sidecar',
            'identity_digest', 'condition_identity', 'identity_changes', 'ChangedInputsError', 'write_record',
            'write_chunk', 'save_chunk', 'sidecar_entry', 'chunk_damage', 'checked_record', 'saved_chunks',
-           'checked_store', 'run_log', 'read_store', 'StorePlan', 'store_plan', 'condition_answers']
+           'checked_store', 'run_log', 'read_store', 'StorePlan', 'store_plan', 'reported_model', 'condition_answers']
 
 # %% ../nbs/01_store.ipynb #c006
 def atomic_write(path: str | Path,                 # the file to write
@@ -175,12 +175,13 @@ def write_chunk(folder: Path,             # the condition's folder (`partition_d
                 chunk: int,               # the chunk's index
                 answers: pd.DataFrame,    # its answers, with `CHUNK_COLUMNS`
                 identity: dict,           # the condition's identity (`condition_identity`)
-               ) -> dict:                 # {"rows", "sha256"}: the chunk's entry in the record
-    "Write one chunk's answers, then its sidecar (identity digest, rows, sha256), each atomically; returns its record entry."
+                reported: str | None = None,  # the model a served model's replies named; None: an in-process model
+               ) -> dict:                 # {"rows", "sha256"} and "reported" where given: the chunk's entry in the record
+    "Write one chunk's answers, then its sidecar (identity digest, rows, sha256, reported model), each atomically; returns its record entry."
     name = chunk_file(chunk)
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write(folder / name, lambda p: answers[CHUNK_COLUMNS].to_parquet(p, index=False))
-    entry = {"rows": len(answers), "sha256": file_sha256(folder / name)}
+    entry = {"rows": len(answers), "sha256": file_sha256(folder / name), **({"reported": reported} if reported else {})}
     sidecar = {"identity_sha256": identity_digest(identity), **entry}
     atomic_write(folder / chunk_sidecar(chunk), lambda p: p.write_text(json.dumps(sidecar)))
     return entry
@@ -190,9 +191,10 @@ def save_chunk(folder: Path,            # the condition's folder (`partition_dir
                answers: pd.DataFrame,   # its answers, with `CHUNK_COLUMNS`
                identity: dict,          # the condition's identity (`condition_identity`)
                chunks: dict,            # the record's chunk entries by file name; this chunk's is added
+               reported: str | None = None,  # the model a served model's replies named
               ) -> None:
     "Write one chunk's answers and sidecar, then the record that lists it (`chunks` is updated in place)."
-    chunks[chunk_file(chunk)] = write_chunk(folder, chunk, answers, identity)
+    chunks[chunk_file(chunk)] = write_chunk(folder, chunk, answers, identity, reported)
     write_record(folder, identity, chunks)
 
 def sidecar_entry(folder: Path, chunk: int, identity: dict) -> dict | None:
@@ -200,7 +202,7 @@ def sidecar_entry(folder: Path, chunk: int, identity: dict) -> dict | None:
     try: sidecar = json.loads((folder / chunk_sidecar(chunk)).read_text())
     except (OSError, ValueError): return None
     if sidecar.get("identity_sha256") != identity_digest(identity): return None
-    return {"rows": sidecar.get("rows"), "sha256": sidecar.get("sha256")}
+    return {k: sidecar[k] for k in ("rows", "sha256", "reported") if k in sidecar}
 
 def chunk_damage(path: Path, entry: dict, expected_ids: np.ndarray) -> tuple[pd.DataFrame | None, str | None]:
     "A saved chunk's answers, or None and why it cannot be trusted (missing, altered, unreadable, other questions than its slice)."
@@ -305,6 +307,7 @@ class StorePlan:
     done: dict         # condition -> {chunk: answers} reused
     todo: dict         # condition -> chunk indices to answer (conditions with none left out)
     records: dict      # condition (of todo) -> its record's chunk entries
+    reported: str | None = None  # the model a served model's saved replies named (one for the whole store), None: none named
 
 def store_plan(name: str,              # the model's name in the store
                model_identity: dict,   # the model's identity
@@ -322,11 +325,27 @@ def store_plan(name: str,              # the model's name in the store
     identities = {c: condition_identity(model_identity, data, *c, seed, code, batch_size, chunk_size) for c in grid}
     folders = {c: partition_dir(out_dir, name, *c) for c in grid}
     done = {c: saved_chunks(folders[c], identities[c], ids, chunk_size, overwrite) for c in grid}
+    entries = {c: {chunk_file(k): json.loads((folders[c] / RECORD).read_text())["chunks"][chunk_file(k)] for k in done[c]} for c in grid}
+    reported = reported_model(name, entries, overwrite)
+    if reported is False:  # overwrite: the chunks of two models discarded (their sidecars too, or they would be adopted again) and all asked again
+        for c in grid: shutil.rmtree(folders[c], ignore_errors=True)
+        done, entries = {c: {} for c in grid}, {c: {} for c in grid}
     todo = {c: set(range(n_chunks(len(ids), chunk_size))) - set(done[c]) for c in grid}
     todo = {c: chunks for c, chunks in todo.items() if chunks}
-    records = {c: {chunk_file(k): json.loads((folders[c] / RECORD).read_text())["chunks"][chunk_file(k)] for k in done[c]} for c in todo}
+    records = {c: entries[c] for c in todo}
     for c in todo: write_record(folders[c], identities[c], records[c])  # drops damaged or unfinished chunks from the record
-    return StorePlan(ids, data, identities, folders, done, todo, records)
+    return StorePlan(ids, data, identities, folders, done, todo, records, reported or None)
+
+def reported_model(name: str, entries: dict, overwrite: bool) -> str | None | bool:
+    "The one model the saved chunks' replies named (None: none named); two: an error naming them, or False with `overwrite` (ask all again)."
+    named = {}
+    for condition, chunks in entries.items():
+        for file, entry in chunks.items():
+            if entry.get("reported"): named.setdefault(entry["reported"], f"{condition[0]} {condition[1]} {file}")
+    if len(named) <= 1: return next(iter(named), None)
+    if overwrite: return False
+    raise ChangedInputsError(f"the saved answers of {name} were answered by {len(named)} served models: "
+                             + "; ".join(f"{m!r} ({where} ...)" for m, where in named.items()) + ". Rerun with overwrite=True to ask every question again.")
 
 def condition_answers(model_name: str, corruption: str, severity: int, chunks: dict[int, pd.DataFrame]) -> pd.DataFrame:
     "One condition's answers from its chunks, in order, with `RESULT_COLUMNS`."

@@ -215,9 +215,11 @@ def tiny_qwen2_5_vl(folder: Path) -> dict:
                                pad_token="<|endoftext|>", eos_token="<|im_end|>")
     ids = tokenizer.get_vocab()
     config = T.Qwen2_5_VLConfig(
-        text_config=tiny_decoder(tokenizer, rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3]}),  # head 16: 2+3+3 = 8
-        vision_config=dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=32, patch_size=14,
-                           spatial_merge_size=2, temporal_patch_size=2, window_size=56, fullatt_block_indexes=[0]),
+        text_config=tiny_decoder(tokenizer, hidden_size=64, intermediate_size=128, max_position_embeddings=2048,  # servable by vLLM: head 32, 2,048 positions
+                                 initializer_range=0.2,  # weights wide enough that answers differ by image and by decoding (0.02 answers one text to all)
+                                 rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [4, 6, 6]}),  # head 32: 4+6+6 = 16
+        vision_config=dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=64, patch_size=14,
+                           spatial_merge_size=2, temporal_patch_size=2, window_size=56, fullatt_block_indexes=[0], initializer_range=0.2),
         image_token_id=ids["<|image_pad|>"], video_token_id=ids["<|video_pad|>"],
         vision_start_token_id=ids["<|vision_start|>"], vision_end_token_id=ids["<|vision_end|>"])
     template = tiny_chat_template("<|im_start|>user\n", "<|im_start|>assistant\n", "<|im_end|>\n", "<|vision_start|><|image_pad|><|vision_end|>",

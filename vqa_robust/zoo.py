@@ -127,11 +127,13 @@ def load_model(name_or_path: str,                # a key of MODELS or a checkpoi
                local_files_only: bool = False,    # never reach the hub
                trust_remote_code: bool = False,   # run code shipped with a checkpoint (off unless you set it)
                concurrency: int = 8,              # served models: requests in flight at once
+               timeout: float | None = None,      # served models: seconds one request may take; None: the entry's (300)
+               retries: int | None = None,        # served models: retries of one request; None: the entry's (4)
                **settings,                        # overrides of the entry's settings, e.g. num_beams=1
               ) -> VQAAdapter:
     "Load a VQA model into its family's adapter."
     spec = spec_with_settings(name_or_path, settings)
-    options = LoadOptions(resolve_device(device), dtype, local_files_only, trust_remote_code, int(concurrency))
+    options = LoadOptions(resolve_device(device), dtype, local_files_only, trust_remote_code, int(concurrency), timeout, retries)
     adapter = FAMILIES[spec.family].load(undefended(spec), options)
     if "defence" in spec.settings: adapter = DefendedModel(adapter, spec.settings["defence"], spec.name)
     adapter.identity = identity_of(spec, dtype)
