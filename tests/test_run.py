@@ -210,19 +210,29 @@ def test_parameters_cell_is_tagged():
     assert any("parameters" in c.get("metadata", {}).get("tags", []) for c in nb["cells"])
 
 def test_defaults_are_written_once():
-    "run_parameters' defaults (for callers that give only some parameters) are run_config's, which the notebook's parameters cell pins."
+    "run_parameters' defaults (for callers that give only some parameters) are RunParameters', which the notebook's parameters cell is made from."
     import inspect
-    from vqa_robust.run import run_config, run_parameters
-    config = inspect.signature(run_config).parameters
-    given = {n: p.default for n, p in inspect.signature(run_parameters).parameters.items() if p.default is not inspect.Parameter.empty and n in config}
+    from vqa_robust.run import RunParameters, run_parameters
+    defaults = vars(RunParameters())
+    given = {n: p.default for n, p in inspect.signature(run_parameters).parameters.items() if p.default is not inspect.Parameter.empty and n in defaults}
     assert given, "run_parameters has no defaults: nothing to compare"
     as_value = lambda v: list(v) if isinstance(v, tuple) else v
-    assert {n: as_value(v) for n, v in given.items()} == {n: as_value(config[n].default) for n in given}
+    assert {n: as_value(v) for n, v in given.items()} == {n: as_value(defaults[n]) for n in given}
+
+def test_the_three_parameter_lists_are_one():
+    "nbs/run.ipynb's parameters cell, run()'s keywords and `vqa-robust run --help` all come from RunParameters."
+    from vqa_robust.run import RUN_PARAMETERS, RunParameters, command_parser, parameters_cell
+    nb = json.loads((root / "nbs" / "run.ipynb").read_text())
+    cell = [("".join(c["source"])) for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
+    assert cell == [parameters_cell()]  # the notebook's cell is the rendering of RunParameters (regenerate it when a field changes)
+    run_parser = next(a for a in command_parser()._actions if a.dest == "command").choices["run"]
+    options = {a.dest: a.default for a in run_parser._actions if a.dest not in ("help", "debug")}
+    assert options == vars(RunParameters())  # every parameter an option, with its default
+    assert list(options) == RUN_PARAMETERS
 
 def test_notebook_is_one_call():
     "nbs/run.ipynb: its parameters (every parameter of the run, with its defaults), one call of the library, and cells that show the result."
-    from vqa_robust.run import RUN_PARAMETERS, run_config
-    import inspect
+    from vqa_robust.run import RUN_PARAMETERS, RunParameters
     nb = json.loads((root / "nbs" / "run.ipynb").read_text())
     code = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
     assert not any(line.lstrip().startswith(("def ", "class ")) for c in code for line in c.splitlines())  # no orchestration defined here
@@ -231,8 +241,7 @@ def test_notebook_is_one_call():
     assert sum(len([line for line in c.splitlines() if line.strip()]) for c in code if c is not cell) < 10  # one call, and what shows its result
     namespace = {}
     exec(cell, namespace)
-    defaults = {k: v.default for k, v in inspect.signature(run_config).parameters.items()}
-    assert {k: namespace[k] for k in RUN_PARAMETERS} == defaults
+    assert {k: namespace[k] for k in RUN_PARAMETERS} == vars(RunParameters())
 
 def test_bad_parameters_change_nothing(tmp_path):
     "Parameters are checked before anything is written or any model loads, each refused with a message naming it."

@@ -4,7 +4,7 @@
 
 # %% ../nbs/00_base.ipynb #c003
 from __future__ import annotations
-import zlib
+import difflib, zlib
 from typing import Callable, Iterable
 import numpy as np
 
@@ -66,7 +66,13 @@ class Registry(dict):
         return part
 
     def __missing__(self, name):
-        raise UnknownNameError(f"unknown {self.what} {name!r}; known: {', '.join(self) or '(none)'}")
+        raise UnknownNameError(f"unknown {self.what} {name!r}; known: {', '.join(self) or '(none)'}{self.suggestion([name])}")
+
+    def suggestion(self, names  # unknown names
+                  ) -> str:     # " (did you mean ...?)" naming the known names closest to each, or "" when none is close
+        "The known names that look like the unknown ones (difflib's close matches), for an error message."
+        close = [m for n in names for m in difflib.get_close_matches(str(n), list(self), n=1, cutoff=0.75)]
+        return f" (did you mean {', '.join(map(repr, dict.fromkeys(close)))}?)" if close else ""
 
     def unknown(self, names  # names to look up
                ) -> list:
@@ -78,7 +84,7 @@ class Registry(dict):
         "`names` as a list, or one error naming every unknown one and the known ones."
         names = list(names)
         if missing := self.unknown(names):
-            raise UnknownNameError(f"unknown {self.what}(s) {', '.join(map(repr, missing))}; known: {', '.join(self) or '(none)'}")
+            raise UnknownNameError(f"unknown {self.what}(s) {', '.join(map(repr, missing))}; known: {', '.join(self) or '(none)'}{self.suggestion(missing)}")
         return names
 
     def __reduce__(self): return (_rebuilt_registry, (self.what, dict(self)))

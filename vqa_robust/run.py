@@ -4,8 +4,8 @@
 
 # %% ../nbs/08_run_library.ipynb #c003
 from __future__ import annotations
-import argparse, inspect, json, os, platform, re, shutil, sys, time
-from dataclasses import dataclass, field
+import argparse, difflib, inspect, json, os, platform, re, shutil, sys, time
+from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -39,13 +39,14 @@ from .calibration import (calibration_table, consistency_table, flip_table, most
 __all__ = ['SERVED_TRANSPORT', 'SAMPLE_IMAGES', 'RUN_PARAMETERS', 'TEXT_FILES', 'ROBUSTNESS_FILES', 'CHANGE_FILES',
            'CALIBRATION_FILES', 'CONSISTENCY_FILES', 'DEFENCE_FILES', 'RESULT_FILES', 'CONDITION', 'list_parameter',
            'int_parameter', 'auto_parameter', 'dataset_files', 'text_kinds', 'defence_list', 'served_transport',
-           'run_parameters', 'RunConfig', 'flag', 'load_questions', 'blind_answers', 'perturbed_questions',
-           'refuse_unreachable', 'run_config', 'previous_run', 'clear_results', 'prepare_stores', 'answer_all',
-           'scored_answers', 'circular_folded', 'RunResult', 'save_figure', 'save_table', 'accuracy_results',
-           'extraction_results', 'robustness_results', 'change_results', 'calibration_results', 'flip_results',
-           'consistency_results', 'answer_changing_words', 'comparability_results', 'text_perturbation_results',
-           'defence_results', 'defence_sample', 'run_summary', 'run', 'locked_run', 'corrupt', 'registry_table',
-           'show_default', 'add_parameters', 'command_parser', 'refused', 'error_line', 'main']
+           'run_parameters', 'RunConfig', 'flag', 'load_questions', 'blind_answers', 'perturbed_questions', 'parameter',
+           'RunParameters', 'run_parameter_values', 'literal', 'parameters_cell', 'refuse_unreachable', 'run_config',
+           'previous_run', 'clear_results', 'prepare_stores', 'answer_all', 'scored_answers', 'circular_folded',
+           'RunResult', 'save_figure', 'save_table', 'accuracy_results', 'extraction_results', 'robustness_results',
+           'change_results', 'calibration_results', 'flip_results', 'consistency_results', 'answer_changing_words',
+           'comparability_results', 'text_perturbation_results', 'defence_results', 'defence_sample', 'run_summary',
+           'run', 'locked_run', 'corrupt', 'registry_table', 'show_default', 'parameter_options', 'add_parameters',
+           'command_parser', 'refused', 'error_line', 'main']
 
 # %% ../nbs/08_run_library.ipynb #c045
 def list_parameter(value, name: str) -> list:
@@ -288,6 +289,77 @@ def perturbed_questions(parameters: dict,     # `run_parameters`' output
     return perturb_all(dataset, kinds, seed=parameters["seed"], typo_severity=parameters["typo_severity"], vocabulary=vocabulary,
                        metric=parameters["colour_metric"], choice=parameters["wordnet_choice"])
 
+# %% ../nbs/08_run_library.ipynb #c012p
+def parameter(default,      # the parameter's default (a list is copied for each run)
+              meaning: str, # what it is, as the notebook's parameters cell and `vqa-robust run --help` say it
+             ):
+    "A field of `RunParameters`: its default and its meaning, written once."
+    if isinstance(default, list): return field(default_factory=lambda: list(default), metadata={"meaning": meaning})
+    return field(default=default, metadata={"meaning": meaning})
+
+@dataclass
+class RunParameters:
+    "Every parameter of a run, written once: name, type, default and meaning. nbs/run.ipynb's parameters cell, `run()`'s keywords and `vqa-robust run --help` are made from it."
+    model: list = parameter(["easy-vqa-vilt", "easy-vqa-blip"], 'keys of vqa_robust.zoo.MODELS, checkpoint folders or served models (openai:MODEL@BASE_URL): one name, a list, comma-separated or JSON text')
+    defences: list = parameter(["none"], 'each model behind each of these (vqa_robust.defences.DEFENCES: nlmeans, bm3d, restorer_noise, routed, spelling, ...) and "none" (as it is): e.g. "none,nlmeans,routed"; defences.csv compares them')
+    dataset: str = parameter("easy_vqa", '"easy_vqa" (offline, shipped), "vqav2" (with data_dir, or the three paths below), "vg", "gqa", "vizwiz", "mmbench", "textvqa", "chartqa", "docvqa", "mmmu_pro" (with data_dir): vqa_robust.datasets.DATASETS')
+    data_dir: str = parameter("", 'folder the dataset was downloaded into, official file names (VQAv2: v2_OpenEnded_mscoco_val2014_questions.json, ..., val2014/)')
+    dataset_split: str = parameter("", 'the dataset\'s own split (gqa: testdev, val, train; vizwiz: val, train; mmbench: dev_en, dev_en_v11; textvqa: val, train; chartqa: test, val, train; docvqa: val, train; mmmu_pro: vision); "": its first')
+    split: str = parameter("auto", '"vrb": VRB\'s 3,000 val2014 images with all their questions; "sample": n_images drawn with the seed; "auto": "vrb" for vqav2 when n_images is "auto", else "sample"; or a split file (.json: vqa_robust.data.write_split\'s, e.g. vqa_robust.calibration.discriminative_split\'s)')
+    questions_file: str = parameter("", 'or the VQAv2 questions JSON ...')
+    annotations_file: str = parameter("", '... the annotations JSON ...')
+    image_dir: str = parameter("", '... and the image folder')
+    corruptions: list = parameter(["gaussian_noise", "defocus_blur", "brightness"], 'names in vqa_robust.corruptions.CORRUPTIONS or presets (vrb, appendix, ...: vqa_robust.corruptions.PRESETS): a list, comma-separated or JSON text; "none": clean images only (with text_perturbations)')
+    severities: list = parameter([1, 2, 3, 4, 5], 'levels 1-5: a list, comma-separated or JSON text')
+    n_images: int | str = parameter("auto", 'images sampled (split "sample"), with all their questions (0 keeps all); "auto": 500 (on vqav2: VRB\'s split)')
+    seed: int = parameter(0, 'seeds the split and every corruption')
+    device: str = parameter("auto", '"auto" (CUDA when present), "cpu" or "cuda"')
+    batch_size: int | str = parameter("auto", 'questions per batch; "auto": each model family\'s default (vqa_robust.zoo.FAMILIES[...].batch_size)')
+    num_workers: int | str = parameter("auto", 'data-worker processes decoding, corrupting and preparing batches; "auto": vqa_robust.inference.default_workers')
+    dtype: str = parameter("auto", '"auto" (float32 on CPU, bfloat16/float16 on GPU where the family supports it), "float32", "bfloat16", "float16"')
+    threads: int = parameter(1, 'CPU threads for torch')
+    text_perturbations: list = parameter([], 'question perturbations (kinds of vqa_robust.text.PERTURBATIONS, or "all"), each answered under every image condition')
+    typo_severity: int = parameter(3, 'severity (1-5: typos per question) of the typo kinds')
+    colour_metric: str = parameter("ciede2000", 'colour swaps\' distance: "ciede2000" (CIEDE2000 on sRGB) or "paper" (the counterfactual paper\'s RGB distance); vqa_robust.text.COLOR_METRICS')
+    colour_vocabulary: str = parameter("split", 'colours counted common: "split" (the split\'s multiple-choice answers) or "annotations" (every annotated answer of the whole dataset, the paper\'s)')
+    wordnet_choice: str = parameter("seeded", 'WordNet kinds: "seeded" (a seeded draw among the candidates) or "closest" (the paper\'s closest concept); vqa_robust.text.CHOICES')
+    near_colour_distance: float = parameter(NEAR_COLOUR_DISTANCE, 'CIEDE2000 below which a nearest-colour swap keeps the answer; farther swaps may change it and are not scored against the original annotations')
+    accuracy_mode: str = parameter("auto", '"auto": the dataset\'s own scoring (official VQA accuracy for VQAv2 and easy-VQA); or a key of vqa_robust.metrics.ACCURACY_MODES')
+    local_files_only: bool = parameter(False, 'True: never reach the model hub')
+    overwrite: bool = parameter(False, 'True: recompute saved answers that were computed from other inputs (else the run stops and says what changed)')
+    max_concurrency: int | str = parameter("auto", 'served models (openai:MODEL@BASE_URL): requests in flight at once; "auto": 8')
+    served_timeout: float | str = parameter("auto", 'served models: seconds one request may take before it is retried; "auto": 300')
+    served_retries: int | str = parameter("auto", 'served models: retries of one request after a 429, a 5xx, a timeout or a lost connection; "auto": 4')
+    option_rules: str = parameter("auto", 'multiple choice: how an answer\'s option is read, a key of vqa_robust.metrics.OPTION_RULES ("vlmevalkit", "vlmevalkit_2025_04", "mmmu_pro"); "auto": the dataset\'s own')
+    judge: str = parameter("", 'multiple choice: a served model reading the answers the rules cannot, as VLMEvalKit\'s judge (openai:MODEL@BASE_URL); "": none (unread answers score as their rules say)')
+    executor: str = parameter("local", '"local" (this machine) or "ray" (a Ray cluster: one model replica per GPU; vqa_robust.distributed)')
+    ray_address: str = parameter("", 'with executor "ray": the cluster\'s address ("auto", "ray://head:10001"); "": start Ray on this machine')
+    out_dir: str = parameter("runs/default", 'the run folder: answers, tables, figures, run.json (created if missing)')
+
+RUN_PARAMETERS = [f.name for f in fields(RunParameters)]  # the run's parameters, in the order of nbs/run.ipynb's parameters cell
+
+def run_parameter_values(values: dict  # parameter name -> value, as `run()` or the command line got them
+                        ) -> RunParameters:
+    "The run's parameters from keyword values: a name the run does not have is refused, with the names close to it."
+    if unknown := [name for name in values if name not in RUN_PARAMETERS]:
+        close = [m for n in unknown for m in difflib.get_close_matches(n, RUN_PARAMETERS, n=1)]
+        raise ValueError(f"unknown run parameter(s) {', '.join(map(repr, unknown))}" + (f" (did you mean {', '.join(map(repr, close))}?)" if close else "")
+                         + "; the parameters are vqa_robust.run.RUN_PARAMETERS")
+    return RunParameters(**values)
+
+def literal(value) -> str:
+    "A default as Python source: text in double quotes, lists of literals, numbers and booleans as they are."
+    if isinstance(value, str): return json.dumps(value)
+    if isinstance(value, (list, tuple)): return "[" + ", ".join(map(literal, value)) + "]"
+    return repr(value)
+
+def parameters_cell() -> str:
+    "nbs/run.ipynb's parameters cell, one line a parameter (`name: type = default  # meaning`), made from `RunParameters`."
+    defaults = RunParameters()
+    heads = [f"{f.name}: {f.type} = {literal(getattr(defaults, f.name))}" for f in fields(RunParameters)]
+    return "\n".join(f"{head:<30}  # {f.metadata['meaning']}" for head, f in zip(heads, fields(RunParameters)))
+
+
 # %% ../nbs/08_run_library.ipynb #c013
 def refuse_unreachable(parameters: dict,  # `run_parameters`' output
                       ) -> None:
@@ -298,54 +370,19 @@ def refuse_unreachable(parameters: dict,  # `run_parameters`' output
         reason = hub_unreachable_reason(spec.checkpoint)
         if reason: raise unavailable(spec, spec.checkpoint, reason)
 
-def run_config(model: list = ["easy-vqa-vilt", "easy-vqa-blip"],  # keys of vqa_robust.zoo.MODELS, checkpoint folders or served models (openai:MODEL@BASE_URL): one name, a list, comma-separated or JSON text
-               defences: list = ["none"],      # each model behind each of these (vqa_robust.defences.DEFENCES: nlmeans, bm3d, restorer_noise, routed, spelling, ...) and "none" (as it is): e.g. "none,nlmeans,routed"; defences.csv compares them
-               dataset: str = "easy_vqa",      # "easy_vqa" (offline, shipped), "vqav2" (with data_dir, or the three paths below), "vg", "gqa", "vizwiz", "mmbench", "textvqa", "chartqa", "docvqa", "mmmu_pro" (with data_dir): vqa_robust.datasets.DATASETS
-               data_dir: str = "",             # folder the dataset was downloaded into, official file names (VQAv2: v2_OpenEnded_mscoco_val2014_questions.json, ..., val2014/)
-               dataset_split: str = "",        # the dataset's own split (gqa: testdev, val, train; vizwiz: val, train; mmbench: dev_en, dev_en_v11; textvqa: val, train; chartqa: test, val, train; docvqa: val, train; mmmu_pro: vision); "": its first
-               split: str = "auto",            # "vrb": VRB's 3,000 val2014 images with all their questions; "sample": n_images drawn with the seed; "auto": "vrb" for vqav2 when n_images is "auto", else "sample"; or a split file (.json: vqa_robust.data.write_split's, e.g. vqa_robust.calibration.discriminative_split's)
-               questions_file: str = "",       # or the VQAv2 questions JSON ...
-               annotations_file: str = "",     # ... the annotations JSON ...
-               image_dir: str = "",            # ... and the image folder
-               corruptions: list = ["gaussian_noise", "defocus_blur", "brightness"],  # names in vqa_robust.corruptions.CORRUPTIONS or presets (vrb, appendix, ...: vqa_robust.corruptions.PRESETS): a list, comma-separated or JSON text; "none": clean images only (with text_perturbations)
-               severities: list = [1, 2, 3, 4, 5],  # levels 1-5: a list, comma-separated or JSON text
-               n_images = "auto",              # images sampled (split "sample"), with all their questions (0 keeps all); "auto": 500 (on vqav2: VRB's split)
-               seed: int = 0,                  # seeds the split and every corruption
-               device: str = "auto",           # "auto" (CUDA when present), "cpu" or "cuda"
-               batch_size = "auto",            # questions per batch; "auto": each model family's default (vqa_robust.zoo.FAMILIES[...].batch_size)
-               num_workers = "auto",           # data-worker processes decoding, corrupting and preparing batches; "auto": vqa_robust.inference.default_workers
-               dtype: str = "auto",            # "auto" (float32 on CPU, bfloat16/float16 on GPU where the family supports it), "float32", "bfloat16", "float16"
-               threads: int = 1,               # CPU threads for torch
-               text_perturbations: list = [],  # question perturbations (kinds of vqa_robust.text.PERTURBATIONS, or "all"), each answered under every image condition
-               typo_severity: int = 3,         # severity (1-5: typos per question) of the typo kinds
-               colour_metric: str = "ciede2000",  # colour swaps' distance: "ciede2000" (CIEDE2000 on sRGB) or "paper" (the counterfactual paper's RGB distance); vqa_robust.text.COLOR_METRICS
-               colour_vocabulary: str = "split",  # colours counted common: "split" (the split's multiple-choice answers) or "annotations" (every annotated answer of the whole dataset, the paper's)
-               wordnet_choice: str = "seeded",    # WordNet kinds: "seeded" (a seeded draw among the candidates) or "closest" (the paper's closest concept); vqa_robust.text.CHOICES
-               near_colour_distance: float = NEAR_COLOUR_DISTANCE,  # CIEDE2000 below which a nearest-colour swap keeps the answer; farther swaps may change it and are not scored against the original annotations
-               accuracy_mode: str = "auto",    # "auto": the dataset's own scoring (official VQA accuracy for VQAv2 and easy-VQA); or a key of vqa_robust.metrics.ACCURACY_MODES
-               local_files_only: bool = False,  # True: never reach the model hub
-               overwrite: bool = False,        # True: recompute saved answers that were computed from other inputs (else the run stops and says what changed)
-               max_concurrency = "auto",       # served models (openai:MODEL@BASE_URL): requests in flight at once; "auto": 8
-               served_timeout = "auto",        # served models: seconds one request may take before it is retried; "auto": 300
-               served_retries = "auto",        # served models: retries of one request after a 429, a 5xx, a timeout or a lost connection; "auto": 4
-               option_rules: str = "auto",     # multiple choice: how an answer's option is read, a key of vqa_robust.metrics.OPTION_RULES ("vlmevalkit", "vlmevalkit_2025_04", "mmmu_pro"); "auto": the dataset's own
-               judge: str = "",                # multiple choice: a served model reading the answers the rules cannot, as VLMEvalKit's judge (openai:MODEL@BASE_URL); "": none (unread answers score as their rules say)
-               executor: str = "local",        # "local" (this machine) or "ray" (a Ray cluster: one model replica per GPU; vqa_robust.distributed)
-               ray_address: str = "",          # with executor "ray": the cluster's address ("auto", "ray://head:10001"); "": start Ray on this machine
-               out_dir: str = "runs/default",  # the run folder: answers, tables, figures, run.json (created if missing)
+def run_config(parameters: RunParameters | None = None,  # the run's parameters; None: made from `values`
+               **values,                                  # `RunParameters`' fields by name (text, as papermill and the command line pass them, or values)
               ) -> RunConfig:
     "Check every parameter (`run_parameters`), resolve each model once, load the questions and fingerprint them: nothing is written yet."
-    p = run_parameters(model, corruptions, severities, n_images, seed, batch_size, threads, accuracy_mode, device, dataset,
-                       questions_file, annotations_file, image_dir, num_workers, dtype, data_dir=data_dir, split=split,
-                       text_perturbations=text_perturbations, typo_severity=typo_severity, executor=executor, ray_address=ray_address,
-                       dataset_split=dataset_split, colour_metric=colour_metric, colour_vocabulary=colour_vocabulary,
-                       wordnet_choice=wordnet_choice, near_colour_distance=near_colour_distance, defences=defences,
-                       max_concurrency=max_concurrency, served_timeout=served_timeout, served_retries=served_retries, option_rules=option_rules, judge=judge)
+    if parameters is not None and values: raise ValueError(f"give either RunParameters or parameters by name, not both: {sorted(values)}")
+    r = parameters if parameters is not None else run_parameter_values(values)
+    p = run_parameters(**{name: getattr(r, name) for name in RUN_PARAMETERS if name not in ("local_files_only", "overwrite", "out_dir")})
+    local_files_only, overwrite, out_dir = flag(r.local_files_only, "local_files_only"), flag(r.overwrite, "overwrite"), r.out_dir
     out = Path(out_dir)
     if out.exists() and not out.is_dir(): raise ValueError(f"out_dir {out} exists and is not a folder")
     writable = next(f for f in [out, *out.absolute().parents] if f.exists())
     if not os.access(writable, os.W_OK): raise ValueError(f"out_dir {out}: {writable} cannot be written to")
-    if not flag(local_files_only, "local_files_only") and not p["ray_address"]: refuse_unreachable(p)
+    if not local_files_only and not p["ray_address"]: refuse_unreachable(p)
     identities = {m: identity_of(p["specs"][m], p["dtypes"][m]) for m in p["models"]}  # a served model's server is asked here: unreachable, a wrong key, stops now
     full, questions = load_questions(p)
     if not len(questions): raise ValueError(f"split: {p['split']} leaves no question of {full.name} to answer")
@@ -356,10 +393,7 @@ def run_config(model: list = ["easy-vqa-vilt", "easy-vqa-blip"],  # keys of vqa_
     blind = blind_answers(p, questions)  # the training questions are read here and let go: a run holds only its split
     del full; release_memory()
     return RunConfig(p, p["specs"], identities, blind, questions, dataset_fingerprint(questions), perturbed, records, out,
-                     flag(local_files_only, "local_files_only"), flag(overwrite, "overwrite"), judge_model)
-
-# %% ../nbs/08_run_library.ipynb #c014
-RUN_PARAMETERS = list(inspect.signature(run_config).parameters)  # the run's parameters, in the order of nbs/run.ipynb's parameters cell
+                     local_files_only, overwrite, judge_model)
 
 # %% ../nbs/08_run_library.ipynb #c035
 TEXT_FILES = ["text_robustness.csv", "text_ci.csv", "text_perturbations.csv", "text_explanations.csv", "text_rules.csv", "text_rules.png"]
@@ -763,17 +797,24 @@ def show_default(value) -> str:
     "A parameter's default as the command line takes it (lists comma-separated)."
     return ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
 
+def parameter_options(source  # a dataclass (`RunParameters`: its fields' meanings) or a function (its keyword parameters' docments comments)
+                     ) -> list[tuple]:  # (name, default, meaning) of each option
+    "The options a command takes from `source`."
+    if is_dataclass(source):
+        defaults = source()
+        return [(f.name, getattr(defaults, f.name), f.metadata.get("meaning", "")) for f in fields(source)]
+    comments = docments(source)
+    return [(name, p.default, comments.get(name) or "") for name, p in inspect.signature(source).parameters.items()
+            if p.kind is p.POSITIONAL_OR_KEYWORD and p.default is not p.empty]
+
 def add_parameters(parser: argparse.ArgumentParser,  # the (sub)command's parser
-                   function,                          # its parameters and their docments comments become the options
+                   source,                            # `parameter_options`' source: RunParameters, or a function
                   ) -> argparse.ArgumentParser:
-    "One `--name` option per parameter of `function`, its help the parameter's comment and its default: the same text as the notebook's."
-    comments = docments(function)
-    for name, parameter in inspect.signature(function).parameters.items():
-        if parameter.kind is not parameter.POSITIONAL_OR_KEYWORD or parameter.default is parameter.empty: continue
-        text = (comments.get(name) or "").replace("%", "%%")
-        yes_no = {"nargs": "?", "const": True} if isinstance(parameter.default, bool) else {}  # `--overwrite` alone means True
-        parser.add_argument("--" + name.replace("_", "-"), dest=name, default=parameter.default, metavar=name.upper(), **yes_no,
-                            help=f"{text} (default: {show_default(parameter.default)!r})")
+    "One `--name` option per parameter, its help the parameter's meaning and its default: the same text as the notebook's."
+    for name, default, meaning in parameter_options(source):
+        yes_no = {"nargs": "?", "const": True} if isinstance(default, bool) else {}  # `--overwrite` alone means True
+        parser.add_argument("--" + name.replace("_", "-"), dest=name, default=default, metavar=name.upper(), **yes_no,
+                            help=f"{meaning.replace('%', '%%')} (default: {show_default(default)!r})")
     return parser
 
 def command_parser() -> argparse.ArgumentParser:
@@ -782,7 +823,7 @@ def command_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="{run,corrupt,models,corruptions}")
     run_parser = add_parameters(commands.add_parser("run", help="answer, score and write a run folder (vqa_robust.run.run)",
                                                     description="Answer every question of a split under each corruption and severity with each model, score them "
-                                                                "and write the run folder; the same parameters as nbs/run.ipynb and vqa_robust.run.run."), run_config)
+                                                                "and write the run folder; the same parameters as nbs/run.ipynb and vqa_robust.run.run."), RunParameters)
     corrupt_parser = add_parameters(commands.add_parser("corrupt", help="write a dataset's images under chosen corruptions (vqa_robust.generator.generate)",
                                                         description=corrupt.__doc__), corrupt)
     for sub in (run_parser, corrupt_parser): sub.add_argument("--debug", action="store_true", help="show the traceback of an error (default: one line)")
