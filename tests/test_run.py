@@ -247,7 +247,7 @@ def test_bad_parameters_change_nothing(tmp_path):
     "Parameters are checked before anything is written or any model loads, each refused with a message naming it."
     empty = tmp_path / "empty_split.json"; empty.write_text(json.dumps({"dataset": "easy_vqa_test", "image_ids": []}))
     other = tmp_path / "other_split.json"; other.write_text(json.dumps({"dataset": "mmbench_dev_en", "image_ids": [0]}))
-    for params, message in ((("n_images=2", "accuracy_mode=offical"), "accuracy_mode must be"), (("n_images=2", "corruptions="), "corruptions: name at least one"),
+    for params, message in ((("n_images=2", "accuracy_mode=offical"), "accuracy_mode: unknown accuracy mode"), (("n_images=2", "corruptions="), "corruptions: name at least one"),
                             (("n_images=2", "severities=2.5"), "severities"), (("n_images=2", "severities=1,1"), "names a level twice"),
                             (("n_images=2", "device=gpu"), "is not a torch device"), ((f"split={empty}",), "leaves no question"),
                             ((f"split={other}",), "is a split of dataset 'mmbench_dev_en'"),

@@ -14,7 +14,7 @@ import torch
 from fastcore.docments import docments
 from tqdm import tqdm
 
-from .base import non_negative_integer
+from .base import Registry, UnknownNameError, non_negative_integer
 from .data import VQADataset, load_easy_vqa, load_vqav2, read_split, sample_images, vqav2_files, vrb_split, write_split, dataset_fingerprint
 from .datasets import DATASETS, load_dataset, answerability
 from .corruptions import CLEAN, CORRUPTIONS, PRESETS, expand_corruptions, image_under_condition
@@ -37,18 +37,28 @@ from .calibration import (calibration_table, consistency_table, flip_table, most
 
 # %% auto #0
 __all__ = ['SERVED_TRANSPORT', 'SAMPLE_IMAGES', 'RUN_PARAMETERS', 'TEXT_FILES', 'ROBUSTNESS_FILES', 'CHANGE_FILES',
-           'CALIBRATION_FILES', 'CONSISTENCY_FILES', 'DEFENCE_FILES', 'RESULT_FILES', 'CONDITION', 'list_parameter',
-           'int_parameter', 'auto_parameter', 'dataset_files', 'text_kinds', 'defence_list', 'served_transport',
-           'run_parameters', 'RunConfig', 'flag', 'load_questions', 'blind_answers', 'perturbed_questions', 'parameter',
-           'RunParameters', 'run_parameter_values', 'literal', 'parameters_cell', 'refuse_unreachable', 'run_config',
-           'previous_run', 'clear_results', 'prepare_stores', 'answer_all', 'scored_answers', 'circular_folded',
-           'RunResult', 'save_figure', 'save_table', 'accuracy_results', 'extraction_results', 'robustness_results',
-           'change_results', 'calibration_results', 'flip_results', 'consistency_results', 'answer_changing_words',
-           'comparability_results', 'text_perturbation_results', 'defence_results', 'defence_sample', 'run_summary',
-           'run', 'locked_run', 'corrupt', 'registry_table', 'show_default', 'parameter_options', 'add_parameters',
-           'command_parser', 'refused', 'error_line', 'main']
+           'CALIBRATION_FILES', 'CONSISTENCY_FILES', 'DEFENCE_FILES', 'RESULT_FILES', 'CONDITION', 'registry_parameter',
+           'list_parameter', 'int_parameter', 'auto_parameter', 'dataset_files', 'text_kinds', 'defence_list',
+           'served_transport', 'CheckedParameters', 'run_parameters', 'RunConfig', 'flag', 'load_questions',
+           'blind_answers', 'perturbed_questions', 'parameter', 'RunParameters', 'run_parameter_values', 'literal',
+           'parameters_cell', 'refuse_unreachable', 'run_config', 'previous_run', 'clear_results', 'prepare_stores',
+           'answer_all', 'scored_answers', 'circular_folded', 'RunResult', 'save_figure', 'save_table',
+           'accuracy_results', 'extraction_results', 'robustness_results', 'change_results', 'calibration_results',
+           'flip_results', 'consistency_results', 'answer_changing_words', 'comparability_results',
+           'text_perturbation_results', 'defence_results', 'defence_sample', 'run_summary', 'run', 'locked_run',
+           'corrupt', 'registry_table', 'show_default', 'parameter_options', 'add_parameters', 'command_parser',
+           'refused', 'error_line', 'main']
 
 # %% ../nbs/08_run_library.ipynb #c045
+def registry_parameter(registry: Registry,  # the registry that owns the parameter's values
+                       values: list,        # the values given
+                       name: str,           # the parameter
+                       also: str = "",      # what the parameter takes beside the registry's names, e.g. "or 'auto'"
+                      ) -> list:            # the values, when the registry holds each
+    "A parameter's values checked by the registry that owns them: its error (the known names, the close ones) with the parameter named."
+    try: return registry.check(values)
+    except UnknownNameError as e: raise UnknownNameError(f"{name}: {e}" + (f"; {also}" if also else "")) from None
+
 def list_parameter(value, name: str) -> list:
     "A parameter given as a list, comma-separated text or JSON text, as a list of its items."
     if isinstance(value, str):
@@ -90,7 +100,7 @@ def text_kinds(value) -> list[str]:
     if not kinds: return []
     if kinds == ["all"]: return list(PERTURBATIONS)
     unknown = [k for k in kinds if k not in PERTURBATIONS]
-    if unknown: raise ValueError(f"text_perturbations: unknown kind(s) {unknown}; known: {', '.join(PERTURBATIONS)}, or 'all'")
+    if unknown: registry_parameter(PERTURBATIONS, unknown, "text_perturbations", also="or 'all'")
     if len(set(kinds)) != len(kinds): raise ValueError(f"text_perturbations: {kinds} names a kind twice")
     return kinds
 
@@ -98,7 +108,7 @@ def defence_list(value) -> list[str]:
     "The defences of a run: keys of `vqa_robust.defences.DEFENCES` and 'none' (the model undefended); default and empty: ['none']."
     names = [str(d) for d in list_parameter(value, "defences")] or [NO_DEFENCE]
     unknown = [d for d in names if d != NO_DEFENCE and d not in DEFENCES]
-    if unknown: raise ValueError(f"defences: unknown defence(s) {unknown}; known: none, {', '.join(DEFENCES)}")
+    if unknown: registry_parameter(DEFENCES, unknown, "defences", also=f"and {NO_DEFENCE!r} (the model as it is)")
     if len(set(names)) != len(names): raise ValueError(f"defences: {names} names a defence twice")
     return names
 
@@ -117,6 +127,43 @@ def served_transport(max_concurrency, served_timeout, served_retries,  # each "a
     set_ = [k for k, v in given.items() if v != "auto"]
     if set_ and not served: raise ValueError(f"{set_[0]}: only served models (openai:MODEL@BASE_URL) send requests, and this run has none; leave it 'auto'")
     return {k: SERVED_TRANSPORT[k] if v == "auto" else v for k, v in given.items()}
+
+@dataclass
+class CheckedParameters:
+    "A run's parameters parsed and checked (`run_parameters`), with what they resolve to: read by attribute from here on, never by name."
+    models: list            # model names, each behind each defence ("name+defence")
+    corruptions: list       # corruption names, presets expanded
+    severities: list        # levels 1-5
+    grid: list              # (corruption, severity) conditions, the clean one first
+    n_images: int | None    # images sampled; None: VRB's split
+    seed: int
+    threads: int
+    accuracy_mode: str      # a key of ACCURACY_MODES
+    device: str             # a resolved torch device
+    dataset: str            # a key of DATASETS
+    dtypes: dict            # model -> torch dtype or None
+    batch_sizes: dict       # model -> questions per batch
+    chunk_size: int         # questions per saved chunk
+    num_workers: int        # data-worker processes
+    files: dict             # the dataset's files: VQAv2's three paths, or {"data_dir": ...}; {} for easy-VQA
+    split: str              # "vrb", "sample" or a split file
+    specs: dict             # model -> its resolved ModelSpec
+    text_kinds: list        # question perturbation kinds
+    typo_severity: int
+    colour_metric: str
+    colour_vocabulary: str
+    wordnet_choice: str
+    near_colour_distance: float
+    executor: str           # a key of EXECUTORS
+    ray_address: str
+    dataset_split: str      # the dataset's own split
+    defences: list          # defence names ("none": the model as it is)
+    model_settings: dict    # model -> the dataset's settings for its family
+    max_concurrency: int    # served requests in flight
+    served_timeout: float   # seconds a served request may take
+    served_retries: int     # retries of a served request
+    option_rules: str       # a key of OPTION_RULES
+    judge: str              # a served judge, or ""
 
 SAMPLE_IMAGES = 500  # images a run samples when n_images is "auto" (and the split is not VRB's)
 
@@ -153,14 +200,14 @@ def run_parameters(model,            # keys of MODELS or checkpoint folders: one
                    served_retries="auto",             # served models: retries of one request (429, 5xx, a timeout, a lost connection); "auto": 4
                    option_rules: str = "auto",        # multiple choice: a key of `vqa_robust.metrics.OPTION_RULES`; "auto": the dataset's own
                    judge: str = "",                   # multiple choice: a served model (openai:MODEL@BASE_URL) reading what the rules cannot; "": none
-                  ) -> dict:                    # the typed parameters, plus "specs", "grid", "dtypes", "batch_sizes", "files"
+                  ) -> CheckedParameters:       # the typed parameters, with specs, grid, dtypes, batch sizes and files
     "The run's parameters, typed and checked; a ValueError naming the parameter otherwise."
     models = [str(m) for m in list_parameter(model, "model")]
     if not models: raise ValueError("model: name at least one model (a key of vqa_robust.zoo.MODELS or a checkpoint folder)")
     if len(set(models)) != len(models): raise ValueError(f"model: {models} names a model twice")
     defence_names = defence_list(defences)
     models = [defended_name(m, d) for m in models for d in defence_names]
-    if dataset not in DATASETS: raise ValueError(f"dataset must be one of {sorted(DATASETS)}, got {dataset!r}")
+    registry_parameter(DATASETS, [dataset], "dataset")
     specs = {m: model_spec(m) for m in models}
     settings = {m: dict(DATASETS[dataset].model_settings.get(spec.family, {})) for m, spec in specs.items()}
     specs = {m: with_settings(specs[m], settings[m]) for m in models}  # the dataset's settings for each model's family (MMBench: the chat families' letter prompt)
@@ -175,15 +222,14 @@ def run_parameters(model,            # keys of MODELS or checkpoint folders: one
     if not levels: raise ValueError("severities: give at least one level in 1-5")
     if len(set(levels)) != len(levels): raise ValueError(f"severities: {levels} names a level twice")
     grid = conditions(corruption_names, levels)
-    if accuracy_mode != "auto" and accuracy_mode not in ACCURACY_MODES:
-        raise ValueError(f"accuracy_mode must be 'auto' or one of {sorted(ACCURACY_MODES)}, got {accuracy_mode!r}")
+    if accuracy_mode != "auto": registry_parameter(ACCURACY_MODES, [accuracy_mode], "accuracy_mode", also="or 'auto' (the dataset's own)")
     threads = int_parameter(threads, "threads")
     if threads < 1: raise ValueError(f"threads must be at least 1, got {threads}")
     sizes = {"batch_size": auto_parameter(batch_size, "batch_size", 1), "num_workers": auto_parameter(num_workers, "num_workers", 0),
              "chunk_size": auto_parameter(chunk_size, "chunk_size", 1)}
     if dataset_split and dataset_split not in DATASETS[dataset].splits:
         raise ValueError(f"dataset_split: {dataset} has the splits {list(DATASETS[dataset].splits)}, got {dataset_split!r}")
-    if executor not in EXECUTORS: raise ValueError(f"executor must be one of {sorted(EXECUTORS)}, got {executor!r}")
+    registry_parameter(EXECUTORS, [executor], "executor")
     if split not in ("auto", "sample", "vrb") and not str(split).endswith(".json"):
         raise ValueError(f"split must be 'auto', 'sample', 'vrb' or a split file (.json, as vqa_robust.data.write_split writes), got {split!r}")
     if str(split).endswith(".json"):
@@ -201,20 +247,20 @@ def run_parameters(model,            # keys of MODELS or checkpoint folders: one
     else: files = {"data_dir": Path(data_dir)}
     typo_severity = int_parameter(typo_severity, "typo_severity")
     if not 1 <= typo_severity <= 5: raise ValueError(f"typo_severity must be in 1-5, got {typo_severity}")
-    if colour_metric not in COLOR_METRICS: raise ValueError(f"colour_metric must be one of {list(COLOR_METRICS)}, got {colour_metric!r}")
+    registry_parameter(COLOR_METRICS, [colour_metric], "colour_metric")
     if colour_vocabulary not in ("split", "annotations"): raise ValueError(f"colour_vocabulary must be 'split' or 'annotations', got {colour_vocabulary!r}")
-    if wordnet_choice not in CHOICES: raise ValueError(f"wordnet_choice must be one of {list(CHOICES)}, got {wordnet_choice!r}")
+    registry_parameter(CHOICES, [wordnet_choice], "wordnet_choice")
     try: near_colour_distance = float(near_colour_distance)
     except (TypeError, ValueError): raise ValueError(f"near_colour_distance must be a number, got {near_colour_distance!r}") from None
     if not near_colour_distance >= 0: raise ValueError(f"near_colour_distance must be a non-negative CIEDE2000 distance, got {near_colour_distance!r}")
-    option_rules = DATASETS[dataset].option_rules if option_rules == "auto" else OPTION_RULES.check([option_rules])[0]
+    option_rules = DATASETS[dataset].option_rules if option_rules == "auto" else registry_parameter(OPTION_RULES, [option_rules], "option_rules")[0]
     if judge:
         parse_served(judge)  # the form openai:MODEL@BASE_URL, or an error showing it
         if not OPTION_RULES[option_rules].judged: raise ValueError(f"judge: the option rules {option_rules!r} ask no judge (they read every answer or draw an option, as their benchmark's evaluation does)")
     device = resolve_device(device)
     dtypes = {m: resolve_dtype(dtype, device, FAMILIES[spec.family]) for m, spec in specs.items()}
     batch_sizes = {m: FAMILIES[spec.family].batch_size if sizes["batch_size"] == "auto" else sizes["batch_size"] for m, spec in specs.items()}
-    return {"models": models, "corruptions": corruption_names, "severities": levels, "grid": grid, "n_images": None if split == "vrb" else SAMPLE_IMAGES if n_images == "auto" else n_images,
+    return CheckedParameters(**{"models": models, "corruptions": corruption_names, "severities": levels, "grid": grid, "n_images": None if split == "vrb" else SAMPLE_IMAGES if n_images == "auto" else n_images,
             "seed": int_parameter(seed, "seed"), "threads": threads,
             "accuracy_mode": DATASETS[dataset].accuracy_mode if accuracy_mode == "auto" else accuracy_mode, "device": device, "dataset": dataset,
             "dtypes": dtypes, "batch_sizes": batch_sizes, "chunk_size": CHUNK_SIZE if sizes["chunk_size"] == "auto" else sizes["chunk_size"],
@@ -222,13 +268,13 @@ def run_parameters(model,            # keys of MODELS or checkpoint folders: one
             "files": files, "split": split, "specs": specs,
             "text_kinds": kinds, "typo_severity": typo_severity, "colour_metric": colour_metric, "colour_vocabulary": colour_vocabulary, "wordnet_choice": wordnet_choice, "near_colour_distance": near_colour_distance, "executor": executor, "ray_address": str(ray_address),
             "dataset_split": dataset_split or DATASETS[dataset].splits[0], "defences": defence_names, "model_settings": settings,
-            **transport, "option_rules": option_rules, "judge": str(judge)}
+            **transport, "option_rules": option_rules, "judge": str(judge)})
 
 # %% ../nbs/08_run_library.ipynb #c006
 @dataclass
 class RunConfig:
     "Everything a run needs, checked and computed once: the parameters, each model's spec and identity, the questions and their fingerprints."
-    parameters: dict        # `run_parameters`' checked values (models, grid, seed, device, dtypes, batch sizes, ...)
+    parameters: CheckedParameters  # `run_parameters`' checked values (models, grid, seed, device, dtypes, batch sizes, ...)
     specs: dict             # model name -> its resolved ModelSpec
     identities: dict        # model name -> its identity (`vqa_robust.zoo.identity_of`), as the store records it
     blind: pd.DataFrame | None  # the blind baseline's answers to the split (from easy-VQA's training questions), or None
@@ -257,37 +303,41 @@ def flag(value, name: str) -> bool:
     raise ValueError(f"{name} must be True or False, got {value!r}")
 
 # %% ../nbs/08_run_library.ipynb #c010
-def load_questions(parameters: dict  # `run_parameters`' output
-                  ) -> tuple:        # (the whole dataset, the run's split)
+def load_questions(dataset: str,        # a key of DATASETS
+                   files: dict,         # its files (`dataset_files`, or {"data_dir": ...})
+                   dataset_split: str,  # the dataset's own split
+                   split: str,          # "vrb", "sample" or a split file
+                   n_images: int | None,  # images sampled with split "sample" (None or 0: all)
+                   seed: int,           # seeds the sample
+                  ) -> tuple:           # (the whole dataset, the run's split)
     "Load the run's dataset and draw its split: VRB's images, or `n_images` sampled with the seed."
-    dataset, files = parameters["dataset"], parameters["files"]
     if dataset == "easy_vqa": full = load_easy_vqa("test")
     elif dataset == "vqav2": full = load_vqav2(files["questions_file"], files["annotations_file"], files["image_dir"], name="vqav2")
-    else: full = load_dataset(dataset, files["data_dir"], parameters["dataset_split"])
-    if str(parameters["split"]).endswith(".json"): return full, read_split(full, parameters["split"])  # e.g. the discriminative questions' images
-    if parameters["split"] != "vrb": return full, sample_images(full, parameters["n_images"] or None, seed=parameters["seed"])
+    else: full = load_dataset(dataset, files["data_dir"], dataset_split)
+    if str(split).endswith(".json"): return full, read_split(full, split)  # e.g. the discriminative questions' images
+    if split != "vrb": return full, sample_images(full, n_images or None, seed=seed)
     try: return full, vrb_split(full)
     except ValueError as e:
         raise ValueError(f"{e}; to run on a sample of these {len(full.image_ids)} images instead, use split 'sample' with n_images "
                          "(papermill: -p split sample -p n_images N; command line: --split sample --n-images N)") from None
 
-def blind_answers(parameters: dict,   # `run_parameters`' output
+def blind_answers(parameters: CheckedParameters,   # `run_parameters`' output
                   split: VQADataset,  # the run's questions
                  ) -> pd.DataFrame | None:  # answers in a run's layout, or None
     "The blind baseline's answers to the split, from the priors of the dataset's training questions (easy-VQA ships them; None elsewhere)."
-    return blind_baseline(load_easy_vqa("train"), split) if parameters["dataset"] == "easy_vqa" else None
+    return blind_baseline(load_easy_vqa("train"), split) if parameters.dataset == "easy_vqa" else None
 
 # %% ../nbs/08_run_library.ipynb #c011
-def perturbed_questions(parameters: dict,     # `run_parameters`' output
+def perturbed_questions(parameters: CheckedParameters,     # `run_parameters`' output
                         full: VQADataset,     # the whole dataset (its annotations give the 'annotations' colour vocabulary)
                         dataset: VQADataset,  # the run's split
                        ) -> tuple:           # (kind -> perturbed questions, their records or None)
     "Each text kind's perturbed questions, drawn with the run seed (vqa_robust.text_eval.perturb_all)."
-    kinds = parameters["text_kinds"]
+    kinds = parameters.text_kinds
     if not kinds: return {}, None
-    vocabulary = answer_vocabulary(full, "annotations") if parameters["colour_vocabulary"] == "annotations" else answer_vocabulary(dataset, "multiple_choice")
-    return perturb_all(dataset, kinds, seed=parameters["seed"], typo_severity=parameters["typo_severity"], vocabulary=vocabulary,
-                       metric=parameters["colour_metric"], choice=parameters["wordnet_choice"])
+    vocabulary = answer_vocabulary(full, "annotations") if parameters.colour_vocabulary == "annotations" else answer_vocabulary(dataset, "multiple_choice")
+    return perturb_all(dataset, kinds, seed=parameters.seed, typo_severity=parameters.typo_severity, vocabulary=vocabulary,
+                       metric=parameters.colour_metric, choice=parameters.wordnet_choice)
 
 # %% ../nbs/08_run_library.ipynb #c012p
 def parameter(default,      # the parameter's default (a list is copied for each run)
@@ -361,11 +411,11 @@ def parameters_cell() -> str:
 
 
 # %% ../nbs/08_run_library.ipynb #c013
-def refuse_unreachable(parameters: dict,  # `run_parameters`' output
+def refuse_unreachable(parameters: CheckedParameters,  # `run_parameters`' output
                       ) -> None:
     "Stop before any work when a model's hub checkpoint cannot be had from here (not in the Hugging Face cache, and the hub unreachable); a Ray cluster's workers fetch their own."
-    for name in parameters["models"]:
-        spec = parameters["specs"][name]
+    for name in parameters.models:
+        spec = parameters.specs[name]
         if FAMILIES[spec.family].fingerprint: continue  # a served model: its fingerprint asks its server, and says why it cannot
         reason = hub_unreachable_reason(spec.checkpoint)
         if reason: raise unavailable(spec, spec.checkpoint, reason)
@@ -382,17 +432,17 @@ def run_config(parameters: RunParameters | None = None,  # the run's parameters;
     if out.exists() and not out.is_dir(): raise ValueError(f"out_dir {out} exists and is not a folder")
     writable = next(f for f in [out, *out.absolute().parents] if f.exists())
     if not os.access(writable, os.W_OK): raise ValueError(f"out_dir {out}: {writable} cannot be written to")
-    if not local_files_only and not p["ray_address"]: refuse_unreachable(p)
-    identities = {m: identity_of(p["specs"][m], p["dtypes"][m]) for m in p["models"]}  # a served model's server is asked here: unreachable, a wrong key, stops now
-    full, questions = load_questions(p)
-    if not len(questions): raise ValueError(f"split: {p['split']} leaves no question of {full.name} to answer")
-    check_annotations(questions, p["accuracy_mode"])  # a question its scoring cannot read is refused now, not after every answer
-    if p["judge"] and "options" not in questions.questions: raise ValueError(f"judge: dataset {p['dataset']} is not multiple choice; a judge reads which option an answer chose")
-    judge_model = load_judge(p["judge"], p["max_concurrency"], p["served_timeout"], p["served_retries"]) if p["judge"] else None  # its server asked now: unreachable or a wrong key stops here
+    if not local_files_only and not p.ray_address: refuse_unreachable(p)
+    identities = {m: identity_of(p.specs[m], p.dtypes[m]) for m in p.models}  # a served model's server is asked here: unreachable, a wrong key, stops now
+    full, questions = load_questions(p.dataset, p.files, p.dataset_split, p.split, p.n_images, p.seed)
+    if not len(questions): raise ValueError(f"split: {p.split} leaves no question of {full.name} to answer")
+    check_annotations(questions, p.accuracy_mode)  # a question its scoring cannot read is refused now, not after every answer
+    if p.judge and "options" not in questions.questions: raise ValueError(f"judge: dataset {p.dataset} is not multiple choice; a judge reads which option an answer chose")
+    judge_model = load_judge(p.judge, p.max_concurrency, p.served_timeout, p.served_retries) if p.judge else None  # its server asked now: unreachable or a wrong key stops here
     perturbed, records = perturbed_questions(p, full, questions)
     blind = blind_answers(p, questions)  # the training questions are read here and let go: a run holds only its split
     del full; release_memory()
-    return RunConfig(p, p["specs"], identities, blind, questions, dataset_fingerprint(questions), perturbed, records, out,
+    return RunConfig(p, p.specs, identities, blind, questions, dataset_fingerprint(questions), perturbed, records, out,
                      local_files_only, overwrite, judge_model)
 
 # %% ../nbs/08_run_library.ipynb #c035
@@ -429,7 +479,7 @@ def prepare_stores(config: RunConfig) -> list:
     p = config.parameters
     def stores(remove: bool) -> list:
         return [f for questions, folder, fingerprint in config.stores.values()
-                for f in checked_store(folder, config.identities, questions, p["grid"], p["seed"], fingerprint, p["batch_sizes"], p["chunk_size"],
+                for f in checked_store(folder, config.identities, questions, p.grid, p.seed, fingerprint, p.batch_sizes, p.chunk_size,
                                        config.overwrite, remove=remove)]
     stores(remove=False)  # every store checked before any is changed: a refused run changes nothing
     clear_results(config.out_dir)
@@ -451,21 +501,21 @@ def answer_all(config: RunConfig,  # the run
               ) -> tuple:          # (every answer with the `text` it answered, seconds per model)
     "Every model's answers to every question set under every condition, through the run's executor (vqa_robust.distributed.EXECUTORS)."
     p, stores = config.parameters, config.stores
-    runner = executor_named(p["executor"])
-    n_answers = len(p["models"]) * len(p["grid"]) * sum(len(q) for q, _, _ in stores.values())
+    runner = executor_named(p.executor)
+    n_answers = len(p.models) * len(p.grid) * sum(len(q) for q, _, _ in stores.values())
     bar = tqdm(total=n_answers, unit="answer", unit_scale=True, dynamic_ncols=True, desc="answers") if progress else False
     parts, seconds = [], {}
-    for name in p["models"]:
+    for name in p.models:
         began, identity = time.time(), config.identities[name]
-        load = {"device": p["device"], "dtype": p["dtypes"][name], "local_files_only": config.local_files_only, "concurrency": p["max_concurrency"],
-                "timeout": p["served_timeout"], "retries": p["served_retries"],
-                **p["model_settings"][name]}
-        replicas = runner.start(name, load, threads=p["threads"], num_workers=p["num_workers"], address=p["ray_address"], log=log)
-        if log: log(f"{identity['model']}: dtype {identity['dtype']}, batch size {p['batch_sizes'][name]}, executor {runner.name}")
+        load = {"device": p.device, "dtype": p.dtypes[name], "local_files_only": config.local_files_only, "concurrency": p.max_concurrency,
+                "timeout": p.served_timeout, "retries": p.served_retries,
+                **p.model_settings[name]}
+        replicas = runner.start(name, load, threads=p.threads, num_workers=p.num_workers, address=p.ray_address, log=log)
+        if log: log(f"{identity['model']}: dtype {identity['dtype']}, batch size {p.batch_sizes[name]}, executor {runner.name}")
         try:
             for text, (questions, folder, fingerprint) in stores.items():
-                parts.append(runner.answer(name, identity, questions, p["grid"], folder, seed=p["seed"], batch_size=p["batch_sizes"][name],
-                                           chunk_size=p["chunk_size"], num_workers=p["num_workers"], overwrite=config.overwrite, progress=bar,
+                parts.append(runner.answer(name, identity, questions, p.grid, folder, seed=p.seed, batch_size=p.batch_sizes[name],
+                                           chunk_size=p.chunk_size, num_workers=p.num_workers, overwrite=config.overwrite, progress=bar,
                                            log=log, load=load, data=fingerprint, **replicas).assign(text=text))
             usage = getattr(replicas.get("model"), "usage", None)  # a served model's requests, latency and tokens
             if usage:
@@ -486,12 +536,12 @@ def scored_answers(config: RunConfig,      # the run
     p, stores = config.parameters, config.stores
     def scored(text):
         questions = stores[text][0]
-        rows = score_answers(answers[answers.text == text].drop(columns="text"), questions, mode=p["accuracy_mode"], circular=False,
-                             option_rules=p["option_rules"], judge=config.judge)
-        return rows.merge(questions.questions[["question_id", "question"]], on="question_id", how="left").assign(text=text, text_seed=p["seed"])
+        rows = score_answers(answers[answers.text == text].drop(columns="text"), questions, mode=p.accuracy_mode, circular=False,
+                             option_rules=p.option_rules, judge=config.judge)
+        return rows.merge(questions.questions[["question_id", "question"]], on="question_id", how="left").assign(text=text, text_seed=p.seed)
     if not config.perturbed: return scored("original"), None
     perturbed = pd.concat([scored(k).assign(kind=k) for k in config.perturbed], ignore_index=True)
-    return scored("original"), scored_where_known(perturbed, config.records, p["near_colour_distance"])
+    return scored("original"), scored_where_known(perturbed, config.records, p.near_colour_distance)
 
 def circular_folded(config: RunConfig,              # the run
                     scored: pd.DataFrame | None,    # `scored_answers`' rows (with `text`), or None
@@ -551,32 +601,32 @@ def accuracy_results(config: RunConfig, result: RunResult, scored: pd.DataFrame)
     result.breakdown = save_table(result, "accuracy_breakdown.csv", accuracy_breakdown(scored, split), index=False)  # as the official script
     if "answerable" in split.questions:  # VizWiz: does the model say 'unanswerable' when it should (its evaluation's average precision and F1)?
         save_table(result, "answerability.csv", answerability(scored, split), index=False)
-    else: result.not_computed["answerability.csv"] = f"dataset {p['dataset']} has no answerability labels (VizWiz has)"
+    else: result.not_computed["answerability.csv"] = f"dataset {p.dataset} has no answerability labels (VizWiz has)"
     families = family_accuracy(scored, split)
     if config.blind is not None:
-        blind = score_answers(config.blind, split, mode=p["accuracy_mode"])
+        blind = score_answers(config.blind, split, mode=p.accuracy_mode)
         families = pd.concat([family_accuracy(blind, split), families])
     result.families = save_table(result, "family_accuracy.csv", families)
-    if p["corruptions"]:
+    if p.corruptions:
         save_figure(result, "accuracy_vs_severity", lambda: plot_accuracy_vs_severity(result.accuracy, title=f"{split.name} ({len(split)} questions)"))
     else: result.not_computed["accuracy_vs_severity.png"] = "the run has no image corruption"
 
 def extraction_results(config: RunConfig, result: RunResult, every: pd.DataFrame) -> None:
     "extraction.csv: how many answers of each condition (every rotation) each option rule, the judge and nobody decided."
-    if "option_rule" not in every: result.not_computed["extraction.csv"] = f"dataset {config.parameters['dataset']} is not multiple choice"; return
+    if "option_rule" not in every: result.not_computed["extraction.csv"] = f"dataset {config.parameters.dataset} is not multiple choice"; return
     result.extraction = save_table(result, "extraction.csv", extraction_table(every[every.text == "original"]), index=False)
 
 # %% ../nbs/08_run_library.ipynb #c041
 def robustness_results(config: RunConfig, result: RunResult, scored: pd.DataFrame) -> None:
     "VRB's sub-metrics and VRE (needs severities 1-5 of a corruption), their bootstrap intervals and the paper's figures."
     p, acc = config.parameters, result.accuracy
-    if not (sorted(p["severities"]) == [1, 2, 3, 4, 5] and p["corruptions"]):
-        why = f"VRB's metrics need severities 1-5 of at least one corruption, this run has {sorted(p['severities'])} of {p['corruptions']}"
+    if not (sorted(p.severities) == [1, 2, 3, 4, 5] and p.corruptions):
+        why = f"VRB's metrics need severities 1-5 of at least one corruption, this run has {sorted(p.severities)} of {p.corruptions}"
         result.not_computed.update({name: why for name in ROBUSTNESS_FILES})
         print(f"robustness.csv not written: {why}")
         return
     result.robustness = save_table(result, "robustness.csv", robustness_table(acc), index=False)
-    result.intervals = bootstrap(scored, n_boot=1000, seed=p["seed"])  # 95% intervals over questions, see vqa_robust.metrics.bootstrap
+    result.intervals = bootstrap(scored, n_boot=1000, seed=p.seed)  # 95% intervals over questions, see vqa_robust.metrics.bootstrap
     for name, key in (("accuracy_ci.csv", "accuracy"), ("vre_ci.csv", "vre_corruption"), ("vre_model_ci.csv", "vre_model")):
         save_table(result, name, result.intervals[key])
     ranking = result.intervals["vre_model"].sort_values("estimate")
@@ -590,12 +640,12 @@ def robustness_results(config: RunConfig, result: RunResult, scored: pd.DataFram
 # %% ../nbs/08_run_library.ipynb #c043
 def change_results(config: RunConfig, result: RunResult, scored: pd.DataFrame) -> None:
     "Every answer a corruption changed from the model's clean answer, by VRB Table 4's categories; counts and a gallery."
-    if not config.parameters["corruptions"]:
+    if not config.parameters.corruptions:
         result.not_computed.update({name: "the run has no image corruption" for name in CHANGE_FILES}); return
     changes = result.changes = save_table(result, "answer_changes.csv", categorise(answer_changes(scored, config.dataset)), index=False)
     mispredictions = pd.concat([change_table(changes, by).rename(columns={by: "group"}).assign(by=by) for by in ("category", "question_type")], ignore_index=True)
     save_table(result, "mispredictions.csv", mispredictions[["model", "by", "group", "count", "share"]], index=False)
-    if len(changes): save_figure(result, "answer_changes", lambda: plot_gallery(changes, config.dataset, n=8, seed=config.parameters["seed"]), dpi=100)
+    if len(changes): save_figure(result, "answer_changes", lambda: plot_gallery(changes, config.dataset, n=8, seed=config.parameters.seed), dpi=100)
     else: result.not_computed["answer_changes.png"] = "no corruption changed an answer"
 
 # %% ../nbs/08_run_library.ipynb #d565942a
@@ -606,19 +656,19 @@ def calibration_results(config: RunConfig, result: RunResult, scored: pd.DataFra
     alignment = robustness_alignment(scored)[CONDITION + ["alignment", "uncertainty_shift", "ras"]]
     table = calibration_table(scored).merge(alignment, on=CONDITION, how="left")
     result.calibration = save_table(result, "calibration.csv", table, index=False)
-    if not config.parameters["corruptions"]: result.not_computed["reliability.png"] = "the run has no image corruption"
+    if not config.parameters.corruptions: result.not_computed["reliability.png"] = "the run has no image corruption"
     elif not table.n_confidence.sum(): result.not_computed["reliability.png"] = "no model of this run reports a confidence"
     else: save_figure(result, "reliability", lambda: plot_reliability(scored))
 
 def flip_results(config: RunConfig, result: RunResult, scored: pd.DataFrame) -> None:
     "flips.csv: each condition's accuracy change split into destructive and corrective parts, and its flip rate, with 95% intervals."
-    if not config.parameters["corruptions"]: result.not_computed["flips.csv"] = "the run has no image corruption"; return
-    result.flips = save_table(result, "flips.csv", flip_table(scored, n_boot=1000, seed=config.parameters["seed"]), index=False)
+    if not config.parameters.corruptions: result.not_computed["flips.csv"] = "the run has no image corruption"; return
+    result.flips = save_table(result, "flips.csv", flip_table(scored, n_boot=1000, seed=config.parameters.seed), index=False)
 
 def consistency_results(config: RunConfig, result: RunResult, scored: pd.DataFrame) -> None:
     "consistency.csv: the share of questions whose right/wrong pattern over severities 0-5 is not monotone, and their instability; the most unstable questions."
     p = config.parameters
-    if not (sorted(p["severities"]) == [1, 2, 3, 4, 5] and p["corruptions"]):
+    if not (sorted(p.severities) == [1, 2, 3, 4, 5] and p.corruptions):
         result.not_computed.update({name: "consistency across severities needs severities 1-5" for name in CONSISTENCY_FILES}); return
     patterns = severity_patterns(scored)
     result.consistency = save_table(result, "consistency.csv", consistency_table(patterns), index=False)
@@ -630,7 +680,7 @@ def answer_changing_words(words) -> re.Pattern:
 
 def comparability_results(config: RunConfig, result: RunResult, scored: pd.DataFrame) -> None:
     "comparability.csv: for corruptions that can change a correct answer, accuracy on every question beside accuracy on the questions they cannot change."
-    changing = {c: CORRUPTIONS[c].changes_answers for c in config.parameters["corruptions"] if CORRUPTIONS[c].changes_answers}
+    changing = {c: CORRUPTIONS[c].changes_answers for c in config.parameters.corruptions if CORRUPTIONS[c].changes_answers}
     if not changing: result.not_computed["comparability.csv"] = "no corruption of this run can change a correct answer"; return
     rows = []
     for corruption, words in changing.items():
@@ -650,9 +700,9 @@ def text_perturbation_results(config: RunConfig, result: RunResult, scored: pd.D
     if not config.perturbed:
         result.not_computed.update({name: "the run has no text_perturbations" for name in TEXT_FILES}); return
     p = config.parameters
-    pairs = paired_answers(scored, scored_perturbed, config.records, p["near_colour_distance"])
+    pairs = paired_answers(scored, scored_perturbed, config.records, p.near_colour_distance)
     result.text_results = save_table(result, "text_robustness.csv", text_table(pairs), index=False)
-    save_table(result, "text_ci.csv", text_intervals(pairs, n_boot=1000, seed=p["seed"]), index=False)
+    save_table(result, "text_ci.csv", text_intervals(pairs, n_boot=1000, seed=p.seed), index=False)
     save_table(result, "text_perturbations.csv", config.records, index=False)
     save_table(result, "text_explanations.csv", local_explanations(pairs), index=False)
     rules = save_table(result, "text_rules.csv", global_rules(pairs), index=False)
@@ -662,11 +712,11 @@ def text_perturbation_results(config: RunConfig, result: RunResult, scored: pd.D
 def defence_results(config: RunConfig, result: RunResult, scored: pd.DataFrame) -> None:
     "defences.csv: per model, defence and condition, the accuracy behind the defence against none, recovered with its interval, the clean cost, the time per image and VRE; and its figure."
     p = config.parameters
-    used = [d for d in p["defences"] if d != NO_DEFENCE]
+    used = [d for d in p.defences if d != NO_DEFENCE]
     if not used: result.not_computed.update({name: "the run has no defences" for name in DEFENCE_FILES}); return
-    if NO_DEFENCE not in p["defences"]:
+    if NO_DEFENCE not in p.defences:
         result.not_computed.update({name: "defences need 'none' among them: what a defence buys back is measured against the model without it" for name in DEFENCE_FILES}); return
-    table = defence_table(scored, n_boot=1000, seed=p["seed"], timing=defence_timing(used, *defence_sample(config)))
+    table = defence_table(scored, n_boot=1000, seed=p.seed, timing=defence_timing(used, *defence_sample(config)))
     if result.robustness is not None:  # VRE behind each defence and without it (one ranking: min-max scaled over every model and defence of the run)
         vre = result.robustness[result.robustness.corruption == "all"].set_index("model").VRE
         table["vre"] = [vre.get(defended_name(m, d), float("nan")) for m, d in zip(table.model, table.defence)]
@@ -677,23 +727,23 @@ def defence_results(config: RunConfig, result: RunResult, scored: pd.DataFrame) 
 def defence_sample(config: RunConfig, n: int = 20) -> tuple[list, list]:
     "What the defences are timed on: n images of the split under the run's first corruption at its middle severity (clean without one), and its first 10 n questions."
     p, data = config.parameters, config.dataset
-    corruption, severity = (p["corruptions"][0], sorted(p["severities"])[len(p["severities"]) // 2]) if p["corruptions"] else CLEAN
+    corruption, severity = (p.corruptions[0], sorted(p.severities)[len(p.severities) // 2]) if p.corruptions else CLEAN
     ids = list(data.image_ids)[:n]
-    return [image_under_condition(data.load_image(i), corruption, severity, p["seed"], i) for i in ids], data.questions.question.head(10 * n).tolist()
+    return [image_under_condition(data.load_image(i), corruption, severity, p.seed, i) for i in ids], data.questions.question.head(10 * n).tolist()
 
 # %% ../nbs/08_run_library.ipynb #6d4d086d
 def run_summary(config: RunConfig, result: RunResult, seconds: dict, elapsed: float, memory: dict, served: dict | None = None) -> dict:
     "run.json: the settings, each model's identity, the data's and the corruption code's fingerprints, timing, memory, served models' usage and what was not computed."
     p = config.parameters
     return {"models": list(config.identities.values()), "data": config.data, "corruption_code": code_fingerprint(config.dataset), "dataset": config.dataset.name,
-            "n_images": len(config.dataset.image_ids), "n_questions": len(config.dataset), "seed": p["seed"], "corruptions": p["corruptions"],
-            "severities": p["severities"], "conditions": len(p["grid"]), "accuracy_mode": p["accuracy_mode"], "executor": p["executor"],
-            "dataset_split": p["dataset_split"], "device": p["device"], "num_workers": p["num_workers"], "batch_sizes": p["batch_sizes"],
-            "chunk_size": p["chunk_size"], "split": p["split"], "text_perturbations": {k: len(d) for k, d in config.perturbed.items()},
-            "typo_severity": p["typo_severity"], "colour_metric": p["colour_metric"], "colour_vocabulary": p["colour_vocabulary"],
-            "wordnet_choice": p["wordnet_choice"], "near_colour_distance": p["near_colour_distance"], "seconds": round(elapsed, 1),
+            "n_images": len(config.dataset.image_ids), "n_questions": len(config.dataset), "seed": p.seed, "corruptions": p.corruptions,
+            "severities": p.severities, "conditions": len(p.grid), "accuracy_mode": p.accuracy_mode, "executor": p.executor,
+            "dataset_split": p.dataset_split, "device": p.device, "num_workers": p.num_workers, "batch_sizes": p.batch_sizes,
+            "chunk_size": p.chunk_size, "split": p.split, "text_perturbations": {k: len(d) for k, d in config.perturbed.items()},
+            "typo_severity": p.typo_severity, "colour_metric": p.colour_metric, "colour_vocabulary": p.colour_vocabulary,
+            "wordnet_choice": p.wordnet_choice, "near_colour_distance": p.near_colour_distance, "seconds": round(elapsed, 1),
             "seconds_per_model": seconds, "peak_memory_mb": memory, "served": served or {},
-            "option_rules": {"name": p["option_rules"], "source": OPTION_RULES[p["option_rules"]].source} if "options" in config.dataset.questions else None,
+            "option_rules": {"name": p.option_rules, "source": OPTION_RULES[p.option_rules].source} if "options" in config.dataset.questions else None,
             "judge": config.judge.identity if config.judge else None, "not_computed": result.not_computed}
 
 # %% ../nbs/08_run_library.ipynb #c048
@@ -711,18 +761,18 @@ def run(config: RunConfig | None = None,  # a checked run (`run_config`); None: 
 def locked_run(config: RunConfig, progress: bool = True, figures: bool = True) -> RunResult:
     "`run`'s steps, with the folder's lock held."
     p, out, split = config.parameters, config.out_dir, config.dataset
-    torch.set_num_threads(p["threads"])
-    dtypes = ", ".join(sorted({str(d).replace("torch.", "") for d in p["dtypes"].values()}))
-    print(f"models={p['models']} dataset={p['dataset']} split={p['split']} conditions={len(p['grid'])} seed={p['seed']} device={p['device']} "
-          f"workers={p['num_workers']} dtype={dtypes}")
+    torch.set_num_threads(p.threads)
+    dtypes = ", ".join(sorted({str(d).replace("torch.", "") for d in p.dtypes.values()}))
+    print(f"models={p.models} dataset={p.dataset} split={p.split} conditions={len(p.grid)} seed={p.seed} device={p.device} "
+          f"workers={p.num_workers} dtype={dtypes}")
     print(f"{len(split.image_ids)} images, {len(split)} questions" + "".join(f"; {k}: {len(d)} perturbed" for k, d in config.perturbed.items()))
     previous = previous_run(out)
     prepare_stores(config)  # every check before any model loads
     log = run_log(out / "run.log")
     if previous: print(previous); log(previous)
-    processor = torch.cuda.get_device_name() if p["device"].startswith("cuda") else platform.processor() or platform.machine()
-    log(f"run: models {p['models']}, {len(p['grid'])} conditions, {len(split)} questions on {len(split.image_ids)} images of {split.name}, seed {p['seed']}; "
-        f"device {p['device']} ({processor}), torch {torch.__version__}, {p['threads']} thread(s), {p['num_workers']} data worker(s)")
+    processor = torch.cuda.get_device_name() if p.device.startswith("cuda") else platform.processor() or platform.machine()
+    log(f"run: models {p.models}, {len(p.grid)} conditions, {len(split)} questions on {len(split.image_ids)} images of {split.name}, seed {p.seed}; "
+        f"device {p.device} ({processor}), torch {torch.__version__}, {p.threads} thread(s), {p.num_workers} data worker(s)")
     start = time.time()
     served = {}  # each served model's requests, retries, latency and tokens
     answers, seconds = answer_all(config, log, progress, served)
@@ -771,11 +821,10 @@ def corrupt(dataset: str = "easy_vqa",   # a key of vqa_robust.datasets.DATASETS
             out_dir: str = "corrupted",  # the output folder: manifest.json and the images in the VQAv2 layout
            ) -> dict:                    # the manifest
     "Write a dataset's images (or a seeded sample of them) to disk under every chosen corruption and severity (vqa_robust.generator.generate)."
-    if dataset not in DATASETS: raise ValueError(f"dataset must be one of {sorted(DATASETS)}, got {dataset!r}")
+    registry_parameter(DATASETS, [dataset], "dataset")
     files = dataset_files(dataset, data_dir, questions_file, annotations_file, image_dir) if dataset in ("easy_vqa", "vqav2") else {"data_dir": Path(data_dir)}
     n_images = int_parameter(n_images, "n_images")
-    _, questions = load_questions({"dataset": dataset, "files": files, "dataset_split": dataset_split or DATASETS[dataset].splits[0],
-                                      "split": "sample", "n_images": n_images, "seed": int_parameter(seed, "seed")})
+    _, questions = load_questions(dataset, files, dataset_split or DATASETS[dataset].splits[0], "sample", n_images, int_parameter(seed, "seed"))
     names = expand_corruptions([str(c) for c in list_parameter(corruptions, "corruptions")])
     levels = [int_parameter(s, "severities") for s in list_parameter(severities, "severities")]
     return generate(questions, out_dir, names, levels, seed=int_parameter(seed, "seed"), image_format=image_format, quality=int_parameter(quality, "quality"),
