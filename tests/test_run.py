@@ -175,14 +175,14 @@ def test_library_command_and_notebook_agree(tmp_path):
     assert len(split["image_ids"]) == 10
     run = json.loads((tmp_path / "notebook" / "run.json").read_text())
     assert (run["seed"], run["severities"], run["corruptions"]) == (1, [1, 2], ["gaussian_noise"])
-    assert "VRB's metrics need severities 1-5" in (tmp_path / "notebook" / "run.ipynb").read_text()  # the notebook shows the result
+    assert "need severities 1-5 of at least one corruption" in (tmp_path / "notebook" / "run.ipynb").read_text()  # the notebook shows the result
     assert not (tmp_path / "notebook" / "robustness.csv").exists()
 
 def test_some_severities_skip_robustness(tmp_path, capsys):
     run_library(tmp_path, "model=easy-vqa-vilt", "n_images=3", "corruptions=brightness", "severities=1,5", figures=False)
     assert len(pd.read_csv(tmp_path / "accuracy.csv")) == 3  # one model (given as text), clean + 2 levels
     assert not (tmp_path / "robustness.csv").exists()
-    assert "VRB's metrics need severities 1-5" in capsys.readouterr().out
+    assert "need severities 1-5 of at least one corruption" in capsys.readouterr().out
 
 def test_unreachable_model_fails_clearly(tmp_path):
     p = run_command(tmp_path, "model=blip", "n_images=2", env={"HF_HUB_OFFLINE": "1"})
@@ -210,14 +210,13 @@ def test_parameters_cell_is_tagged():
     assert any("parameters" in c.get("metadata", {}).get("tags", []) for c in nb["cells"])
 
 def test_defaults_are_written_once():
-    "run_parameters' defaults (for callers that give only some parameters) are RunParameters', which the notebook's parameters cell is made from."
+    "Neither run_config nor run_parameters repeats the parameter list: both take RunParameters (or its fields by name), whose defaults are the notebook's."
     import inspect
-    from vqa_robust.run import RunParameters, run_parameters
-    defaults = vars(RunParameters())
-    given = {n: p.default for n, p in inspect.signature(run_parameters).parameters.items() if p.default is not inspect.Parameter.empty and n in defaults}
-    assert given, "run_parameters has no defaults: nothing to compare"
-    as_value = lambda v: list(v) if isinstance(v, tuple) else v
-    assert {n: as_value(v) for n, v in given.items()} == {n: as_value(defaults[n]) for n in given}
+    from vqa_robust.run import RunParameters, run_config, run_parameters
+    for function in (run_config, run_parameters):
+        assert list(inspect.signature(function).parameters) == ["parameters", "values"], function
+    assert run_parameters(model="easy-vqa-vilt", n_images=2).seed == RunParameters().seed == 0
+    assert run_parameters(RunParameters(model="easy-vqa-vilt", n_images=2, seed=3)).seed == 3
 
 def test_the_three_parameter_lists_are_one():
     "nbs/run.ipynb's parameters cell, run()'s keywords and `vqa-robust run --help` all come from RunParameters."
@@ -370,3 +369,13 @@ def test_run_script_refused_by_the_lock_leaves_run_ipynb(tmp_path):
     assert "is in use by another run" in done.stdout + done.stderr, done.stderr[-2000:]
     assert f"{out}/run.ipynb is left as it was" in done.stderr
     assert (out / "run.ipynb").read_text() == "the running run's notebook"
+
+def test_readme_run_folder_table_is_the_sections():
+    "The README's run-folder table names every file a result section (or the core) writes, and no other result file."
+    import re
+    from vqa_robust.run import result_files
+    text = (root / "README.md").read_text()
+    table = text.split("| file | content |\n|---|---|\n", 1)[1].split("\n\n", 1)[0]
+    named = {name for row in table.splitlines() for name in re.findall(r"`([^`]+)`", row.split(" | ")[0])}
+    beside = {"answers/", "text/<kind>/answers/", "run.log", "run.ipynb"}  # the store, the log and the notebook: not result sections
+    assert named - beside == set(result_files()), (sorted((named - beside) ^ set(result_files())))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse, difflib, inspect, json, os, platform, re, shutil, sys, time
 from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
+from typing import Callable
 
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -36,18 +37,90 @@ from .calibration import (calibration_table, consistency_table, flip_table, most
                                     robustness_alignment, severity_patterns)
 
 # %% auto #0
-__all__ = ['SERVED_TRANSPORT', 'SAMPLE_IMAGES', 'RUN_PARAMETERS', 'TEXT_FILES', 'ROBUSTNESS_FILES', 'CHANGE_FILES',
-           'CALIBRATION_FILES', 'CONSISTENCY_FILES', 'DEFENCE_FILES', 'RESULT_FILES', 'CONDITION', 'registry_parameter',
+__all__ = ['RUN_PARAMETERS', 'SERVED_TRANSPORT', 'SAMPLE_IMAGES', 'NEEDS', 'RESULT_SECTIONS', 'CORE_FILES', 'CONDITION',
+           'parameter', 'RunParameters', 'run_parameter_values', 'literal', 'parameters_cell', 'registry_parameter',
            'list_parameter', 'int_parameter', 'auto_parameter', 'dataset_files', 'text_kinds', 'defence_list',
-           'served_transport', 'CheckedParameters', 'run_parameters', 'RunConfig', 'flag', 'load_questions',
-           'blind_answers', 'perturbed_questions', 'parameter', 'RunParameters', 'run_parameter_values', 'literal',
-           'parameters_cell', 'refuse_unreachable', 'run_config', 'previous_run', 'clear_results', 'prepare_stores',
-           'answer_all', 'scored_answers', 'circular_folded', 'RunResult', 'save_figure', 'save_table',
-           'accuracy_results', 'extraction_results', 'robustness_results', 'change_results', 'calibration_results',
-           'flip_results', 'consistency_results', 'answer_changing_words', 'comparability_results',
-           'text_perturbation_results', 'defence_results', 'defence_sample', 'run_summary', 'run', 'locked_run',
-           'corrupt', 'registry_table', 'show_default', 'parameter_options', 'add_parameters', 'command_parser',
-           'refused', 'error_line', 'main']
+           'served_transport', 'CheckedParameters', 'model_parameters', 'grid_parameters', 'split_parameters',
+           'text_parameters', 'scoring_parameters', 'compute_parameters', 'run_parameters', 'RunConfig', 'flag',
+           'load_questions', 'blind_answers', 'perturbed_questions', 'refuse_unreachable', 'run_config', 'RunScores',
+           'ResultSection', 'result_section', 'result_files', 'section_attributes', 'previous_run', 'clear_results',
+           'prepare_stores', 'answer_all', 'scored_answers', 'circular_folded', 'RunResult', 'save_figure',
+           'save_table', 'accuracy_results', 'extraction_results', 'robustness_results', 'change_results',
+           'calibration_results', 'flip_results', 'consistency_results', 'answer_changing_words',
+           'comparability_results', 'text_perturbation_results', 'defence_results', 'defence_sample', 'run_summary',
+           'run', 'write_sections', 'locked_run', 'corrupt', 'registry_table', 'show_default', 'parameter_options',
+           'add_parameters', 'command_parser', 'refused', 'error_line', 'main']
+
+# %% ../nbs/08_run_library.ipynb #c012p
+def parameter(default,      # the parameter's default (a list is copied for each run)
+              meaning: str, # what it is, as the notebook's parameters cell and `vqa-robust run --help` say it
+             ):
+    "A field of `RunParameters`: its default and its meaning, written once."
+    if isinstance(default, list): return field(default_factory=lambda: list(default), metadata={"meaning": meaning})
+    return field(default=default, metadata={"meaning": meaning})
+
+@dataclass
+class RunParameters:
+    "Every parameter of a run, written once: name, type, default and meaning. nbs/run.ipynb's parameters cell, `run()`'s keywords and `vqa-robust run --help` are made from it."
+    model: list = parameter(["easy-vqa-vilt", "easy-vqa-blip"], 'keys of vqa_robust.zoo.MODELS, checkpoint folders or served models (openai:MODEL@BASE_URL): one name, a list, comma-separated or JSON text')
+    defences: list = parameter(["none"], 'each model behind each of these (vqa_robust.defences.DEFENCES: nlmeans, bm3d, restorer_noise, routed, spelling, ...) and "none" (as it is): e.g. "none,nlmeans,routed"; defences.csv compares them')
+    dataset: str = parameter("easy_vqa", '"easy_vqa" (offline, shipped), "vqav2" (with data_dir, or the three paths below), "vg", "gqa", "vizwiz", "mmbench", "textvqa", "chartqa", "docvqa", "mmmu_pro" (with data_dir): vqa_robust.datasets.DATASETS')
+    data_dir: str = parameter("", 'folder the dataset was downloaded into, official file names (VQAv2: v2_OpenEnded_mscoco_val2014_questions.json, ..., val2014/)')
+    dataset_split: str = parameter("", 'the dataset\'s own split (gqa: testdev, val, train; vizwiz: val, train; mmbench: dev_en, dev_en_v11; textvqa: val, train; chartqa: test, val, train; docvqa: val, train; mmmu_pro: vision); "": its first')
+    split: str = parameter("auto", '"vrb": VRB\'s 3,000 val2014 images with all their questions; "sample": n_images drawn with the seed; "auto": "vrb" for vqav2 when n_images is "auto", else "sample"; or a split file (.json: vqa_robust.data.write_split\'s, e.g. vqa_robust.calibration.discriminative_split\'s)')
+    questions_file: str = parameter("", 'or the VQAv2 questions JSON ...')
+    annotations_file: str = parameter("", '... the annotations JSON ...')
+    image_dir: str = parameter("", '... and the image folder')
+    corruptions: list = parameter(["gaussian_noise", "defocus_blur", "brightness"], 'names in vqa_robust.corruptions.CORRUPTIONS or presets (vrb, appendix, ...: vqa_robust.corruptions.PRESETS): a list, comma-separated or JSON text; "none": clean images only (with text_perturbations)')
+    severities: list = parameter([1, 2, 3, 4, 5], 'levels 1-5: a list, comma-separated or JSON text')
+    n_images: int | str = parameter("auto", 'images sampled (split "sample"), with all their questions (0 keeps all); "auto": 500 (on vqav2: VRB\'s split)')
+    seed: int = parameter(0, 'seeds the split and every corruption')
+    device: str = parameter("auto", '"auto" (CUDA when present), "cpu" or "cuda"')
+    batch_size: int | str = parameter("auto", 'questions per batch; "auto": each model family\'s default (vqa_robust.zoo.FAMILIES[...].batch_size)')
+    num_workers: int | str = parameter("auto", 'data-worker processes decoding, corrupting and preparing batches; "auto": vqa_robust.inference.default_workers')
+    dtype: str = parameter("auto", '"auto" (float32 on CPU, bfloat16/float16 on GPU where the family supports it), "float32", "bfloat16", "float16"')
+    threads: int = parameter(1, 'CPU threads for torch')
+    text_perturbations: list = parameter([], 'question perturbations (kinds of vqa_robust.text.PERTURBATIONS, or "all"), each answered under every image condition')
+    typo_severity: int = parameter(3, 'severity (1-5: typos per question) of the typo kinds')
+    colour_metric: str = parameter("ciede2000", 'colour swaps\' distance: "ciede2000" (CIEDE2000 on sRGB) or "paper" (the counterfactual paper\'s RGB distance); vqa_robust.text.COLOR_METRICS')
+    colour_vocabulary: str = parameter("split", 'colours counted common: "split" (the split\'s multiple-choice answers) or "annotations" (every annotated answer of the whole dataset, the paper\'s)')
+    wordnet_choice: str = parameter("seeded", 'WordNet kinds: "seeded" (a seeded draw among the candidates) or "closest" (the paper\'s closest concept); vqa_robust.text.CHOICES')
+    near_colour_distance: float = parameter(NEAR_COLOUR_DISTANCE, 'CIEDE2000 below which a nearest-colour swap keeps the answer; farther swaps may change it and are not scored against the original annotations')
+    accuracy_mode: str = parameter("auto", '"auto": the dataset\'s own scoring (official VQA accuracy for VQAv2 and easy-VQA); or a key of vqa_robust.metrics.ACCURACY_MODES')
+    local_files_only: bool = parameter(False, 'True: never reach the model hub')
+    overwrite: bool = parameter(False, 'True: recompute saved answers that were computed from other inputs (else the run stops and says what changed)')
+    max_concurrency: int | str = parameter("auto", 'served models (openai:MODEL@BASE_URL): requests in flight at once; "auto": 8')
+    served_timeout: float | str = parameter("auto", 'served models: seconds one request may take before it is retried; "auto": 300')
+    served_retries: int | str = parameter("auto", 'served models: retries of one request after a 429, a 5xx, a timeout or a lost connection; "auto": 4')
+    option_rules: str = parameter("auto", 'multiple choice: how an answer\'s option is read, a key of vqa_robust.metrics.OPTION_RULES ("vlmevalkit", "vlmevalkit_2025_04", "mmmu_pro"); "auto": the dataset\'s own')
+    judge: str = parameter("", 'multiple choice: a served model reading the answers the rules cannot, as VLMEvalKit\'s judge (openai:MODEL@BASE_URL); "": none (unread answers score as their rules say)')
+    executor: str = parameter("local", '"local" (this machine) or "ray" (a Ray cluster: one model replica per GPU; vqa_robust.distributed)')
+    ray_address: str = parameter("", 'with executor "ray": the cluster\'s address ("auto", "ray://head:10001"); "": start Ray on this machine')
+    out_dir: str = parameter("runs/default", 'the run folder: answers, tables, figures, run.json (created if missing)')
+
+RUN_PARAMETERS = [f.name for f in fields(RunParameters)]  # the run's parameters, in the order of nbs/run.ipynb's parameters cell
+
+def run_parameter_values(values: dict  # parameter name -> value, as `run()` or the command line got them
+                        ) -> RunParameters:
+    "The run's parameters from keyword values: a name the run does not have is refused, with the names close to it."
+    if unknown := [name for name in values if name not in RUN_PARAMETERS]:
+        close = [m for n in unknown for m in difflib.get_close_matches(n, RUN_PARAMETERS, n=1)]
+        raise ValueError(f"unknown run parameter(s) {', '.join(map(repr, unknown))}" + (f" (did you mean {', '.join(map(repr, close))}?)" if close else "")
+                         + "; the parameters are vqa_robust.run.RUN_PARAMETERS")
+    return RunParameters(**values)
+
+def literal(value) -> str:
+    "A default as Python source: text in double quotes, lists of literals, numbers and booleans as they are."
+    if isinstance(value, str): return json.dumps(value)
+    if isinstance(value, (list, tuple)): return "[" + ", ".join(map(literal, value)) + "]"
+    return repr(value)
+
+def parameters_cell() -> str:
+    "nbs/run.ipynb's parameters cell, one line a parameter (`name: type = default  # meaning`), made from `RunParameters`."
+    defaults = RunParameters()
+    heads = [f"{f.name}: {f.type} = {literal(getattr(defaults, f.name))}" for f in fields(RunParameters)]
+    return "\n".join(f"{head:<30}  # {f.metadata['meaning']}" for head, f in zip(heads, fields(RunParameters)))
+
 
 # %% ../nbs/08_run_library.ipynb #c045
 def registry_parameter(registry: Registry,  # the registry that owns the parameter's values
@@ -167,77 +240,44 @@ class CheckedParameters:
 
 SAMPLE_IMAGES = 500  # images a run samples when n_images is "auto" (and the split is not VRB's)
 
-def run_parameters(model,            # keys of MODELS or checkpoint folders: one, a list, comma-separated or JSON text
-                   corruptions,      # names in CORRUPTIONS or PRESETS (list or text); "none": clean images only (with text_perturbations)
-                   severities,       # levels 1-5 (list or text)
-                   n_images,         # images sampled with split "sample" (0 keeps all); "auto": SAMPLE_IMAGES, or VRB's split on vqav2 (split "auto")
-                   seed,             # seeds the split and every corruption
-                   batch_size,       # questions per batch, or "auto": each family's default
-                   threads,          # CPU threads for torch, >= 1
-                   accuracy_mode,    # "auto" (the dataset's own) or a key of ACCURACY_MODES
-                   device,           # "auto", "cpu", "cuda", ...
-                   dataset: str,     # a key of DATASETS (its `model_settings` apply to the models whose family knows them)
-                   questions_file: str = "",    # VQAv2 questions JSON (without data_dir)
-                   annotations_file: str = "",  # VQAv2 annotations JSON (without data_dir)
-                   image_dir: str = "",         # VQAv2 image folder (without data_dir)
-                   num_workers="auto",          # data-worker processes, or "auto": `default_workers`
-                   dtype="auto",                # "auto", "float32", "bfloat16" or "float16"
-                   chunk_size=CHUNK_SIZE,       # questions per saved chunk, or "auto": CHUNK_SIZE
-                   data_dir: str = "",          # folder the dataset was downloaded into (official file names)
-                   split: str = "auto",         # "vrb", "sample", "auto" ("vrb" for vqav2 with n_images "auto", else "sample") or a split file (.json)
-                   text_perturbations=(),       # kinds of `vqa_robust.text.PERTURBATIONS`, "all", or none
-                   typo_severity=3,             # 1-5, for the typo kinds
-                   executor: str = "local",     # a key of EXECUTORS: "local" or "ray"
-                   ray_address: str = "",       # with "ray": the cluster's address; "": start Ray here
-                   dataset_split: str = "",     # the dataset's own split; "": its first
-                   colour_metric: str = "ciede2000",  # colour swaps' distance, a key of `vqa_robust.text.COLOR_METRICS` ("paper": the paper's RGB distance)
-                   colour_vocabulary: str = "split",  # common colours: "split" (its multiple-choice answers) or "annotations" (every annotated answer of the dataset, the paper's)
-                   wordnet_choice: str = "seeded",    # WordNet kinds: a key of `vqa_robust.text.CHOICES`, "seeded" draw or the paper's "closest" concept
-                   near_colour_distance=10.0,         # CIEDE2000 below which a nearest-colour swap keeps the answer (and is scored); `vqa_robust.text.NEAR_COLOUR_DISTANCE`
-                   defences=(NO_DEFENCE,),            # keys of `vqa_robust.defences.DEFENCES` and "none" (the model as it is): every model behind each
-                   max_concurrency="auto",            # served models' requests in flight at once; "auto": 8 (a number needs a served model)
-                   served_timeout="auto",             # served models: seconds one request may take; "auto": 300
-                   served_retries="auto",             # served models: retries of one request (429, 5xx, a timeout, a lost connection); "auto": 4
-                   option_rules: str = "auto",        # multiple choice: a key of `vqa_robust.metrics.OPTION_RULES`; "auto": the dataset's own
-                   judge: str = "",                   # multiple choice: a served model (openai:MODEL@BASE_URL) reading what the rules cannot; "": none
-                  ) -> CheckedParameters:       # the typed parameters, with specs, grid, dtypes, batch sizes and files
-    "The run's parameters, typed and checked; a ValueError naming the parameter otherwise."
-    models = [str(m) for m in list_parameter(model, "model")]
-    if not models: raise ValueError("model: name at least one model (a key of vqa_robust.zoo.MODELS or a checkpoint folder)")
-    if len(set(models)) != len(models): raise ValueError(f"model: {models} names a model twice")
+def model_parameters(model, defences, dataset: str, max_concurrency, served_timeout, served_retries, judge) -> dict:
+    "The run's models (each behind each defence), their specs with the dataset's settings, and how served requests travel."
+    names = [str(m) for m in list_parameter(model, "model")]
+    if not names: raise ValueError("model: name at least one model (a key of vqa_robust.zoo.MODELS or a checkpoint folder)")
+    if len(set(names)) != len(names): raise ValueError(f"model: {names} names a model twice")
     defence_names = defence_list(defences)
-    models = [defended_name(m, d) for m in models for d in defence_names]
-    registry_parameter(DATASETS, [dataset], "dataset")
+    models = [defended_name(m, d) for m in names for d in defence_names]
     specs = {m: model_spec(m) for m in models}
     settings = {m: dict(DATASETS[dataset].model_settings.get(spec.family, {})) for m, spec in specs.items()}
     specs = {m: with_settings(specs[m], settings[m]) for m in models}  # the dataset's settings for each model's family (MMBench: the chat families' letter prompt)
-    served = [m for m, spec in specs.items() if FAMILIES[spec.family].fingerprint]
-    transport = served_transport(max_concurrency, served_timeout, served_retries, bool(served or judge))
     for spec in specs.values(): partition_dir(".", spec.name, *CLEAN)  # a name the store cannot hold fails now
+    served = any(FAMILIES[spec.family].fingerprint for spec in specs.values())
+    return {"models": models, "defences": defence_names, "specs": specs, "model_settings": settings,
+            **served_transport(max_concurrency, served_timeout, served_retries, served or bool(judge))}
+
+def grid_parameters(corruptions, severities, text_perturbations) -> dict:
+    "The run's corruptions (presets expanded), severities, conditions and question perturbation kinds."
     kinds = text_kinds(text_perturbations)
-    corruption_names = expand_corruptions([str(c) for c in list_parameter(corruptions, "corruptions") if str(c) != "none"])  # presets expanded
-    if not corruption_names and not kinds:
+    names = expand_corruptions([str(c) for c in list_parameter(corruptions, "corruptions") if str(c) != "none"])  # presets expanded
+    if not names and not kinds:
         raise ValueError("corruptions: name at least one corruption (the clean condition always runs), or 'none' for a run of text_perturbations on clean images")
     levels = [int_parameter(s, "severities") for s in list_parameter(severities, "severities")]
     if not levels: raise ValueError("severities: give at least one level in 1-5")
     if len(set(levels)) != len(levels): raise ValueError(f"severities: {levels} names a level twice")
-    grid = conditions(corruption_names, levels)
-    if accuracy_mode != "auto": registry_parameter(ACCURACY_MODES, [accuracy_mode], "accuracy_mode", also="or 'auto' (the dataset's own)")
-    threads = int_parameter(threads, "threads")
-    if threads < 1: raise ValueError(f"threads must be at least 1, got {threads}")
-    sizes = {"batch_size": auto_parameter(batch_size, "batch_size", 1), "num_workers": auto_parameter(num_workers, "num_workers", 0),
-             "chunk_size": auto_parameter(chunk_size, "chunk_size", 1)}
+    return {"corruptions": names, "severities": levels, "grid": conditions(names, levels), "text_kinds": kinds}
+
+def split_parameters(dataset: str, split: str, n_images, data_dir: str, questions_file: str, annotations_file: str, image_dir: str, dataset_split: str) -> dict:
+    "Which questions: the dataset's files and own split, and the run's split (VRB's, a seeded sample, or a split file) with its number of images."
     if dataset_split and dataset_split not in DATASETS[dataset].splits:
         raise ValueError(f"dataset_split: {dataset} has the splits {list(DATASETS[dataset].splits)}, got {dataset_split!r}")
-    registry_parameter(EXECUTORS, [executor], "executor")
     if split not in ("auto", "sample", "vrb") and not str(split).endswith(".json"):
         raise ValueError(f"split must be 'auto', 'sample', 'vrb' or a split file (.json, as vqa_robust.data.write_split writes), got {split!r}")
+    auto = isinstance(n_images, str) and n_images.strip() == "auto"
     if str(split).endswith(".json"):
         if not Path(split).is_file(): raise ValueError(f"split: no split file at {split}")
-        if not (isinstance(n_images, str) and n_images.strip() == "auto"):
-            raise ValueError(f"n_images: the split file {split} names its images; leave n_images 'auto'")
+        if not auto: raise ValueError(f"n_images: the split file {split} names its images; leave n_images 'auto'")
     if split == "vrb" and dataset != "vqav2": raise ValueError("split 'vrb' is VRB's 3,000 val2014 images: it needs dataset vqav2")
-    n_images = "auto" if isinstance(n_images, str) and n_images.strip() == "auto" else int_parameter(n_images, "n_images")
+    n_images = "auto" if auto else int_parameter(n_images, "n_images")
     if split == "auto": split = "vrb" if dataset == "vqav2" and n_images == "auto" else "sample"  # a number of images asked for is a sample
     if split == "vrb" and n_images != "auto":
         raise ValueError(f"n_images: split 'vrb' is VRB's 3,000 images, not a sample of {n_images}; use split 'sample' to draw n_images images")
@@ -245,6 +285,11 @@ def run_parameters(model,            # keys of MODELS or checkpoint folders: one
     elif not data_dir or not Path(data_dir).is_dir():
         raise ValueError(f"data_dir: dataset {dataset} is read from the folder its official files were downloaded into, got {data_dir!r}")
     else: files = {"data_dir": Path(data_dir)}
+    return {"split": split, "n_images": None if split == "vrb" else SAMPLE_IMAGES if n_images == "auto" else n_images, "files": files,
+            "dataset_split": dataset_split or DATASETS[dataset].splits[0]}
+
+def text_parameters(typo_severity, colour_metric: str, colour_vocabulary: str, wordnet_choice: str, near_colour_distance) -> dict:
+    "How questions are perturbed: the typos' severity, the colour distance and vocabulary, the WordNet choice and the near-colour threshold."
     typo_severity = int_parameter(typo_severity, "typo_severity")
     if not 1 <= typo_severity <= 5: raise ValueError(f"typo_severity must be in 1-5, got {typo_severity}")
     registry_parameter(COLOR_METRICS, [colour_metric], "colour_metric")
@@ -253,22 +298,44 @@ def run_parameters(model,            # keys of MODELS or checkpoint folders: one
     try: near_colour_distance = float(near_colour_distance)
     except (TypeError, ValueError): raise ValueError(f"near_colour_distance must be a number, got {near_colour_distance!r}") from None
     if not near_colour_distance >= 0: raise ValueError(f"near_colour_distance must be a non-negative CIEDE2000 distance, got {near_colour_distance!r}")
+    return {"typo_severity": typo_severity, "colour_metric": colour_metric, "colour_vocabulary": colour_vocabulary, "wordnet_choice": wordnet_choice,
+            "near_colour_distance": near_colour_distance}
+
+def scoring_parameters(dataset: str, accuracy_mode: str, option_rules: str, judge: str) -> dict:
+    "How answers are scored: the accuracy mode, the option rules and the judge ('auto': the dataset's own)."
+    if accuracy_mode != "auto": registry_parameter(ACCURACY_MODES, [accuracy_mode], "accuracy_mode", also="or 'auto' (the dataset's own)")
     option_rules = DATASETS[dataset].option_rules if option_rules == "auto" else registry_parameter(OPTION_RULES, [option_rules], "option_rules")[0]
     if judge:
         parse_served(judge)  # the form openai:MODEL@BASE_URL, or an error showing it
         if not OPTION_RULES[option_rules].judged: raise ValueError(f"judge: the option rules {option_rules!r} ask no judge (they read every answer or draw an option, as their benchmark's evaluation does)")
+    return {"accuracy_mode": DATASETS[dataset].accuracy_mode if accuracy_mode == "auto" else accuracy_mode, "option_rules": option_rules, "judge": str(judge)}
+
+def compute_parameters(specs: dict, device: str, dtype: str, threads, batch_size, num_workers, chunk_size, executor: str, ray_address: str) -> dict:
+    "Where and how fast: the device, each model's dtype and batch size, threads, data workers, chunk size and executor."
+    threads = int_parameter(threads, "threads")
+    if threads < 1: raise ValueError(f"threads must be at least 1, got {threads}")
+    batch_size, num_workers = auto_parameter(batch_size, "batch_size", 1), auto_parameter(num_workers, "num_workers", 0)
+    chunk_size = auto_parameter(chunk_size, "chunk_size", 1)
+    registry_parameter(EXECUTORS, [executor], "executor")
     device = resolve_device(device)
-    dtypes = {m: resolve_dtype(dtype, device, FAMILIES[spec.family]) for m, spec in specs.items()}
-    batch_sizes = {m: FAMILIES[spec.family].batch_size if sizes["batch_size"] == "auto" else sizes["batch_size"] for m, spec in specs.items()}
-    return CheckedParameters(**{"models": models, "corruptions": corruption_names, "severities": levels, "grid": grid, "n_images": None if split == "vrb" else SAMPLE_IMAGES if n_images == "auto" else n_images,
-            "seed": int_parameter(seed, "seed"), "threads": threads,
-            "accuracy_mode": DATASETS[dataset].accuracy_mode if accuracy_mode == "auto" else accuracy_mode, "device": device, "dataset": dataset,
-            "dtypes": dtypes, "batch_sizes": batch_sizes, "chunk_size": CHUNK_SIZE if sizes["chunk_size"] == "auto" else sizes["chunk_size"],
-            "num_workers": default_workers(device, threads) if sizes["num_workers"] == "auto" else sizes["num_workers"],
-            "files": files, "split": split, "specs": specs,
-            "text_kinds": kinds, "typo_severity": typo_severity, "colour_metric": colour_metric, "colour_vocabulary": colour_vocabulary, "wordnet_choice": wordnet_choice, "near_colour_distance": near_colour_distance, "executor": executor, "ray_address": str(ray_address),
-            "dataset_split": dataset_split or DATASETS[dataset].splits[0], "defences": defence_names, "model_settings": settings,
-            **transport, "option_rules": option_rules, "judge": str(judge)})
+    return {"device": device, "threads": threads, "executor": executor, "ray_address": str(ray_address),
+            "dtypes": {m: resolve_dtype(dtype, device, FAMILIES[spec.family]) for m, spec in specs.items()},
+            "batch_sizes": {m: FAMILIES[spec.family].batch_size if batch_size == "auto" else batch_size for m, spec in specs.items()},
+            "chunk_size": CHUNK_SIZE if chunk_size == "auto" else chunk_size,
+            "num_workers": default_workers(device, threads) if num_workers == "auto" else num_workers}
+
+def run_parameters(parameters: RunParameters | None = None,  # the run's parameters as given; None: made from `values`
+                   **values,                                  # RunParameters' fields by name (the others keep their defaults)
+                  ) -> CheckedParameters:
+    "The run's parameters, typed and checked, each group by the part that owns it; a ValueError naming the parameter otherwise."
+    r = parameters if parameters is not None else run_parameter_values(values)
+    dataset = registry_parameter(DATASETS, [r.dataset], "dataset")[0]
+    models = model_parameters(r.model, r.defences, dataset, r.max_concurrency, r.served_timeout, r.served_retries, r.judge)
+    return CheckedParameters(dataset=dataset, seed=int_parameter(r.seed, "seed"), **models, **grid_parameters(r.corruptions, r.severities, r.text_perturbations),
+                             **split_parameters(dataset, r.split, r.n_images, r.data_dir, r.questions_file, r.annotations_file, r.image_dir, r.dataset_split),
+                             **text_parameters(r.typo_severity, r.colour_metric, r.colour_vocabulary, r.wordnet_choice, r.near_colour_distance),
+                             **scoring_parameters(dataset, r.accuracy_mode, r.option_rules, r.judge),
+                             **compute_parameters(models["specs"], r.device, r.dtype, r.threads, r.batch_size, r.num_workers, CHUNK_SIZE, r.executor, r.ray_address))
 
 # %% ../nbs/08_run_library.ipynb #c006
 @dataclass
@@ -339,77 +406,6 @@ def perturbed_questions(parameters: CheckedParameters,     # `run_parameters`' o
     return perturb_all(dataset, kinds, seed=parameters.seed, typo_severity=parameters.typo_severity, vocabulary=vocabulary,
                        metric=parameters.colour_metric, choice=parameters.wordnet_choice)
 
-# %% ../nbs/08_run_library.ipynb #c012p
-def parameter(default,      # the parameter's default (a list is copied for each run)
-              meaning: str, # what it is, as the notebook's parameters cell and `vqa-robust run --help` say it
-             ):
-    "A field of `RunParameters`: its default and its meaning, written once."
-    if isinstance(default, list): return field(default_factory=lambda: list(default), metadata={"meaning": meaning})
-    return field(default=default, metadata={"meaning": meaning})
-
-@dataclass
-class RunParameters:
-    "Every parameter of a run, written once: name, type, default and meaning. nbs/run.ipynb's parameters cell, `run()`'s keywords and `vqa-robust run --help` are made from it."
-    model: list = parameter(["easy-vqa-vilt", "easy-vqa-blip"], 'keys of vqa_robust.zoo.MODELS, checkpoint folders or served models (openai:MODEL@BASE_URL): one name, a list, comma-separated or JSON text')
-    defences: list = parameter(["none"], 'each model behind each of these (vqa_robust.defences.DEFENCES: nlmeans, bm3d, restorer_noise, routed, spelling, ...) and "none" (as it is): e.g. "none,nlmeans,routed"; defences.csv compares them')
-    dataset: str = parameter("easy_vqa", '"easy_vqa" (offline, shipped), "vqav2" (with data_dir, or the three paths below), "vg", "gqa", "vizwiz", "mmbench", "textvqa", "chartqa", "docvqa", "mmmu_pro" (with data_dir): vqa_robust.datasets.DATASETS')
-    data_dir: str = parameter("", 'folder the dataset was downloaded into, official file names (VQAv2: v2_OpenEnded_mscoco_val2014_questions.json, ..., val2014/)')
-    dataset_split: str = parameter("", 'the dataset\'s own split (gqa: testdev, val, train; vizwiz: val, train; mmbench: dev_en, dev_en_v11; textvqa: val, train; chartqa: test, val, train; docvqa: val, train; mmmu_pro: vision); "": its first')
-    split: str = parameter("auto", '"vrb": VRB\'s 3,000 val2014 images with all their questions; "sample": n_images drawn with the seed; "auto": "vrb" for vqav2 when n_images is "auto", else "sample"; or a split file (.json: vqa_robust.data.write_split\'s, e.g. vqa_robust.calibration.discriminative_split\'s)')
-    questions_file: str = parameter("", 'or the VQAv2 questions JSON ...')
-    annotations_file: str = parameter("", '... the annotations JSON ...')
-    image_dir: str = parameter("", '... and the image folder')
-    corruptions: list = parameter(["gaussian_noise", "defocus_blur", "brightness"], 'names in vqa_robust.corruptions.CORRUPTIONS or presets (vrb, appendix, ...: vqa_robust.corruptions.PRESETS): a list, comma-separated or JSON text; "none": clean images only (with text_perturbations)')
-    severities: list = parameter([1, 2, 3, 4, 5], 'levels 1-5: a list, comma-separated or JSON text')
-    n_images: int | str = parameter("auto", 'images sampled (split "sample"), with all their questions (0 keeps all); "auto": 500 (on vqav2: VRB\'s split)')
-    seed: int = parameter(0, 'seeds the split and every corruption')
-    device: str = parameter("auto", '"auto" (CUDA when present), "cpu" or "cuda"')
-    batch_size: int | str = parameter("auto", 'questions per batch; "auto": each model family\'s default (vqa_robust.zoo.FAMILIES[...].batch_size)')
-    num_workers: int | str = parameter("auto", 'data-worker processes decoding, corrupting and preparing batches; "auto": vqa_robust.inference.default_workers')
-    dtype: str = parameter("auto", '"auto" (float32 on CPU, bfloat16/float16 on GPU where the family supports it), "float32", "bfloat16", "float16"')
-    threads: int = parameter(1, 'CPU threads for torch')
-    text_perturbations: list = parameter([], 'question perturbations (kinds of vqa_robust.text.PERTURBATIONS, or "all"), each answered under every image condition')
-    typo_severity: int = parameter(3, 'severity (1-5: typos per question) of the typo kinds')
-    colour_metric: str = parameter("ciede2000", 'colour swaps\' distance: "ciede2000" (CIEDE2000 on sRGB) or "paper" (the counterfactual paper\'s RGB distance); vqa_robust.text.COLOR_METRICS')
-    colour_vocabulary: str = parameter("split", 'colours counted common: "split" (the split\'s multiple-choice answers) or "annotations" (every annotated answer of the whole dataset, the paper\'s)')
-    wordnet_choice: str = parameter("seeded", 'WordNet kinds: "seeded" (a seeded draw among the candidates) or "closest" (the paper\'s closest concept); vqa_robust.text.CHOICES')
-    near_colour_distance: float = parameter(NEAR_COLOUR_DISTANCE, 'CIEDE2000 below which a nearest-colour swap keeps the answer; farther swaps may change it and are not scored against the original annotations')
-    accuracy_mode: str = parameter("auto", '"auto": the dataset\'s own scoring (official VQA accuracy for VQAv2 and easy-VQA); or a key of vqa_robust.metrics.ACCURACY_MODES')
-    local_files_only: bool = parameter(False, 'True: never reach the model hub')
-    overwrite: bool = parameter(False, 'True: recompute saved answers that were computed from other inputs (else the run stops and says what changed)')
-    max_concurrency: int | str = parameter("auto", 'served models (openai:MODEL@BASE_URL): requests in flight at once; "auto": 8')
-    served_timeout: float | str = parameter("auto", 'served models: seconds one request may take before it is retried; "auto": 300')
-    served_retries: int | str = parameter("auto", 'served models: retries of one request after a 429, a 5xx, a timeout or a lost connection; "auto": 4')
-    option_rules: str = parameter("auto", 'multiple choice: how an answer\'s option is read, a key of vqa_robust.metrics.OPTION_RULES ("vlmevalkit", "vlmevalkit_2025_04", "mmmu_pro"); "auto": the dataset\'s own')
-    judge: str = parameter("", 'multiple choice: a served model reading the answers the rules cannot, as VLMEvalKit\'s judge (openai:MODEL@BASE_URL); "": none (unread answers score as their rules say)')
-    executor: str = parameter("local", '"local" (this machine) or "ray" (a Ray cluster: one model replica per GPU; vqa_robust.distributed)')
-    ray_address: str = parameter("", 'with executor "ray": the cluster\'s address ("auto", "ray://head:10001"); "": start Ray on this machine')
-    out_dir: str = parameter("runs/default", 'the run folder: answers, tables, figures, run.json (created if missing)')
-
-RUN_PARAMETERS = [f.name for f in fields(RunParameters)]  # the run's parameters, in the order of nbs/run.ipynb's parameters cell
-
-def run_parameter_values(values: dict  # parameter name -> value, as `run()` or the command line got them
-                        ) -> RunParameters:
-    "The run's parameters from keyword values: a name the run does not have is refused, with the names close to it."
-    if unknown := [name for name in values if name not in RUN_PARAMETERS]:
-        close = [m for n in unknown for m in difflib.get_close_matches(n, RUN_PARAMETERS, n=1)]
-        raise ValueError(f"unknown run parameter(s) {', '.join(map(repr, unknown))}" + (f" (did you mean {', '.join(map(repr, close))}?)" if close else "")
-                         + "; the parameters are vqa_robust.run.RUN_PARAMETERS")
-    return RunParameters(**values)
-
-def literal(value) -> str:
-    "A default as Python source: text in double quotes, lists of literals, numbers and booleans as they are."
-    if isinstance(value, str): return json.dumps(value)
-    if isinstance(value, (list, tuple)): return "[" + ", ".join(map(literal, value)) + "]"
-    return repr(value)
-
-def parameters_cell() -> str:
-    "nbs/run.ipynb's parameters cell, one line a parameter (`name: type = default  # meaning`), made from `RunParameters`."
-    defaults = RunParameters()
-    heads = [f"{f.name}: {f.type} = {literal(getattr(defaults, f.name))}" for f in fields(RunParameters)]
-    return "\n".join(f"{head:<30}  # {f.metadata['meaning']}" for head, f in zip(heads, fields(RunParameters)))
-
-
 # %% ../nbs/08_run_library.ipynb #c013
 def refuse_unreachable(parameters: CheckedParameters,  # `run_parameters`' output
                       ) -> None:
@@ -426,7 +422,7 @@ def run_config(parameters: RunParameters | None = None,  # the run's parameters;
     "Check every parameter (`run_parameters`), resolve each model once, load the questions and fingerprint them: nothing is written yet."
     if parameters is not None and values: raise ValueError(f"give either RunParameters or parameters by name, not both: {sorted(values)}")
     r = parameters if parameters is not None else run_parameter_values(values)
-    p = run_parameters(**{name: getattr(r, name) for name in RUN_PARAMETERS if name not in ("local_files_only", "overwrite", "out_dir")})
+    p = run_parameters(r)
     local_files_only, overwrite, out_dir = flag(r.local_files_only, "local_files_only"), flag(r.overwrite, "overwrite"), r.out_dir
     out = Path(out_dir)
     if out.exists() and not out.is_dir(): raise ValueError(f"out_dir {out} exists and is not a folder")
@@ -446,20 +442,56 @@ def run_config(parameters: RunParameters | None = None,  # the run's parameters;
                      local_files_only, overwrite, judge_model)
 
 # %% ../nbs/08_run_library.ipynb #c035
-TEXT_FILES = ["text_robustness.csv", "text_ci.csv", "text_perturbations.csv", "text_explanations.csv", "text_rules.csv", "text_rules.png"]
+@dataclass
+class RunScores:
+    "A run's scored answers, as the result sections read them."
+    every: pd.DataFrame                    # every answer scored on its own (MMBench: each rotation), original questions
+    every_perturbed: pd.DataFrame | None   # the same for the perturbed questions (None without text_perturbations)
+    scored: pd.DataFrame                   # folded by CircularEval where the dataset asks it: what the tables count
+    scored_perturbed: pd.DataFrame | None  # the same for the perturbed questions
 
-ROBUSTNESS_FILES = ["robustness.csv", "accuracy_ci.csv", "vre_ci.csv", "vre_model_ci.csv", "vre_weights.csv", "error_vs_severity.png", "average_error.png",
-                    "relative_drop.png", "submetric_radars.png", "vre_weights.png"]
+NEEDS = Registry("result need")  # name -> (config, scores) -> why this run does not meet it, or None
+NEEDS.update({
+    "corruptions": lambda config, scores: None if config.parameters.corruptions else "the run has no image corruption",
+    "severities_1_5": lambda config, scores: None if sorted(config.parameters.severities) == [1, 2, 3, 4, 5] and config.parameters.corruptions else
+        f"VRB's metrics and consistency across severities need severities 1-5 of at least one corruption, this run has {sorted(config.parameters.severities)} of {config.parameters.corruptions}",
+    "text_perturbations": lambda config, scores: None if config.perturbed else "the run has no text_perturbations",
+    "defences": lambda config, scores: "the run has no defences" if config.parameters.defences == [NO_DEFENCE] else None if NO_DEFENCE in config.parameters.defences else
+        "defences need 'none' among them: what a defence buys back is measured against the model without it",
+    "multiple_choice": lambda config, scores: None if "option_rule" in scores.every else f"dataset {config.parameters.dataset} is not multiple choice",
+    "answer_changing_corruption": lambda config, scores: None if any(CORRUPTIONS[c].changes_answers for c in config.parameters.corruptions) else
+        "no corruption of this run can change a correct answer",
+})
 
-CHANGE_FILES = ["answer_changes.csv", "mispredictions.csv", "answer_changes.png"]
+@dataclass(frozen=True)
+class ResultSection:
+    "A section of the run folder: the files it writes, the RunResult attributes it fills, what it needs, and its writer."
+    name: str              # key of RESULT_SECTIONS
+    files: tuple           # every file it may write (one it cannot write is named in `not_computed` by the writer, with why)
+    write: Callable        # (config, result, scores: RunScores) -> None: writes its files and sets its attributes on the result
+    attributes: tuple = () # RunResult attributes it sets (None until it does)
+    needs: tuple = ()      # keys of NEEDS: unmet, none of its files is written and each is named in `not_computed` with the reason
+    say: bool = False      # print the reason when it is skipped (VRB's own metrics)
 
-CALIBRATION_FILES = ["calibration.csv", "reliability.png"]
-CONSISTENCY_FILES = ["consistency.csv", "unstable_questions.png"]
-DEFENCE_FILES = ["defences.csv", "defences.png"]
+RESULT_SECTIONS = Registry("result section")  # name -> ResultSection, written in registration order
 
-RESULT_FILES = TEXT_FILES + ["answers.parquet", "accuracy.csv", "accuracy_breakdown.csv", "family_accuracy.csv", "split.json", "run.json", "accuracy_vs_severity.png",
-                             "answerability.csv"] + ROBUSTNESS_FILES + CHANGE_FILES + \
-               CALIBRATION_FILES + CONSISTENCY_FILES + DEFENCE_FILES + ["flips.csv", "comparability.csv", "extraction.csv"]
+def result_section(name: str, files, attributes=(), needs=(), say: bool = False):
+    "Register the decorated writer as a section of every run folder (`NEEDS` keys checked now)."
+    NEEDS.check(needs)
+    def register(write: Callable) -> Callable:
+        RESULT_SECTIONS.register(name, ResultSection(name, tuple(files), write, tuple(attributes), tuple(needs), say)); return write
+    return register
+
+CORE_FILES = ["answers.parquet", "split.json", "run.json"]  # what every run writes beside its sections
+
+def result_files() -> list:
+    "Every file a run folder's results may hold: the core files and each registered section's."
+    return CORE_FILES + [f for s in RESULT_SECTIONS.values() for f in s.files]
+
+def section_attributes() -> set:
+    "Every RunResult attribute a registered section sets."
+    return {a for s in RESULT_SECTIONS.values() for a in s.attributes}
+
 
 # %% ../nbs/08_run_library.ipynb #c024
 def previous_run(out_dir: Path) -> str | None:
@@ -472,7 +504,7 @@ def previous_run(out_dir: Path) -> str | None:
 
 def clear_results(out_dir: Path) -> None:
     "Remove the previous run's result files, run.json first: until this run writes its own, the folder is marked unfinished."
-    for name in ["run.json"] + RESULT_FILES: (out_dir / name).unlink(missing_ok=True)
+    for name in ["run.json"] + result_files(): (out_dir / name).unlink(missing_ok=True)
 
 def prepare_stores(config: RunConfig) -> list:
     "Check every store's saved answers before any model loads; then clear the previous results and remove what this run does not have; the removed folders."
@@ -554,26 +586,18 @@ def circular_folded(config: RunConfig,              # the run
 # %% ../nbs/08_run_library.ipynb #c036
 @dataclass
 class RunResult:
-    "What a run computed and where it wrote it: the tables, the figures, run.json's summary and the paths."
+    "What a run computed and where it wrote it: the answers, each result section's tables (attributes named by RESULT_SECTIONS), the figures, run.json's summary and the paths."
     out_dir: Path                                      # the run folder
     answers: pd.DataFrame                              # answers.parquet: every scored answer (original and perturbed questions)
-    accuracy: pd.DataFrame                             # accuracy.csv: model, corruption, severity, accuracy, n
-    breakdown: pd.DataFrame                            # accuracy_breakdown.csv: per answer type and question type
-    families: pd.DataFrame                             # family_accuracy.csv: per question family, with the blind baseline
-    robustness: pd.DataFrame | None = None             # robustness.csv (None without severities 1-5)
-    intervals: dict | None = None                      # bootstrap intervals: accuracy, vre_corruption, vre_model
-    changes: pd.DataFrame | None = None                # answer_changes.csv (None without corruptions)
-    calibration: pd.DataFrame | None = None            # calibration.csv: ECE, Brier, confidence and its shift, alignment per condition
-    flips: pd.DataFrame | None = None                  # flips.csv: destructive and corrective parts, flip rate (None without corruptions)
-    consistency: pd.DataFrame | None = None            # consistency.csv: non-monotone share and instability (None without severities 1-5)
-    text_results: pd.DataFrame | None = None           # text_robustness.csv (None without text_perturbations)
-    defences: pd.DataFrame | None = None               # defences.csv: accuracy recovered by each defence, its clean cost and time (None without defences)
-    extraction: pd.DataFrame | None = None             # extraction.csv: per condition, the answers each option rule, the judge and nobody decided (None: not multiple choice)
     not_computed: dict = field(default_factory=dict)   # result file -> why this run could not compute it
     summary: dict = field(default_factory=dict)        # run.json
     figures: dict = field(default_factory=dict)        # figure name -> matplotlib Figure (saved as <name>.png)
     paths: list = field(default_factory=list)          # every result file written
     draw_figures: bool = True                          # False: the run writes its tables only (`run(figures=False)`)
+
+    def __getattr__(self, name):  # a section's attribute the run did not set: None (see RESULT_SECTIONS)
+        if not name.startswith("_") and name in section_attributes(): return None
+        raise AttributeError(f"RunResult has no attribute {name!r}; the result sections set {sorted(section_attributes())}")
 
     def __repr__(self): return f"RunResult({self.out_dir}: {len(self.answers)} answers, {len(self.paths)} files, not computed: {sorted(self.not_computed)})"
 
@@ -594,9 +618,11 @@ def save_table(result: RunResult, name: str, table: pd.DataFrame, **options) -> 
     return table
 
 # %% ../nbs/08_run_library.ipynb #c039
-def accuracy_results(config: RunConfig, result: RunResult, scored: pd.DataFrame) -> None:
+@result_section("accuracy", ["accuracy.csv", "accuracy_breakdown.csv", "family_accuracy.csv", "answerability.csv", "accuracy_vs_severity.png"],
+                attributes=("accuracy", "breakdown", "families"))
+def accuracy_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
     "Accuracy per condition, per answer and question type, per question family beside the blind baseline, and its figure."
-    p, split = config.parameters, config.dataset
+    p, split, scored = config.parameters, config.dataset, scores.scored
     result.accuracy = save_table(result, "accuracy.csv", accuracy_table(scored), index=False)
     result.breakdown = save_table(result, "accuracy_breakdown.csv", accuracy_breakdown(scored, split), index=False)  # as the official script
     if "answerable" in split.questions:  # VizWiz: does the model say 'unanswerable' when it should (its evaluation's average precision and F1)?
@@ -611,20 +637,18 @@ def accuracy_results(config: RunConfig, result: RunResult, scored: pd.DataFrame)
         save_figure(result, "accuracy_vs_severity", lambda: plot_accuracy_vs_severity(result.accuracy, title=f"{split.name} ({len(split)} questions)"))
     else: result.not_computed["accuracy_vs_severity.png"] = "the run has no image corruption"
 
-def extraction_results(config: RunConfig, result: RunResult, every: pd.DataFrame) -> None:
+@result_section("extraction", ["extraction.csv"], attributes=("extraction",), needs=("multiple_choice",))
+def extraction_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
     "extraction.csv: how many answers of each condition (every rotation) each option rule, the judge and nobody decided."
-    if "option_rule" not in every: result.not_computed["extraction.csv"] = f"dataset {config.parameters.dataset} is not multiple choice"; return
-    result.extraction = save_table(result, "extraction.csv", extraction_table(every[every.text == "original"]), index=False)
+    result.extraction = save_table(result, "extraction.csv", extraction_table(scores.every[scores.every.text == "original"]), index=False)
 
 # %% ../nbs/08_run_library.ipynb #c041
-def robustness_results(config: RunConfig, result: RunResult, scored: pd.DataFrame) -> None:
+@result_section("robustness", ["robustness.csv", "accuracy_ci.csv", "vre_ci.csv", "vre_model_ci.csv", "vre_weights.csv", "error_vs_severity.png",
+                              "average_error.png", "relative_drop.png", "submetric_radars.png", "vre_weights.png"],
+                attributes=("robustness", "intervals"), needs=("severities_1_5",), say=True)
+def robustness_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
     "VRB's sub-metrics and VRE (needs severities 1-5 of a corruption), their bootstrap intervals and the paper's figures."
-    p, acc = config.parameters, result.accuracy
-    if not (sorted(p.severities) == [1, 2, 3, 4, 5] and p.corruptions):
-        why = f"VRB's metrics need severities 1-5 of at least one corruption, this run has {sorted(p.severities)} of {p.corruptions}"
-        result.not_computed.update({name: why for name in ROBUSTNESS_FILES})
-        print(f"robustness.csv not written: {why}")
-        return
+    p, acc, scored = config.parameters, result.accuracy, scores.scored
     result.robustness = save_table(result, "robustness.csv", robustness_table(acc), index=False)
     result.intervals = bootstrap(scored, n_boot=1000, seed=p.seed)  # 95% intervals over questions, see vqa_robust.metrics.bootstrap
     for name, key in (("accuracy_ci.csv", "accuracy"), ("vre_ci.csv", "vre_corruption"), ("vre_model_ci.csv", "vre_model")):
@@ -638,11 +662,10 @@ def robustness_results(config: RunConfig, result: RunResult, scored: pd.DataFram
     save_table(result, "vre_weights.csv", vre_under_weights(acc).round(3))
 
 # %% ../nbs/08_run_library.ipynb #c043
-def change_results(config: RunConfig, result: RunResult, scored: pd.DataFrame) -> None:
+@result_section("answer_changes", ["answer_changes.csv", "mispredictions.csv", "answer_changes.png"], attributes=("changes",), needs=("corruptions",))
+def change_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
     "Every answer a corruption changed from the model's clean answer, by VRB Table 4's categories; counts and a gallery."
-    if not config.parameters.corruptions:
-        result.not_computed.update({name: "the run has no image corruption" for name in CHANGE_FILES}); return
-    changes = result.changes = save_table(result, "answer_changes.csv", categorise(answer_changes(scored, config.dataset)), index=False)
+    changes = result.changes = save_table(result, "answer_changes.csv", categorise(answer_changes(scores.scored, config.dataset)), index=False)
     mispredictions = pd.concat([change_table(changes, by).rename(columns={by: "group"}).assign(by=by) for by in ("category", "question_type")], ignore_index=True)
     save_table(result, "mispredictions.csv", mispredictions[["model", "by", "group", "count", "share"]], index=False)
     if len(changes): save_figure(result, "answer_changes", lambda: plot_gallery(changes, config.dataset, n=8, seed=config.parameters.seed), dpi=100)
@@ -651,8 +674,10 @@ def change_results(config: RunConfig, result: RunResult, scored: pd.DataFrame) -
 # %% ../nbs/08_run_library.ipynb #d565942a
 CONDITION = ["model", "corruption", "severity"]
 
-def calibration_results(config: RunConfig, result: RunResult, scored: pd.DataFrame) -> None:
+@result_section("calibration", ["calibration.csv", "reliability.png"], attributes=("calibration",))
+def calibration_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
     "calibration.csv (ECE, Brier, confidence right and wrong, its shift from clean, alignment score) per condition, and reliability diagrams."
+    scored = scores.scored
     alignment = robustness_alignment(scored)[CONDITION + ["alignment", "uncertainty_shift", "ras"]]
     table = calibration_table(scored).merge(alignment, on=CONDITION, how="left")
     result.calibration = save_table(result, "calibration.csv", table, index=False)
@@ -660,16 +685,15 @@ def calibration_results(config: RunConfig, result: RunResult, scored: pd.DataFra
     elif not table.n_confidence.sum(): result.not_computed["reliability.png"] = "no model of this run reports a confidence"
     else: save_figure(result, "reliability", lambda: plot_reliability(scored))
 
-def flip_results(config: RunConfig, result: RunResult, scored: pd.DataFrame) -> None:
+@result_section("flips", ["flips.csv"], attributes=("flips",), needs=("corruptions",))
+def flip_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
     "flips.csv: each condition's accuracy change split into destructive and corrective parts, and its flip rate, with 95% intervals."
-    if not config.parameters.corruptions: result.not_computed["flips.csv"] = "the run has no image corruption"; return
-    result.flips = save_table(result, "flips.csv", flip_table(scored, n_boot=1000, seed=config.parameters.seed), index=False)
+    result.flips = save_table(result, "flips.csv", flip_table(scores.scored, n_boot=1000, seed=config.parameters.seed), index=False)
 
-def consistency_results(config: RunConfig, result: RunResult, scored: pd.DataFrame) -> None:
+@result_section("consistency", ["consistency.csv", "unstable_questions.png"], attributes=("consistency",), needs=("severities_1_5",))
+def consistency_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
     "consistency.csv: the share of questions whose right/wrong pattern over severities 0-5 is not monotone, and their instability; the most unstable questions."
-    p = config.parameters
-    if not (sorted(p.severities) == [1, 2, 3, 4, 5] and p.corruptions):
-        result.not_computed.update({name: "consistency across severities needs severities 1-5" for name in CONSISTENCY_FILES}); return
+    scored = scores.scored
     patterns = severity_patterns(scored)
     result.consistency = save_table(result, "consistency.csv", consistency_table(patterns), index=False)
     save_figure(result, "unstable_questions", lambda: plot_unstable(most_unstable(patterns, n=6), scored, config.dataset), dpi=100)
@@ -678,10 +702,11 @@ def answer_changing_words(words) -> re.Pattern:
     "One pattern matching any of `words` as whole words or phrases, case ignored (compiled once per corruption, searched once per question)."
     return re.compile(r"\b(?:" + "|".join(re.escape(w) for w in words) + r")\b", re.I)
 
-def comparability_results(config: RunConfig, result: RunResult, scored: pd.DataFrame) -> None:
+@result_section("comparability", ["comparability.csv"], needs=("answer_changing_corruption",))
+def comparability_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
     "comparability.csv: for corruptions that can change a correct answer, accuracy on every question beside accuracy on the questions they cannot change."
     changing = {c: CORRUPTIONS[c].changes_answers for c in config.parameters.corruptions if CORRUPTIONS[c].changes_answers}
-    if not changing: result.not_computed["comparability.csv"] = "no corruption of this run can change a correct answer"; return
+    scored = scores.scored
     rows = []
     for corruption, words in changing.items():
         pattern = answer_changing_words(words)
@@ -695,12 +720,12 @@ def comparability_results(config: RunConfig, result: RunResult, scored: pd.DataF
     save_table(result, "comparability.csv", pd.DataFrame(rows), index=False)
 
 # %% ../nbs/08_run_library.ipynb #9fd734b5
-def text_perturbation_results(config: RunConfig, result: RunResult, scored: pd.DataFrame, scored_perturbed: pd.DataFrame | None) -> None:
+@result_section("text", ["text_robustness.csv", "text_ci.csv", "text_perturbations.csv", "text_explanations.csv", "text_rules.csv", "text_rules.png"],
+                attributes=("text_results",), needs=("text_perturbations",))
+def text_perturbation_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
     "Per perturbation kind: accuracy, flips, consistency and sensitivity with intervals, and local and global if-then explanations."
-    if not config.perturbed:
-        result.not_computed.update({name: "the run has no text_perturbations" for name in TEXT_FILES}); return
     p = config.parameters
-    pairs = paired_answers(scored, scored_perturbed, config.records, p.near_colour_distance)
+    pairs = paired_answers(scores.scored, scores.scored_perturbed, config.records, p.near_colour_distance)
     result.text_results = save_table(result, "text_robustness.csv", text_table(pairs), index=False)
     save_table(result, "text_ci.csv", text_intervals(pairs, n_boot=1000, seed=p.seed), index=False)
     save_table(result, "text_perturbations.csv", config.records, index=False)
@@ -709,14 +734,12 @@ def text_perturbation_results(config: RunConfig, result: RunResult, scored: pd.D
     if len(rules): save_figure(result, "text_rules", lambda: plot_rules(rules))
     else: result.not_computed["text_rules.png"] = "no rule has enough support in this run"
 
-def defence_results(config: RunConfig, result: RunResult, scored: pd.DataFrame) -> None:
+@result_section("defences", ["defences.csv", "defences.png"], attributes=("defences",), needs=("defences",))
+def defence_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
     "defences.csv: per model, defence and condition, the accuracy behind the defence against none, recovered with its interval, the clean cost, the time per image and VRE; and its figure."
     p = config.parameters
     used = [d for d in p.defences if d != NO_DEFENCE]
-    if not used: result.not_computed.update({name: "the run has no defences" for name in DEFENCE_FILES}); return
-    if NO_DEFENCE not in p.defences:
-        result.not_computed.update({name: "defences need 'none' among them: what a defence buys back is measured against the model without it" for name in DEFENCE_FILES}); return
-    table = defence_table(scored, n_boot=1000, seed=p.seed, timing=defence_timing(used, *defence_sample(config)))
+    table = defence_table(scores.scored, n_boot=1000, seed=p.seed, timing=defence_timing(used, *defence_sample(config)))
     if result.robustness is not None:  # VRE behind each defence and without it (one ranking: min-max scaled over every model and defence of the run)
         vre = result.robustness[result.robustness.corruption == "all"].set_index("model").VRE
         table["vre"] = [vre.get(defended_name(m, d), float("nan")) for m, d in zip(table.model, table.defence)]
@@ -758,6 +781,14 @@ def run(config: RunConfig | None = None,  # a checked run (`run_config`); None: 
     with folder_lock(config.out_dir):  # one writer per run folder: a second run into it stops here, having changed nothing
         return locked_run(config, progress, figures)
 
+def write_sections(config: RunConfig, result: RunResult, scores: RunScores) -> None:
+    "Each registered result section whose needs this run meets, in order; the files of the others named in `not_computed` with the reason."
+    for section in RESULT_SECTIONS.values():
+        why = next((reason for need in section.needs if (reason := NEEDS[need](config, scores))), None)
+        if why is None: section.write(config, result, scores); continue
+        result.not_computed.update({name: why for name in section.files})
+        if section.say: print(f"{section.files[0]} not written: {why}")
+
 def locked_run(config: RunConfig, progress: bool = True, figures: bool = True) -> RunResult:
     "`run`'s steps, with the folder's lock held."
     p, out, split = config.parameters, config.out_dir, config.dataset
@@ -783,19 +814,10 @@ def locked_run(config: RunConfig, progress: bool = True, figures: bool = True) -
     every, every_perturbed = scored_answers(config, answers)  # MMBench: every rotation, scored on its own (answers.parquet keeps them) ...
     scored, scored_perturbed = circular_folded(config, every), circular_folded(config, every_perturbed)  # ... and folded by CircularEval for the tables
     flat = lambda original, perturbed: pd.concat([original, perturbed.drop(columns="kind") if perturbed is not None else None], ignore_index=True)
-    result = RunResult(out, flat(scored, scored_perturbed), None, None, None, draw_figures=figures)
+    result = RunResult(out, flat(scored, scored_perturbed), draw_figures=figures)
     save_table(result, "answers.parquet", flat(every, every_perturbed))
     atomic_write(out / "split.json", lambda path: write_split(split, path)); result.paths.append(out / "split.json")
-    accuracy_results(config, result, scored)
-    extraction_results(config, result, every)
-    robustness_results(config, result, scored)
-    change_results(config, result, scored)
-    calibration_results(config, result, scored)
-    flip_results(config, result, scored)
-    consistency_results(config, result, scored)
-    comparability_results(config, result, scored)
-    text_perturbation_results(config, result, scored, scored_perturbed)
-    defence_results(config, result, scored)
+    write_sections(config, result, RunScores(every, every_perturbed, scored, scored_perturbed))
     result.summary = run_summary(config, result, seconds, elapsed, memory, served)
     atomic_write(out / "run.json", lambda path: path.write_text(json.dumps(result.summary, indent=1, default=str)))  # last: the folder is complete
     result.paths.append(out / "run.json")
