@@ -37,3 +37,10 @@ def test_the_run_imports_no_vle_code():
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root)
     assert p.returncode == 0, p.stderr[-2000:]
     assert p.stdout.split() == ["False", "False", "vle"]
+
+def test_one_condition_key():
+    "The columns of a condition are written once (vqa_robust.base.CONDITION): no module spells them out again."
+    import re
+    spelled = [f"{p.name}:{i}" for p in sorted((root / "vqa_robust").glob("*.py")) if p.name not in ("base.py", "_modidx.py")
+               for i, line in enumerate(p.read_text().splitlines(), 1) if re.search(r'"model", "corruption", "severity"', line)]
+    assert spelled == [], spelled

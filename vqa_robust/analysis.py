@@ -11,6 +11,7 @@ from matplotlib.lines import Line2D
 import numpy as np
 import pandas as pd
 import vqa_robust
+from .base import CONDITION
 from .corruptions import CORRUPTIONS, PRESETS
 from .data import VQADataset
 from .vocabulary import most_common_answer
@@ -42,7 +43,7 @@ def blind_baseline(train: VQADataset,          # the split whose answers make th
 # %% ../nbs/05_analysis.ipynb #c011
 def family_accuracy(scored: pd.DataFrame,                    # one row per answer, with question_id and score
                     dataset: VQADataset,                     # the dataset the questions come from (for `answer_type`)
-                    by=("model", "corruption", "severity"),  # the columns that define a condition
+                    by=CONDITION,  # the columns that define a condition
                    ) -> pd.DataFrame:                        # rows conditions, columns answer types and `all`
     "Accuracy per condition (rows) and `answer_type` (columns), with `all`."
     families = dataset.questions.set_index("question_id").answer_type

@@ -9,8 +9,8 @@ from typing import Callable, Iterable
 import numpy as np
 
 # %% auto #0
-__all__ = ['MAPS', 'whole_number', 'non_negative_integer', 'positive_integer', 'listed', 'UnknownNameError', 'Registry',
-           'key_entropy', 'seeded_rng', 'seed_of', 'local_map', 'start_ray', 'ray_map']
+__all__ = ['CONDITION', 'MAPS', 'whole_number', 'non_negative_integer', 'positive_integer', 'listed', 'UnknownNameError',
+           'Registry', 'key_entropy', 'seeded_rng', 'seed_of', 'local_map', 'start_ray', 'ray_map']
 
 # %% ../nbs/00_base.ipynb #c006
 def whole_number(value,    # a severity, seed or id as the caller gave it
@@ -91,6 +91,9 @@ class Registry(dict):
 
 def _rebuilt_registry(what: str, items: dict) -> Registry:
     registry = Registry(what); registry.update(items); return registry
+
+# %% ../nbs/00_base.ipynb #b0cond1
+CONDITION = ("model", "corruption", "severity")  # the columns that name a condition of a run: a results table's rows
 
 # %% ../nbs/00_base.ipynb #c018
 def key_entropy(keys: dict  # key name -> a whole number >= 0 or a string

@@ -7,23 +7,21 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from .base import Registry, seeded_rng
+from .base import CONDITION, Registry, seeded_rng
 from .corruptions import CLEAN, image_under_condition
 from .data import VQADataset, write_split
 from .metrics import LEVELS, bootstrap, interval
 from .vocabulary import answer_changed, answer_key
 
 # %% auto #0
-__all__ = ['CONDITION_COLUMNS', 'QUESTION_KEYS', 'CORRECTNESS', 'FLIP_MEASURES', 'image_condition_answers', 'clean_mask',
-           'with_clean', 'soft_correct', 'exact_correct', 'correctness', 'bin_index', 'reliability_bins',
-           'expected_calibration_error', 'brier_score', 'condition_calibration', 'calibration_table',
-           'plot_reliability', 'brier_alignment', 'alignment_terms', 'robustness_alignment', 'flip_terms',
-           'question_bootstrap', 'flip_table', 'switches', 'instability', 'non_monotone', 'severity_patterns',
-           'consistency_table', 'most_unstable', 'plot_unstable', 'question_discrimination', 'select_discriminative',
-           'discriminative_split', 'ranking_comparison']
+__all__ = ['QUESTION_KEYS', 'CORRECTNESS', 'FLIP_MEASURES', 'image_condition_answers', 'clean_mask', 'with_clean', 'soft_correct',
+           'exact_correct', 'correctness', 'bin_index', 'reliability_bins', 'expected_calibration_error', 'brier_score',
+           'condition_calibration', 'calibration_table', 'plot_reliability', 'brier_alignment', 'alignment_terms',
+           'robustness_alignment', 'flip_terms', 'question_bootstrap', 'flip_table', 'switches', 'instability',
+           'non_monotone', 'severity_patterns', 'consistency_table', 'most_unstable', 'plot_unstable',
+           'question_discrimination', 'select_discriminative', 'discriminative_split', 'ranking_comparison']
 
 # %% ../nbs/04a_robustness_plus.ipynb #k009
-CONDITION_COLUMNS = ("model", "corruption", "severity")  # the columns that make a condition
 QUESTION_KEYS = ["model", "seed", "question_id"]  # a model's answer to one question under one run seed
 
 def image_condition_answers(scored: pd.DataFrame  # a run's scored answers (answers.parquet)
@@ -123,8 +121,8 @@ def calibration_table(scored: pd.DataFrame,   # a run's scored answers: model, c
                      ) -> pd.DataFrame:       # model, corruption, severity, n, n_confidence, n_without_clean, accuracy, ece, brier, confidence, confidence_right, confidence_wrong, confidence_shift, question_confidence_shift
     "Calibration of every condition (over all its answers, as accuracy.csv counts them), with the shift of the mean confidence from the same model's clean condition."
     rows = with_clean(scored, ("confidence",))
-    table = pd.DataFrame([{**dict(zip(CONDITION_COLUMNS, key)), **condition_calibration(group, n_bins, correct)}
-                          for key, group in rows.groupby(list(CONDITION_COLUMNS), sort=True)])
+    table = pd.DataFrame([{**dict(zip(CONDITION, key)), **condition_calibration(group, n_bins, correct)}
+                          for key, group in rows.groupby(list(CONDITION), sort=True)])
     clean = table[(table.corruption == CLEAN[0]) & (table.severity == CLEAN[1])].set_index("model").confidence
     table.insert(len(table.columns) - 1, "confidence_shift", table.confidence - table.model.map(clean))
     return table
@@ -182,7 +180,7 @@ def robustness_alignment(scored: pd.DataFrame,   # a run's scored answers, with 
                         ) -> pd.DataFrame:       # model, corruption, severity, n, clean_alignment, alignment, confidence_change, correctness_change, uncertainty_shift, ras
     "Per condition: the mean Brier alignment minus the uncertainty shift |mean(p - p_clean) - mean(y - y_clean)|, in [-3, 1]."
     terms = alignment_terms(scored, correct)
-    table = (terms.groupby(list(CONDITION_COLUMNS)).agg(n=("alignment", "size"), clean_alignment=("clean_alignment", "mean"), alignment=("alignment", "mean"),
+    table = (terms.groupby(list(CONDITION)).agg(n=("alignment", "size"), clean_alignment=("clean_alignment", "mean"), alignment=("alignment", "mean"),
                                                        confidence_change=("confidence_change", "mean"), correctness_change=("correctness_change", "mean"))
              .reset_index())
     table["uncertainty_shift"] = (table.confidence_change - table.correctness_change).abs()

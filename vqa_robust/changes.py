@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Callable
 import matplotlib.pyplot as plt
 import pandas as pd
-from .base import Registry
+from .base import CONDITION, Registry
 from .calibration import clean_mask, with_clean
 from .corruptions import image_under_condition
 from .data import VQADataset
@@ -39,7 +39,7 @@ def answer_changes(answers: pd.DataFrame,  # a run's answers: model, corruption,
         image_id=q.image_id.reindex(changed.question_id).to_numpy(), question=q.question.reindex(changed.question_id).to_numpy(),
         question_type=q.question_type.reindex(changed.question_id).to_numpy(), answer_type=q.answer_type.reindex(changed.question_id).to_numpy(),
         truth=[most_common_answer(a) for a in q.answers.reindex(changed.question_id)])
-    return changed[CHANGE_COLUMNS].sort_values(["model", "corruption", "severity", "question_id"], ignore_index=True)
+    return changed[CHANGE_COLUMNS].sort_values([*CONDITION, "question_id"], ignore_index=True)
 
 # %% ../nbs/07a_changes.ipynb #c058
 DENIALS = ("nothing", "none", "nobody", "no one", "0", "zero")  # answers that deny something is there
@@ -237,7 +237,7 @@ def chromatic_rate(answers: pd.DataFrame,  # a run's answers: model, corruption,
     "Per model and condition, the share of answers to chromatic-colour questions that name a chromatic colour."
     ids = set(colour_questions(dataset).questions.question_id)
     rows = answers[answers.question_id.isin(ids)].assign(chromatic=lambda d: [is_chromatic(a) for a in d.answer])
-    table = rows.groupby(["model", "corruption", "severity"], sort=False).agg(questions=("chromatic", "size"), chromatic=("chromatic", "sum")).reset_index()
+    table = rows.groupby(list(CONDITION), sort=False).agg(questions=("chromatic", "size"), chromatic=("chromatic", "sum")).reset_index()
     return table.assign(rate=(100 * table.chromatic / table.questions).round(1))
 
 # %% ../nbs/07a_changes.ipynb #c081
@@ -277,6 +277,6 @@ def colour_accuracy(answers: pd.DataFrame,   # a run's answers: model, corruptio
     truth = humans.reindex(rows.question_id).tolist()
     rows = rows.assign(original=[vqa_accuracy(str(a), list(h)) for a, h in zip(rows.answer, truth)],
                        relabelled=[relabelled_score(a, h, c in colourless) for a, h, c in zip(rows.answer, truth, rows.corruption)])
-    table = rows.groupby(["model", "corruption", "severity"], sort=False).agg(
+    table = rows.groupby(list(CONDITION), sort=False).agg(
         questions=("original", "size"), original=("original", "mean"), relabelled=("relabelled", "mean")).reset_index()
     return table.assign(original=(100 * table.original).round(1), relabelled=(100 * table.relabelled).round(1))

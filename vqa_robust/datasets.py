@@ -13,7 +13,7 @@ import pandas as pd
 from PIL import Image
 from .data import (VQADataset, check_ids, easy_vqa_to_vqav2, load_easy_vqa, load_vqav2_dir, write_mini_vqav2)
 from .base import Registry
-from .metrics import ACCURACY_MODES, CONDITION, OPTION_RULES
+from .metrics import ACCURACY_MODES, ANSWER_KEYS, OPTION_RULES
 from .vocabulary import most_common_answer, normalize_answer
 
 # %% auto #0
@@ -372,7 +372,7 @@ def answerability(answers: pd.DataFrame,    # question_id, answer (and the condi
     if unknown: raise ValueError(f"answers to question id(s) not in dataset '{dataset.name}': {unknown[:5]}")
     predicted = answers[score].astype(float) if score else answers.answer.map(answerable_from_answer)
     rows = answers.assign(label=truth.loc[answers.question_id].to_numpy(), predicted=predicted.to_numpy())
-    keys = [c for c in CONDITION if c in answers]
+    keys = [c for c in ANSWER_KEYS if c in answers]
     groups = rows.groupby(keys, sort=True) if keys else [((), rows)]
     out = [(*(k if isinstance(k, tuple) else (k,)), *answerability_metrics(g.label, g.predicted).values(), len(g)) for k, g in groups]
     return pd.DataFrame(out, columns=keys + ["average_precision", "f1_score", "n"])

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import torch
 from torch import nn
-from .base import Registry, seeded_rng
+from .base import CONDITION, Registry, seeded_rng
 from .calibration import question_bootstrap
 from .corruptions import image_under_condition, to_uint8_rgb
 from .data import load_easy_vqa
@@ -516,7 +516,7 @@ def defence_table(scored: pd.DataFrame,  # model (names 'model+defence'), corrup
                   timing: dict | None = None,  # defence -> ms per image (`defence_timing`)
                  ) -> pd.DataFrame:            # DEFENCE_COLUMNS (+ ms_per_image): one row per model, defence and condition
     "Accuracy behind each defence against the same model undefended, per condition, with paired bootstrap intervals and the clean cost."
-    missing = [c for c in ("model", "corruption", "severity", "question_id", "score") if c not in scored]
+    missing = [c for c in (*CONDITION, "question_id", "score") if c not in scored]
     if missing: raise ValueError(f"defence_table: scored answers lack the column(s) {missing}")
     parts = pd.DataFrame([split_defended(m) for m in scored.model.astype(str)], columns=["base", "defence"], index=scored.index)
     table = scored.assign(base=parts.base, defence=parts.defence)

@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from typing import Callable
 import numpy as np
 import pandas as pd
-from .base import Registry, listed, seeded_rng
+from .base import CONDITION, Registry, listed, seeded_rng
 from .data import VQADataset
 from .vocabulary import strip_whitespace, process_punctuation, process_digit_article, normalize_answer, most_common_answer
 
 # %% auto #0
 __all__ = ['ACCURACY_MODES', 'TEN_ANSWER_MODES', 'REFUSALS', 'API_FAILURE', 'OPTION_SEPARATORS', 'NO_OPTION', 'ANSWER_IS',
-           'OPTION_RULES', 'CONDITION', 'JUDGE_PROMPT', 'EXTRACTION_TAIL', 'BREAKDOWNS', 'LEVELS', 'SUBMETRICS',
+           'OPTION_RULES', 'ANSWER_KEYS', 'JUDGE_PROMPT', 'EXTRACTION_TAIL', 'BREAKDOWNS', 'LEVELS', 'SUBMETRICS',
            'RELATIVE', 'DEFAULT_WEIGHTS', 'leave_one_out', 'accuracy_official', 'accuracy_normalize', 'accuracy_simple',
            'accuracy_exact', 'accuracy_exact_normalize', 'accuracy_vizwiz', 'answers_problem', 'vqa_accuracy',
            'evalai_answer', 'accuracy_textvqa', 'relaxed_number', 'accuracy_relaxed', 'letter_named', 'text_named',
@@ -265,7 +265,7 @@ def accuracy_anls(prediction: str,                       # the model's answer
 ACCURACY_MODES.register("anls", accuracy_anls)
 
 # %% ../nbs/04_metrics.ipynb #c017
-CONDITION = ("model", "corruption", "severity", "seed")
+ANSWER_KEYS = (*CONDITION, "seed")  # what identifies an answer's condition: the condition and the run's seed
 
 def plain(value):
     "A numpy scalar, or a tuple of them, as plain Python (for messages)."
@@ -285,7 +285,7 @@ def check_answered(answers: pd.DataFrame, dataset: VQADataset) -> None:
     known = set(dataset.questions.question_id)
     unknown = sorted(set(answers.question_id) - known)
     if unknown: raise ValueError(f"answers to {len(unknown)} question id(s) not in dataset '{dataset.name}': {listed(map(plain, unknown))}")
-    keys = [c for c in CONDITION if c in answers]
+    keys = [c for c in ANSWER_KEYS if c in answers]
     groups = answers.groupby(keys, dropna=False, sort=False) if keys else [((), answers)]
     for key, group in groups:
         where = ", ".join(f"{k}={plain(v)!r}" for k, v in zip(keys, key if isinstance(key, tuple) else (key,))) or "the answers"
@@ -299,7 +299,7 @@ def circular_scores(scored: pd.DataFrame,  # scored answers of every rotation (`
                    ) -> pd.DataFrame:       # one row per original question and condition; score the minimum, `rotations` their count
     "CircularEval: each original question's row (question_id == circular_of), scored 1 only if every rotation of it was answered right."
     of = dataset.questions.set_index("question_id").circular_of
-    keys = [c for c in CONDITION if c in scored] + ["circular_of"]
+    keys = [c for c in ANSWER_KEYS if c in scored] + ["circular_of"]
     rows = scored.assign(circular_of=of.loc[scored.question_id].to_numpy())
     groups = rows.groupby(keys, dropna=False, sort=False)
     folded = {"score": groups.score.transform("min"), "rotations": groups.score.transform("size")}
@@ -330,7 +330,7 @@ def read_choices(answers: pd.DataFrame,  # one row per answer: question_id, answ
             choice[i], rule[i] = rules.read(reply, gold.options.iloc[i])[0], "judge"  # VLMEvalKit reads the judge's reply with the same rules
             if choice[i] is None: rule[i], pool[i] = "judge_random", [*gold.options.iloc[i], NO_OPTION]  # its fallback: a random letter or Z
     elif rules.unread == "random": pool = [list(gold.options.iloc[i]) if i in set(unread) else None for i in range(len(choice))]
-    keys = [c for c in CONDITION if c in answers]
+    keys = [c for c in ANSWER_KEYS if c in answers]
     for i in range(len(choice)):
         if pool[i] is not None:
             row = answers.iloc[i]
@@ -383,7 +383,7 @@ def score_answers(answers: pd.DataFrame,   # one row per question and condition:
     return circular_scores(scored, dataset) if circular and "circular_of" in truth else scored
 
 def accuracy_table(scored: pd.DataFrame,                      # one row per answer, with a `score` column (as `score_answers` returns)
-                   by=("model", "corruption", "severity"),  # the columns that define a group
+                   by=CONDITION,  # the columns that define a group
                   ) -> pd.DataFrame:                         # the `by` columns, accuracy and n
     "Eq. 2 per group: mean score (`accuracy`, a fraction) and question count `n` (and `expected_accuracy`, what random draws are worth on average, where answers have it)."
     groups = scored.groupby(list(by))
@@ -411,7 +411,7 @@ def judge_prompt(question: str,  # the question as the benchmark's file writes i
 EXTRACTION_TAIL = ("judge", "judge_random", "random", "none")  # after a rule set's own rules: the judge, its fallback draw, the rules' draw, nobody
 
 def extraction_table(scored: pd.DataFrame,  # scored multiple-choice answers of every rotation (`score_answers` with circular=False)
-                     by=("model", "corruption", "severity"),  # the columns of a condition
+                     by=CONDITION,  # the columns of a condition
                     ) -> pd.DataFrame:      # by..., option_rules, n, one count per rule, by_rules, by_judge, by_nobody (shares)
     "How many answers of each condition each rule, the judge and nobody decided: a model's robustness can hide in its answer format."
     rows = []
@@ -454,7 +454,7 @@ BREAKDOWNS = ("answer_type", "question_type")
 
 def accuracy_breakdown(scored: pd.DataFrame,  # scored answers (`score_answers`): the `by` columns, question_id, score
                        dataset: VQADataset,   # gives each question's answer_type and question_type
-                       by=("model", "corruption", "severity"),  # the columns that make a condition
+                       by=CONDITION,  # the columns that make a condition
                        breakdowns=BREAKDOWNS,  # columns of the dataset's questions to break accuracy down by
                       ) -> pd.DataFrame:      # by..., breakdown, type, accuracy (percent, rounded), n
     "Accuracy per answer type and per question type of every condition, as `official_report` computes them, in one long table."
@@ -494,7 +494,7 @@ def with_clean_level(acc: pd.DataFrame) -> pd.DataFrame:
     clean = acc[acc.corruption == "clean"]
     corrupted = acc[acc.corruption != "clean"]
     copies = [clean[clean.model == m].assign(corruption=c) for m, c in corrupted[["model", "corruption"]].drop_duplicates().itertuples(index=False)]
-    return pd.concat([corrupted, *copies], ignore_index=True).sort_values(["model", "corruption", "severity"], ignore_index=True)
+    return pd.concat([corrupted, *copies], ignore_index=True).sort_values(list(CONDITION), ignore_index=True)
 
 def check_fractions(table: pd.DataFrame, column: str = "accuracy") -> None:
     "Refuse values of `column` outside [0, 1], naming the first and suggesting percent to fraction."
@@ -502,17 +502,17 @@ def check_fractions(table: pd.DataFrame, column: str = "accuracy") -> None:
     bad = values[(values < 0) | (values > 1)]
     if len(bad):
         row = table.loc[bad.index[0]]
-        where = ", ".join(f"{c}={plain(row[c])!r}" for c in ("model", "corruption", "severity") if c in table)
+        where = ", ".join(f"{c}={plain(row[c])!r}" for c in ANSWER_KEYS if c in table)
         hint = " (percentages? divide by 100)" if values.max() <= 100 and (values >= 0).all() else ""
         raise ValueError(f"{column} must be a fraction in [0, 1], got {bad.iloc[0]:g} for {where or f'row {bad.index[0]}'}{hint}")
 
 def error_matrix(acc: pd.DataFrame) -> pd.DataFrame:
     "E = 1 - A (eq. 9) as a table: rows (model, corruption), columns levels 0-5."
-    for col in ("model", "corruption", "severity", "accuracy"):
+    for col in (*CONDITION, "accuracy"):
         if col not in acc: raise ValueError(f"accuracy table lacks column '{col}'")
     check_fractions(acc)
     if (acc.corruption == "clean").any(): acc = with_clean_level(acc)
-    twice = acc[acc.duplicated(["model", "corruption", "severity"])]
+    twice = acc[acc.duplicated(list(CONDITION))]
     if len(twice): raise ValueError(f"accuracy given more than once for (model, corruption, severity) {listed(map(plain, twice[['model', 'corruption', 'severity']].itertuples(index=False, name=None)), 3)}")
     errors = 1 - acc.pivot_table(index=["model", "corruption"], columns="severity", values="accuracy", aggfunc="mean")
     missing = [(m, c, l) for (m, c), row in errors.iterrows() for l in LEVELS if l not in row.index or pd.isna(row.get(l))]
@@ -679,15 +679,15 @@ def relative_drop(acc: pd.DataFrame,  # model, corruption, severity (0-5), accur
 # %% ../nbs/04_metrics.ipynb #c032
 def score_cube(scored: pd.DataFrame) -> tuple[np.ndarray, list, list]:
     "Per-question scores as an array (question, model, corruption, level 0-5), with the model and corruption names."
-    scored = scored[["model", "corruption", "severity", "question_id", "score"]]
+    scored = scored[[*CONDITION, "question_id", "score"]]
     check_fractions(scored, "score")
     clean = scored[scored.corruption == "clean"]
     corruptions = sorted(set(scored.corruption) - {"clean"})
     if clean.empty or not corruptions: raise ValueError("bootstrap needs the clean condition and at least one corruption")
     rows = [clean.assign(corruption=c) for c in corruptions] + [scored[scored.corruption != "clean"]]
-    wide = pd.concat(rows).pivot_table(index="question_id", columns=["model", "corruption", "severity"], values="score", aggfunc="first")
+    wide = pd.concat(rows).pivot_table(index="question_id", columns=list(CONDITION), values="score", aggfunc="first")
     models = sorted(scored.model.unique())
-    full = pd.MultiIndex.from_product([models, corruptions, LEVELS], names=["model", "corruption", "severity"])
+    full = pd.MultiIndex.from_product([models, corruptions, LEVELS], names=list(CONDITION))
     absent = [k for k in full if k not in wide.columns]
     if absent: raise ValueError(f"no scores for (model, corruption, severity) {absent[:3]}{' ...' if len(absent) > 3 else ''}")
     wide = wide[full]
@@ -720,7 +720,7 @@ def bootstrap(scored: pd.DataFrame,          # per-question scores: model, corru
     cells = [(m, "clean", 0, i, 0, 0) for i, m in enumerate(models)]
     cells += [(m, c, l, i, j, l) for i, m in enumerate(models) for j, c in enumerate(corruptions) for l in LEVELS[1:]]
     accuracy = pd.DataFrame([(m, c, l, A[0, i, j, k], lo[i, j, k], hi[i, j, k]) for m, c, l, i, j, k in cells],
-                            columns=["model", "corruption", "severity", "estimate", "low", "high"]).set_index(["model", "corruption", "severity"]).sort_index()
+                            columns=[*CONDITION, "estimate", "low", "high"]).set_index(list(CONDITION)).sort_index()
     lo, hi = interval(metrics[1:], confidence)
     sub_idx = pd.MultiIndex.from_product([models, corruptions, list(SUBMETRICS)], names=["model", "corruption", "metric"])
     sub = pd.DataFrame({"estimate": metrics[0].ravel(), "low": lo.ravel(), "high": hi.ravel()}, index=sub_idx)

@@ -15,7 +15,7 @@ import torch
 from fastcore.docments import docments
 from tqdm import tqdm
 
-from .base import Registry, UnknownNameError, non_negative_integer
+from .base import CONDITION, Registry, UnknownNameError, non_negative_integer
 from .data import VQADataset, load_easy_vqa, load_vqav2, read_split, sample_images, vqav2_files, vrb_split, write_split, dataset_fingerprint
 from .datasets import DATASETS, load_dataset, answerability
 from .corruptions import CLEAN, CORRUPTIONS, PRESETS, expand_corruptions, image_under_condition
@@ -37,8 +37,8 @@ from .calibration import (calibration_table, consistency_table, flip_table, most
                                     robustness_alignment, severity_patterns)
 
 # %% auto #0
-__all__ = ['RUN_PARAMETERS', 'SERVED_TRANSPORT', 'SAMPLE_IMAGES', 'NEEDS', 'RESULT_SECTIONS', 'CORE_FILES', 'CONDITION',
-           'parameter', 'RunParameters', 'run_parameter_values', 'literal', 'parameters_cell', 'registry_parameter',
+__all__ = ['RUN_PARAMETERS', 'SERVED_TRANSPORT', 'SAMPLE_IMAGES', 'NEEDS', 'RESULT_SECTIONS', 'CORE_FILES', 'parameter',
+           'RunParameters', 'run_parameter_values', 'literal', 'parameters_cell', 'registry_parameter',
            'list_parameter', 'int_parameter', 'auto_parameter', 'dataset_files', 'text_kinds', 'defence_list',
            'served_transport', 'CheckedParameters', 'model_parameters', 'grid_parameters', 'split_parameters',
            'text_parameters', 'scoring_parameters', 'compute_parameters', 'run_parameters', 'RunConfig', 'flag',
@@ -672,14 +672,12 @@ def change_results(config: RunConfig, result: RunResult, scores: RunScores) -> N
     else: result.not_computed["answer_changes.png"] = "no corruption changed an answer"
 
 # %% ../nbs/08_run_library.ipynb #d565942a
-CONDITION = ["model", "corruption", "severity"]
-
 @result_section("calibration", ["calibration.csv", "reliability.png"], attributes=("calibration",))
 def calibration_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
     "calibration.csv (ECE, Brier, confidence right and wrong, its shift from clean, alignment score) per condition, and reliability diagrams."
     scored = scores.scored
-    alignment = robustness_alignment(scored)[CONDITION + ["alignment", "uncertainty_shift", "ras"]]
-    table = calibration_table(scored).merge(alignment, on=CONDITION, how="left")
+    alignment = robustness_alignment(scored)[[*CONDITION, "alignment", "uncertainty_shift", "ras"]]
+    table = calibration_table(scored).merge(alignment, on=list(CONDITION), how="left")
     result.calibration = save_table(result, "calibration.csv", table, index=False)
     if not config.parameters.corruptions: result.not_computed["reliability.png"] = "the run has no image corruption"
     elif not table.n_confidence.sum(): result.not_computed["reliability.png"] = "no model of this run reports a confidence"

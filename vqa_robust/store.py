@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Callable
 import numpy as np
 import pandas as pd
-from .base import listed
+from .base import CONDITION, listed
 from .corruptions import CLEAN, image_under_condition
 from .data import VQADataset, dataset_fingerprint, file_sha256
 
@@ -116,7 +116,7 @@ def code_fingerprint(dataset: VQADataset,  # its image loader is part of the fin
             "versions": library_versions()}
 
 # %% ../nbs/01_store.ipynb #c013
-RESULT_COLUMNS = ["model", "corruption", "severity", "seed", "question_id", "answer", "confidence"]
+RESULT_COLUMNS = [*CONDITION, "seed", "question_id", "answer", "confidence"]
 CHUNK_SIZE = 1024  # questions per saved chunk: the most work a killed run can lose
 
 def n_chunks(n_questions: int,  # questions of one condition
@@ -294,7 +294,7 @@ def read_store(out_dir: str | Path,  # the run folder
         model, corruption, severity = (part.name.split("=", 1)[1] for part in (folder.parent.parent, folder.parent, folder))
         frames += [pd.read_parquet(folder / name).assign(model=model, corruption=corruption, severity=int(severity)) for name in json.loads(record.read_text())["chunks"]]
     if not frames: return pd.DataFrame(columns=RESULT_COLUMNS)
-    return pd.concat(frames, ignore_index=True)[RESULT_COLUMNS].sort_values(["model", "corruption", "severity", "question_id"], ignore_index=True)
+    return pd.concat(frames, ignore_index=True)[RESULT_COLUMNS].sort_values([*CONDITION, "question_id"], ignore_index=True)
 
 # %% ../nbs/01_store.ipynb #c025
 @dataclass

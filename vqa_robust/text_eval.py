@@ -8,7 +8,7 @@ import json, re, warnings
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from .base import Registry, listed, non_negative_integer, seeded_rng
+from .base import CONDITION, Registry, listed, non_negative_integer, seeded_rng
 from .data import VQADataset
 from .metrics import check_fractions
 from .vocabulary import answer_changed, negated, normalize_answer
@@ -139,8 +139,8 @@ def expectation(kind: str, original: str, edits: list[dict], answer: str | None 
     return expected if expected is None or where is None or where(original, edits, answer) else None
 
 # %% ../nbs/06a_text_eval.ipynb #c024
-PAIR_KEYS = ["model", "corruption", "severity", "question_id"]
-GROUP = ["model", "corruption", "severity", "kind", "text_severity"]  # one row of the tables per group
+PAIR_KEYS = [*CONDITION, "question_id"]
+GROUP = [*CONDITION, "kind", "text_severity"]  # one row of the tables per group
 
 def check_columns(table: pd.DataFrame, columns, what: str) -> None:
     "Refuse a table that lacks any of `columns`, naming them."
@@ -181,12 +181,12 @@ def paired_answers(scored_original: pd.DataFrame,   # scored answers to the orig
     pairs["flipped"] = [answer_changed(a, b) for a, b in zip(pairs.answer_original, pairs.answer_perturbed)]
     pairs["expected"] = [expected[k][1] for k in keys]
     pairs["consistent"] = [float(f == (e == "change")) if isinstance(e, str) else np.nan for e, f in zip(pairs.expected, pairs.flipped)]
-    front = [c for c in ["model", "corruption", "severity", "seed", "kind", "text_severity", "question_id", "original", "perturbed", "answer_original",
+    front = [c for c in [*CONDITION, "seed", "kind", "text_severity", "question_id", "original", "perturbed", "answer_original",
                          "answer_perturbed", "score_original", "score_perturbed", "answer_known", "flipped", "expected", "consistent"] if c in pairs]
     return pairs[front + [c for c in pairs.columns if c not in front and c != "found"]].reset_index(drop=True)
 
 # %% ../nbs/06a_text_eval.ipynb #c026
-def in_kind_order(table: pd.DataFrame, by=("model", "corruption", "severity")) -> pd.DataFrame:
+def in_kind_order(table: pd.DataFrame, by=CONDITION) -> pd.DataFrame:
     "Rows sorted by `by`, then kind in PERTURBATIONS' order (unknown kinds after, by name), then typo severity."
     rank = {k: i for i, k in enumerate(PERTURBATIONS)}
     key = table.kind.map(lambda k: (rank.get(k, len(rank)), k))
@@ -487,8 +487,8 @@ def beside_paper(table: pd.DataFrame,  # `text_table` of a run
     paper = counterfactual_paper_declines() if paper is None else paper
     printed = paper.pivot_table(index="kind", columns="dataset", values="decline_pct", sort=False).add_prefix("paper_decline_").reset_index()
     run = table.assign(relative_decline=relative_decline(table.accuracy_original, table.accuracy_perturbed))
-    keep = [c for c in ["model", "corruption", "severity", "kind", "text_severity", "n", "n_scored", "accuracy_original", "accuracy_perturbed", "relative_decline"] if c in run]
-    return in_kind_order(run[keep].merge(printed, on="kind", how="inner"), by=[c for c in ("model", "corruption", "severity") if c in run]) if len(run) else run[keep]
+    keep = [c for c in [*CONDITION, "kind", "text_severity", "n", "n_scored", "accuracy_original", "accuracy_perturbed", "relative_decline"] if c in run]
+    return in_kind_order(run[keep].merge(printed, on="kind", how="inner"), by=[c for c in CONDITION if c in run]) if len(run) else run[keep]
 
 def paper_scored_declines(scored_original: pd.DataFrame,   # scored answers to the original questions (PAIR_KEYS, score)
                           scored_perturbed: pd.DataFrame,  # the same for the perturbed questions, with `kind`
