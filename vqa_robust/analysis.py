@@ -209,6 +209,7 @@ def plot_relative_drop(acc: pd.DataFrame  # model, corruption, severity (0-5), a
 
 SUBMETRIC_LABELS = {"F": "F", "R": "R", "rho": "ρ", "mu": "μ", "delta": "Δ"}  # as the paper writes them
 
+# %% ../nbs/05_analysis.ipynb #c022s1
 def radar(ax, values: pd.DataFrame,  # a row per polygon, a column per sub-metric (scaled, in [0, 1])
           title: str,                  # panel title
           colors=None,                 # one colour per row; default each corruption's `corruption_style`
@@ -243,6 +244,7 @@ def plot_radars(acc: pd.DataFrame  # model, corruption, severity (0-5), accuracy
     fig.suptitle("scaled sub-metrics (0 at the centre, 1 at the rim; larger is less robust)", fontsize=10)
     return fig
 
+# %% ../nbs/05_analysis.ipynb #c022s2
 def plot_vre_weights(acc: pd.DataFrame  # model, corruption, severity (0-5), accuracy (a fraction)
                     ):                    # the matplotlib figure
     "Figure 8: VRE (eq. 18) of each model under the six weightings of `weight_vectors`."

@@ -135,6 +135,7 @@ def miscolour(truth: str,       # the ground truth
     "Whether truth and prediction are both colours."
     return answer_kind(truth) == answer_kind(prediction) == "colour"
 
+# %% ../nbs/07a_changes.ipynb #c059s1
 @register_misprediction("undercount", "Truth and prediction are both numbers, the prediction lower.")
 def undercount(truth: str,       # the ground truth
                prediction: str,  # the corrupted answer (not the truth)

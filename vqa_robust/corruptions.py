@@ -662,6 +662,7 @@ def contrast(x,         # uint8 RGB image, HxWx3
     table = np.clip((np.arange(256)[:, None] / 255 - means) * c + means, 0, 1) * 255
     return cv2.LUT(x, table.astype(np.uint8)[:, None, :])
 
+# %% ../nbs/01_corruptions.ipynb #c033s1
 @lru_cache(maxsize=None)
 def saturation_ratio_table(c0: float, c1: float) -> np.ndarray:
     "S'/S for each (V, min) pair, flattened (0 where S = 0)."
@@ -817,6 +818,7 @@ def tinted(x, m, colour, cover):
                 out[i, j, k] = truncated_level(o)
     return out
 
+# %% ../nbs/01_corruptions.ipynb #c037s1
 @register_corruption("physical", random=True)
 def spatter(x,         # uint8 RGB image, HxWx3
             severity,  # level 1-5
@@ -995,6 +997,7 @@ def scaled_size(h: int, w: int,  # a height and a width
 
 ZOOM_OUT_SCALES = [0.9, 0.8, 0.7, 0.6, 0.5]
 
+# %% ../nbs/01_corruptions.ipynb #g010s1
 @register_corruption("geometric", source="vlm_robustbench", changes_answers=("how big", "size", "close", "far", "border", "frame"))
 def zoom_out(x,         # uint8 RGB image, HxWx3
              severity,  # level 1-5
@@ -1028,6 +1031,7 @@ def shifted(x: np.ndarray,  # uint8 RGB image, HxWx3
         out[max(dy, 0):h + min(dy, 0), max(dx, 0):w + min(dx, 0)] = x[max(-dy, 0):h + min(-dy, 0), max(-dx, 0):w + min(-dx, 0)]
     return out
 
+# %% ../nbs/01_corruptions.ipynb #g010s2
 @register_corruption("geometric", random=True, source="vlm_robustbench", changes_answers=("how many", "is there", "are there", "left", "right", "center", "middle", "top", "bottom"))
 def translation(x,         # uint8 RGB image, HxWx3
                 severity,  # level 1-5
@@ -1261,6 +1265,10 @@ PROVENANCE = [  # one row per effect: the paper (appendix A), VRB's code (genera
          vrb_code="OpenCV's encoder at quality 25, 18, 15, 10, 7, on the RGB array taken as BGR (the colour transform sees swapped channels)",
          imagenet_c="PIL's encoder at quality 25, 18, 15, 10, 7", default="jpeg_compression", variants=["jpeg_compression_vrb"],
          vrb="jpeg_compression", appendix="", note="the vrb preset keeps PIL's encoder on the right channels; vrb_code has the code's"),
+]
+
+# %% ../nbs/01_corruptions.ipynb #c111b
+PROVENANCE += [  # the appendix's other effects, VRB's code's variants and ImageNet-C's other two
     dict(effect="colour inversion", family="attribute", in_vrb=False, paper="A.1, A.3: r_max - r", vrb_code="not in the code", imagenet_c="none",
          default="color_inversion", variants=[], vrb="", appendix="color_inversion"),
     dict(effect="grayscale", family="attribute", in_vrb=False, paper="A.3: the mean of the channels",
@@ -1291,6 +1299,10 @@ PROVENANCE = [  # one row per effect: the paper (appendix A), VRB's code (genera
          imagenet_c="blur along a random direction", default="motion_blur", variants=[], vrb="", appendix=""),
     dict(effect="fog", family="weather", in_vrb=False, paper="A.5: named as future work", vrb_code="not in the code",
          imagenet_c="a plasma-fractal haze", default="fog", variants=[], vrb="", appendix=""),
+]
+
+# %% ../nbs/01_corruptions.ipynb #c111c
+PROVENANCE += [  # beyond VRB: the geometric, resampling and low-light families
     dict(effect="rotation", family="geometric", in_vrb=False, paper="VLM-RobustBench (arXiv 2603.06148): rotation, low/mid/high", vrb_code="not in the code", imagenet_c="none",
          default="rotation", variants=[], vrb="", appendix="", note="2-30 degrees, sign drawn per image"),
     dict(effect="shear", family="geometric", in_vrb=False, paper="VLM-RobustBench (arXiv 2603.06148): shear", vrb_code="not in the code", imagenet_c="none",
@@ -1313,6 +1325,7 @@ PROVENANCE = [  # one row per effect: the paper (appendix A), VRB's code (genera
          default="low_light", variants=[], vrb="", appendix="", note="light fraction 0.5-0.03 of 1000 electrons, read noise 3 electrons"),
 ]
 
+# %% ../nbs/01_corruptions.ipynb #c111s1
 def provenance_table() -> "pd.DataFrame":  # one row per effect of PROVENANCE, its columns in order
     "`PROVENANCE` as a table: each effect as the paper, VRB's code and ImageNet-C define it, and what this package registers."
     import pandas as pd

@@ -395,6 +395,7 @@ def shipped_split(name: str = VRB_SPLIT,              # the split's name, its fi
         raise ValueError(f"{path}: {len(ids)} image ids ({len(set(ids))} distinct) for n_images {record['n_images']}, name {record['name']!r}: the record is damaged")
     return record
 
+# %% ../nbs/00_data.ipynb #c050s1
 def make_split(questions_file: str | Path,       # an official questions file, e.g. v2_OpenEnded_mscoco_val2014_questions.json
                name: str = VRB_SPLIT,             # the split's name, its file's stem
                n_images: int = VRB_IMAGES,        # images to draw

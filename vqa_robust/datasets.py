@@ -411,6 +411,7 @@ def write_once(folder: Path, name: str, data: bytes) -> None:
     partial = folder / f".{name}.{os.getpid()}-{secrets.token_hex(4)}.partial"  # one name per writer: two loads of one file at once do not collide
     partial.write_bytes(data); os.replace(partial, folder / name)
 
+# %% ../nbs/00a_datasets.ipynb #b740f02ds1
 def mmbench_images(path: Path,            # the TSV
                    frame: pd.DataFrame,   # its rows (index, image)
                   ) -> tuple[Path, dict]: # the image folder, and each row's (image id, file name)
@@ -429,6 +430,7 @@ def mmbench_images(path: Path,            # the TSV
         files[index] = files[holder] = (int(holder), name)
     return folder, files
 
+# %% ../nbs/00a_datasets.ipynb #b740f02ds2
 def load_mmbench(data_dir: str | Path,     # folder holding the split's TSV
                  split: str = "dev_en",    # a key of MMBENCH_FILES
                  circular: bool = True,    # write each question once per rotation of its options (CircularEval)
@@ -655,6 +657,7 @@ def option_list(value, where: str) -> list[str]:
         raise ValueError(f"mmmu_pro: {where} has 'options' that are not a list of 2-{len(OPTION_LETTERS)} options")
     return [str(v) for v in value]
 
+# %% ../nbs/00a_datasets.ipynb #8b9577a9s1
 def load_mmmu_pro(data_dir: str | Path,     # folder holding vision/*.parquet (the dataset's folder)
                   split: str = "vision",    # the setting: "vision"
                   name: str | None = None,  # name used in results; default "mmmu_pro_<split>"
@@ -688,6 +691,7 @@ MMMU_PRO_RECORDS = [  # id, subject, options, answer
     ("test_Art_2", "Art", ["Baroque", "Rococo", "Cubism", "Impressionism", "Fauvism", "Surrealism", "Futurism", "Dada", "Pop art", "Op art"], "J"),
 ]
 
+# %% ../nbs/00a_datasets.ipynb #8b9577a9s2
 def write_mmmu_pro_records(data_dir: str | Path,   # folder to write into (the dataset's folder)
                            split: str = "vision",   # the setting
                            size: int = 32,          # image side in pixels

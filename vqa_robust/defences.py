@@ -138,6 +138,7 @@ def bm3d_denoise(x):
     sigma = float(estimate_sigma(u, channel_axis=-1, average_sigmas=True))
     return from_unit(bm3d.bm3d_rgb(u, max(sigma, 1e-3))) if sigma > 0 else x.copy()
 
+# %% ../nbs/01b_defences.ipynb #c010s1
 def disk_psf(radius: float) -> np.ndarray:
     "A normalised disk point-spread function: the pixels within `radius` of the centre, summing to 1."
     r = int(np.floor(radius))  # no pixel beyond the radius: the array is as small as the disk

@@ -159,6 +159,7 @@ def ray_pool(model_name: str, load: dict, replicas: int, resources: dict, thread
     actor = ray.remote(max_restarts=-1, max_task_retries=-1, max_concurrency=1)(ShardWorker)
     return [actor.options(**resources).remote(model_name, load, threads, num_workers) for _ in range(replicas)]
 
+# %% ../nbs/03a_distributed.ipynb #c023s1
 def ray_answer(model_name: str,          # a key of MODELS or a checkpoint folder
                identity: dict,           # the model's identity (model_identity), as the store records it
                dataset: VQADataset,      # the questions
@@ -217,6 +218,7 @@ def ray_answer(model_name: str,          # a key of MODELS or a checkpoint folde
     if bar is not None and progress is True: bar.close()
     return pd.concat([condition_answers(name, *c, done[c]) for c in grid], ignore_index=True)
 
+# %% ../nbs/03a_distributed.ipynb #c023s2
 def ray_start(model_name: str,       # a key of MODELS or a checkpoint folder
               load: dict,            # load_model's options: device, dtype, local_files_only
               threads: int = 1,      # torch threads per replica

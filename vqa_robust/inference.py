@@ -81,6 +81,7 @@ def condition_image(dataset: VQADataset,  # loads the image by id
     "One image of `dataset` under one condition: uint8 RGB, H x W x 3 (`vqa_robust.corruptions.image_under_condition`)."
     return image_under_condition(dataset.load_image(image_id), corruption, severity, seed, image_id)
 
+# %% ../nbs/03_inference.ipynb #c014s1
 class ConditionBatches(torch.utils.data.Dataset):
     "The planned batches of a run, each prepared on demand (in a data worker): images under their condition, then the model's inputs."
     def __init__(self,
@@ -119,6 +120,7 @@ class ConditionBatches(torch.utils.data.Dataset):
         return ImageInputError(f"questions {batch.start}-{batch.stop - 1} under {batch.corruption} severity {batch.severity} could not be prepared "
                                f"together (each image alone could): {type(error).__name__}: {error}")
 
+# %% ../nbs/03_inference.ipynb #c014s2
 class ImageInputError(RuntimeError):
     "An image that could not be loaded, corrupted or made into a model's inputs, named by id, path and condition."
 
@@ -197,6 +199,7 @@ def answered_batches(model,                 # a VQAAdapter (or any object with `
         answers, confidence = answer_inputs(model, inputs, b.stop - b.start)
         yield b, pd.DataFrame({"seed": seed, "question_id": ids[b.start:b.stop], "answer": answers, "confidence": confidence})
 
+# %% ../nbs/03_inference.ipynb #c021s1
 def answer_plan(model,                  # a VQAAdapter (`load_model`)
                 dataset: VQADataset,    # the questions' images
                 order: pd.DataFrame,    # `question_order(dataset)`
@@ -235,6 +238,7 @@ def served_journal(out_dir: str | Path,  # the run folder
     "Where a served model appends each answer as it arrives (`vqa_robust.served.ServedVQA.keep_journal` reads every journal of the folder)."
     return Path(out_dir) / "answers" / f"model={model_name}" / f"_served{'-' + worker if worker else ''}.jsonl"
 
+# %% ../nbs/03_inference.ipynb #c021s2
 def run_conditions(model,                       # a VQAAdapter (`load_model`)
                    dataset: VQADataset,         # the questions to answer
                    grid: list[tuple[str, int]], # (corruption, severity) conditions, e.g. from `conditions`
@@ -276,6 +280,7 @@ def run_conditions(model,                       # a VQAAdapter (`load_model`)
     if bar is not None and progress is True: bar.close()
     return pd.concat([condition_answers(model.name, *c, done[c]) for c in grid], ignore_index=True)
 
+# %% ../nbs/03_inference.ipynb #c021s3
 def answer_condition(model,                 # a VQAAdapter (`load_model`)
                      dataset: VQADataset,   # the questions to answer
                      corruption: str,       # a key of CORRUPTIONS, or "clean"

@@ -69,6 +69,7 @@ def accuracy_exact_normalize(prediction: str,                       # the model'
     target = multiple_choice_answer if multiple_choice_answer is not None else most_common_answer(answers)
     return float(normalize_answer(prediction) == normalize_answer(target))
 
+# %% ../nbs/04_metrics.ipynb #c007s1
 def accuracy_vizwiz(prediction: str,                       # the model's answer
                     answers: list[str],                    # the human answers, as the file gives them
                     multiple_choice_answer: str | None = None,  # unused (the evaluation reads every answer)

@@ -115,6 +115,7 @@ class ModelFamily:
     half_precision: tuple = ("bfloat16", "float16")  # half-precision dtypes its models run correctly in on a GPU, preferred first
     fingerprint: Callable | None = None  # (ModelSpec) -> dict: what identifies its weights; None: `weights_fingerprint` (the checkpoint's files)
 
+# %% ../nbs/02_models.ipynb #c008s1
 def model_family(name: str,                 # the family's name, named by each entry's `family`
                  load: Callable,            # (ModelSpec, LoadOptions) -> VQAAdapter
                  write_tiny: Callable,      # (ModelSpec, folder) -> settings overrides for the tiny copy ({} if none)
@@ -245,6 +246,7 @@ def json_problem(path: Path,  # a JSON file
     except ValueError as e: return f"not valid JSON ({e})"
     return None
 
+# %% ../nbs/02_models.ipynb #c014d2s1
 def checkpoint_json(path: str | Path,  # a JSON file of a local checkpoint (config.json, vqa_robust.json, ...)
                    ) -> dict:          # its content
     "A checkpoint's JSON file, read; DamagedCheckpointError naming it when it is not valid JSON."
@@ -323,6 +325,7 @@ def pixel_table(image_processor) -> np.ndarray:
     if image_processor.do_normalize: values = image_processor.normalize(values, image_processor.image_mean, image_processor.image_std)
     return np.ascontiguousarray(values[:, 0, :])
 
+# %% ../nbs/02_models.ipynb #c046s1
 def resized(image_processor, array: np.ndarray, size) -> np.ndarray:
     "An H x W x 3 uint8 array at the processor's target size (PIL, the processor's filter); untouched when the size stays."
     if not image_processor.do_resize: return array
@@ -360,6 +363,7 @@ def text_options(processor) -> dict:
     options = dict(getattr(processor, "text_kwargs", None) or {})
     return {k: v for k, v in options.items() if k not in ("padding", "truncation", "return_tensors")}
 
+# %% ../nbs/02_models.ipynb #c046s2
 class RawEncoder:
     "Inputs as they come (PIL images, question texts), for adapters that prepare their inputs inside `predict`."
     def questions(self, texts) -> list[str]: return list(texts)
@@ -400,6 +404,7 @@ def text_positions(config,  # a model config (ViLT's, BLIP's with a `text_config
     text = getattr(config, "text_config", None) or config
     return getattr(text, "max_position_embeddings", None) if not isinstance(text, dict) else text.get("max_position_embeddings")
 
+# %% ../nbs/02_models.ipynb #c046s3
 def question_max_length(tokenizer,        # the checkpoint's tokenizer
                         config=None,      # the model's config, whose text positions cap the length
                         setting: int | None = None,  # a family's own cut (BLIP: 35 tokens); None: none
@@ -495,6 +500,7 @@ def original_blip_state_dict(checkpoint,  # a state dict, or a path to BLIP's .p
 
 VRB_BLIP_SETTINGS = {"question_start": "enc", "beam_search": "vrb", "vision_layer_norm_eps": 1e-6}  # Salesforce's BLIP as VRB ran it
 
+# %% ../nbs/02_models.ipynb #cb02s1
 def convert_original_blip(checkpoint,  # an original BLIP VQA state dict, or the path of its .pth
                           config,      # the BlipConfig it fits (sizes, token ids, vision image_size of its position embeddings)
                           processor,   # a BlipProcessor whose tokenizer knows [DEC] and [ENC]
@@ -560,6 +566,7 @@ class BeamHypotheses:
         if len(self.beams) < self.num_beams: return False
         return self.worst_score >= best_sum_logprobs / cur_len ** self.length_penalty
 
+# %% ../nbs/02_models.ipynb #cb04s1
 def vrb_beam_search(next_logprobs: Callable,  # ids (batch x beams, length) -> log-probabilities of the next token (batch x beams, vocab)
                     batch_size: int,           # questions
                     bos_token_id: int,         # the decoder's start ([DEC])
@@ -624,6 +631,7 @@ def enc_token_id(tokenizer,    # the checkpoint's tokenizer
     if text_config.bos_token_id == text_config.vocab_size - 2: return text_config.vocab_size - 1
     raise ValueError("this BLIP checkpoint has no [ENC] token: use question_start='cls'")
 
+# %% ../nbs/02_models.ipynb #c020s1
 @dataclass
 class GenerativeVQA(VQAAdapter):
     "A VQA model that writes its answer with `generate` (BLIP); decoding settings from the entry."
@@ -683,6 +691,7 @@ class GenerativeVQA(VQAAdapter):
         answers = [a.strip() for a in self.processor.batch_decode(generated.sequences, skip_special_tokens=True)]
         return answers, sequence_confidence(self.model, generated, self.model.config.text_config.sep_token_id)
 
+# %% ../nbs/02_models.ipynb #c020s2
 def set_vision_layer_norm_eps(model, eps: float | None):
     "Set the epsilon of every LayerNorm of BLIP's vision transformer (BLIP's own ViT: 1e-6; transformers' config default: 1e-5); None: leave."
     if eps is None: return model

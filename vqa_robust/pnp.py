@@ -376,7 +376,7 @@ def convert_lavis(checkpoint, part: str, model) -> dict:
     if part == "reader" and "lm_head.weight" not in converted: model.tie_weights()
     return converted
 
-
+# %% ../nbs/02c_pnp.ipynb #c045bs1
 def count_layers(state: dict, pattern: str) -> int:
     "How many numbered layers `pattern` (a regex with one group for the number) finds among the keys."
     return len({m.group(1) for k in state if (m := re.match(pattern, k))})
@@ -405,7 +405,7 @@ def lavis_blip_config(state: dict,               # a BLIP ITM or captioner state
     projection = state["vision_proj.weight"].shape[0] if "vision_proj.weight" in state else 256
     return BlipConfig(text_config=text, vision_config=vision, image_text_hidden_size=projection, projection_dim=projection)
 
-
+# %% ../nbs/02c_pnp.ipynb #c045bs2
 def lavis_t5_config(state: dict):
     "A T5Config with the sizes of a (LAVIS or transformers) T5 state dict; T5's special ids (pad 0 = decoder start, eos 1)."
     from transformers import T5Config
@@ -426,7 +426,7 @@ def lavis_bert_tokenizer(vocab_folder):
     tokenizer.add_special_tokens({"bos_token": "[DEC]", "additional_special_tokens": ["[ENC]"]})
     return tokenizer
 
-
+# %% ../nbs/02c_pnp.ipynb #c045bs3
 def pnp_from_lavis(folder,               # where to write the checkpoint folder (created)
                    itm, captioner,       # LAVIS's BLIP ITM and captioner checkpoints (.pth paths or state dicts; or one PNPVQA state dict for all)
                    reader,               # the reader: a LAVIS FiD state dict or path, or a transformers T5 checkpoint folder / hub id
@@ -459,7 +459,6 @@ def pnp_from_lavis(folder,               # where to write the checkpoint folder 
     (folder / "vqa_robust.json").write_text(json.dumps({"name": folder.name, "family": "pnp", "settings": dict(settings or {}),
                                                          "converted_from": "LAVIS PNP-VQA checkpoints"}, indent=1))
     return folder
-
 
 # %% ../nbs/02c_pnp.ipynb #c046
 PNP_FAMILY = model_family("pnp", load_pnp, tiny_pnp, defaults=PNP_DEFAULTS, batch_size=4, half_precision=("bfloat16",))  # T5 overflows in float16

@@ -26,7 +26,7 @@ from .generator import generate
 from .inference import conditions, default_workers, peak_memory_mb, release_memory
 from .distributed import EXECUTORS, executor as executor_named
 from .metrics import ACCURACY_MODES, OPTION_RULES, check_annotations, circular_scores, score_answers, accuracy_table, accuracy_breakdown, bootstrap, extraction_table
-from .served import load_judge, parse_served
+from .served import ServedVQA, load_judge, parse_served
 from .analysis import (blind_baseline, family_accuracy, plot_accuracy_vs_severity, robustness_table, plot_average_error,
                                  plot_relative_drop, plot_radars, plot_vre_weights, vre_under_weights)
 from .text_eval import perturb_all, scored_where_known, paired_answers, text_table, text_intervals, local_explanations, global_rules, plot_rules
@@ -59,6 +59,7 @@ def parameter(default,      # the parameter's default (a list is copied for each
     if isinstance(default, list): return field(default_factory=lambda: list(default), metadata={"meaning": meaning})
     return field(default=default, metadata={"meaning": meaning})
 
+# %% ../nbs/08_run_library.ipynb #c012ps1
 @dataclass
 class RunParameters:
     "Every parameter of a run, written once: name, type, default and meaning. nbs/run.ipynb's parameters cell, `run()`'s keywords and `vqa-robust run --help` are made from it."
@@ -98,6 +99,7 @@ class RunParameters:
     ray_address: str = parameter("", 'with executor "ray": the cluster\'s address ("auto", "ray://head:10001"); "": start Ray on this machine')
     out_dir: str = parameter("runs/default", 'the run folder: answers, tables, figures, run.json (created if missing)')
 
+# %% ../nbs/08_run_library.ipynb #c012ps2
 RUN_PARAMETERS = [f.name for f in fields(RunParameters)]  # the run's parameters, in the order of nbs/run.ipynb's parameters cell
 
 def run_parameter_values(values: dict  # parameter name -> value, as `run()` or the command line got them
@@ -120,7 +122,6 @@ def parameters_cell() -> str:
     defaults = RunParameters()
     heads = [f"{f.name}: {f.type} = {literal(getattr(defaults, f.name))}" for f in fields(RunParameters)]
     return "\n".join(f"{head:<30}  # {f.metadata['meaning']}" for head, f in zip(heads, fields(RunParameters)))
-
 
 # %% ../nbs/08_run_library.ipynb #c045
 def registry_parameter(registry: Registry,  # the registry that owns the parameter's values
@@ -157,6 +158,7 @@ def auto_parameter(value, name: str, minimum: int = 0):
     if number < minimum: raise ValueError(f"{name} must be 'auto' or at least {minimum}, got {number}")
     return number
 
+# %% ../nbs/08_run_library.ipynb #c045s1
 def dataset_files(dataset: str, data_dir: str = "", questions_file: str = "", annotations_file: str = "", image_dir: str = "") -> dict:
     "The VQAv2 files of a run: found in `data_dir` under their official names, or given one by one; none for easy-VQA."
     if dataset == "easy_vqa": return {}
@@ -185,8 +187,9 @@ def defence_list(value) -> list[str]:
     if len(set(names)) != len(names): raise ValueError(f"defences: {names} names a defence twice")
     return names
 
-SERVED_TRANSPORT = {"max_concurrency": 8, "served_timeout": 300.0, "served_retries": 4}  # what "auto" means for each: how served requests travel
+SERVED_TRANSPORT = {"max_concurrency": 8, "served_timeout": ServedVQA.timeout, "served_retries": ServedVQA.retries}  # what "auto" means for each: how served requests travel
 
+# %% ../nbs/08_run_library.ipynb #c045s2
 def served_transport(max_concurrency, served_timeout, served_retries,  # each "auto" or a number
                      served: bool,  # whether the run has a served model or a judge
                     ) -> dict:      # the three, "auto" resolved
@@ -201,6 +204,7 @@ def served_transport(max_concurrency, served_timeout, served_retries,  # each "a
     if set_ and not served: raise ValueError(f"{set_[0]}: only served models (openai:MODEL@BASE_URL) send requests, and this run has none; leave it 'auto'")
     return {k: SERVED_TRANSPORT[k] if v == "auto" else v for k, v in given.items()}
 
+# %% ../nbs/08_run_library.ipynb #c045s3
 @dataclass
 class CheckedParameters:
     "A run's parameters parsed and checked (`run_parameters`), with what they resolve to: read by attribute from here on, never by name."
@@ -240,6 +244,7 @@ class CheckedParameters:
 
 SAMPLE_IMAGES = 500  # images a run samples when n_images is "auto" (and the split is not VRB's)
 
+# %% ../nbs/08_run_library.ipynb #c045s4
 def model_parameters(model, defences, dataset: str, max_concurrency, served_timeout, served_retries, judge) -> dict:
     "The run's models (each behind each defence), their specs with the dataset's settings, and how served requests travel."
     names = [str(m) for m in list_parameter(model, "model")]
@@ -266,6 +271,7 @@ def grid_parameters(corruptions, severities, text_perturbations) -> dict:
     if len(set(levels)) != len(levels): raise ValueError(f"severities: {levels} names a level twice")
     return {"corruptions": names, "severities": levels, "grid": conditions(names, levels), "text_kinds": kinds}
 
+# %% ../nbs/08_run_library.ipynb #c045s5
 def split_parameters(dataset: str, split: str, n_images, data_dir: str, questions_file: str, annotations_file: str, image_dir: str, dataset_split: str) -> dict:
     "Which questions: the dataset's files and own split, and the run's split (VRB's, a seeded sample, or a split file) with its number of images."
     if dataset_split and dataset_split not in DATASETS[dataset].splits:
@@ -301,6 +307,7 @@ def text_parameters(typo_severity, colour_metric: str, colour_vocabulary: str, w
     return {"typo_severity": typo_severity, "colour_metric": colour_metric, "colour_vocabulary": colour_vocabulary, "wordnet_choice": wordnet_choice,
             "near_colour_distance": near_colour_distance}
 
+# %% ../nbs/08_run_library.ipynb #c045s6
 def scoring_parameters(dataset: str, accuracy_mode: str, option_rules: str, judge: str) -> dict:
     "How answers are scored: the accuracy mode, the option rules and the judge ('auto': the dataset's own)."
     if accuracy_mode != "auto": registry_parameter(ACCURACY_MODES, [accuracy_mode], "accuracy_mode", also="or 'auto' (the dataset's own)")
@@ -310,18 +317,17 @@ def scoring_parameters(dataset: str, accuracy_mode: str, option_rules: str, judg
         if not OPTION_RULES[option_rules].judged: raise ValueError(f"judge: the option rules {option_rules!r} ask no judge (they read every answer or draw an option, as their benchmark's evaluation does)")
     return {"accuracy_mode": DATASETS[dataset].accuracy_mode if accuracy_mode == "auto" else accuracy_mode, "option_rules": option_rules, "judge": str(judge)}
 
-def compute_parameters(specs: dict, device: str, dtype: str, threads, batch_size, num_workers, chunk_size, executor: str, ray_address: str) -> dict:
+def compute_parameters(specs: dict, device: str, dtype: str, threads, batch_size, num_workers, executor: str, ray_address: str) -> dict:
     "Where and how fast: the device, each model's dtype and batch size, threads, data workers, chunk size and executor."
     threads = int_parameter(threads, "threads")
     if threads < 1: raise ValueError(f"threads must be at least 1, got {threads}")
     batch_size, num_workers = auto_parameter(batch_size, "batch_size", 1), auto_parameter(num_workers, "num_workers", 0)
-    chunk_size = auto_parameter(chunk_size, "chunk_size", 1)
     registry_parameter(EXECUTORS, [executor], "executor")
     device = resolve_device(device)
     return {"device": device, "threads": threads, "executor": executor, "ray_address": str(ray_address),
             "dtypes": {m: resolve_dtype(dtype, device, FAMILIES[spec.family]) for m, spec in specs.items()},
             "batch_sizes": {m: FAMILIES[spec.family].batch_size if batch_size == "auto" else batch_size for m, spec in specs.items()},
-            "chunk_size": CHUNK_SIZE if chunk_size == "auto" else chunk_size,
+            "chunk_size": CHUNK_SIZE,
             "num_workers": default_workers(device, threads) if num_workers == "auto" else num_workers}
 
 def run_parameters(parameters: RunParameters | None = None,  # the run's parameters as given; None: made from `values`
@@ -335,7 +341,7 @@ def run_parameters(parameters: RunParameters | None = None,  # the run's paramet
                              **split_parameters(dataset, r.split, r.n_images, r.data_dir, r.questions_file, r.annotations_file, r.image_dir, r.dataset_split),
                              **text_parameters(r.typo_severity, r.colour_metric, r.colour_vocabulary, r.wordnet_choice, r.near_colour_distance),
                              **scoring_parameters(dataset, r.accuracy_mode, r.option_rules, r.judge),
-                             **compute_parameters(models["specs"], r.device, r.dtype, r.threads, r.batch_size, r.num_workers, CHUNK_SIZE, r.executor, r.ray_address))
+                             **compute_parameters(models["specs"], r.device, r.dtype, r.threads, r.batch_size, r.num_workers, r.executor, r.ray_address))
 
 # %% ../nbs/08_run_library.ipynb #c006
 @dataclass
@@ -598,6 +604,15 @@ class RunResult:
     def __getattr__(self, name):  # a section's attribute the run did not set: None (see RESULT_SECTIONS)
         if not name.startswith("_") and name in section_attributes(): return None
         raise AttributeError(f"RunResult has no attribute {name!r}; the result sections set {sorted(section_attributes())}")
+
+    def show(self) -> None:
+        "Display what a notebook shows of a run: accuracy per condition (%) and per family, VRB's robustness (or why not), the figures, defences and text results."
+        from IPython.display import display
+        display(self.accuracy.assign(accuracy=lambda d: (100 * d.accuracy).round(2)).pivot_table(index=["corruption", "severity"], columns="model", values="accuracy", sort=False))
+        display((100 * self.families).round(1))
+        display(self.robustness.round(4) if self.robustness is not None else self.not_computed["robustness.csv"])
+        for figure in self.figures.values(): display(figure)
+        for table in (t for t in (self.defences, self.text_results) if t is not None): display(table.round(3))
 
     def __repr__(self): return f"RunResult({self.out_dir}: {len(self.answers)} answers, {len(self.paths)} files, not computed: {sorted(self.not_computed)})"
 
@@ -900,6 +915,7 @@ def command_parser() -> argparse.ArgumentParser:
     commands.add_parser("corruptions", help="list the corruptions and their presets (vqa_robust.corruptions)")
     return parser
 
+# %% ../nbs/08_run_library.ipynb #c062s1
 def refused(error: BaseException) -> bool:
     "A parameter the package refused (its ValueError or KeyError), as against a failure (a server, a file, the lock, a changed input)."
     return isinstance(error, (ValueError, KeyError)) and (type(error) in (ValueError, KeyError) or type(error).__module__.startswith("vqa_robust"))

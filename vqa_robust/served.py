@@ -155,6 +155,7 @@ def reply_problem(data) -> str | None:
     if not isinstance(content, str): return f"content that is not text ({type(content).__name__}: {str(content)[:80]})"
     return None
 
+# %% ../nbs/02f_served.ipynb #s016s1
 def reply_of(data: dict,       # the server's JSON answer (`reply_problem` found none)
              latency: float,   # seconds the request took
             ) -> dict:         # text, logprob (None: absent), model, latency, tokens
@@ -165,6 +166,7 @@ def reply_of(data: dict,       # the server's JSON answer (`reply_problem` found
     return {"text": choice["message"]["content"], "logprob": logprob, "model": data.get("model"), "latency": round(latency, 4),
             "prompt_tokens": usage.get("prompt_tokens"), "completion_tokens": usage.get("completion_tokens")}
 
+# %% ../nbs/02f_served.ipynb #s016s2
 @dataclass
 class ServedVQA(VQAAdapter):
     "A model behind an OpenAI-compatible chat endpoint: concurrent requests, retries with backoff, a journal of every answer."
@@ -293,6 +295,7 @@ class ServedVQA(VQAAdapter):
                 "completion_tokens": s["completion_tokens"], "confidence": "log-probabilities" if s["logprobs"] else "absent",
                 "refused_fields": s["refused"]}
 
+# %% ../nbs/02f_served.ipynb #s016s3
 def is_transport_error(error: Exception) -> bool:
     "A lost connection or a timeout (worth retrying), as httpx raises them."
     import httpx
@@ -338,6 +341,7 @@ def colour_answer(pixels: np.ndarray) -> str:
     mean = flat[distance >= np.quantile(distance, 0.8)].mean(axis=0)
     return min(COLOUR_NAMES, key=lambda name: float(np.sum((mean - COLOUR_NAMES[name]) ** 2)))
 
+# %% ../nbs/02f_served.ipynb #s020s1
 class LocalChatServer:
     "An OpenAI-compatible chat server on localhost answering from the image's colours (no model): for tests of served models."
     def __init__(self, model: str = "local-colours",  # the model it serves (and reports)
@@ -485,8 +489,8 @@ class ServedJudge:
 
 def load_judge(name: str,           # 'openai:MODEL@BASE_URL'
                concurrency: int = 8, # requests in flight at once
-               timeout: float = 300.0,  # seconds one request may take
-               retries: int = 4,        # retries of one request
+               timeout: float = ServedVQA.timeout,  # seconds one request may take
+               retries: int = ServedVQA.retries,    # retries of one request
               ) -> ServedJudge:
     "The judge behind `name`, its server asked for its model now (unreachable, a wrong key or a model it does not serve stop here)."
     spec = served_spec(name)

@@ -154,6 +154,7 @@ def condition_identity(model_identity: dict, data: dict, corruption: str, severi
     return {"model": model_identity, "data": data, "corruption": corruption, "severity": int(severity), "seed": int(seed),
             "corruption_code": code, "batch_size": batch_size, "chunk_size": int(chunk_size)}
 
+# %% ../nbs/01_store.ipynb #c013s1
 def identity_changes(saved: dict, wanted: dict, prefix: str = "") -> list[str]:
     "The fields where two identities differ, as 'field: saved -> wanted'."
     changes = []
@@ -186,6 +187,7 @@ def write_chunk(folder: Path,             # the condition's folder (`partition_d
     atomic_write(folder / chunk_sidecar(chunk), lambda p: p.write_text(json.dumps(sidecar)))
     return entry
 
+# %% ../nbs/01_store.ipynb #c013s2
 def save_chunk(folder: Path,            # the condition's folder (`partition_dir`)
                chunk: int,              # the chunk's index
                answers: pd.DataFrame,   # its answers, with `CHUNK_COLUMNS`
@@ -215,6 +217,7 @@ def chunk_damage(path: Path, entry: dict, expected_ids: np.ndarray) -> tuple[pd.
         return None, f"its {len(saved)} question ids are not the {len(expected_ids)} of its slice of the split, in order"
     return saved, None
 
+# %% ../nbs/01_store.ipynb #c013s3
 def checked_record(folder: Path, identity: dict, overwrite: bool) -> tuple[dict | None, bool]:
     "A condition folder's record (None without one) and whether it matches `identity`; an error when it does not, unless `overwrite`."
     if not (folder / RECORD).is_file(): return None, False
@@ -253,6 +256,7 @@ def saved_chunks(folder: Path,           # the condition's folder (`partition_di
     if adopted: write_record(folder, identity, {**record["chunks"], **adopted})  # the record lists the adopted chunks again
     return kept
 
+# %% ../nbs/01_store.ipynb #c013s4
 def checked_store(out_dir: str | Path,     # the run folder (answers under out_dir/answers)
                   identities: dict,        # model name -> `model_identity` of each model of the run
                   dataset: VQADataset,     # the run's questions
@@ -285,6 +289,7 @@ def run_log(path: str | Path) -> Callable[[str], None]:
         with open(path, "a") as handle: handle.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {message}\n")
     return log
 
+# %% ../nbs/01_store.ipynb #c013s5
 def read_store(out_dir: str | Path,  # the run folder
               ) -> pd.DataFrame:     # sorted by model, corruption, severity, question_id
     "Every answer in a run folder's store, as one table with `RESULT_COLUMNS`: the chunks each condition's record names (no other file), the partition columns from the paths."

@@ -282,6 +282,7 @@ def word_targets(question: str, words: tuple[Word, ...], tags: tuple, pos: str) 
         out.append((i, i, w))
     return out
 
+# %% ../nbs/06_text.ipynb #c030s1
 def article_edit(words: tuple[Word, ...], i: int, replacement: str) -> list[dict]:
     "An edit of the article before word `i` when 'a'/'an' no longer fits `replacement` (by its first letter)."
     if i == 0 or words[i - 1].text.lower() not in ("a", "an"): return []

@@ -436,6 +436,7 @@ def rule_groups(pairs: pd.DataFrame,  # `paired_answers` (kind, word, replacemen
     group_of = RULE_GROUPINGS[by]
     return [group_of(*row) for row in zip(pairs.kind, pairs.word, pairs.replacement, pairs.source)]
 
+# %% ../nbs/06a_text_eval.ipynb #q003s1
 def grouped_rule_text(kind: str, by: str, label: str, outcome: str, confidence: float, support: int) -> str:
     "A grouped rule as a sentence: 'replacing clothing by a hypernym changes the answer in 100% of 2 cases'."
     target = TARGETS.get(kind, f"perturbing by {kind}")

@@ -108,6 +108,7 @@ def undefended(spec: ModelSpec) -> ModelSpec:
     base, _ = split_defended(spec.name)
     return ModelSpec(base, spec.checkpoint, spec.family, {k: v for k, v in spec.settings.items() if k not in DEFENCE_SETTINGS})
 
+# %% ../nbs/02e_model_zoo.ipynb #c011s1
 def with_settings(spec: ModelSpec,  # a resolved spec
                   settings: dict,    # overrides; {}: the spec unchanged
                  ) -> ModelSpec:     # a new spec (ValueError for settings the family does not know)
@@ -145,6 +146,7 @@ def identity_of(spec: ModelSpec,                   # a resolved spec (settings o
     "A model's identity, its weights identified as its family says (a checkpoint's files, or a server's report)."
     return model_identity(spec, dtype, FAMILIES[spec.family])
 
+# %% ../nbs/02e_model_zoo.ipynb #c011s2
 def tiny_checkpoint(name: str,          # a key of MODELS (or a checkpoint folder)
                     folder: str | Path,  # where to write it; created if missing
                    ) -> Path:            # `folder`, for `load_model(folder)`
