@@ -80,7 +80,7 @@ def main() -> int:
             for k in range(0, len(texts), batch): got += local.predict(images[k:k + batch], texts[k:k + batch])[0]
             rows.append((f"in-process, batch {batch}", len(texts) / (time.perf_counter() - began))); answers[rows[-1][0]] = got
         for concurrency in [int(n) for n in args.in_flight.split(",")]:
-            served = load_model(f"openai:{folder}@{url}", concurrency=concurrency)
+            served = load_model(f"openai:{folder}@{url}", transport={"concurrency": concurrency})
             began, got = time.perf_counter(), []
             for k in range(0, len(texts), 32): got += served.predict(images[k:k + 32], texts[k:k + 32])[0]
             rows.append((f"served, {concurrency} in flight", len(texts) / (time.perf_counter() - began))); answers[rows[-1][0]] = got

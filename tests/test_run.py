@@ -379,3 +379,25 @@ def test_readme_run_folder_table_is_the_sections():
     named = {name for row in table.splitlines() for name in re.findall(r"`([^`]+)`", row.split(" | ")[0])}
     beside = {"answers/", "text/<kind>/answers/", "run.log", "run.ipynb"}  # the store, the log and the notebook: not result sections
     assert named - beside == set(result_files()), (sorted((named - beside) ^ set(result_files())))
+
+def test_a_new_dataset_needs_no_edit_of_run_py(tmp_path):
+    "A dataset registered from outside (its loader, its writer, its scoring and its blind baseline's training questions) runs end to end: run.py names no dataset of its own."
+    import ast
+    import vqa_robust.run as run_module
+    from vqa_robust.data import load_easy_vqa
+    from vqa_robust.datasets import DATASETS, register_dataset, write_easy_vqa_records
+    code = ast.parse(Path(run_module.__file__).read_text())
+    compared = [n for n in ast.walk(code) if isinstance(n, ast.Compare) and any(isinstance(c, ast.Constant) and c.value in DATASETS for c in n.comparators)]
+    assert not compared, [ast.unparse(n) for n in compared]  # no `dataset == "easy_vqa"` left: every dataset through its DatasetSpec
+    calls = []
+    register_dataset("shapes", lambda data_dir, split: load_easy_vqa(split, cache_dir=data_dir), write_easy_vqa_records, ("test",), "exact",
+                     "easy-VQA's questions read from a folder, scored by exact match", blind_questions=lambda: calls.append(1) or load_easy_vqa("train"))
+    try:
+        data = DATASETS["shapes"].write_records(tmp_path / "shapes", "test")
+        result = run_library(tmp_path / "run", "model=easy-vqa-vilt", "dataset=shapes", f"data_dir={data}", "n_images=4", "corruptions=brightness", "severities=1", figures=False)
+        answers = pd.read_parquet(tmp_path / "run" / "answers.parquet")
+        assert set(answers.accuracy_mode) == {"exact"} and set(answers.corruption) == {"clean", "brightness"}
+        assert calls == [1] and "blind" in set(result.families.reset_index().astype(str).stack())  # its blind baseline, from its own training questions
+        assert json.loads((tmp_path / "run" / "run.json").read_text())["dataset_split"] == "test"
+        with pytest.raises(ValueError, match="data_dir: dataset shapes is read from the folder"): run_library(tmp_path / "other", "dataset=shapes")
+    finally: del DATASETS["shapes"]

@@ -11,7 +11,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 from PIL import Image
-from .data import (VQADataset, check_ids, easy_vqa_to_vqav2, load_easy_vqa, load_vqav2_dir, write_mini_vqav2)
+from .data import (VQADataset, check_ids, easy_vqa_to_vqav2, load_easy_vqa, load_vqav2, load_vqav2_dir, vqav2_files, write_mini_vqav2)
 from .base import Registry
 from .metrics import ACCURACY_MODES, ANSWER_KEYS, OPTION_RULES
 from .vocabulary import most_common_answer, normalize_answer
@@ -25,14 +25,15 @@ __all__ = ['VQA_COLUMNS', 'W_WORDS', 'NUMBER', 'VG_QUESTIONS', 'VG_IMAGE_FOLDERS
            'TEXTVQA_IMAGE_PLACES', 'TEXTVQA_DOWNLOAD', 'TEXTVQA_RECORDS', 'CHARTQA_SPLITS', 'CHARTQA_SOURCES',
            'CHARTQA_FIELDS', 'CHARTQA_DOWNLOAD', 'CHARTQA_RECORDS', 'DOCVQA_SPLITS', 'DOCVQA_FIELDS', 'DOCVQA_DOWNLOAD',
            'DOCVQA_RECORDS', 'MMMU_PRO_SPLITS', 'MMMU_PRO_FIELDS', 'MMMU_PRO_QUESTION', 'MMMU_PRO_DOWNLOAD',
-           'MMMU_PRO_RECORDS', 'DATASETS', 'read_json', 'require', 'find_place', 'data_list', 'w_question_type',
-           'derived_answer_type', 'vg_image_files', 'load_vg', 'write_vg_records', 'source_int_id', 'int_ids',
-           'with_image_ids', 'gqa_answer_type', 'load_gqa', 'write_gqa_records', 'vizwiz_image_id', 'load_vizwiz',
-           'write_vizwiz_records', 'average_precision', 'f1_score', 'answerability_metrics', 'answerable_from_answer',
-           'answerability', 'present', 'mmbench_text', 'rotated', 'image_suffix', 'write_once', 'mmbench_images',
-           'load_mmbench', 'write_mmbench_records', 'load_textvqa', 'write_textvqa_records', 'chartqa_label',
-           'load_chartqa', 'write_chartqa_records', 'docvqa_file', 'load_docvqa', 'write_docvqa_records', 'option_list',
-           'load_mmmu_pro', 'write_mmmu_pro_records', 'DatasetSpec', 'register_dataset', 'dataset_spec', 'load_dataset',
+           'MMMU_PRO_RECORDS', 'DATASETS', 'VQAV2_FILES', 'read_json', 'require', 'find_place', 'data_list',
+           'w_question_type', 'derived_answer_type', 'vg_image_files', 'load_vg', 'write_vg_records', 'source_int_id',
+           'int_ids', 'with_image_ids', 'gqa_answer_type', 'load_gqa', 'write_gqa_records', 'vizwiz_image_id',
+           'load_vizwiz', 'write_vizwiz_records', 'average_precision', 'f1_score', 'answerability_metrics',
+           'answerable_from_answer', 'answerability', 'present', 'mmbench_text', 'rotated', 'image_suffix',
+           'write_once', 'mmbench_images', 'load_mmbench', 'write_mmbench_records', 'load_textvqa',
+           'write_textvqa_records', 'chartqa_label', 'load_chartqa', 'write_chartqa_records', 'docvqa_file',
+           'load_docvqa', 'write_docvqa_records', 'option_list', 'load_mmmu_pro', 'write_mmmu_pro_records',
+           'DatasetSpec', 'register_dataset', 'dataset_spec', 'load_dataset', 'vqav2_run_files', 'read_vqav2_files',
            'write_easy_vqa_records']
 
 # %% ../nbs/00a_datasets.ipynb #c006
@@ -721,6 +722,24 @@ class DatasetSpec:
     needs_data_dir: bool = True # False when the data comes with a package (easy-VQA)
     model_settings: dict = field(default_factory=dict)  # family name -> settings for its models on these questions (MMBench: the chat families' letter prompt); {}: none
     option_rules: str = "vlmevalkit"  # multiple choice: the key of metrics.OPTION_RULES its own evaluation reads answers with
+    run_files: Callable | None = None   # run_files(split, data_dir, questions_file, annotations_file, image_dir) -> dict: where a run reads it (VQAv2: its three files); None: the data folder
+    read_files: Callable | None = None  # read_files(files, split) -> VQADataset, for `run_files`' files; None: load(files["data_dir"], split)
+    vrb_split: bool = False             # VRB's 3,000 val2014 images are a split of it (VQAv2)
+    blind_questions: Callable | None = None  # blind_questions() -> the training questions whose answer priors make the blind baseline; None: none
+
+    def files(self, split: str, data_dir="", questions_file="", annotations_file="", image_dir="") -> dict:
+        "The files a run of `split` reads, checked to exist: the entry's own rule, else its data folder ({} for packaged data given none)."
+        if self.run_files is not None: return self.run_files(split, data_dir, questions_file, annotations_file, image_dir)
+        given = [n for n, v in (("questions_file", questions_file), ("annotations_file", annotations_file), ("image_dir", image_dir)) if v]
+        if given: raise ValueError(f"{given[0]}: dataset {self.name} is read from its data_dir, not from single files")
+        if not data_dir and not self.needs_data_dir: return {}
+        if not data_dir or not Path(data_dir).is_dir():
+            raise ValueError(f"data_dir: dataset {self.name} is read from the folder its official files were downloaded into ({self.source}), got {data_dir!r}")
+        return {"data_dir": Path(data_dir)}
+
+    def read(self, files: dict, split: str) -> VQADataset:
+        "The questions of `split` from the files `files` found."
+        return self.read_files(files, split) if self.read_files is not None else self.load(files.get("data_dir"), split)
 
 DATASETS = Registry("dataset")  # name -> DatasetSpec
 
@@ -734,12 +753,13 @@ def register_dataset(name: str,                  # key of DATASETS
                      needs_data_dir: bool = True,  # False when the data comes with a package
                      model_settings: dict | None = None,  # family name -> settings for its models, e.g. {"vlm": {"prompt": MC_PROMPT}}
                      option_rules: str = "vlmevalkit",     # multiple choice: a key of OPTION_RULES
+                     **reading,                  # how a run reads it, when not from its data folder: run_files, read_files, vrb_split, blind_questions (DatasetSpec's)
                     ) -> DatasetSpec:
     "Add a dataset to `DATASETS` (its accuracy mode must be a key of ACCURACY_MODES)."
     ACCURACY_MODES[accuracy_mode], OPTION_RULES[option_rules]  # an unknown mode or rule set is refused, naming the known ones
     if not splits: raise ValueError(f"dataset {name!r}: give at least one split")
     return DATASETS.register(name, DatasetSpec(name, load, write_records, tuple(splits), accuracy_mode, description, source, needs_data_dir,
-                                                 dict(model_settings or {}), option_rules))
+                                                 dict(model_settings or {}), option_rules, **reading))
 
 def dataset_spec(name: str  # a key of DATASETS
                 ) -> DatasetSpec:
@@ -758,6 +778,28 @@ def load_dataset(name: str,                         # a key of DATASETS
     if data_dir is not None and spec.needs_data_dir and not Path(data_dir).is_dir(): raise FileNotFoundError(f"{name}: data folder not found: {data_dir}")
     return spec.load(Path(data_dir) if data_dir is not None else None, split)
 
+# %% ../nbs/00a_datasets.ipynb #c060v1
+VQAV2_FILES = {"questions_file": "is_file", "annotations_file": "is_file", "image_dir": "is_dir"}  # a run's VQAv2 files, and what each must be
+
+def vqav2_run_files(split: str,            # the COCO split, e.g. "val2014"
+                    data_dir: str = "",    # folder VQAv2 was unzipped into (its files found under their official names)
+                    questions_file: str = "", annotations_file: str = "", image_dir: str = "",  # or the three given one by one
+                   ) -> dict:              # the three paths, by VQAV2_FILES' names
+    "The VQAv2 files of a run: found in `data_dir` under their official names, or given one by one (each checked to exist)."
+    if data_dir: return dict(zip(VQAV2_FILES, vqav2_files(data_dir, split)))
+    given = dict(zip(VQAV2_FILES, (questions_file, annotations_file, image_dir)))
+    for name, kind in VQAV2_FILES.items():
+        if not given[name] or not getattr(Path(given[name]), kind)():
+            raise ValueError(f"{name}: {given[name]!r} is not an existing {'file' if kind == 'is_file' else 'folder'} (dataset vqav2 needs data_dir, or the three paths)")
+    return {name: Path(path) for name, path in given.items()}
+
+def read_vqav2_files(files: dict,  # `vqav2_run_files`' paths
+                     split: str,   # the COCO split (the files name it)
+                    ) -> VQADataset:
+    "VQAv2's questions from its three files, named 'vqav2' in results."
+    return load_vqav2(files["questions_file"], files["annotations_file"], files["image_dir"], name="vqav2")
+
+
 # %% ../nbs/00a_datasets.ipynb #c061
 def write_easy_vqa_records(data_dir: str | Path,  # folder to write the converted files into
                            split: str = "test",    # "test" or "train"
@@ -767,9 +809,11 @@ def write_easy_vqa_records(data_dir: str | Path,  # folder to write the converte
     return Path(data_dir)
 
 register_dataset("easy_vqa", lambda data_dir, split: load_easy_vqa(split, cache_dir=data_dir), write_easy_vqa_records, ("test", "train"), "official",
-                 "easy-VQA: synthetic shapes, one answer repeated ten times in the VQAv2 layout; offline", "https://github.com/vzhou842/easy-VQA", needs_data_dir=False)
+                 "easy-VQA: synthetic shapes, one answer repeated ten times in the VQAv2 layout; offline", "https://github.com/vzhou842/easy-VQA", needs_data_dir=False,
+                 blind_questions=lambda: load_easy_vqa("train"))
 register_dataset("vqav2", lambda data_dir, split: load_vqav2_dir(data_dir, split), lambda data_dir, split: write_mini_vqav2(data_dir, subtype=split),
-                 ("val2014", "train2014"), "official", "VQAv2: COCO images, ten answers per question, VQA accuracy (vqaEval.py)", "https://visualqa.org/download.html")
+                 ("val2014", "train2014"), "official", "VQAv2: COCO images, ten answers per question, VQA accuracy (vqaEval.py)", "https://visualqa.org/download.html",
+                 run_files=vqav2_run_files, read_files=read_vqav2_files, vrb_split=True)
 register_dataset("vg", load_vg, write_vg_records, ("all",), "exact_normalize",
                  "Visual Genome QA: one answer per question, exact match after the VQA normalisation", VG_DOWNLOAD)
 register_dataset("gqa", load_gqa, write_gqa_records, GQA_SPLITS, "exact",

@@ -30,8 +30,8 @@ __all__ = ['DEFENCES', 'DEFENCE_KINDS', 'NO_DEFENCE', 'ROUTER_CLASSES', 'ROUTER_
            'save_network', 'load_network', 'shipped_weights', 'restore', 'route', 'restorer_noise', 'restorer_blur',
            'routed', 'corrupted_pairs', 'train_restorer', 'train_router', 'router_examples', 'psnr',
            'restoration_table', 'router_accuracy', 'question_word_counts', 'english_words', 'speller', 'easy_vqa_words',
-           'correct_question', 'spelling', 'spelling_table', 'split_defended', 'defended_name', 'DefendedEncoder',
-           'DefendedModel', 'defence_timing', 'defence_table', 'plot_defences']
+           'correct_question', 'spelling', 'spelling_table', 'ModelRef', 'DefendedEncoder', 'DefendedModel',
+           'defence_timing', 'defence_table', 'plot_defences']
 
 # %% ../nbs/01b_defences.ipynb #c006
 @dataclass(frozen=True)
@@ -445,15 +445,29 @@ def spelling_table(questions: pd.DataFrame,  # question_id, question
     return pd.DataFrame(rows, columns=["kind", "severity", "n", "restored", "words_changed_on_correct"])
 
 # %% ../nbs/01b_defences.ipynb #c042
-def split_defended(name: str) -> tuple[str, str]:
-    "'model+defence' -> (model, defence); a name without a registered defence after its last '+' -> (name, 'none')."
-    base, plus, defence = str(name).rpartition("+")
-    return (base, defence) if plus and base and defence in DEFENCES else (str(name), NO_DEFENCE)
+@dataclass(frozen=True)
+class ModelRef:
+    "A model as a run names it, parsed once: what answers and the defence in front of it. Its `name` is the run's and the store's; nothing else splits or joins it."
+    model: str                 # a key of vqa_robust.zoo.MODELS, a checkpoint folder, or a served endpoint (openai:MODEL@BASE_URL)
+    defence: str = NO_DEFENCE  # a key of DEFENCES, or 'none' (the model as it is)
 
-def defended_name(model: str, defence: str) -> str:
-    "The name of `model` behind `defence` ('model+defence'; the model's own name for 'none')."
-    if defence != NO_DEFENCE and defence not in DEFENCES: DEFENCES[defence]  # the unknown-name error, listing the known ones
-    return model if defence == NO_DEFENCE else f"{model}+{defence}"
+    def __post_init__(self):
+        if self.defence != NO_DEFENCE: DEFENCES[self.defence]  # an unknown defence is refused, listing the known ones
+
+    @classmethod
+    def parse(cls, text) -> "ModelRef":
+        "'model+defence' -> ModelRef; a name without a registered defence after its last '+' is the model's own name (a URL may hold a '+')."
+        if isinstance(text, ModelRef): return text
+        base, plus, defence = str(text).rpartition("+")
+        return cls(base, defence) if plus and base and defence in DEFENCES else cls(str(text))
+
+    @property
+    def name(self) -> str:
+        "'model+defence', or the model's own name when undefended."
+        return self.model if self.defence == NO_DEFENCE else f"{self.model}+{self.defence}"
+
+    @property
+    def defended(self) -> bool: return self.defence != NO_DEFENCE
 
 class DefendedEncoder:
     "A model's encoder with a defence in front: images (image defences) or questions (text defences) pass through it first."
@@ -477,7 +491,7 @@ class DefendedModel:
     "A model adapter behind a defence, named 'model+defence'; answers through the model's own code."
     def __init__(self, model, defence: str, name: str | None = None):
         self.model, self.defence = model, defence
-        self.name = name or defended_name(model.name, defence)
+        self.name = name or ModelRef(model.name, defence).name
     def __getattr__(self, name):
         if name.startswith("__") or name in ("model", "defence", "name"): raise AttributeError(name)
         return getattr(self.model, name)
@@ -519,8 +533,8 @@ def defence_table(scored: pd.DataFrame,  # model (names 'model+defence'), corrup
     "Accuracy behind each defence against the same model undefended, per condition, with paired bootstrap intervals and the clean cost."
     missing = [c for c in (*CONDITION, "question_id", "score") if c not in scored]
     if missing: raise ValueError(f"defence_table: scored answers lack the column(s) {missing}")
-    parts = pd.DataFrame([split_defended(m) for m in scored.model.astype(str)], columns=["base", "defence"], index=scored.index)
-    table = scored.assign(base=parts.base, defence=parts.defence)
+    refs = {name: ModelRef.parse(name) for name in scored.model.astype(str).unique()}
+    table = scored.assign(base=scored.model.astype(str).map(lambda m: refs[m].model), defence=scored.model.astype(str).map(lambda m: refs[m].defence))
     keys = ["base", "corruption", "severity", "question_id"]
     none = table[table.defence == NO_DEFENCE][keys + ["score"]]
     defended = table[table.defence != NO_DEFENCE][keys + ["defence", "score"]]

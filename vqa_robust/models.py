@@ -44,9 +44,6 @@ class LoadOptions:
     dtype: torch.dtype | None = None    # None: the checkpoint's own (float32 on CPU)
     local_files_only: bool = False      # never reach the hub
     trust_remote_code: bool = False     # only when the user sets it
-    concurrency: int = 8                # served models: requests in flight at once
-    timeout: float | None = None        # served models: seconds one request may take; None: the spec's setting
-    retries: int | None = None          # served models: retries of one request; None: the spec's setting
 
 class VQAAdapter:
     "Base class of the adapters: `predict` answers a batch, with a confidence per answer where the model has one."
@@ -95,6 +92,7 @@ class ModelSpec:
     description: str = ""                   # one line for tables and the docs
     gated: bool = False                     # the hub asks users to accept a licence first
     sources: dict = field(default_factory=dict)  # where each setting (and the reported accuracy) comes from: {setting: source}; not part of the identity
+    transport: dict = field(default_factory=dict)  # how its requests travel (served models: concurrency, timeout, retries), of its family's `transport`; not part of the identity
 
     def identity(self,
                 ) -> dict:  # model, checkpoint, family, settings, and "identity": a 12-hex-digit hash of them
@@ -114,6 +112,7 @@ class ModelFamily:
     batch_size: int = 32     # questions per batch when a run says batch_size "auto"
     half_precision: tuple = ("bfloat16", "float16")  # half-precision dtypes its models run correctly in on a GPU, preferred first
     fingerprint: Callable | None = None  # (ModelSpec) -> dict: what identifies its weights; None: `weights_fingerprint` (the checkpoint's files)
+    transport: dict = field(default_factory=dict)  # how its models' requests travel, each with its default (served: concurrency, timeout, retries); {}: nothing travels
 
 # %% ../nbs/02_models.ipynb #c008s1
 def model_family(name: str,                 # the family's name, named by each entry's `family`
@@ -124,9 +123,10 @@ def model_family(name: str,                 # the family's name, named by each e
                  batch_size: int = 32,      # questions per batch when a run says batch_size "auto"
                  half_precision=("bfloat16", "float16"),  # half dtypes its models run correctly in on a GPU, preferred first
                  fingerprint: Callable | None = None,  # (spec) -> dict identifying its weights (a served model: the server's report); None: the checkpoint's files
+                 transport: dict | None = None,  # how its requests travel, each with its default (served models: concurrency, timeout, retries); None: none
                 ) -> ModelFamily:
     "A family of models, its fields checked and frozen (the [model zoo](02e_model_zoo.ipynb) registers it)."
-    return ModelFamily(name, load, write_tiny, dict(defaults or {}), tuple(model_types), int(batch_size), tuple(half_precision), fingerprint)
+    return ModelFamily(name, load, write_tiny, dict(defaults or {}), tuple(model_types), int(batch_size), tuple(half_precision), fingerprint, dict(transport or {}))
 
 def check_settings(name: str,            # the model, for the message
                    family: ModelFamily,  # its family

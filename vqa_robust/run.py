@@ -5,7 +5,7 @@
 # %% ../nbs/08_run_library.ipynb #c003
 from __future__ import annotations
 import argparse, difflib, inspect, json, os, platform, re, shutil, sys, time
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Callable
 
@@ -16,8 +16,8 @@ from fastcore.docments import docments
 from tqdm import tqdm
 
 from .base import CONDITION, Registry, UnknownNameError, non_negative_integer
-from .data import VQADataset, load_easy_vqa, load_vqav2, read_split, sample_images, vqav2_files, vrb_split, write_split, dataset_fingerprint
-from .datasets import DATASETS, load_dataset, answerability
+from .data import VQADataset, read_split, sample_images, vrb_split, write_split, dataset_fingerprint
+from .datasets import DATASETS, answerability
 from .corruptions import CLEAN, CORRUPTIONS, PRESETS, expand_corruptions, image_under_condition
 from .models import hub_unreachable_reason, resolve_device, resolve_dtype, unavailable
 from .zoo import FAMILIES, MODELS, identity_of, model_spec, with_settings
@@ -26,30 +26,30 @@ from .generator import generate
 from .inference import conditions, default_workers, peak_memory_mb, release_memory
 from .distributed import EXECUTORS, executor as executor_named
 from .metrics import ACCURACY_MODES, OPTION_RULES, check_annotations, circular_scores, score_answers, accuracy_table, accuracy_breakdown, bootstrap, extraction_table
-from .served import ServedVQA, load_judge, parse_served
+from .served import SERVED_FAMILY, load_judge, parse_served
 from .analysis import (blind_baseline, family_accuracy, plot_accuracy_vs_severity, robustness_table, plot_average_error,
                                  plot_relative_drop, plot_radars, plot_vre_weights, vre_under_weights)
 from .text_eval import perturb_all, scored_where_known, paired_answers, text_table, text_intervals, local_explanations, global_rules, plot_rules
 from .text import CHOICES, COLOR_METRICS, NEAR_COLOUR_DISTANCE, PERTURBATIONS, answer_vocabulary
 from .changes import answer_changes, categorise, change_table, plot_gallery
-from .defences import DEFENCES, NO_DEFENCE, defence_table, defence_timing, defended_name, plot_defences
+from .defences import DEFENCES, NO_DEFENCE, ModelRef, defence_table, defence_timing, plot_defences
 from .calibration import (calibration_table, consistency_table, flip_table, most_unstable, plot_reliability, plot_unstable,
                                     robustness_alignment, severity_patterns)
 
 # %% auto #0
-__all__ = ['RUN_PARAMETERS', 'SERVED_TRANSPORT', 'SAMPLE_IMAGES', 'NEEDS', 'RESULT_SECTIONS', 'CORE_FILES', 'parameter',
+__all__ = ['RUN_PARAMETERS', 'TRANSPORT_PARAMETERS', 'SAMPLE_IMAGES', 'NEEDS', 'RESULT_SECTIONS', 'CORE_FILES', 'parameter',
            'RunParameters', 'run_parameter_values', 'literal', 'parameters_cell', 'registry_parameter',
-           'list_parameter', 'int_parameter', 'auto_parameter', 'dataset_files', 'text_kinds', 'defence_list',
-           'served_transport', 'CheckedParameters', 'model_parameters', 'grid_parameters', 'split_parameters',
-           'text_parameters', 'scoring_parameters', 'compute_parameters', 'run_parameters', 'RunConfig', 'flag',
-           'load_questions', 'blind_answers', 'perturbed_questions', 'refuse_unreachable', 'run_config', 'RunScores',
-           'ResultSection', 'result_section', 'result_files', 'section_attributes', 'previous_run', 'clear_results',
-           'prepare_stores', 'answer_all', 'scored_answers', 'circular_folded', 'RunResult', 'save_figure',
-           'save_table', 'accuracy_results', 'extraction_results', 'robustness_results', 'change_results',
-           'calibration_results', 'flip_results', 'consistency_results', 'answer_changing_words',
-           'comparability_results', 'text_perturbation_results', 'defence_results', 'defence_sample', 'run_summary',
-           'run', 'write_sections', 'locked_run', 'corrupt', 'registry_table', 'show_default', 'parameter_options',
-           'add_parameters', 'command_parser', 'refused', 'error_line', 'main']
+           'list_parameter', 'int_parameter', 'auto_parameter', 'text_kinds', 'defence_list', 'served_transport',
+           'CheckedParameters', 'model_parameters', 'grid_parameters', 'split_parameters', 'text_parameters',
+           'scoring_parameters', 'compute_parameters', 'run_parameters', 'RunConfig', 'flag', 'load_questions',
+           'blind_answers', 'perturbed_questions', 'refuse_unreachable', 'run_config', 'RunScores', 'ResultSection',
+           'result_section', 'result_files', 'section_attributes', 'previous_run', 'clear_results', 'prepare_stores',
+           'answer_all', 'scored_answers', 'circular_folded', 'RunResult', 'save_figure', 'save_table',
+           'accuracy_results', 'extraction_results', 'robustness_results', 'change_results', 'calibration_results',
+           'flip_results', 'consistency_results', 'answer_changing_words', 'comparability_results',
+           'text_perturbation_results', 'defence_results', 'defence_sample', 'run_summary', 'run', 'write_sections',
+           'locked_run', 'corrupt', 'registry_table', 'show_default', 'parameter_options', 'add_parameters',
+           'command_parser', 'refused', 'error_line', 'main']
 
 # %% ../nbs/08_run_library.ipynb #c012p
 def parameter(default,      # the parameter's default (a list is copied for each run)
@@ -159,16 +159,6 @@ def auto_parameter(value, name: str, minimum: int = 0):
     return number
 
 # %% ../nbs/08_run_library.ipynb #c045s1
-def dataset_files(dataset: str, data_dir: str = "", questions_file: str = "", annotations_file: str = "", image_dir: str = "") -> dict:
-    "The VQAv2 files of a run: found in `data_dir` under their official names, or given one by one; none for easy-VQA."
-    if dataset == "easy_vqa": return {}
-    if data_dir:
-        return dict(zip(("questions_file", "annotations_file", "image_dir"), vqav2_files(data_dir)))
-    for name, path, kind in (("questions_file", questions_file, "is_file"), ("annotations_file", annotations_file, "is_file"), ("image_dir", image_dir, "is_dir")):
-        if not path or not getattr(Path(path), kind)():
-            raise ValueError(f"{name}: {path!r} is not an existing {'file' if kind == 'is_file' else 'folder'} (dataset vqav2 needs data_dir, or the three paths)")
-    return {"questions_file": Path(questions_file), "annotations_file": Path(annotations_file), "image_dir": Path(image_dir)}
-
 def text_kinds(value) -> list[str]:
     "The question perturbations of a run: kinds of `vqa_robust.text.PERTURBATIONS`, 'all', or none."
     kinds = [str(k) for k in list_parameter(value, "text_perturbations")]
@@ -187,12 +177,12 @@ def defence_list(value) -> list[str]:
     if len(set(names)) != len(names): raise ValueError(f"defences: {names} names a defence twice")
     return names
 
-SERVED_TRANSPORT = {"max_concurrency": 8, "served_timeout": ServedVQA.timeout, "served_retries": ServedVQA.retries}  # what "auto" means for each: how served requests travel
+TRANSPORT_PARAMETERS = {"max_concurrency": "concurrency", "served_timeout": "timeout", "served_retries": "retries"}  # run parameter -> the served family's transport setting ("auto": its default)
 
 # %% ../nbs/08_run_library.ipynb #c045s2
 def served_transport(max_concurrency, served_timeout, served_retries,  # each "auto" or a number
                      served: bool,  # whether the run has a served model or a judge
-                    ) -> dict:      # the three, "auto" resolved
+                    ) -> dict:      # {"transport": the served family's concurrency, timeout and retries, "auto" resolved (vqa_robust.served.SERVED_TRANSPORT)}
     "How a run's served requests travel: in flight at once, seconds each may take, retries; a number without a served model is refused."
     given = {"max_concurrency": auto_parameter(max_concurrency, "max_concurrency", 1), "served_retries": auto_parameter(served_retries, "served_retries", 0)}
     if isinstance(served_timeout, str) and served_timeout.strip() == "auto": given["served_timeout"] = "auto"
@@ -202,13 +192,14 @@ def served_transport(max_concurrency, served_timeout, served_retries,  # each "a
         if not given["served_timeout"] > 0: raise ValueError(f"served_timeout must be 'auto' or a positive number of seconds, got {served_timeout!r}")
     set_ = [k for k, v in given.items() if v != "auto"]
     if set_ and not served: raise ValueError(f"{set_[0]}: only served models (openai:MODEL@BASE_URL) send requests, and this run has none; leave it 'auto'")
-    return {k: SERVED_TRANSPORT[k] if v == "auto" else v for k, v in given.items()}
+    return {"transport": {TRANSPORT_PARAMETERS[k]: SERVED_FAMILY.transport[TRANSPORT_PARAMETERS[k]] if v == "auto" else v for k, v in given.items()}}
 
 # %% ../nbs/08_run_library.ipynb #c045s3
 @dataclass
 class CheckedParameters:
     "A run's parameters parsed and checked (`run_parameters`), with what they resolve to: read by attribute from here on, never by name."
-    models: list            # model names, each behind each defence ("name+defence")
+    models: list            # model names, each behind each defence (`ModelRef.name`)
+    refs: dict              # model name -> its ModelRef (the model and its defence), parsed once
     corruptions: list       # corruption names, presets expanded
     severities: list        # levels 1-5
     grid: list              # (corruption, severity) conditions, the clean one first
@@ -222,7 +213,7 @@ class CheckedParameters:
     batch_sizes: dict       # model -> questions per batch
     chunk_size: int         # questions per saved chunk
     num_workers: int        # data-worker processes
-    files: dict             # the dataset's files: VQAv2's three paths, or {"data_dir": ...}; {} for easy-VQA
+    files: dict             # the dataset's files (`DatasetSpec.files`): VQAv2's three paths, or {"data_dir": ...}; {} for easy-VQA
     split: str              # "vrb", "sample" or a split file
     specs: dict             # model -> its resolved ModelSpec
     text_kinds: list        # question perturbation kinds
@@ -236,9 +227,7 @@ class CheckedParameters:
     dataset_split: str      # the dataset's own split
     defences: list          # defence names ("none": the model as it is)
     model_settings: dict    # model -> the dataset's settings for its family
-    max_concurrency: int    # served requests in flight
-    served_timeout: float   # seconds a served request may take
-    served_retries: int     # retries of a served request
+    transport: dict         # how served requests travel: concurrency (in flight), timeout (seconds), retries
     option_rules: str       # a key of OPTION_RULES
     judge: str              # a served judge, or ""
 
@@ -251,14 +240,15 @@ def model_parameters(model, defences, dataset: str, max_concurrency, served_time
     if not names: raise ValueError("model: name at least one model (a key of vqa_robust.zoo.MODELS or a checkpoint folder)")
     if len(set(names)) != len(names): raise ValueError(f"model: {names} names a model twice")
     defence_names = defence_list(defences)
-    models = [defended_name(m, d) for m in names for d in defence_names]
-    specs = {m: model_spec(m) for m in models}
+    refs = {r.name: r for r in (ModelRef(m, d) for m in names for d in defence_names)}
+    models, specs = list(refs), {name: model_spec(ref) for name, ref in refs.items()}
     settings = {m: dict(DATASETS[dataset].model_settings.get(spec.family, {})) for m, spec in specs.items()}
     specs = {m: with_settings(specs[m], settings[m]) for m in models}  # the dataset's settings for each model's family (MMBench: the chat families' letter prompt)
     for spec in specs.values(): partition_dir(".", spec.name, *CLEAN)  # a name the store cannot hold fails now
-    served = any(FAMILIES[spec.family].fingerprint for spec in specs.values())
-    return {"models": models, "defences": defence_names, "specs": specs, "model_settings": settings,
-            **served_transport(max_concurrency, served_timeout, served_retries, served or bool(judge))}
+    served = any(FAMILIES[spec.family].transport for spec in specs.values())
+    transport = served_transport(max_concurrency, served_timeout, served_retries, served or bool(judge))
+    specs = {m: replace(spec, transport=transport["transport"]) if FAMILIES[spec.family].transport else spec for m, spec in specs.items()}  # the served models' own setting
+    return {"models": models, "refs": refs, "defences": defence_names, "specs": specs, "model_settings": settings, **transport}
 
 def grid_parameters(corruptions, severities, text_perturbations) -> dict:
     "The run's corruptions (presets expanded), severities, conditions and question perturbation kinds."
@@ -282,17 +272,16 @@ def split_parameters(dataset: str, split: str, n_images, data_dir: str, question
     if str(split).endswith(".json"):
         if not Path(split).is_file(): raise ValueError(f"split: no split file at {split}")
         if not auto: raise ValueError(f"n_images: the split file {split} names its images; leave n_images 'auto'")
-    if split == "vrb" and dataset != "vqav2": raise ValueError("split 'vrb' is VRB's 3,000 val2014 images: it needs dataset vqav2")
+    spec = DATASETS[dataset]
+    if split == "vrb" and not spec.vrb_split:
+        raise ValueError(f"split 'vrb' is VRB's 3,000 val2014 images: it needs a dataset holding them ({', '.join(n for n, s in DATASETS.items() if s.vrb_split)}), not {dataset}")
     n_images = "auto" if auto else int_parameter(n_images, "n_images")
-    if split == "auto": split = "vrb" if dataset == "vqav2" and n_images == "auto" else "sample"  # a number of images asked for is a sample
+    if split == "auto": split = "vrb" if spec.vrb_split and n_images == "auto" else "sample"  # a number of images asked for is a sample
     if split == "vrb" and n_images != "auto":
         raise ValueError(f"n_images: split 'vrb' is VRB's 3,000 images, not a sample of {n_images}; use split 'sample' to draw n_images images")
-    if dataset in ("easy_vqa", "vqav2"): files = dataset_files(dataset, data_dir, questions_file, annotations_file, image_dir)
-    elif not data_dir or not Path(data_dir).is_dir():
-        raise ValueError(f"data_dir: dataset {dataset} is read from the folder its official files were downloaded into, got {data_dir!r}")
-    else: files = {"data_dir": Path(data_dir)}
-    return {"split": split, "n_images": None if split == "vrb" else SAMPLE_IMAGES if n_images == "auto" else n_images, "files": files,
-            "dataset_split": dataset_split or DATASETS[dataset].splits[0]}
+    dataset_split = dataset_split or spec.splits[0]
+    return {"split": split, "n_images": None if split == "vrb" else SAMPLE_IMAGES if n_images == "auto" else n_images, "dataset_split": dataset_split,
+            "files": spec.files(dataset_split, data_dir, questions_file, annotations_file, image_dir)}
 
 def text_parameters(typo_severity, colour_metric: str, colour_vocabulary: str, wordnet_choice: str, near_colour_distance) -> dict:
     "How questions are perturbed: the typos' severity, the colour distance and vocabulary, the WordNet choice and the near-colour threshold."
@@ -377,16 +366,14 @@ def flag(value, name: str) -> bool:
 
 # %% ../nbs/08_run_library.ipynb #c010
 def load_questions(dataset: str,        # a key of DATASETS
-                   files: dict,         # its files (`dataset_files`, or {"data_dir": ...})
+                   files: dict,         # its files (`DatasetSpec.files`)
                    dataset_split: str,  # the dataset's own split
                    split: str,          # "vrb", "sample" or a split file
                    n_images: int | None,  # images sampled with split "sample" (None or 0: all)
                    seed: int,           # seeds the sample
                   ) -> tuple:           # (the whole dataset, the run's split)
     "Load the run's dataset and draw its split: VRB's images, or `n_images` sampled with the seed."
-    if dataset == "easy_vqa": full = load_easy_vqa("test")
-    elif dataset == "vqav2": full = load_vqav2(files["questions_file"], files["annotations_file"], files["image_dir"], name="vqav2")
-    else: full = load_dataset(dataset, files["data_dir"], dataset_split)
+    full = DATASETS[dataset].read(files, dataset_split)
     if str(split).endswith(".json"): return full, read_split(full, split)  # e.g. the discriminative questions' images
     if split != "vrb": return full, sample_images(full, n_images or None, seed=seed)
     try: return full, vrb_split(full)
@@ -397,8 +384,9 @@ def load_questions(dataset: str,        # a key of DATASETS
 def blind_answers(parameters: CheckedParameters,   # `run_parameters`' output
                   split: VQADataset,  # the run's questions
                  ) -> pd.DataFrame | None:  # answers in a run's layout, or None
-    "The blind baseline's answers to the split, from the priors of the dataset's training questions (easy-VQA ships them; None elsewhere)."
-    return blind_baseline(load_easy_vqa("train"), split) if parameters.dataset == "easy_vqa" else None
+    "The blind baseline's answers to the split, from the priors of the dataset's training questions (its entry's `blind_questions`: easy-VQA's; None elsewhere)."
+    training = DATASETS[parameters.dataset].blind_questions
+    return blind_baseline(training(), split) if training is not None else None
 
 # %% ../nbs/08_run_library.ipynb #c011
 def perturbed_questions(parameters: CheckedParameters,     # `run_parameters`' output
@@ -440,7 +428,7 @@ def run_config(parameters: RunParameters | None = None,  # the run's parameters;
     if not len(questions): raise ValueError(f"split: {p.split} leaves no question of {full.name} to answer")
     check_annotations(questions, p.accuracy_mode)  # a question its scoring cannot read is refused now, not after every answer
     if p.judge and "options" not in questions.questions: raise ValueError(f"judge: dataset {p.dataset} is not multiple choice; a judge reads which option an answer chose")
-    judge_model = load_judge(p.judge, p.max_concurrency, p.served_timeout, p.served_retries) if p.judge else None  # its server asked now: unreachable or a wrong key stops here
+    judge_model = load_judge(p.judge, **p.transport) if p.judge else None  # its server asked now: unreachable or a wrong key stops here
     perturbed, records = perturbed_questions(p, full, questions)
     blind = blind_answers(p, questions)  # the training questions are read here and let go: a run holds only its split
     del full; release_memory()
@@ -545,9 +533,8 @@ def answer_all(config: RunConfig,  # the run
     parts, seconds = [], {}
     for name in p.models:
         began, identity = time.time(), config.identities[name]
-        load = {"device": p.device, "dtype": p.dtypes[name], "local_files_only": config.local_files_only, "concurrency": p.max_concurrency,
-                "timeout": p.served_timeout, "retries": p.served_retries,
-                **p.model_settings[name]}
+        transport = {"transport": p.specs[name].transport} if p.specs[name].transport else {}  # a served model's requests: concurrency, timeout, retries
+        load = {"device": p.device, "dtype": p.dtypes[name], "local_files_only": config.local_files_only, **transport, **p.model_settings[name]}
         replicas = runner.start(name, load, threads=p.threads, num_workers=p.num_workers, address=p.ray_address, log=log)
         if log: log(f"{identity['model']}: dtype {identity['dtype']}, batch size {p.batch_sizes[name]}, executor {runner.name}")
         try:
@@ -755,7 +742,7 @@ def defence_results(config: RunConfig, result: RunResult, scores: RunScores) -> 
     table = defence_table(scores.scored, n_boot=1000, seed=p.seed, timing=defence_timing(used, *defence_sample(config)))
     if result.robustness is not None:  # VRE behind each defence and without it (one ranking: min-max scaled over every model and defence of the run)
         vre = result.robustness[result.robustness.corruption == "all"].set_index("model").VRE
-        table["vre"] = [vre.get(defended_name(m, d), float("nan")) for m, d in zip(table.model, table.defence)]
+        table["vre"] = [vre.get(ModelRef(m, d).name, float("nan")) for m, d in zip(table.model, table.defence)]
         table["vre_none"] = table.model.map(vre)
     result.defences = save_table(result, "defences.csv", table, index=False)
     save_figure(result, "defences", lambda: plot_defences(table))
@@ -857,9 +844,9 @@ def corrupt(dataset: str = "easy_vqa",   # a key of vqa_robust.datasets.DATASETS
            ) -> dict:                    # the manifest
     "Write a dataset's images (or a seeded sample of them) to disk under every chosen corruption and severity (vqa_robust.generator.generate)."
     registry_parameter(DATASETS, [dataset], "dataset")
-    files = dataset_files(dataset, data_dir, questions_file, annotations_file, image_dir) if dataset in ("easy_vqa", "vqav2") else {"data_dir": Path(data_dir)}
-    n_images = int_parameter(n_images, "n_images")
-    _, questions = load_questions(dataset, files, dataset_split or DATASETS[dataset].splits[0], "sample", n_images, int_parameter(seed, "seed"))
+    dataset_split = dataset_split or DATASETS[dataset].splits[0]
+    files = DATASETS[dataset].files(dataset_split, data_dir, questions_file, annotations_file, image_dir)
+    _, questions = load_questions(dataset, files, dataset_split, "sample", int_parameter(n_images, "n_images"), int_parameter(seed, "seed"))
     names = expand_corruptions([str(c) for c in list_parameter(corruptions, "corruptions")])
     levels = [int_parameter(s, "severities") for s in list_parameter(severities, "severities")]
     return generate(questions, out_dir, names, levels, seed=int_parameter(seed, "seed"), image_format=image_format, quality=int_parameter(quality, "quality"),

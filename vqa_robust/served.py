@@ -16,13 +16,13 @@ from .models import LoadOptions, ModelSpec, VQAAdapter, as_pil, model_entry, mod
 from .vlms import SHORT_ANSWER, clean_answer
 
 # %% auto #0
-__all__ = ['SERVED_PREFIX', 'SERVED_DEFAULTS', 'DECODING', 'OPTIONAL_FIELDS', 'VOLATILE', 'RETRY_STATUS', 'SERVED_FAMILY',
-           'COLOUR_NAMES', 'SERVER_COMMANDS', 'JUDGE_SETTINGS', 'parse_served', 'served_name', 'ServedModelError',
-           'api_key', 'request_headers', 'refused_key', 'served_entry_of', 'served_fingerprint', 'image_url',
-           'chat_body', 'request_key', 'DataURLEncoder', 'run_async', 'retry_after', 'read_journal', 'question_of',
-           'reply_problem', 'reply_of', 'ServedVQA', 'is_transport_error', 'load_served', 'no_tiny_served',
-           'served_spec', 'served_entry', 'colour_answer', 'LocalChatServer', 'free_port', 'serve_checkpoint',
-           'stop_server', 'text_body', 'ServedJudge', 'load_judge']
+__all__ = ['SERVED_PREFIX', 'SERVED_DEFAULTS', 'DECODING', 'OPTIONAL_FIELDS', 'VOLATILE', 'RETRY_STATUS', 'SERVED_TRANSPORT',
+           'SERVED_FAMILY', 'COLOUR_NAMES', 'SERVER_COMMANDS', 'JUDGE_SETTINGS', 'parse_served', 'served_name',
+           'ServedModelError', 'api_key', 'request_headers', 'refused_key', 'served_entry_of', 'served_fingerprint',
+           'image_url', 'chat_body', 'request_key', 'DataURLEncoder', 'run_async', 'retry_after', 'read_journal',
+           'question_of', 'reply_problem', 'reply_of', 'ServedVQA', 'is_transport_error', 'load_served',
+           'no_tiny_served', 'served_spec', 'served_entry', 'colour_answer', 'LocalChatServer', 'free_port',
+           'serve_checkpoint', 'stop_server', 'text_body', 'ServedJudge', 'load_judge']
 
 # %% ../nbs/02f_served.ipynb #s006
 SERVED_PREFIX = "openai:"
@@ -304,14 +304,15 @@ def is_transport_error(error: Exception) -> bool:
 # %% ../nbs/02f_served.ipynb #s018
 def load_served(spec: ModelSpec, options: LoadOptions) -> ServedVQA:
     "The adapter of a served model: nothing to load (`load_model` asks the server for its identity right after: reachable, key accepted, model served)."
-    transport = {"retries": options.retries, "timeout": options.timeout}  # how requests travel, not what they ask: never in the identity
-    return ServedVQA(spec.name, spec, concurrency=options.concurrency, **{k: v for k, v in transport.items() if v is not None})
+    return ServedVQA(spec.name, spec, **spec.transport)  # how its requests travel (concurrency, timeout, retries): the spec's own, never in the identity
 
 def no_tiny_served(spec: ModelSpec, folder: Path) -> dict:
     "A served model has no checkpoint to shrink."
     raise ValueError(f"model {spec.name!r} is served: serve a tiny checkpoint of a VLM entry (vqa_robust.zoo.tiny_checkpoint) with `transformers serve` and point base_url at it")
 
-SERVED_FAMILY = model_family("openai", load_served, no_tiny_served, defaults=SERVED_DEFAULTS, batch_size=32, fingerprint=served_fingerprint)
+SERVED_TRANSPORT = {"concurrency": ServedVQA.concurrency, "timeout": ServedVQA.timeout, "retries": ServedVQA.retries}  # how a served model's requests travel, by default
+SERVED_FAMILY = model_family("openai", load_served, no_tiny_served, defaults=SERVED_DEFAULTS, batch_size=32, fingerprint=served_fingerprint,
+                             transport=SERVED_TRANSPORT)
 
 def served_spec(name: str  # 'openai:MODEL@BASE_URL'
                ) -> ModelSpec:

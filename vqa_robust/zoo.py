@@ -5,11 +5,11 @@
 # %% ../nbs/02e_model_zoo.ipynb #c004
 from __future__ import annotations
 import json
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 import torch
 from .base import Registry
-from .defences import NO_DEFENCE, DefendedModel, defence_identity, split_defended
+from .defences import DefendedModel, ModelRef, defence_identity
 from .models import (BLIP_FAMILY, VILT_BLIP_MODELS, VILT_FAMILY, LoadOptions, ModelFamily, ModelSpec, VQAAdapter, check_settings,
                                checkpoint_json, model_entry, model_family, model_identity, resolve_device)
 from .pnp import PNP_FAMILY, PNP_MODELS
@@ -17,9 +17,9 @@ from .vlms import PALIGEMMA_FAMILY, VLM_FAMILY, VLM_MODELS
 from .served import SERVED_FAMILY, SERVED_PREFIX, served_spec
 
 # %% auto #0
-__all__ = ['VLE_FAMILY', 'VLE_MODELS', 'FAMILIES', 'MODELS', 'DEFENCE_SETTINGS', 'SMOKE_QUESTIONS', 'load_vle_on_use',
-           'write_tiny_vle_on_use', 'register_family', 'register_model', 'folder_spec', 'model_spec', 'defended_spec',
-           'undefended', 'with_settings', 'spec_with_settings', 'load_model', 'identity_of', 'tiny_checkpoint',
+__all__ = ['VLE_FAMILY', 'VLE_MODELS', 'FAMILIES', 'MODELS', 'SMOKE_QUESTIONS', 'load_vle_on_use', 'write_tiny_vle_on_use',
+           'register_family', 'register_model', 'folder_spec', 'own_spec', 'model_spec', 'defended_spec',
+           'with_settings', 'spec_with_settings', 'with_transport', 'load_model', 'identity_of', 'tiny_checkpoint',
            'hub_smoke']
 
 # %% ../nbs/02e_model_zoo.ipynb #ac9468d0
@@ -82,31 +82,28 @@ def folder_spec(folder: Path) -> ModelSpec:
                                         f"{sorted(t for f in FAMILIES.values() for t in f.model_types)}")
     return ModelSpec(folder.name, str(folder), family.name, dict(family.defaults))
 
-def model_spec(name_or_path: str,  # a key of MODELS, or a folder with vqa_robust.json or config.json
-              ) -> ModelSpec:      # the entry, or the folder's spec (KeyError if neither)
-    "The registry entry of `name_or_path`, a served model ('openai:MODEL@BASE_URL'), or the spec of a local checkpoint folder; 'MODEL+DEFENCE' is MODEL's behind a defence (`defended_spec`)."
+def own_spec(name_or_path: str,  # a key of MODELS, a served endpoint (openai:MODEL@BASE_URL), or a folder with vqa_robust.json or config.json
+            ) -> ModelSpec:      # the model as it is, with no defence (KeyError if none of these)
+    "The registry entry of `name_or_path`, a served model's spec, or a local checkpoint folder's."
     if name_or_path in MODELS: return MODELS[name_or_path]
-    base, defence = split_defended(name_or_path)  # first: a served model's URL must not keep its '+defence'
-    if defence != NO_DEFENCE: return defended_spec(model_spec(base), defence)
-    if name_or_path.startswith(SERVED_PREFIX): return served_spec(name_or_path)  # openai:MODEL@BASE_URL, vqa_robust.served
+    if name_or_path.startswith(SERVED_PREFIX): return served_spec(name_or_path)  # vqa_robust.served
     folder = Path(name_or_path)
     if (folder / "vqa_robust.json").is_file() or (folder / "config.json").is_file(): return folder_spec(folder)
     raise KeyError(f"unknown model {name_or_path!r}: not in MODELS ({', '.join(MODELS)}) and not a checkpoint folder")
 
-DEFENCE_SETTINGS = ("defence", "defence_identity")  # the settings a defended spec adds to its model's
+def model_spec(model,  # a key of MODELS, a served endpoint, a checkpoint folder, 'MODEL+DEFENCE', or a ModelRef
+              ) -> ModelSpec:
+    "The spec of `model`: its own (`own_spec`), behind its defence when it names one (`defended_spec`)."
+    if isinstance(model, str) and model in MODELS: return MODELS[model]
+    ref = ModelRef.parse(model)  # the defence parsed first: a served model's URL must not keep its '+defence'
+    return defended_spec(own_spec(ref.model), ref.defence) if ref.defended else own_spec(ref.model)
 
 def defended_spec(spec: ModelSpec,  # a model's entry
                   defence: str,     # a key of vqa_robust.defences.DEFENCES
                  ) -> ModelSpec:    # named 'model+defence', the defence and its identity among the settings
     "A model's spec behind a defence: its own checkpoint and family, the defence's name and identity added to its settings (so to its identity)."
-    return ModelSpec(f"{spec.name}+{defence}", spec.checkpoint, spec.family,
-                     {**spec.settings, "defence": defence, "defence_identity": defence_identity(defence)["identity"]})
-
-def undefended(spec: ModelSpec) -> ModelSpec:
-    "The spec without its defence (the model's own), and the spec itself when it has none."
-    if "defence" not in spec.settings: return spec
-    base, _ = split_defended(spec.name)
-    return ModelSpec(base, spec.checkpoint, spec.family, {k: v for k, v in spec.settings.items() if k not in DEFENCE_SETTINGS})
+    return replace(spec, name=ModelRef(spec.name, defence).name,
+                   settings={**spec.settings, "defence": defence, "defence_identity": defence_identity(defence)["identity"]})
 
 # %% ../nbs/02e_model_zoo.ipynb #c011s1
 def with_settings(spec: ModelSpec,  # a resolved spec
@@ -122,21 +119,29 @@ def spec_with_settings(name_or_path: str,  # a key of MODELS or a checkpoint fol
     "The spec of `name_or_path` with some settings overridden (only settings its family knows)."
     return with_settings(model_spec(str(name_or_path)), settings)
 
-def load_model(name_or_path: str,                # a key of MODELS or a checkpoint folder
+def with_transport(spec: ModelSpec,  # a resolved spec
+                   transport: dict,   # overrides of its family's `transport`, e.g. {"concurrency": 64}; {}: the defaults
+                  ) -> ModelSpec:     # the spec with every transport setting its family has (ValueError for one it has not)
+    "`spec` with how its requests travel: its family's defaults, then its own, then `transport` (a family that sends no requests takes none)."
+    family = FAMILIES[spec.family]
+    unknown = [k for k in transport if k not in family.transport]
+    if unknown: raise ValueError(f"model {spec.name!r}: no transport setting {unknown} for family {family.name!r}; "
+                                 + (f"known: {list(family.transport)}" if family.transport else "only served models send requests"))
+    return replace(spec, transport={**family.transport, **spec.transport, **transport}) if family.transport else spec
+
+def load_model(model,                             # a key of MODELS, a checkpoint folder, a served endpoint, 'MODEL+DEFENCE' or a ModelRef
                device: str | None = None,         # torch device; None or 'auto': CUDA when present
                dtype: torch.dtype | None = None,  # e.g. torch.bfloat16 on GPU; None: the checkpoint's
                local_files_only: bool = False,    # never reach the hub
                trust_remote_code: bool = False,   # run code shipped with a checkpoint (off unless you set it)
-               concurrency: int = 8,              # served models: requests in flight at once
-               timeout: float | None = None,      # served models: seconds one request may take; None: the entry's (300)
-               retries: int | None = None,        # served models: retries of one request; None: the entry's (4)
+               transport: dict | None = None,     # served models: how requests travel, e.g. {"concurrency": 64, "timeout": 60, "retries": 2}; None: the family's
                **settings,                        # overrides of the entry's settings, e.g. num_beams=1
               ) -> VQAAdapter:
-    "Load a VQA model into its family's adapter."
-    spec = spec_with_settings(name_or_path, settings)
-    options = LoadOptions(resolve_device(device), dtype, local_files_only, trust_remote_code, int(concurrency), timeout, retries)
-    adapter = FAMILIES[spec.family].load(undefended(spec), options)
-    if "defence" in spec.settings: adapter = DefendedModel(adapter, spec.settings["defence"], spec.name)
+    "Load a VQA model into its family's adapter, behind its defence when it names one."
+    ref = ModelRef.parse(model)
+    spec = with_transport(with_settings(own_spec(ref.model), settings), transport or {})
+    adapter = FAMILIES[spec.family].load(spec, LoadOptions(resolve_device(device), dtype, local_files_only, trust_remote_code))
+    if ref.defended: spec = defended_spec(spec, ref.defence); adapter = DefendedModel(adapter, ref.defence, spec.name)
     adapter.identity = identity_of(spec, dtype)
     return adapter
 
