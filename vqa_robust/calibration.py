@@ -10,7 +10,7 @@ import pandas as pd
 from .base import CONDITION, Registry, seeded_rng
 from .corruptions import CLEAN, image_under_condition
 from .data import VQADataset, write_split
-from .metrics import LEVELS, bootstrap, interval
+from .metrics import LEVELS, bootstrap, interval, resample_counts
 from .vocabulary import answer_changed, answer_key
 
 # %% auto #0
@@ -209,7 +209,7 @@ def question_bootstrap(values: pd.DataFrame,       # rows questions, columns con
                       ) -> tuple[np.ndarray, np.ndarray]:  # low and high per column
     "Percentile intervals of column means, resampling questions (rows) with replacement, as `metrics.bootstrap` does (multinomial counts)."
     x = values.to_numpy(float); n = len(x)
-    counts = np.random.default_rng(seed).multinomial(n, np.full(n, 1 / n), size=n_boot).astype(np.float64)
+    counts = resample_counts(n, n_boot, np.random.default_rng(seed))
     known = ~np.isnan(x)
     means = (counts @ np.where(known, x, 0.0)) / np.maximum(counts @ known, 1)
     return interval(means, confidence)

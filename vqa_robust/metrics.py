@@ -27,8 +27,8 @@ __all__ = ['ACCURACY_MODES', 'TEN_ANSWER_MODES', 'REFUSALS', 'API_FAILURE', 'OPT
            'check_fractions', 'error_matrix', 'error_floor', 'first_drop', 'range_of_error', 'error_rate',
            'average_error', 'average_difference', 'submetric_values', 'minmax_scale', 'submetrics',
            'preference_weights', 'checked_weights', 'weighted_vre', 'aggregated_metrics', 'vre', 'accuracy_matrix',
-           'severity_accuracy', 'model_accuracy', 'corruption_accuracy', 'relative_drop', 'score_cube', 'interval',
-           'bootstrap']
+           'severity_accuracy', 'model_accuracy', 'corruption_accuracy', 'relative_drop', 'score_cube',
+           'resample_counts', 'interval', 'bootstrap']
 
 # %% ../nbs/04_metrics.ipynb #c007
 def leave_one_out(prediction: str, answers: list[str]) -> float:
@@ -697,6 +697,13 @@ def score_cube(scored: pd.DataFrame) -> tuple[np.ndarray, list, list]:
         raise ValueError(f"condition {bad} lacks answers to {int(wide[bad].isna().sum())} question(s) that other conditions answered")
     return wide.to_numpy().reshape(len(wide), len(models), len(corruptions), len(LEVELS)), models, corruptions
 
+def resample_counts(n: int,                   # questions
+                    n_boot: int,              # resamples
+                    rng: np.random.Generator, # e.g. np.random.default_rng(seed)
+                   ) -> np.ndarray:           # (n_boot, n): how often each question is drawn in each resample
+    "Questions drawn with replacement, as counts: the one resampling every interval of the package (accuracy, VRE, flips, calibration, text) is made of."
+    return rng.multinomial(n, np.full(n, 1 / n), size=n_boot).astype(np.float64)
+
 def interval(samples: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
     "Percentile interval over the first axis."
     a = (1 - confidence) / 2
@@ -712,7 +719,7 @@ def bootstrap(scored: pd.DataFrame,          # per-question scores: model, corru
     weights = checked_weights(weights)
     S, models, corruptions = score_cube(scored)
     n = len(S)
-    counts = np.random.default_rng(seed).multinomial(n, np.full(n, 1 / n), size=n_boot).astype(np.float64)
+    counts = resample_counts(n, n_boot, np.random.default_rng(seed))
     A = np.concatenate([S.mean(0)[None], (counts @ S.reshape(n, -1) / n).reshape(n_boot, *S.shape[1:])])  # replicate 0: the sample
     metrics = submetric_values(1 - A, floor=1 / n)                        # (1 + B, model, corruption, metric); 1/n: one question
     scaled = minmax_scale(metrics, axis=(-3, -2))                           # eq. 15 over the (model, corruption) pairs of each replicate

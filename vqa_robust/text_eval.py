@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from .base import CONDITION, Registry, listed, non_negative_integer, seeded_rng
 from .data import VQADataset
-from .metrics import check_fractions
+from .metrics import check_fractions, resample_counts
 from .vocabulary import answer_changed, negated, normalize_answer
 from .text import NEAR_COLOUR_DISTANCE, PERTURBATIONS, RELATIONS, TYPO_OPERATIONS, answer_preserved, apply_edits, parse, perturb, perturbation_rng, word_sense, wordnet
 
@@ -252,7 +252,7 @@ def text_intervals(pairs: pd.DataFrame,  # `paired_answers`
     a = (1 - confidence) / 2
     for (kind, text_severity), part in pairs.groupby(["kind", "text_severity"], sort=False):
         ids = np.sort(part.question_id.unique())
-        counts = kind_rng(seed, kind, text_severity).multinomial(len(ids), np.full(len(ids), 1 / len(ids)), size=n_boot).astype(float)
+        counts = resample_counts(len(ids), n_boot, kind_rng(seed, kind, text_severity))
         full = np.ones((1, len(ids)))
         for key, group in part.groupby(GROUP, sort=False):
             columns = np.searchsorted(ids, group.question_id.to_numpy())
