@@ -22,7 +22,8 @@ FLOORS = [  # bottom up
     ["defences"],              # what stands between the corruption and the model: image and text defences
     ["store"],                 # run folders: chunks, records, atomic writes, fingerprints
     ["generator"],
-    ["models"],                # the interface, ViLT and BLIP
+    ["models"],                # the interface and what every family shares
+    ["vilt", "blip"],          # the families transformers ships whole
     ["vle", "pnp", "vlms"],    # the other families
     ["served"],                # any OpenAI-compatible endpoint as a model (the chat VLMs' prompt and answer cleaning)
     ["zoo"],                   # the registries of families and entries, loading by name

@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from vqa_robust.models import convert_original_blip, original_blip_config, original_blip_key, original_blip_processor, to_model
+from vqa_robust.blip import convert_original_blip, original_blip_config, original_blip_key, original_blip_processor
+from vqa_robust.models import to_model
 from vqa_robust.zoo import load_model
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "crosscheck" / "blip"

@@ -10,7 +10,8 @@ from pathlib import Path
 import torch
 from PIL import Image
 from .base import seed_of
-from .models import ORIGINAL_BLIP_VISION_KEYS, LoadOptions, ModelSpec, VQAAdapter, model_entry, model_family, pretrained, sequence_confidence
+from .blip import ORIGINAL_BLIP_VISION_KEYS
+from .models import LoadOptions, ModelSpec, VQAAdapter, model_entry, model_family, pretrained, sequence_confidence
 
 # %% auto #0
 __all__ = ['PNP_DEFAULTS', 'PNP_SOURCES', 'PNP_WORDS', 'PNP_PARTS', 'LAVIS_TO_TRANSFORMERS', 'LAVIS_PREFIXES', 'PNP_FAMILY',

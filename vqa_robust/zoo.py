@@ -10,7 +10,9 @@ from pathlib import Path
 import torch
 from .base import Registry
 from .defences import DefendedModel, ModelRef, defence_identity
-from .models import (BLIP_FAMILY, VILT_BLIP_MODELS, VILT_FAMILY, LoadOptions, ModelFamily, ModelSpec, VQAAdapter, check_settings,
+from .vilt import VILT_FAMILY, VILT_MODELS
+from .blip import BLIP_FAMILY, BLIP_MODELS
+from .models import (WEIGHTS_DIR, LoadOptions, ModelFamily, ModelSpec, VQAAdapter, check_settings,
                                checkpoint_json, model_entry, model_family, model_identity, resolve_device)
 from .pnp import PNP_FAMILY, PNP_MODELS
 from .vlms import PALIGEMMA_FAMILY, VLM_FAMILY, VLM_MODELS
@@ -65,7 +67,8 @@ def register_model(spec: ModelSpec  # an entry (`vqa_robust.models.model_entry`)
     return MODELS.register(spec.name, spec)
 
 for _family in (VILT_FAMILY, BLIP_FAMILY, VLE_FAMILY, PNP_FAMILY, VLM_FAMILY, PALIGEMMA_FAMILY, SERVED_FAMILY): register_family(_family)
-for _spec in (*VILT_BLIP_MODELS, *VLE_MODELS, *PNP_MODELS, *VLM_MODELS): register_model(_spec)
+_shipped_first = lambda spec: not spec.checkpoint.startswith(str(WEIGHTS_DIR))  # the package's own weights (the offline models) lead every table
+for _spec in sorted((*VILT_MODELS, *BLIP_MODELS, *VLE_MODELS, *PNP_MODELS, *VLM_MODELS), key=_shipped_first): register_model(_spec)
 
 # %% ../nbs/02e_model_zoo.ipynb #c011
 def folder_spec(folder: Path) -> ModelSpec:
