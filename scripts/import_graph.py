@@ -35,6 +35,7 @@ FLOORS = [  # bottom up
     ["changes"],
     ["explain"],
     ["run"],
+    ["testing"],               # test doubles: a chat server that needs no model
 ]
 PACKAGE = "vqa_robust"
 

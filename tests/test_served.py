@@ -74,7 +74,7 @@ def test_server_killed_mid_run_resumes_with_the_rest(tiny_vlm, tmp_path):
     assert result.answers.sort_values(key).answer.tolist() == full.answers.sort_values(key).answer.tolist()  # the resumed run's answers are a whole run's
 
 def test_wrong_key_writes_nothing(tmp_path, monkeypatch):
-    from vqa_robust.served import LocalChatServer
+    from vqa_robust.testing import LocalChatServer
     monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong")
     with LocalChatServer(api_key="sk-right") as server:
         with pytest.raises(RuntimeError, match=r"refused the API key in \$OPENAI_API_KEY \(HTTP 401\)"):
@@ -86,7 +86,7 @@ def test_wrong_key_writes_nothing(tmp_path, monkeypatch):
 def test_benchmark_runs_write_the_run_folder(dataset, tmp_path):
     "Each benchmark from its official layout, two served models, a corruption at severities 1-5: the run folder, with VRB's metrics and intervals."
     from vqa_robust.datasets import DATASETS, load_dataset
-    from vqa_robust.served import LocalChatServer
+    from vqa_robust.testing import LocalChatServer
     data_dir = DATASETS[dataset].write_records(tmp_path / "data", DATASETS[dataset].splits[0])
     questions = load_dataset(dataset, data_dir)
     with LocalChatServer(model="colours-a") as a, LocalChatServer(model="colours-b", logprobs=False) as b:
@@ -109,7 +109,7 @@ def test_benchmark_runs_write_the_run_folder(dataset, tmp_path):
 def test_mmbench_with_a_served_judge(tmp_path):
     "A served judge reads the answers VLMEvalKit's rules cannot; extraction.csv counts who decided; the judge's replies are journalled and reused."
     from vqa_robust.datasets import DATASETS
-    from vqa_robust.served import LocalChatServer
+    from vqa_robust.testing import LocalChatServer
     data_dir = DATASETS["mmbench"].write_records(tmp_path / "data", "dev_en")
     grid = dict(dataset="mmbench", data_dir=str(data_dir), corruptions="gaussian_noise", severities="1", n_images=0)
     with LocalChatServer(model="colours") as model, LocalChatServer(model="judge", text_answer=lambda prompt: "A") as judge:
@@ -140,7 +140,7 @@ def test_mmbench_with_a_served_judge(tmp_path):
 def test_unscorable_annotations_refused_before_answering(tmp_path):
     "A TextVQA question with nine answers (its evaluator needs ten) is refused before any request is sent or file written."
     from vqa_robust.datasets import DATASETS
-    from vqa_robust.served import LocalChatServer
+    from vqa_robust.testing import LocalChatServer
     data_dir = DATASETS["textvqa"].write_records(tmp_path / "data", "val")
     path = data_dir / "TextVQA_0.5.1_val.json"
     content = json.loads(path.read_text()); content["data"][0]["answers"] = content["data"][0]["answers"][:9]; path.write_text(json.dumps(content))
@@ -153,7 +153,7 @@ def test_unscorable_annotations_refused_before_answering(tmp_path):
 
 def test_rerun_reports_confidence_of_the_answers_kept(tmp_path):
     "A rerun answered wholly from the store asks nothing, and run.json still says its answers carry confidences (they are in answers.parquet)."
-    from vqa_robust.served import LocalChatServer
+    from vqa_robust.testing import LocalChatServer
     with LocalChatServer() as server:
         grid = dict(model=f"openai:local-colours@{server.url}", corruptions="gaussian_noise", severities="1", n_images=2)
         first = run_library(tmp_path / "run", **grid)
@@ -184,7 +184,8 @@ def test_store_answered_by_two_reported_models_is_refused(tmp_path):
     when the identity was taken, the journal gone) stops before it saves a chunk of the other model."""
     from vqa_robust.data import load_easy_vqa
     from vqa_robust.inference import run_conditions
-    from vqa_robust.served import LocalChatServer, ServedModelError
+    from vqa_robust.served import ServedModelError
+    from vqa_robust.testing import LocalChatServer
     from vqa_robust.store import RECORD, partition_dir
     from vqa_robust.zoo import load_model
     easy = load_easy_vqa("test")
