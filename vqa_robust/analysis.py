@@ -157,6 +157,7 @@ def family_of(corruption: str) -> str:
 RADAR_GROUPS = {"noise": ("noise",), "blur & weather": ("blur", "weather"), "attribute": ("attribute",),
                 "physical": ("physical",), "digital": ("digital",)}  # Figure 7's panels after the models' one
 
+# %% ../nbs/05_analysis.ipynb #c021p1
 def weight_vectors() -> dict[str, dict]:
     "Figure 8's weightings: uniform, and each sub-metric at 0.6 with the others at 0.1."
     vectors = {"uniform": dict(DEFAULT_WEIGHTS)}

@@ -51,6 +51,7 @@ class UnknownNameError(KeyError, ValueError):
     "A name that a registry does not hold; the message lists the names it does."
     def __str__(self): return str(self.args[0]) if self.args else ""
 
+# %% ../nbs/00_base.ipynb #c014p1
 class Registry(dict):
     "A table of named parts: `register` adds one, and a lookup of an unknown name lists the known ones."
     def __init__(self, what: str  # what the parts are, for messages ("corruption", "model family")
@@ -89,6 +90,7 @@ class Registry(dict):
 
     def __reduce__(self): return (_rebuilt_registry, (self.what, dict(self)))
 
+# %% ../nbs/00_base.ipynb #c014p2
 def _rebuilt_registry(what: str, items: dict) -> Registry:
     registry = Registry(what); registry.update(items); return registry
 
@@ -135,6 +137,7 @@ def start_ray(address: str = "",        # cluster address; "" starts a local Ray
     else: ray.init(num_cpus=num_cpus, object_store_memory=object_store_mb and object_store_mb * 2**20, **kwargs)
     return ray
 
+# %% ../nbs/00_base.ipynb #c022p1
 def ray_map(fn: Callable,       # a function defined in a module (Ray imports it on the workers)
             tasks: list,        # its arguments, one per call
             workers: int = 1,   # tasks in flight at once

@@ -84,6 +84,7 @@ def reliability_bins(confidence,          # confidences in [0, 1] (no NaN)
     return out.assign(low=out.bin / n_bins, high=(out.bin + 1) / n_bins, share=out.n / len(table))[
         ["bin", "low", "high", "n", "share", "confidence", "accuracy"]]
 
+# %% ../nbs/04a_robustness_plus.ipynb #k013p1
 def expected_calibration_error(confidence,        # confidences in [0, 1] (no NaN)
                                correct,           # correctness per answer, in [0, 1]
                                n_bins: int = 15,  # equal-width bins
@@ -214,6 +215,7 @@ def question_bootstrap(values: pd.DataFrame,       # rows questions, columns con
     means = (counts @ np.where(known, x, 0.0)) / np.maximum(counts @ known, 1)
     return interval(means, confidence)
 
+# %% ../nbs/04a_robustness_plus.ipynb #k035p1
 def flip_table(scored: pd.DataFrame,       # a run's scored answers
                threshold: float = 1.0,     # a score at least this counts as right for right_to_wrong and wrong_to_right
                n_boot: int = 1000,         # bootstrap replicates (0: no intervals)
@@ -267,6 +269,7 @@ def severity_patterns(scored: pd.DataFrame,    # a run's scored answers, clean a
     out = wide.index.to_frame(index=False).assign(pattern=patterns)
     return out.assign(switches=out.pattern.map(switches), instability=out.pattern.map(instability), non_monotone=out.pattern.map(non_monotone))
 
+# %% ../nbs/04a_robustness_plus.ipynb #k043p1
 def consistency_table(patterns: pd.DataFrame  # from `severity_patterns`
                      ) -> pd.DataFrame:       # model, corruption, n, always_right, always_wrong, non_monotone, instability
     "Per model and corruption: shares of questions always right, always wrong and non-monotone over the levels, and the mean instability."
@@ -334,6 +337,7 @@ def discriminative_split(dataset: VQADataset,  # the run's questions
     images = dataset.questions[dataset.questions.question_id.isin(set(question_ids))].image_id.unique()
     return write_split(dataset.subset(images), path)
 
+# %% ../nbs/04a_robustness_plus.ipynb #k055p1
 def ranking_comparison(scored: pd.DataFrame,  # scored answers of two or more models over clean and levels 1-5
                        subsets: dict,         # subset name -> question ids ('all' is added)
                        n_boot: int = 200,     # bootstrap replicates

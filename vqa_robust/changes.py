@@ -80,6 +80,7 @@ QUESTION_ASKS = (  # (pattern on the lower-cased question, classes it asks for):
     (r"^what shape\b", ("shape",)),
 )
 
+# %% ../nbs/07a_changes.ipynb #c058p1
 def answer_class(answer  # an answer
                 ) -> str | None:
     "What an answer names: yes/no, number, colour, a class of `ANSWER_CLASSES` (whole phrase, then first word), or None if unknown."

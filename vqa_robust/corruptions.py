@@ -113,6 +113,7 @@ def to_uint8_rgb(image,          # PIL image or array: HxW, HxWx1, HxWx3 or HxWx
     if x.ndim == 2: x = np.repeat(x[..., None], 3, axis=-1)
     return np.ascontiguousarray(x[..., :3])
 
+# %% ../nbs/01_corruptions.ipynb #c008p1
 @numba.njit(inline="always")
 def truncated_level(v):
     "One value clipped to [0, 255] and truncated, as `truncate_to_uint8` does to an array (for the compiled kernels)."
@@ -247,6 +248,7 @@ def additive_gaussian_table(c: float) -> np.ndarray:
     "Change of a level under Gaussian noise of std c (in [0,1] units) at 65,536 quantiles, truncated as np.uint8 does."
     return np.floor(255 * c * normal_quantiles()).astype(np.int16)
 
+# %% ../nbs/01_corruptions.ipynb #c018p1
 @numba.njit(cache=True, nogil=True)
 def add_clipped(x, u, table):
     "clip(x + table[u], 0, 255) for every value (one compiled pass)."
@@ -381,6 +383,7 @@ def separable_terms(radius: float, alias_blur: float, rank: int) -> list:
     u, s, vt = np.linalg.svd(disk_kernel(radius, alias_blur).astype(np.float64))
     return [((vt[i] * s[i]).astype(np.float32), u[:, i].astype(np.float32)) for i in range(rank)]
 
+# %% ../nbs/01_corruptions.ipynb #c023p1
 @register_corruption("blur")
 def defocus_blur(x,         # uint8 RGB image, HxWx3
                  severity,  # level 1-5
@@ -474,6 +477,7 @@ def motion_blurred(x: np.ndarray,  # image, HxW or HxWxC
     out = shifted_sum(padded.reshape(padded.shape[0], -1), rows, cols * channels, kernel[rows, cols], h, w * channels)
     return out.reshape(x.shape)
 
+# %% ../nbs/01_corruptions.ipynb #c026p1
 @register_corruption("blur", random=True)
 def motion_blur(x,         # uint8 RGB image, HxWx3
                 severity,  # level 1-5
@@ -521,6 +525,7 @@ def zoom_blur_levels(x: np.ndarray,  # uint8 RGB image, HxWx3
             if z in factors[s]: cv2.accumulate(zoomed, totals[s])
     return {s: total * (1 / (len(factors[s]) + 1)) for s, total in totals.items()}
 
+# %% ../nbs/01_corruptions.ipynb #c028p1
 @register_corruption("blur", levels_function=zoom_blur_levels)
 def zoom_blur(x,         # uint8 RGB image, HxWx3
               severity,  # level 1-5
@@ -564,6 +569,7 @@ def add_snow(x: np.ndarray, flakes: np.ndarray, c) -> np.ndarray:
     h, w = x.shape[:2]
     return snow_blend(x, np.round(flakes[:h, :w] * 255).astype(np.float32), np.float32(c[6]))
 
+# %% ../nbs/01_corruptions.ipynb #c030p1
 @register_corruption("weather", random=True)
 def snow(x,         # uint8 RGB image, HxWx3
          severity,  # level 1-5
@@ -752,6 +758,7 @@ def grayscale_inversion_mean(x,         # uint8 RGB image, HxWx3
     "Negative of the channel-mean gray (the appendix's grayscale inversion, 255 minus the mean)."
     return 255 - truncate_to_uint8(gray3(x.mean(-1) + 0.5))
 
+# %% ../nbs/01_corruptions.ipynb #c088p1
 @register_corruption("attribute", source="vrb_code", levels=(1,))
 def grayscale_bgr(x,         # uint8 RGB image, HxWx3
                   severity,  # 1, its only level
@@ -1091,6 +1098,7 @@ def resample_bicubic(x,         # uint8 RGB image, HxWx3
     "Down and up again with bicubic interpolation."
     return down_up(x, RESAMPLE_FACTORS[severity - 1], cv2.INTER_CUBIC, cv2.INTER_CUBIC)
 
+# %% ../nbs/01_corruptions.ipynb #g016p1
 @register_corruption("resampling", source="vlm_robustbench")
 def resample_area(x,         # uint8 RGB image, HxWx3
                   severity,  # level 1-5
@@ -1174,6 +1182,7 @@ def low_light_table(g: float,      # light fraction: the mean photo-electrons of
     q = (np.arange(2 ** bits) + 0.5) / 2 ** bits
     return np.stack([np.searchsorted(row, q) for row in below]).astype(np.uint8).ravel()
 
+# %% ../nbs/01_corruptions.ipynb #g025p1
 @register_corruption("attribute", random=True, source="vqa_robust", changes_answers=("dark", "light", "night", "day", "bright", "sunny", "lit", "lamp on", "lights on"))
 def low_light(x,         # uint8 RGB image, HxWx3
               severity,  # level 1-5

@@ -61,6 +61,7 @@ def check_ids(table: pd.DataFrame, path, key: str) -> None:
     blank = blank_questions(table)
     if blank: raise ValueError(f"{path}: {key} with an empty question (bad input: give them their text or remove them): question_id {listed(blank)}")
 
+# %% ../nbs/00_data.ipynb #c006p1
 def answer_strings(answers, path, question_id) -> list[str]:
     "The answer strings of one annotation; a clear error when `answers` is not a list of {'answer': str}."
     try: strings = [a["answer"] for a in answers] if isinstance(answers, list) and all(isinstance(a, dict) for a in answers) else None
@@ -92,6 +93,7 @@ def read_image(path: Path, image_id: int) -> Image.Image:
     except (OSError, SyntaxError) as e:
         raise ValueError(f"image {image_id} could not be read from {path}: {e}") from None
 
+# %% ../nbs/00_data.ipynb #c008p1
 @dataclass
 class VQADataset:
     "Questions with their ten answers, and the folder of their images."
@@ -219,6 +221,7 @@ def find_vqav2_part(data_dir: str | Path, part: str, subtype: str = "val2014") -
     exists = Path.is_dir if part == "images" else Path.is_file
     return next((p for p in tried if exists(p)), None), tried
 
+# %% ../nbs/00_data.ipynb #c033p1
 def vqav2_files(data_dir: str | Path,     # folder VQAv2 was downloaded and unzipped into
                 subtype: str = "val2014",  # COCO split
                 parts: tuple = ("questions", "annotations", "images"),  # the parts that must be there
@@ -260,6 +263,7 @@ def mini_annotations(image_id: int) -> list[tuple]:
           ("How many squares are there?", "how many", "number", ["1"] * 7 + ["one"] * 2 + ["2"])]
     return qa[:2 + image_id % 2]
 
+# %% ../nbs/00_data.ipynb #c035p1
 def write_mini_vqav2(data_dir: str | Path,  # folder to write into
                      image_ids=(42, 73, 74, 133, 136, 139),  # COCO image ids of the miniature
                      subtype: str = "val2014",  # COCO split named in the files

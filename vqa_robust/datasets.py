@@ -70,6 +70,7 @@ def find_place(name: str,       # the dataset, for messages
     if found is None: raise FileNotFoundError(f"{name}: {tried[0]} not found" + (f" (tried {', '.join(map(str, tried))})" if len(tried) > 1 else ""))
     return found
 
+# %% ../nbs/00a_datasets.ipynb #c006p1
 def data_list(name: str,  # the dataset, for messages
               path: Path, # a JSON file holding {"data": [...]} (TextVQA's and DocVQA's layout)
              ) -> list:
@@ -115,6 +116,7 @@ def vg_image_files(name: str,       # the dataset, for messages
     if missing: raise FileNotFoundError(f"{name}: {len(missing)} image(s) in neither {VG_IMAGE_FOLDERS[0]}/ nor {VG_IMAGE_FOLDERS[1]}/ of {data_dir}, e.g. {missing[0]}.jpg")
     return files
 
+# %% ../nbs/00a_datasets.ipynb #c017p1
 def load_vg(data_dir: str | Path,  # folder holding question_answers.json, VG_100K/ and VG_100K_2/
             split: str = "all",     # Visual Genome QA has no official split: "all"
             name: str = "vg",       # name used in results
@@ -271,6 +273,7 @@ def vizwiz_image_id(file_name: str,  # e.g. "VizWiz_val_00000123.jpg"
     if m is None or m.group(1) != split: raise ValueError(f"vizwiz: image {file_name!r} is not named VizWiz_{split}_<8 digits>.jpg")
     return VIZWIZ_SPLIT_OFFSET[split] + int(m.group(2))
 
+# %% ../nbs/00a_datasets.ipynb #c041p1
 def load_vizwiz(data_dir: str | Path,     # folder holding annotations/{split}.json and {split}/
                 split: str = "val",       # "val" or "train" (test withholds its answers)
                 name: str | None = None,  # name used in results; default "vizwiz_<split>"
@@ -361,6 +364,7 @@ def answerable_from_answer(answer: str  # the model's answer
     "A hard answerability score from an answer: 0.0 if it normalises to 'unanswerable', else 1.0."
     return 0.0 if normalize_answer(answer) == "unanswerable" else 1.0
 
+# %% ../nbs/00a_datasets.ipynb #c050p1
 def answerability(answers: pd.DataFrame,    # question_id, answer (and the condition columns), one row per question and condition
                   dataset: VQADataset,      # a dataset with an `answerable` column (VizWiz)
                   score: str | None = None, # column of `answers` with the model's answerability score; None: from the answer
@@ -522,6 +526,7 @@ TEXTVQA_RECORDS = [  # question id, image id, question, ten answers
     (34604, "00685bc495504d61", "what is the number on the jersey?", ["22"] * 7 + ["twenty two"] * 2 + ["22."]),
 ]
 
+# %% ../nbs/00a_datasets.ipynb #7dde54cbp1
 def write_textvqa_records(data_dir: str | Path,  # folder to write into
                           split: str = "val",     # the split named in the file
                           size: int = 32,         # image side in pixels
@@ -569,6 +574,7 @@ def load_chartqa(data_dir: str | Path,     # the "ChartQA Dataset" folder, holdi
     q = with_image_ids("chartqa", path, q)
     return VQADataset(q, path.parent / "png", "{image_id}.png", name)
 
+# %% ../nbs/00a_datasets.ipynb #c5d5faaep1
 CHARTQA_RECORDS = {  # source -> (image, question, label)
     "human": [("two_col_1032.png", "What was the revenue in 2019?", "13.8"), ("multi_col_20396.png", "Which year has the highest value?", "2016")],
     "augmented": [("two_col_1032.png", "What is the difference between the highest and the lowest value?", "4.2"),
@@ -624,6 +630,7 @@ def load_docvqa(data_dir: str | Path,     # folder holding the split's question 
         images, q["image_file"] = path.parent.parent / "spdocvqa_images", q.image_file.map(lambda f: Path(f).name)
     return VQADataset(q, images, "{image_id}.png", name)
 
+# %% ../nbs/00a_datasets.ipynb #7173d751p1
 DOCVQA_RECORDS = [  # question id, page, question, answers, question type
     (49153, "pybv0228_81", "What is the 'actual' value per 1000, during the year 1975?", ["0.28"], "figure/diagram"),
     (24581, "nkbl0226_1", "What is name of university?", ["university of california", "University of California"], "layout"),
@@ -743,6 +750,7 @@ class DatasetSpec:
 
 DATASETS = Registry("dataset")  # name -> DatasetSpec
 
+# %% ../nbs/00a_datasets.ipynb #c060p1
 def register_dataset(name: str,                  # key of DATASETS
                      load: Callable,             # load(data_dir, split) -> VQADataset
                      write_records: Callable,    # write_records(data_dir, split) -> Path

@@ -207,6 +207,7 @@ def image_tensor(images) -> torch.Tensor:
     x = torch.from_numpy(np.ascontiguousarray(images))
     return (x[None] if x.ndim == 3 else x).permute(0, 3, 1, 2).float() / 255
 
+# %% ../nbs/01b_defences.ipynb #c015p1
 def central_square(x: np.ndarray, size: int = ROUTER_INPUT) -> np.ndarray:
     "The central size x size pixels of x, reflect-padded where x is smaller."
     pad = [(max(0, size - s) // 2, max(0, size - s) - max(0, size - s) // 2) for s in x.shape[:2]] + [(0, 0)]
@@ -251,6 +252,7 @@ def route(x: np.ndarray, folder: str | None = None) -> str:
     logits = load_network(folder or shipped_weights("router"))(image_tensor(central_square(x)))
     return ROUTER_CLASSES[int(logits.argmax())]
 
+# %% ../nbs/01b_defences.ipynb #c017p1
 @register_defence("restorer_noise", targets=("noise",), source="DnCNN (Zhang et al. 2017), small; trained here on easy-VQA with RESTORER_TRAINING['noise']",
                   checkpoint=shipped_weights("restorer_noise"))
 def restorer_noise(x):
@@ -306,6 +308,7 @@ def train_restorer(clean: np.ndarray,      # n x H x W x 3 uint8 targets
         if len(window) == 100: losses.append(float(np.mean(window))); window = []
     return net.eval(), losses
 
+# %% ../nbs/01b_defences.ipynb #c019p1
 def train_router(images: np.ndarray,  # n x 64 x 64 x 3 uint8
                  labels: np.ndarray,  # their classes, indices into ROUTER_CLASSES
                  steps: int = 3000, batch: int = 32, lr: float = 2e-3, seed: int = 0,
@@ -407,6 +410,7 @@ def easy_vqa_words() -> dict:
 SPELLING_VOCABULARIES = Registry("spelling vocabulary")  # name -> () -> word counts
 SPELLING_VOCABULARIES.register("easy_vqa", easy_vqa_words)
 
+# %% ../nbs/01b_defences.ipynb #c033p1
 def correct_question(question: str, sym, max_distance: int = 2) -> str:
     "The question with every word SymSpell does not know replaced by its closest known word (lower case), the rest as it was; one- and two-letter words (option letters, 'is') are left alone."
     from symspellpy import Verbosity
@@ -469,6 +473,7 @@ class ModelRef:
     @property
     def defended(self) -> bool: return self.defence != NO_DEFENCE
 
+# %% ../nbs/01b_defences.ipynb #c042p1
 class DefendedEncoder:
     "A model's encoder with a defence in front: images (image defences) or questions (text defences) pass through it first."
     def __init__(self, encoder, defence: str):

@@ -381,6 +381,7 @@ def caption_words(captions: list  # captions
     "The distinct words of a list of captions."
     return {w for c in captions for w in clean_text(c).split()}
 
+# %% ../nbs/07_explain.ipynb #ebdbdb8cp1
 def pnp_stages(adapter,                          # a PNP-VQA adapter (family "pnp": it has `evidence`)
                image,                            # PIL image or uint8 array, clean
                question: str,                    # the question

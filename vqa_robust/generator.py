@@ -120,6 +120,7 @@ def unrecorded_conditions(root: Path,  # a folder to look into
     "Condition folders (`<corruption>/<severity>` of a registered corruption) found under `root`."
     return sorted(f"{c}/{p.name}" for c in CORRUPTIONS if (root / c).is_dir() for p in (root / c).iterdir() if p.is_dir() and p.name.isdigit())
 
+# %% ../nbs/01a_generator.ipynb #c031p1
 def prepare_folder(root: Path,       # the output folder (may not exist)
                    manifest: dict,   # the manifest of this generation (`make_manifest`)
                    overwrite: bool,  # True: delete the folder's generated files first
@@ -184,6 +185,7 @@ def as_list(value,      # a list, tuple or other iterable (not a string)
     if not value: raise ValueError(f"{what} is empty: nothing to generate")
     return value
 
+# %% ../nbs/01a_generator.ipynb #c011p1
 def generate(dataset: VQADataset,      # images to corrupt (all of them)
              root: str | Path,         # output folder
              corruptions,              # names in CORRUPTIONS

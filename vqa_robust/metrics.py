@@ -177,6 +177,7 @@ def vlmevalkit_option(answer: str, options: dict) -> tuple[str | None, str]:
     read = letter_named(answer, options)
     return read if read[0] else text_named(answer, options)
 
+# %% ../nbs/04_metrics.ipynb #d3c13b11p1
 def vlmevalkit_2025_04_option(answer: str, options: dict) -> tuple[str | None, str]:
     "VLMEvalKit's `can_infer` before August 2025 (aca64dbb): one letter anywhere, no 'answer is' rule, the text rule at any length."
     read = letter_named(answer, options, last_words=None, answer_is=False)
@@ -295,6 +296,7 @@ def check_answered(answers: pd.DataFrame, dataset: VQADataset) -> None:
         missing = sorted(known - set(group.question_id))
         if missing: raise ValueError(f"condition {where} leaves {len(missing)} of the dataset's {len(known)} questions unanswered: {listed(map(plain, missing))}")
 
+# %% ../nbs/04_metrics.ipynb #c017p1
 def circular_scores(scored: pd.DataFrame,  # scored answers of every rotation (`score_answers` with circular=False)
                     dataset: VQADataset,    # questions with a `circular_of` column (the original question's id)
                    ) -> pd.DataFrame:       # one row per original question and condition; score the minimum, `rotations` their count
@@ -355,6 +357,7 @@ def check_annotations(dataset: VQADataset,  # the questions with their human ans
     if problems: raise ValueError(f"{len(problems)} question(s) of dataset '{dataset.name}' cannot be scored: "
                                   + "; ".join(f"question {plain(q)}: {p}" for q, p in list(problems.items())[:3]) + (" ..." if len(problems) > 3 else ""))
 
+# %% ../nbs/04_metrics.ipynb #db82d02cp1
 def score_answers(answers: pd.DataFrame,   # one row per question and condition: question_id, answer (and model, corruption, severity, seed)
                   dataset: VQADataset,     # the questions with their human answers (and `options`, `circular_of` for multiple choice)
                   mode: str = "official",  # a key of ACCURACY_MODES
@@ -523,6 +526,7 @@ def error_matrix(acc: pd.DataFrame) -> pd.DataFrame:
     if absent: raise ValueError(f"missing (model, corruption) pairs {absent[:3]}{' ...' if len(absent) > 3 else ''}: every model needs every corruption")
     return errors[list(LEVELS)]
 
+# %% ../nbs/04_metrics.ipynb #c022p1
 def error_floor(acc: pd.DataFrame) -> pd.Series:
     "1/n per (model, corruption), n its number of questions (column `n`, the fewest over its levels); 0 where the table has no `n`."
     if (acc.corruption == "clean").any(): acc = with_clean_level(acc)
@@ -635,6 +639,7 @@ def aggregated_metrics(scaled: pd.DataFrame,   # scaled sub-metrics per (model, 
     mean = scaled[list(SUBMETRICS)].groupby(level=by).mean()
     return mean.assign(VRE=weighted_vre(mean.to_numpy(), weights))
 
+# %% ../nbs/04_metrics.ipynb #c028p1
 def vre(acc: pd.DataFrame,              # model, corruption, severity (0-5), accuracy (a fraction); clean as level 0 or a `clean` row
         by: str = "model",             # "model" (eq. 18) or "corruption" (eq. 19)
         weights: dict | None = None,   # a weight per sub-metric (F, R, rho, mu, delta), summing to 1; default 0.2 each
@@ -709,6 +714,7 @@ def interval(samples: np.ndarray, confidence: float) -> tuple[np.ndarray, np.nda
     a = (1 - confidence) / 2
     return np.quantile(samples, a, axis=0), np.quantile(samples, 1 - a, axis=0)
 
+# %% ../nbs/04_metrics.ipynb #c032p1
 def bootstrap(scored: pd.DataFrame,          # per-question scores: model, corruption ('clean' at 0), severity, question_id, score
               n_boot: int = 1000,            # replicates
               seed: int = 0,

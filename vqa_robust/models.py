@@ -41,6 +41,7 @@ class LoadOptions:
     local_files_only: bool = False      # never reach the hub
     trust_remote_code: bool = False     # only when the user sets it
 
+# %% ../nbs/02_models.ipynb #c006p1
 class VQAAdapter:
     "Base class of the adapters: `predict` answers a batch, with a confidence per answer where the model has one."
     name: str
@@ -179,6 +180,7 @@ def quiet_loading():
         if bars: hf_logging.enable_progress_bar()
         if hub_off: hub_utils.disable_progress_bars()
 
+# %% ../nbs/02_models.ipynb #c013p1
 def pretrained(cls,                          # a transformers class with `from_pretrained` (model or processor)
                spec: ModelSpec,              # the entry being loaded, named in errors
                options: LoadOptions,         # local_files_only, trust_remote_code; dtype (models only, unless kwargs set one)
@@ -527,6 +529,7 @@ def folder_sha256(folder: Path, stats: tuple) -> str:
             for block in iter(lambda: handle.read(1 << 20), b""): digest.update(block)
     return "sha256:" + digest.hexdigest()[:16]
 
+# %% ../nbs/02_models.ipynb #c026p1
 def checkpoint_fingerprint(checkpoint: str) -> str:
     "What identifies a checkpoint's files: a hash of a local folder's files (names and bytes; checked whole first), or a hub id's cached revision."
     folder = Path(checkpoint)

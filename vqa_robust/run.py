@@ -469,6 +469,7 @@ class ResultSection:
 
 RESULT_SECTIONS = Registry("result section")  # name -> ResultSection, written in registration order
 
+# %% ../nbs/08_run_library.ipynb #c035p1
 def result_section(name: str, files, attributes=(), needs=(), say: bool = False):
     "Register the decorated writer as a section of every run folder (`NEEDS` keys checked now)."
     NEEDS.check(needs)
@@ -485,7 +486,6 @@ def result_files() -> list:
 def section_attributes() -> set:
     "Every RunResult attribute a registered section sets."
     return {a for s in RESULT_SECTIONS.values() for a in s.attributes}
-
 
 # %% ../nbs/08_run_library.ipynb #c024
 def previous_run(out_dir: Path) -> str | None:
@@ -702,6 +702,7 @@ def answer_changing_words(words) -> re.Pattern:
     "One pattern matching any of `words` as whole words or phrases, case ignored (compiled once per corruption, searched once per question)."
     return re.compile(r"\b(?:" + "|".join(re.escape(w) for w in words) + r")\b", re.I)
 
+# %% ../nbs/08_run_library.ipynb #d565942ap1
 @result_section("comparability", ["comparability.csv"], needs=("answer_changing_corruption",))
 def comparability_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
     "comparability.csv: for corruptions that can change a correct answer, accuracy on every question beside accuracy on the questions they cannot change."
@@ -789,6 +790,7 @@ def write_sections(config: RunConfig, result: RunResult, scores: RunScores) -> N
         result.not_computed.update({name: why for name in section.files})
         if section.say: print(f"{section.files[0]} not written: {why}")
 
+# %% ../nbs/08_run_library.ipynb #c048p1
 def locked_run(config: RunConfig, progress: bool = True, figures: bool = True) -> RunResult:
     "`run`'s steps, with the folder's lock held."
     p, out, split = config.parameters, config.out_dir, config.dataset

@@ -365,6 +365,7 @@ def serve_checkpoint(folder: str | Path,         # a local checkpoint folder (e.
         time.sleep(0.2)
     stop_server(process); raise RuntimeError(f"{server} serve did not answer /health in {timeout:.0f} s")
 
+# %% ../nbs/02f_served.ipynb #9a09cffbp1
 def stop_server(server: subprocess.Popen) -> None:
     "Kill a server started by `serve_checkpoint`, and every process it started."
     if server.poll() is None: os.killpg(server.pid, signal.SIGKILL)

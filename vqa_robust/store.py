@@ -63,6 +63,7 @@ def owner_text(owner: dict) -> str:
     "One line naming a lock's owner."
     return f"pid {owner.get('pid', '?')} on {owner.get('host', '?')}, started {owner.get('started', '?')} ({owner.get('command') or 'no command line'})"
 
+# %% ../nbs/01_store.ipynb #e9ab028ap1
 def take_lock(fd: int, path: Path, folder: Path) -> dict:
     "Lock the open lock file `fd` without waiting; the previous owner it names. Raises FolderLockedError if a live run holds it."
     try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -314,6 +315,7 @@ class StorePlan:
     records: dict      # condition (of todo) -> its record's chunk entries
     reported: str | None = None  # the model a served model's saved replies named (one for the whole store), None: none named
 
+# %% ../nbs/01_store.ipynb #c025p1
 def store_plan(name: str,              # the model's name in the store
                model_identity: dict,   # the model's identity
                dataset: VQADataset,    # the questions
@@ -352,6 +354,7 @@ def reported_model(name: str, entries: dict, overwrite: bool) -> str | None | bo
     raise ChangedInputsError(f"the saved answers of {name} were answered by {len(named)} served models: "
                              + "; ".join(f"{m!r} ({where} ...)" for m, where in named.items()) + ". Rerun with overwrite=True to ask every question again.")
 
+# %% ../nbs/01_store.ipynb #c025p2
 def condition_answers(model_name: str, corruption: str, severity: int, chunks: dict[int, pd.DataFrame]) -> pd.DataFrame:
     "One condition's answers from its chunks, in order, with `RESULT_COLUMNS`."
     part = pd.concat([chunks[k] for k in sorted(chunks)], ignore_index=True) if chunks else pd.DataFrame(columns=CHUNK_COLUMNS)

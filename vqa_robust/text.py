@@ -401,6 +401,7 @@ def colour_substitute(name: str, vocabulary: frozenset, common: bool, farthest: 
     distance, best = min(found, key=lambda t: (-t[0], t[1])) if farthest else min(found)
     return best, distance
 
+# %% ../nbs/06_text.ipynb #c037p1
 def colour_perturbation(common: bool,    # replace by colours in the answer vocabulary (else by others)
                         farthest: bool,  # the farthest such colour (else the nearest)
                        ) -> Callable:    # (question, Context) -> list of edit lists
@@ -467,6 +468,7 @@ def typo_pivots(question: str, free: np.ndarray, operation: str) -> list[int]:
     return [i for i in ok if i + 1 < len(question) and free[i + 1] and question[i + 1].lower() in QWERTY_NEIGHBOURS
             and question[i + 1] != question[i]]
 
+# %% ../nbs/06_text.ipynb #c041p1
 def typos(question: str,              # the question
           severity: int,              # number of typos, 1-5
           rng: np.random.Generator,   # from `perturbation_rng`

@@ -77,6 +77,7 @@ def record_row(record: dict, image_id: int, answer: str, seed: int) -> dict:
             "word": word, "replacement": replacement, **{k: main[k] for k in ("relation", "source", "target", "via", "distance", "common")},
             "change": change, "concepts": json.dumps(concepts)}
 
+# %% ../nbs/06a_text_eval.ipynb #c011p1
 def perturb_dataset(dataset: VQADataset,  # the questions to perturb
                     kind: str,            # a key of PERTURBATIONS
                     seed: int = 0,        # seeds `perturb` and the draw of one record per question
@@ -147,6 +148,7 @@ def check_columns(table: pd.DataFrame, columns, what: str) -> None:
     missing = [c for c in columns if c not in table.columns]
     if missing: raise ValueError(f"{what} lacks column(s) {missing}" + (" (add the kind it answers: .assign(kind=...))" if "kind" in missing else ""))
 
+# %% ../nbs/06a_text_eval.ipynb #c024p1
 def paired_answers(scored_original: pd.DataFrame,   # scored answers to the original questions: model, corruption, severity, question_id, answer, score
                    scored_perturbed: pd.DataFrame,  # the same for the perturbed datasets, with `kind` (and `text_severity` if several per kind)
                    records: pd.DataFrame,           # `perturb_dataset`'s records of those kinds, concatenated
@@ -240,6 +242,7 @@ def replicate_metrics(counts: np.ndarray,  # (replicates, questions): how often 
     original, perturbed = share(group.score_original, known), share(group.score_perturbed, known)
     return np.stack([original, perturbed, original - perturbed, share(flipped, np.ones_like(known)), share(1 - flipped, known), share(flipped, 1 - known)], axis=1)
 
+# %% ../nbs/06a_text_eval.ipynb #c034p1
 def text_intervals(pairs: pd.DataFrame,  # `paired_answers`
                    n_boot: int = 1000,   # replicates
                    seed: int = 0,
@@ -299,6 +302,7 @@ def concept_label(concept: str, words: list[str]) -> str:
     "A concept as the rule names it: a synset by the words read as it ('shape' (shape.n.01)), anything else as itself."
     return f"{' or '.join(repr(w) for w in words)} ({concept})" if re.fullmatch(r".+\.[nvasr]\.\d\d", concept) else concept
 
+# %% ../nbs/06a_text_eval.ipynb #c043p1
 def global_rules(pairs: pd.DataFrame,    # `paired_answers`
                  min_support: int = 5,   # rules on fewer perturbed questions are left out
                  replacements: int = 3,  # how many of the most frequent replacements to list
@@ -394,6 +398,7 @@ def bin_label(value: int, bins: tuple) -> str | None:
     "The label of the last (lower bound, label) of `bins` whose bound `value` reaches; None below the first."
     return next((label for bound, label in reversed(bins) if value >= bound), None)
 
+# %% ../nbs/06a_text_eval.ipynb #q002p1
 def concept_synset(kind: str, word: str, source) -> str | None:
     "The synset the perturbed word means: the record's source synset, else (deleted nouns) its sense by `word_sense`; None off WordNet."
     pos = KIND_POS.get(kind)

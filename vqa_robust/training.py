@@ -115,6 +115,7 @@ def learning_rate(step: int, config: TrainConfig) -> float:
     warm = min(1.0, (step + 1) / config.warmup_steps)
     return config.lr * warm * 0.5 * (1 + math.cos(math.pi * step / config.steps))
 
+# %% ../nbs/02a_training.ipynb #c014p1
 def train_model(model, data: dict, config: TrainConfig, loss=vilt_loss, evaluate=None, log_every: int = 250) -> pd.DataFrame:
     "Train `model` on encoded `data` by minimising `loss(model, data, rows, pixels)`; returns the log (step, seconds, loss, and what `evaluate` returns)."
     generator = torch.Generator().manual_seed(config.seed)

@@ -86,6 +86,7 @@ class VLEModelOutput:
     text_embeds: torch.Tensor    # (batch, text tokens, h) after fusion
     image_embeds: torch.Tensor   # (batch, 1 + patches, h) after fusion
 
+# %% ../nbs/02b_vle.ipynb #c012p1
 class VLEModel(VLEPreTrainedModel):
     "CLIP vision and DeBERTa text encoders, projected to the co-attention width and fused by two streams of co-attention layers."
     def __init__(self, config: VLEConfig):

@@ -76,6 +76,7 @@ def clean_answer(text: str,             # decoded new tokens
 # %% ../nbs/02d_vlms.ipynb #c017
 PLAIN_DECODING = {"do_sample": False, "repetition_penalty": 1.0, "no_repeat_ngram_size": 0}  # overrides the checkpoint's generation_config
 
+# %% ../nbs/02d_vlms.ipynb #c017p1
 @dataclass
 class ChatVLM(VQAAdapter):
     "A chat VLM prompted for a short answer through its chat template; greedy decoding; sequence probability as confidence."
@@ -118,6 +119,7 @@ class ChatVLM(VQAAdapter):
         answers = [clean_answer(a, self.spec.settings["lowercase"]) for a in self.processor.batch_decode(new_tokens, skip_special_tokens=True)]
         return answers, sequence_confidence(self.model, generated, self.eos_token_id)
 
+# %% ../nbs/02d_vlms.ipynb #c017p2
 def checked_architecture(spec: ModelSpec, model) -> None:
     "An entry's recorded architecture must be the checkpoint's `model_type`."
     expected = spec.settings.get("architecture")
@@ -201,6 +203,7 @@ def tiny_processor(processor_class, image_processor, tokenizer, video_processor:
     processor_class = processor_class if video is not None else without_video(processor_class)
     return processor_class(image_processor=image_processor, tokenizer=tokenizer, video_processor=video, **kwargs)
 
+# %% ../nbs/02d_vlms.ipynb #c023p1
 def save_tiny(folder: Path, model, processor) -> None:
     "Save a tiny model and its processor together."
     model.save_pretrained(folder)
@@ -344,6 +347,7 @@ PALIGEMMA_FAMILY = model_family("paligemma", load_paligemma, write_tiny, default
 
 NO_VQAV2 = "none found in the {}"
 
+# %% ../nbs/02d_vlms.ipynb #c037p1
 VLM_MODELS = [
     model_entry("qwen2.5-vl-3b", "Qwen/Qwen2.5-VL-3B-Instruct", VLM_FAMILY,
                {"architecture": "qwen2_5_vl", "image_kwargs": {"size": {"shortest_edge": 3136, "longest_edge": 12845056}}},

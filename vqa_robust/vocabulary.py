@@ -52,6 +52,7 @@ def strip_whitespace(text: str  # an answer as given
     "Newlines and tabs to spaces, then strip: what the script does to every answer first."
     return text.replace("\n", " ").replace("\t", " ").strip()
 
+# %% ../nbs/00b_vocabulary.ipynb #v011p1
 def process_punctuation(text: str  # an answer, whitespace stripped
                        ) -> str:
     "The script's punctuation rule (tested against the original string, applied in PUNCTUATION order)."

@@ -132,6 +132,7 @@ def with_transport(spec: ModelSpec,  # a resolved spec
                                  + (f"known: {list(family.transport)}" if family.transport else "only served models send requests"))
     return replace(spec, transport={**family.transport, **spec.transport, **transport}) if family.transport else spec
 
+# %% ../nbs/02e_model_zoo.ipynb #c011s1p1
 def load_model(model,                             # a key of MODELS, a checkpoint folder, a served endpoint, 'MODEL+DEFENCE' or a ModelRef
                device: str | None = None,         # torch device; None or 'auto': CUDA when present
                dtype: torch.dtype | None = None,  # e.g. torch.bfloat16 on GPU; None: the checkpoint's
