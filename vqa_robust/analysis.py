@@ -6,24 +6,25 @@
 from __future__ import annotations
 import zlib
 from pathlib import Path
-import matplotlib.pyplot as plt
-from matplotlib.lines import Line2D
 import numpy as np
 import pandas as pd
 import vqa_robust
-from .base import CONDITION
+from .base import LazyModule, CONDITION
 from .corruptions import CORRUPTIONS, PRESETS
 from .data import VQADataset
 from .vocabulary import most_common_answer
 from .metrics import (submetrics, minmax_scale, DEFAULT_WEIGHTS, SUBMETRICS, vre, weighted_vre, aggregated_metrics, severity_accuracy,
                                 model_accuracy, corruption_accuracy, relative_drop, LEVELS, check_fractions, with_clean_level)
+plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
+mlines = LazyModule("matplotlib.lines")
+from matplotlib import colormaps  # the palettes, without pyplot
 
 # %% auto #0
-__all__ = ['STYLE_ORDER', 'PALETTE', 'MARKERS', 'PAPER_DATA', 'PAPER_NAMES', 'RADAR_GROUPS', 'SUBMETRIC_LABELS', 'blind_baseline',
-           'family_accuracy', 'corruption_style', 'style_handles', 'panel_grid', 'plot_accuracy_vs_severity',
-           'robustness_table', 'load_vrb_paper_accuracy', 'accuracy_tables', 'submetric_tables', 'family_of',
-           'weight_vectors', 'vre_under_weights', 'model_colors', 'legend_above', 'plot_average_error',
-           'plot_relative_drop', 'radar', 'plot_radars', 'plot_vre_weights']
+__all__ = ['plt', 'mlines', 'STYLE_ORDER', 'PALETTE', 'MARKERS', 'PAPER_DATA', 'PAPER_NAMES', 'RADAR_GROUPS', 'SUBMETRIC_LABELS',
+           'blind_baseline', 'family_accuracy', 'corruption_style', 'style_handles', 'panel_grid',
+           'plot_accuracy_vs_severity', 'robustness_table', 'load_vrb_paper_accuracy', 'accuracy_tables',
+           'submetric_tables', 'family_of', 'weight_vectors', 'vre_under_weights', 'model_colors', 'legend_above',
+           'plot_average_error', 'plot_relative_drop', 'radar', 'plot_radars', 'plot_vre_weights']
 
 # %% ../nbs/05_analysis.ipynb #c006
 def blind_baseline(train: VQADataset,          # the split whose answers make the priors
@@ -54,8 +55,8 @@ def family_accuracy(scored: pd.DataFrame,                    # one row per answe
 
 # %% ../nbs/05_analysis.ipynb #c032
 STYLE_ORDER = list(dict.fromkeys([*PRESETS["vrb_imagenet_c"], "shot_noise_vrb", "pixelate_vrb", *CORRUPTIONS]))  # VRB's 14 first
-PALETTE = ([plt.get_cmap("tab10")(i) for i in range(10)] + [plt.get_cmap("tab20b")(i) for i in (0, 4, 8, 12, 16)]  # 16 strong colours
-           + [(0.0, 0.0, 0.0, 1.0)] + [plt.get_cmap("tab20")(i) for i in range(1, 20, 2)])                # (black last), then tab20's light ones
+PALETTE = ([colormaps["tab10"](i) for i in range(10)] + [colormaps["tab20b"](i) for i in (0, 4, 8, 12, 16)]  # 16 strong colours
+           + [(0.0, 0.0, 0.0, 1.0)] + [colormaps["tab20"](i) for i in range(1, 20, 2)])                # (black last), then tab20's light ones
 MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 
 def corruption_style(name: str  # a corruption (a key of CORRUPTIONS, or any other name)
@@ -67,7 +68,7 @@ def corruption_style(name: str  # a corruption (a key of CORRUPTIONS, or any oth
 def style_handles(names  # the corruptions of a figure, in legend order
                  ) -> list:  # one legend handle per name
     "Legend handles drawn in each corruption's `corruption_style`."
-    return [Line2D([], [], lw=1.5, markersize=6, label=n, **corruption_style(n)) for n in names]
+    return [mlines.Line2D([], [], lw=1.5, markersize=6, label=n, **corruption_style(n)) for n in names]
 
 # %% ../nbs/05_analysis.ipynb #c015
 def panel_grid(n: int  # number of panels

@@ -10,7 +10,7 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['CONDITION', 'MAPS', 'whole_number', 'non_negative_integer', 'positive_integer', 'listed', 'UnknownNameError',
-           'Registry', 'key_entropy', 'seeded_rng', 'seed_of', 'local_map', 'start_ray', 'ray_map']
+           'Registry', 'key_entropy', 'seeded_rng', 'seed_of', 'local_map', 'start_ray', 'ray_map', 'LazyModule']
 
 # %% ../nbs/00_base.ipynb #c006
 def whole_number(value,    # a severity, seed or id as the caller gave it
@@ -157,3 +157,18 @@ def ray_map(fn: Callable,       # a function defined in a module (Ray imports it
 MAPS = Registry("executor")  # name -> map(fn, tasks, workers); the answering side of each executor is in vqa_robust.distributed
 MAPS.register("local", local_map)
 MAPS.register("ray", ray_map)
+
+# %% ../nbs/00_base.ipynb #c026lz
+class LazyModule:
+    "A module imported on the first use of one of its attributes (`plt = LazyModule('matplotlib.pyplot')`): a process that never draws never loads it."
+    def __init__(self, name: str  # the module's import name
+                ):
+        self._name, self._module = name, None
+    def __getattr__(self, attribute: str):
+        if attribute.startswith("__"): raise AttributeError(attribute)
+        if self._module is None:
+            import importlib
+            self._module = importlib.import_module(self._name)
+        return getattr(self._module, attribute)
+    def __repr__(self) -> str: return f"LazyModule({self._name!r}, {'imported' if self._module is not None else 'not imported yet'})"
+

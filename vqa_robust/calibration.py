@@ -4,22 +4,23 @@
 
 # %% ../nbs/04a_robustness_plus.ipynb #k003
 from __future__ import annotations
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from .base import CONDITION, Registry, seeded_rng
+from .base import LazyModule, CONDITION, Registry, seeded_rng
 from .corruptions import CLEAN, image_under_condition
 from .data import VQADataset, write_split
 from .metrics import LEVELS, bootstrap, interval, resample_counts
 from .vocabulary import answer_changed, answer_key
+plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
 
 # %% auto #0
-__all__ = ['QUESTION_KEYS', 'CORRECTNESS', 'FLIP_MEASURES', 'image_condition_answers', 'clean_mask', 'with_clean', 'soft_correct',
-           'exact_correct', 'correctness', 'bin_index', 'reliability_bins', 'expected_calibration_error', 'brier_score',
-           'condition_calibration', 'calibration_table', 'plot_reliability', 'brier_alignment', 'alignment_terms',
-           'robustness_alignment', 'flip_terms', 'question_bootstrap', 'flip_table', 'switches', 'instability',
-           'non_monotone', 'severity_patterns', 'consistency_table', 'most_unstable', 'plot_unstable',
-           'question_discrimination', 'select_discriminative', 'discriminative_split', 'ranking_comparison']
+__all__ = ['plt', 'QUESTION_KEYS', 'CORRECTNESS', 'FLIP_MEASURES', 'image_condition_answers', 'clean_mask', 'with_clean',
+           'soft_correct', 'exact_correct', 'correctness', 'bin_index', 'reliability_bins',
+           'expected_calibration_error', 'brier_score', 'condition_calibration', 'calibration_table',
+           'plot_reliability', 'brier_alignment', 'alignment_terms', 'robustness_alignment', 'flip_terms',
+           'question_bootstrap', 'flip_table', 'switches', 'instability', 'non_monotone', 'severity_patterns',
+           'consistency_table', 'most_unstable', 'plot_unstable', 'question_discrimination', 'select_discriminative',
+           'discriminative_split', 'ranking_comparison']
 
 # %% ../nbs/04a_robustness_plus.ipynb #k009
 QUESTION_KEYS = ["model", "seed", "question_id"]  # a model's answer to one question under one run seed

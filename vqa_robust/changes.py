@@ -7,17 +7,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Callable
-import matplotlib.pyplot as plt
 import pandas as pd
-from .base import CONDITION, Registry
+from .base import LazyModule, CONDITION, Registry
 from .calibration import clean_mask, with_clean
 from .corruptions import image_under_condition
 from .data import VQADataset
 from .metrics import vqa_accuracy
 from .vocabulary import ACHROMATIC, CHROMATIC, COLOURS, answer_changed, as_number, clean_text, most_common_answer, negated, same_answer
+plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
 
 # %% auto #0
-__all__ = ['CHANGE_COLUMNS', 'DENIALS', 'ANSWER_CLASSES', 'QUESTION_ASKS', 'MISPREDICTIONS', 'CORRECTED', 'COLOURLESS',
+__all__ = ['plt', 'CHANGE_COLUMNS', 'DENIALS', 'ANSWER_CLASSES', 'QUESTION_ASKS', 'MISPREDICTIONS', 'CORRECTED', 'COLOURLESS',
            'answer_changes', 'answer_kind', 'answer_class', 'question_asks', 'Misprediction', 'register_misprediction',
            'blindness', 'miscolour', 'undercount', 'overcount', 'irrationality', 'misclassify', 'misprediction',
            'categorise', 'change_table', 'plot_gallery', 'is_chromatic', 'colour_questions', 'chromatic_rate',

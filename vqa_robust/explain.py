@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib, io
 from dataclasses import dataclass
 from typing import Callable
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import torch
@@ -16,12 +15,13 @@ from .corruptions import CLEAN, CORRUPTIONS, image_under_condition, to_uint8_rgb
 from .data import VQADataset
 from .inference import answer_condition
 from .store import RESULT_COLUMNS
-from .base import Registry
+from .base import LazyModule, Registry
 from .models import to_model
 from .vocabulary import clean_text, most_common_answer, same_answer
+plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
 
 # %% auto #0
-__all__ = ['EXPLAINERS', 'OCCLUSION', 'cell_edges', 'upsample_grid', 'normalised', 'patch_positions', 'scatter_to_grid',
+__all__ = ['plt', 'EXPLAINERS', 'OCCLUSION', 'cell_edges', 'upsample_grid', 'normalised', 'patch_positions', 'scatter_to_grid',
            'CellMap', 'gradcam', 'eager_attention', 'model_inputs_for', 'valid_cells', 'vilt_gradcam', 'blip_gradcam',
            'vle_gradcam', 'answer_scores', 'grey_cells', 'occlusion_map', 'Explainer', 'register_explainer',
            'Explanation', 'explainer_for', 'explain', 'shape_pixels', 'mass_on', 'deletion_drop', 'overlay',

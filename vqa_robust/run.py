@@ -9,13 +9,12 @@ from dataclasses import dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Callable
 
-import matplotlib.pyplot as plt
 import pandas as pd
 import torch
 from fastcore.docments import docments
 from tqdm import tqdm
 
-from .base import CONDITION, Registry, UnknownNameError, non_negative_integer
+from .base import LazyModule, CONDITION, Registry, UnknownNameError, non_negative_integer
 from .data import VQADataset, read_split, sample_images, vrb_split, write_split, dataset_fingerprint
 from .datasets import DATASETS, answerability
 from .corruptions import CLEAN, CORRUPTIONS, PRESETS, expand_corruptions, image_under_condition
@@ -35,10 +34,11 @@ from .changes import answer_changes, categorise, change_table, plot_gallery
 from .defences import DEFENCES, NO_DEFENCE, ModelRef, defence_table, defence_timing, plot_defences
 from .calibration import (calibration_table, consistency_table, flip_table, most_unstable, plot_reliability, plot_unstable,
                                     robustness_alignment, severity_patterns)
+plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
 
 # %% auto #0
-__all__ = ['RUN_PARAMETERS', 'TRANSPORT_PARAMETERS', 'SAMPLE_IMAGES', 'NEEDS', 'RESULT_SECTIONS', 'CORE_FILES', 'parameter',
-           'RunParameters', 'run_parameter_values', 'literal', 'parameters_cell', 'registry_parameter',
+__all__ = ['plt', 'RUN_PARAMETERS', 'TRANSPORT_PARAMETERS', 'SAMPLE_IMAGES', 'NEEDS', 'RESULT_SECTIONS', 'CORE_FILES',
+           'parameter', 'RunParameters', 'run_parameter_values', 'literal', 'parameters_cell', 'registry_parameter',
            'list_parameter', 'int_parameter', 'auto_parameter', 'text_kinds', 'defence_list', 'served_transport',
            'CheckedParameters', 'model_parameters', 'grid_parameters', 'split_parameters', 'text_parameters',
            'scoring_parameters', 'compute_parameters', 'run_parameters', 'RunConfig', 'flag', 'load_questions',

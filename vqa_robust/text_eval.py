@@ -5,25 +5,26 @@
 # %% ../nbs/06a_text_eval.ipynb #c003
 from __future__ import annotations
 import json, re, warnings
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from .base import CONDITION, Registry, listed, non_negative_integer, seeded_rng
+from .base import LazyModule, CONDITION, Registry, listed, non_negative_integer, seeded_rng
 from .data import VQADataset
 from .metrics import check_fractions, resample_counts
 from .vocabulary import answer_changed, negated, normalize_answer
 from .text import NEAR_COLOUR_DISTANCE, PERTURBATIONS, RELATIONS, TYPO_OPERATIONS, answer_preserved, apply_edits, parse, perturb, perturbation_rng, word_sense, wordnet
+plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
 
 # %% auto #0
-__all__ = ['RECORD_COLUMNS', 'WORD', 'EXPECTED', 'WH_DETERMINERS', 'EXPECTATION_WHERE', 'PAIR_KEYS', 'GROUP', 'TEXT_METRICS',
-           'TARGETS', 'CONCEPT_CATEGORIES', 'KIND_POS', 'RARITY_BINS', 'POLYSEMY_BINS', 'SYNSET_NAME', 'RULE_GROUPINGS',
-           'record_key', 'draw_record', 'typo_words', 'deleted_noun', 'record_row', 'perturb_dataset', 'asked_nouns',
-           'deletes_asked_noun', 'colour_present', 'expectation', 'check_columns', 'paired_answers', 'in_kind_order',
-           'text_table', 'scored_where_known', 'kind_rng', 'replicate_metrics', 'text_intervals', 'explanation',
-           'local_explanations', 'rule_text', 'concept_label', 'global_rules', 'plot_rules', 'perturb_all',
-           'concept_category', 'word_lemma', 'word_frequency', 'word_senses', 'bin_label', 'concept_synset',
-           'relative_decline', 'concept_group', 'rarity_group', 'polysemy_group', 'rule_groups', 'grouped_rule_text',
-           'grouped_rules', 'counterfactual_paper_declines', 'beside_paper', 'paper_scored_declines']
+__all__ = ['plt', 'RECORD_COLUMNS', 'WORD', 'EXPECTED', 'WH_DETERMINERS', 'EXPECTATION_WHERE', 'PAIR_KEYS', 'GROUP',
+           'TEXT_METRICS', 'TARGETS', 'CONCEPT_CATEGORIES', 'KIND_POS', 'RARITY_BINS', 'POLYSEMY_BINS', 'SYNSET_NAME',
+           'RULE_GROUPINGS', 'record_key', 'draw_record', 'typo_words', 'deleted_noun', 'record_row', 'perturb_dataset',
+           'asked_nouns', 'deletes_asked_noun', 'colour_present', 'expectation', 'check_columns', 'paired_answers',
+           'in_kind_order', 'text_table', 'scored_where_known', 'kind_rng', 'replicate_metrics', 'text_intervals',
+           'explanation', 'local_explanations', 'rule_text', 'concept_label', 'global_rules', 'plot_rules',
+           'perturb_all', 'concept_category', 'word_lemma', 'word_frequency', 'word_senses', 'bin_label',
+           'concept_synset', 'relative_decline', 'concept_group', 'rarity_group', 'polysemy_group', 'rule_groups',
+           'grouped_rule_text', 'grouped_rules', 'counterfactual_paper_declines', 'beside_paper',
+           'paper_scored_declines']
 
 # %% ../nbs/06a_text_eval.ipynb #c006
 RECORD_COLUMNS = ["question_id", "image_id", "kind", "text_severity", "text_seed", "original", "perturbed", "multiple_choice_answer", "edits", "n_edits",
