@@ -13,7 +13,7 @@ import pandas as pd
 from PIL import Image
 from .data import (VQADataset, check_ids, easy_vqa_to_vqav2, load_easy_vqa, load_vqav2, load_vqav2_dir, vqav2_files, write_mini_vqav2)
 from .base import Registry
-from .metrics import ACCURACY_MODES, ANSWER_KEYS, OPTION_RULES
+from .metrics import ACCURACY_MODES, ANSWER_KEYS, OPTION_RULES, rotated
 from .vocabulary import most_common_answer, normalize_answer
 
 # %% auto #0
@@ -29,11 +29,11 @@ __all__ = ['VQA_COLUMNS', 'W_WORDS', 'NUMBER', 'VG_QUESTIONS', 'VG_IMAGE_FOLDERS
            'w_question_type', 'derived_answer_type', 'vg_image_files', 'load_vg', 'write_vg_records', 'source_int_id',
            'int_ids', 'with_image_ids', 'gqa_answer_type', 'load_gqa', 'write_gqa_records', 'vizwiz_image_id',
            'load_vizwiz', 'write_vizwiz_records', 'average_precision', 'f1_score', 'answerability_metrics',
-           'answerable_from_answer', 'answerability', 'present', 'mmbench_text', 'rotated', 'image_suffix',
-           'write_once', 'mmbench_images', 'load_mmbench', 'write_mmbench_records', 'load_textvqa',
-           'write_textvqa_records', 'chartqa_label', 'load_chartqa', 'write_chartqa_records', 'docvqa_file',
-           'load_docvqa', 'write_docvqa_records', 'option_list', 'load_mmmu_pro', 'write_mmmu_pro_records',
-           'DatasetSpec', 'register_dataset', 'dataset_spec', 'load_dataset', 'vqav2_run_files', 'read_vqav2_files',
+           'answerable_from_answer', 'answerability', 'present', 'mmbench_text', 'image_suffix', 'write_once',
+           'mmbench_images', 'load_mmbench', 'write_mmbench_records', 'load_textvqa', 'write_textvqa_records',
+           'chartqa_label', 'load_chartqa', 'write_chartqa_records', 'docvqa_file', 'load_docvqa',
+           'write_docvqa_records', 'option_list', 'load_mmmu_pro', 'write_mmmu_pro_records', 'DatasetSpec',
+           'register_dataset', 'dataset_spec', 'load_dataset', 'vqav2_run_files', 'read_vqav2_files',
            'write_easy_vqa_records']
 
 # %% ../nbs/00a_datasets.ipynb #c006
@@ -399,12 +399,6 @@ def present(value) -> bool:
 def mmbench_text(question: str, hint, options: dict) -> str:
     "The question as a model sees it: the hint (if any), the question, then one 'A. option' line per option."
     return "\n".join([*([str(hint)] if present(hint) else []), str(question), *(f"{k}. {v}" for k, v in options.items())])
-
-def rotated(options: dict, answer: str, r: int) -> tuple[dict, str]:
-    "The options rotated by r (option k to letter (k - r) mod n) and the answer's new letter."
-    letters, texts = list(options), list(options.values())
-    n = len(letters)
-    return {letters[k]: texts[(k + r) % n] for k in range(n)}, letters[(letters.index(answer) - r) % n]
 
 def image_suffix(data: bytes) -> str:
     "A file suffix from an image's first bytes (JPEG or PNG; MMBench ships these two)."

@@ -21,14 +21,14 @@ __all__ = ['ACCURACY_MODES', 'TEN_ANSWER_MODES', 'REFUSALS', 'API_FAILURE', 'OPT
            'evalai_answer', 'accuracy_textvqa', 'relaxed_number', 'accuracy_relaxed', 'letter_named', 'text_named',
            'vlmevalkit_option', 'vlmevalkit_2025_04_option', 'last_of', 'mmmu_pro_option', 'OptionRules',
            'chosen_option', 'levenshtein', 'anls_distance', 'accuracy_anls', 'plain', 'check_unique_ids',
-           'check_answered', 'circular_scores', 'drawn_option', 'read_choices', 'checked_predictions',
-           'check_annotations', 'score_answers', 'accuracy_table', 'judge_prompt', 'extraction_table', 'sequential_sum',
-           'rounded_percent', 'rounded_mean', 'official_report', 'accuracy_breakdown', 'with_clean_level',
-           'check_fractions', 'error_matrix', 'error_floor', 'first_drop', 'range_of_error', 'error_rate',
-           'average_error', 'average_difference', 'submetric_values', 'minmax_scale', 'submetrics',
-           'preference_weights', 'checked_weights', 'weighted_vre', 'aggregated_metrics', 'vre', 'accuracy_matrix',
-           'severity_accuracy', 'model_accuracy', 'corruption_accuracy', 'relative_drop', 'score_cube',
-           'resample_counts', 'interval', 'bootstrap']
+           'check_answered', 'rotated', 'circular_scores', 'circular_by_set', 'drawn_option', 'read_choices',
+           'checked_predictions', 'check_annotations', 'score_answers', 'accuracy_table', 'judge_prompt',
+           'extraction_table', 'sequential_sum', 'rounded_percent', 'rounded_mean', 'official_report',
+           'accuracy_breakdown', 'with_clean_level', 'check_fractions', 'error_matrix', 'error_floor', 'first_drop',
+           'range_of_error', 'error_rate', 'average_error', 'average_difference', 'submetric_values', 'minmax_scale',
+           'submetrics', 'preference_weights', 'checked_weights', 'weighted_vre', 'aggregated_metrics', 'vre',
+           'accuracy_matrix', 'severity_accuracy', 'model_accuracy', 'corruption_accuracy', 'relative_drop',
+           'score_cube', 'resample_counts', 'interval', 'bootstrap']
 
 # %% ../nbs/04_metrics.ipynb #c007
 def leave_one_out(prediction: str, answers: list[str]) -> float:
@@ -297,6 +297,12 @@ def check_answered(answers: pd.DataFrame, dataset: VQADataset) -> None:
         if missing: raise ValueError(f"condition {where} leaves {len(missing)} of the dataset's {len(known)} questions unanswered: {listed(map(plain, missing))}")
 
 # %% ../nbs/04_metrics.ipynb #c017p1
+def rotated(options: dict, answer: str, r: int) -> tuple[dict, str]:
+    "The options rotated by r (option k to letter (k - r) mod n) and the answer's new letter: CircularEval's r-th asking of a question."
+    letters, texts = list(options), list(options.values())
+    n = len(letters)
+    return {letters[k]: texts[(k + r) % n] for k in range(n)}, letters[(letters.index(answer) - r) % n]
+
 def circular_scores(scored: pd.DataFrame,  # scored answers of every rotation (`score_answers` with circular=False)
                     dataset: VQADataset,    # questions with a `circular_of` column (the original question's id)
                    ) -> pd.DataFrame:       # one row per original question and condition; score the minimum, `rotations` their count
@@ -309,6 +315,14 @@ def circular_scores(scored: pd.DataFrame,  # scored answers of every rotation (`
     if "expected_score" in rows: folded["expected_score"] = groups.expected_score.transform("prod")  # independent draws: all must pass
     rows = rows.assign(**folded)
     return rows[rows.question_id == rows.circular_of].drop(columns="circular_of").reset_index(drop=True)
+
+def circular_by_set(scored: pd.DataFrame | None,  # scored answers of several question sets, a column `text` naming each set
+                    question_sets: dict,          # set name -> its questions (VQADataset)
+                   ) -> pd.DataFrame | None:      # each set with rotations (a `circular_of` column) folded by `circular_scores`, the others as they are
+    "CircularEval over the answers to several question sets (a run's original and perturbed questions), each folded by its own questions."
+    if scored is None or not any("circular_of" in q.questions for q in question_sets.values()): return scored
+    return pd.concat([circular_scores(rows, question_sets[text]) if "circular_of" in question_sets[text].questions else rows
+                      for text, rows in scored.groupby("text", sort=False)], ignore_index=True)
 
 # %% ../nbs/04_metrics.ipynb #536d60fa
 def drawn_option(pool: list,  # the letters to draw from

@@ -24,7 +24,7 @@ from .store import CHUNK_SIZE, atomic_write, checked_store, code_fingerprint, fo
 from .generator import generate
 from .inference import conditions, default_workers, peak_memory_mb, release_memory
 from .distributed import EXECUTORS, executor as executor_named
-from .metrics import ACCURACY_MODES, OPTION_RULES, check_annotations, circular_scores, score_answers, accuracy_table, accuracy_breakdown, bootstrap, extraction_table
+from .metrics import ACCURACY_MODES, OPTION_RULES, check_annotations, circular_by_set, score_answers, accuracy_table, accuracy_breakdown, bootstrap, extraction_table
 from .served import SERVED_FAMILY, load_judge, parse_served
 from .analysis import (blind_baseline, family_accuracy, plot_accuracy_vs_severity, robustness_table, plot_average_error,
                                  plot_relative_drop, plot_radars, plot_vre_weights, vre_under_weights)
@@ -44,12 +44,12 @@ __all__ = ['plt', 'RUN_PARAMETERS', 'TRANSPORT_PARAMETERS', 'SAMPLE_IMAGES', 'NE
            'scoring_parameters', 'compute_parameters', 'run_parameters', 'RunConfig', 'flag', 'load_questions',
            'blind_answers', 'perturbed_questions', 'refuse_unreachable', 'run_config', 'RunScores', 'ResultSection',
            'result_section', 'result_files', 'section_attributes', 'previous_run', 'clear_results', 'prepare_stores',
-           'answer_all', 'scored_answers', 'circular_folded', 'RunResult', 'save_figure', 'save_table',
-           'accuracy_results', 'extraction_results', 'robustness_results', 'change_results', 'calibration_results',
-           'flip_results', 'consistency_results', 'answer_changing_words', 'comparability_results',
-           'text_perturbation_results', 'defence_results', 'defence_sample', 'run_summary', 'run', 'write_sections',
-           'locked_run', 'corrupt', 'registry_table', 'show_default', 'parameter_options', 'add_parameters',
-           'command_parser', 'refused', 'error_line', 'main']
+           'answer_all', 'scored_answers', 'RunResult', 'save_figure', 'save_table', 'accuracy_results',
+           'extraction_results', 'robustness_results', 'change_results', 'calibration_results', 'flip_results',
+           'consistency_results', 'answer_changing_words', 'comparability_results', 'text_perturbation_results',
+           'defence_results', 'defence_sample', 'run_summary', 'run', 'write_sections', 'locked_run', 'corrupt',
+           'registry_table', 'show_default', 'parameter_options', 'add_parameters', 'command_parser', 'refused',
+           'error_line', 'main']
 
 # %% ../nbs/08_run_library.ipynb #c012p
 def parameter(default,      # the parameter's default (a list is copied for each run)
@@ -557,7 +557,7 @@ def answer_all(config: RunConfig,  # the run
 def scored_answers(config: RunConfig,      # the run
                    answers: pd.DataFrame,  # `answer_all`'s answers, with their `text`
                   ) -> tuple:              # (the original questions' scored answers, the perturbed ones' or None); every answer its own row
-    "Score each question set's answers against its annotations (MMBench: each rotation on its own, `circular_folded` folds them); a perturbed question whose answer may differ is left unscored."
+    "Score each question set's answers against its annotations (MMBench: each rotation on its own, `vqa_robust.metrics.circular_by_set` folds them); a perturbed question whose answer may differ is left unscored."
     p, stores = config.parameters, config.stores
     def scored(text):
         questions = stores[text][0]
@@ -567,14 +567,6 @@ def scored_answers(config: RunConfig,      # the run
     if not config.perturbed: return scored("original"), None
     perturbed = pd.concat([scored(k).assign(kind=k) for k in config.perturbed], ignore_index=True)
     return scored("original"), scored_where_known(perturbed, config.records, p.near_colour_distance)
-
-def circular_folded(config: RunConfig,              # the run
-                    scored: pd.DataFrame | None,    # `scored_answers`' rows (with `text`), or None
-                   ) -> pd.DataFrame | None:        # one row per original question where a question set has rotations (MMBench), else `scored`
-    "CircularEval over a run's scored answers: each question set's rotations folded by its own questions (`vqa_robust.metrics.circular_scores`)."
-    if scored is None or not any("circular_of" in questions.questions for questions, _, _ in config.stores.values()): return scored
-    return pd.concat([circular_scores(rows, config.stores[text][0]) if "circular_of" in config.stores[text][0].questions else rows
-                      for text, rows in scored.groupby("text", sort=False)], ignore_index=True)
 
 # %% ../nbs/08_run_library.ipynb #c036
 @dataclass
@@ -814,7 +806,8 @@ def locked_run(config: RunConfig, progress: bool = True, figures: bool = True) -
     print(f"{len(answers)} answers in {elapsed:.0f} s")
     if config.judge: config.judge.keep_journal(out / "judge" / "_served.jsonl")  # its replies kept as they arrive, reused by a rerun
     every, every_perturbed = scored_answers(config, answers)  # MMBench: every rotation, scored on its own (answers.parquet keeps them) ...
-    scored, scored_perturbed = circular_folded(config, every), circular_folded(config, every_perturbed)  # ... and folded by CircularEval for the tables
+    question_sets = {text: questions for text, (questions, _, _) in config.stores.items()}
+    scored, scored_perturbed = circular_by_set(every, question_sets), circular_by_set(every_perturbed, question_sets)  # ... and folded by CircularEval for the tables
     flat = lambda original, perturbed: pd.concat([original, perturbed.drop(columns="kind") if perturbed is not None else None], ignore_index=True)
     result = RunResult(out, flat(scored, scored_perturbed), draw_figures=figures)
     save_table(result, "answers.parquet", flat(every, every_perturbed))
