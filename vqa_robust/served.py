@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio, base64, hashlib, io, json, math, re, os, signal, socket, subprocess, sys, time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from fastcore.basics import patch
 from pathlib import Path
 import numpy as np
 from .metrics import judge_prompt
@@ -186,112 +187,125 @@ class ServedVQA(VQAAdapter):
 
     def encoder(self) -> DataURLEncoder: return DataURLEncoder()
 
-    def keep_journal(self, path: str | Path) -> None:
-        "Append every answer to `path` from now on, and reuse the answers of every journal beside it (`_served*.jsonl`: a local run's, Ray replicas')."
-        if self.journal_path == Path(path): return  # already read
-        self.journal_path = Path(path)
-        journals = sorted(self.journal_path.parent.glob("_served*.jsonl"))
-        for journal in journals: self.journal.update(read_journal(journal))
-        models = sorted({str(r.get("model")) for r in self.journal.values()})
-        if len(models) > 1:
-            raise ServedModelError(f"{self.journal_path.parent} holds answers of {len(models)} served models ({', '.join(models)}) in {', '.join(j.name for j in journals)}: "
-                                   "the server's model changed between runs; rerun with overwrite to ask every question again")
+# %% ../nbs/02f_served.ipynb #s016s2m0
+@patch
+def keep_journal(self: ServedVQA, path: str | Path) -> None:
+    "Append every answer to `path` from now on, and reuse the answers of every journal beside it (`_served*.jsonl`: a local run's, Ray replicas')."
+    if self.journal_path == Path(path): return  # already read
+    self.journal_path = Path(path)
+    journals = sorted(self.journal_path.parent.glob("_served*.jsonl"))
+    for journal in journals: self.journal.update(read_journal(journal))
+    models = sorted({str(r.get("model")) for r in self.journal.values()})
+    if len(models) > 1:
+        raise ServedModelError(f"{self.journal_path.parent} holds answers of {len(models)} served models ({', '.join(models)}) in {', '.join(j.name for j in journals)}: "
+                               "the server's model changed between runs; rerun with overwrite to ask every question again")
 
-    def remember(self, key: str, reply: dict) -> None:
-        "Keep one answer: in memory, and appended to the journal at once."
-        self.journal[key] = reply
-        if self.journal_path is None: return
-        self.journal_path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.journal_path, "a") as handle: handle.write(json.dumps({"key": key, **reply}) + "\n")
+@patch
+def remember(self: ServedVQA, key: str, reply: dict) -> None:
+    "Keep one answer: in memory, and appended to the journal at once."
+    self.journal[key] = reply
+    if self.journal_path is None: return
+    self.journal_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(self.journal_path, "a") as handle: handle.write(json.dumps({"key": key, **reply}) + "\n")
 
-    def checked_model(self, reply: dict) -> None:
-        "Every answer of a run must name the same model (the first answer's, or the journal's)."
-        if self.reported is None: self.reported = reply["model"]
-        elif reply["model"] != self.reported:
-            raise ServedModelError(f"{self.spec.settings['base_url']} answered as model {reply['model']!r}, earlier as {self.reported!r}: the served model changed during the run")
+@patch
+def checked_model(self: ServedVQA, reply: dict) -> None:
+    "Every answer of a run must name the same model (the first answer's, or the journal's)."
+    if self.reported is None: self.reported = reply["model"]
+    elif reply["model"] != self.reported:
+        raise ServedModelError(f"{self.spec.settings['base_url']} answered as model {reply['model']!r}, earlier as {self.reported!r}: the served model changed during the run")
 
-    async def ask(self, client, body: dict, key: str) -> dict:
-        "One request, retried on 429, 5xx, timeouts and lost connections; its reply, remembered as it arrives."
-        problem, attempt = "", 0
-        while True:
-            began = time.perf_counter()
-            try: response = await client.post(self.url, json=body)
-            except Exception as e:
-                if not is_transport_error(e): raise
-                problem, wait = f"{type(e).__name__}: {e}", self.backoff * 2 ** attempt
-            else:
-                if response.status_code == 200:
-                    data = response.json()
-                    if problem := reply_problem(data):
-                        raise ServedModelError(f"{self.url} answered the question {question_of(body)[:80]!r} with {problem}; nothing of it was kept")
-                    reply = reply_of(data, time.perf_counter() - began)
-                    self.checked_model(reply); self.count(reply); self.remember(key, reply)
-                    return reply
-                refused = [f for f in OPTIONAL_FIELDS if f in body and response.status_code in (400, 422) and f in response.text]
-                if refused:  # the server does not take these fields: asked again without them, and said (run.log, run.json)
-                    self.stats["refused"] = sorted(set(self.stats["refused"]) | set(refused))
-                    body = {k: v for k, v in body.items() if k not in refused}; continue
-                if response.status_code in (401, 403): raise refused_key(self.spec.settings, self.url, response.status_code)
-                if response.status_code not in RETRY_STATUS: raise ServedModelError(f"{self.url}: HTTP {response.status_code}: {response.text[:300]}")
-                problem, wait = f"HTTP {response.status_code}", retry_after(response) or self.backoff * 2 ** attempt
-            wait = min(wait, self.longest_wait)
-            if attempt == self.retries:
-                kept = f"kept in {self.journal_path}" if self.journal_path else "kept in memory"
-                raise ServedModelError(f"{self.url}: no answer after {attempt + 1} attempts ({problem}); the answers received so far are {kept}: rerun to ask only the rest")
-            attempt += 1; self.stats["retries"] += 1
-            await asyncio.sleep(wait)
+# %% ../nbs/02f_served.ipynb #s016s2m1
+@patch
+async def ask(self: ServedVQA, client, body: dict, key: str) -> dict:
+    "One request, retried on 429, 5xx, timeouts and lost connections; its reply, remembered as it arrives."
+    problem, attempt = "", 0
+    while True:
+        began = time.perf_counter()
+        try: response = await client.post(self.url, json=body)
+        except Exception as e:
+            if not is_transport_error(e): raise
+            problem, wait = f"{type(e).__name__}: {e}", self.backoff * 2 ** attempt
+        else:
+            if response.status_code == 200:
+                data = response.json()
+                if problem := reply_problem(data):
+                    raise ServedModelError(f"{self.url} answered the question {question_of(body)[:80]!r} with {problem}; nothing of it was kept")
+                reply = reply_of(data, time.perf_counter() - began)
+                self.checked_model(reply); self.count(reply); self.remember(key, reply)
+                return reply
+            refused = [f for f in OPTIONAL_FIELDS if f in body and response.status_code in (400, 422) and f in response.text]
+            if refused:  # the server does not take these fields: asked again without them, and said (run.log, run.json)
+                self.stats["refused"] = sorted(set(self.stats["refused"]) | set(refused))
+                body = {k: v for k, v in body.items() if k not in refused}; continue
+            if response.status_code in (401, 403): raise refused_key(self.spec.settings, self.url, response.status_code)
+            if response.status_code not in RETRY_STATUS: raise ServedModelError(f"{self.url}: HTTP {response.status_code}: {response.text[:300]}")
+            problem, wait = f"HTTP {response.status_code}", retry_after(response) or self.backoff * 2 ** attempt
+        wait = min(wait, self.longest_wait)
+        if attempt == self.retries:
+            kept = f"kept in {self.journal_path}" if self.journal_path else "kept in memory"
+            raise ServedModelError(f"{self.url}: no answer after {attempt + 1} attempts ({problem}); the answers received so far are {kept}: rerun to ask only the rest")
+        attempt += 1; self.stats["retries"] += 1
+        await asyncio.sleep(wait)
 
-    def count(self, reply: dict) -> None:
-        "Add one answer to the usage counts."
-        s = self.stats
-        s["requests"] += 1; s["latencies"].append(reply["latency"]); s["logprobs"] += reply["logprob"] is not None
-        s["prompt_tokens"] += reply["prompt_tokens"] or 0; s["completion_tokens"] += reply["completion_tokens"] or 0
+# %% ../nbs/02f_served.ipynb #s016s2m2
+@patch
+def count(self: ServedVQA, reply: dict) -> None:
+    "Add one answer to the usage counts."
+    s = self.stats
+    s["requests"] += 1; s["latencies"].append(reply["latency"]); s["logprobs"] += reply["logprob"] is not None
+    s["prompt_tokens"] += reply["prompt_tokens"] or 0; s["completion_tokens"] += reply["completion_tokens"] or 0
 
-    async def ask_all(self, bodies: list[dict]) -> list[dict]:
-        "Every body's reply: from the journal when it was asked before, else from the server, `concurrency` at a time."
-        import httpx
-        fingerprint = getattr(self, "identity", {}).get("weights")
-        keys = [request_key(b, fingerprint) for b in bodies]
-        replies = [self.journal.get(k) for k in keys]
-        self.stats["reused"] += sum(r is not None for r in replies)
-        for r in replies:
-            if r is not None: self.checked_model(r)
-        missing = [i for i, r in enumerate(replies) if r is None]
-        if not missing: return replies
-        limit, left = asyncio.Semaphore(self.concurrency), set(missing)
-        async with httpx.AsyncClient(timeout=self.timeout, headers=request_headers(self.spec.settings)) as client:
-            async def one(i):
-                async with limit: replies[i] = await self.ask(client, bodies[i], keys[i])
-                left.discard(i)
-            watching = asyncio.ensure_future(self.watch(left))
-            try: await asyncio.gather(*(one(i) for i in missing))
-            finally: watching.cancel()
-        return replies
+@patch
+async def ask_all(self: ServedVQA, bodies: list[dict]) -> list[dict]:
+    "Every body's reply: from the journal when it was asked before, else from the server, `concurrency` at a time."
+    import httpx
+    fingerprint = getattr(self, "identity", {}).get("weights")
+    keys = [request_key(b, fingerprint) for b in bodies]
+    replies = [self.journal.get(k) for k in keys]
+    self.stats["reused"] += sum(r is not None for r in replies)
+    for r in replies:
+        if r is not None: self.checked_model(r)
+    missing = [i for i, r in enumerate(replies) if r is None]
+    if not missing: return replies
+    limit, left = asyncio.Semaphore(self.concurrency), set(missing)
+    async with httpx.AsyncClient(timeout=self.timeout, headers=request_headers(self.spec.settings)) as client:
+        async def one(i):
+            async with limit: replies[i] = await self.ask(client, bodies[i], keys[i])
+            left.discard(i)
+        watching = asyncio.ensure_future(self.watch(left))
+        try: await asyncio.gather(*(one(i) for i in missing))
+        finally: watching.cancel()
+    return replies
 
-    async def watch(self, left: set) -> None:
-        "Say so, each `quiet` seconds, while requests are waiting and no answer has come."
-        answered, silent = self.stats["requests"], 0.0
-        while True:
-            await asyncio.sleep(self.quiet)
-            silent = 0.0 if self.stats["requests"] != answered else silent + self.quiet
-            answered = self.stats["requests"]
-            if silent: print(f"{self.url}: no answer for {silent:g} s; {len(left)} request(s) waiting (timeout {self.timeout:.0f} s, {self.retries} retries)", file=sys.stderr, flush=True)
+@patch
+async def watch(self: ServedVQA, left: set) -> None:
+    "Say so, each `quiet` seconds, while requests are waiting and no answer has come."
+    answered, silent = self.stats["requests"], 0.0
+    while True:
+        await asyncio.sleep(self.quiet)
+        silent = 0.0 if self.stats["requests"] != answered else silent + self.quiet
+        answered = self.stats["requests"]
+        if silent: print(f"{self.url}: no answer for {silent:g} s; {len(left)} request(s) waiting (timeout {self.timeout:.0f} s, {self.retries} retries)", file=sys.stderr, flush=True)
 
-    def predict_encoded(self, inputs: dict) -> tuple[list[str], list[float]]:
-        "Answers and confidences (NaN where the server gives no log-probabilities) for a batch of data URLs and questions."
-        s = self.spec.settings
-        replies = run_async(self.ask_all([chat_body(s, u, q) for u, q in zip(inputs["urls"], inputs["questions"])]))
-        answers = [clean_answer(r["text"], s["lowercase"]) for r in replies]
-        return answers, [math.exp(r["logprob"]) if r["logprob"] is not None else float("nan") for r in replies]
+# %% ../nbs/02f_served.ipynb #s016s2m3
+@patch
+def predict_encoded(self: ServedVQA, inputs: dict) -> tuple[list[str], list[float]]:
+    "Answers and confidences (NaN where the server gives no log-probabilities) for a batch of data URLs and questions."
+    s = self.spec.settings
+    replies = run_async(self.ask_all([chat_body(s, u, q) for u, q in zip(inputs["urls"], inputs["questions"])]))
+    answers = [clean_answer(r["text"], s["lowercase"]) for r in replies]
+    return answers, [math.exp(r["logprob"]) if r["logprob"] is not None else float("nan") for r in replies]
 
-    def usage(self) -> dict:
-        "Requests sent and reused, retries, latency percentiles (s), tokens, and whether confidences came from log-probabilities."
-        s, latencies = self.stats, np.asarray(self.stats["latencies"] or [np.nan])
-        p50, p90, p99 = (round(float(np.percentile(latencies, q)), 3) for q in (50, 90, 99))
-        return {"requests": s["requests"], "reused": s["reused"], "retries": s["retries"], "concurrency": self.concurrency,
-                "latency_p50_s": p50, "latency_p90_s": p90, "latency_p99_s": p99, "prompt_tokens": s["prompt_tokens"],
-                "completion_tokens": s["completion_tokens"], "confidence": "log-probabilities" if s["logprobs"] else "absent",
-                "refused_fields": s["refused"]}
+@patch
+def usage(self: ServedVQA) -> dict:
+    "Requests sent and reused, retries, latency percentiles (s), tokens, and whether confidences came from log-probabilities."
+    s, latencies = self.stats, np.asarray(self.stats["latencies"] or [np.nan])
+    p50, p90, p99 = (round(float(np.percentile(latencies, q)), 3) for q in (50, 90, 99))
+    return {"requests": s["requests"], "reused": s["reused"], "retries": s["retries"], "concurrency": self.concurrency,
+            "latency_p50_s": p50, "latency_p90_s": p90, "latency_p99_s": p99, "prompt_tokens": s["prompt_tokens"],
+            "completion_tokens": s["completion_tokens"], "confidence": "log-probabilities" if s["logprobs"] else "absent",
+            "refused_fields": s["refused"]}
 
 # %% ../nbs/02f_served.ipynb #s016s3
 def is_transport_error(error: Exception) -> bool:
