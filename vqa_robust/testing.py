@@ -5,6 +5,7 @@
 # %% ../nbs/09_testing.ipynb #t003
 from __future__ import annotations
 import base64, hashlib, io, json, math, threading, time
+from fastcore.basics import patch
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 from PIL import Image
@@ -52,57 +53,62 @@ class LocalChatServer:
     def __enter__(self): return self
     def __exit__(self, *_): self.close()
 
-    def answer(self, body: dict) -> tuple[int, dict]:
-        "(status, JSON) of one chat request."
-        if refused := [f for f in self.refuses if f in body]: return 400, {"error": {"message": f"unsupported parameter(s): {', '.join(refused)}"}}
-        with self.lock:
-            if self.busy > 0: self.busy -= 1; self.refused += 1; return 429, {"error": {"message": "busy"}}
-        with self.lock: self.in_flight += 1; self.most_in_flight = max(self.most_in_flight, self.in_flight)
-        try: time.sleep(self.delay); return self.chat(body)
-        finally:
-            with self.lock: self.in_flight -= 1
+# %% ../nbs/09_testing.ipynb #s020s1m0
+@patch
+def answer(self: LocalChatServer, body: dict) -> tuple[int, dict]:
+    "(status, JSON) of one chat request."
+    if refused := [f for f in self.refuses if f in body]: return 400, {"error": {"message": f"unsupported parameter(s): {', '.join(refused)}"}}
+    with self.lock:
+        if self.busy > 0: self.busy -= 1; self.refused += 1; return 429, {"error": {"message": "busy"}}
+    with self.lock: self.in_flight += 1; self.most_in_flight = max(self.most_in_flight, self.in_flight)
+    try: time.sleep(self.delay); return self.chat(body)
+    finally:
+        with self.lock: self.in_flight -= 1
 
-    def chat(self, body: dict) -> tuple[int, dict]:
-        "(200, the chat completion) of one request: the colour's name (or `text_answer`'s reply to a text alone), with log-probabilities when asked."
-        content = body["messages"][0]["content"]
-        content = [{"type": "text", "text": content}] if isinstance(content, str) else content
-        url = next((c["image_url"]["url"] for c in content if c["type"] == "image_url"), None)
-        text = next(c["text"] for c in content if c["type"] == "text")
-        if url is None:
-            answer = reply = self.text_answer(text)
-            with self.lock: self.received.append({"question": text, "sha256": None, "shape": None})
-        else:
-            pixels = np.asarray(Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).convert("RGB"))
-            answer = colour_answer(pixels); reply = answer.capitalize() + "."
-            with self.lock: self.received.append({"question": text, "sha256": hashlib.sha256(pixels.tobytes()).hexdigest(), "shape": pixels.shape})
-        choice = {"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}
-        if body.get("logprobs") and self.logprobs: choice["logprobs"] = {"content": [{"token": answer, "logprob": math.log(0.8)}, {"token": ".", "logprob": 0.0}]}
-        faults = {"null": lambda: [{**choice, "message": {"role": "assistant", "content": None}}], "list": lambda: [{**choice, "message": {"role": "assistant", "content": [reply]}}],
-                  "no_choices": lambda: [], "no_message": lambda: [{"index": 0, "finish_reason": "stop"}]}
-        choices = faults[self.broken]() if self.broken else [choice]
-        return 200, {"id": f"chat-{len(self.received)}", "object": "chat.completion", "created": int(time.time()), "model": self.model, "choices": choices,
-                     "usage": {"prompt_tokens": len(text.split()) + 64, "completion_tokens": 2, "total_tokens": len(text.split()) + 66}}
+@patch
+def chat(self: LocalChatServer, body: dict) -> tuple[int, dict]:
+    "(200, the chat completion) of one request: the colour's name (or `text_answer`'s reply to a text alone), with log-probabilities when asked."
+    content = body["messages"][0]["content"]
+    content = [{"type": "text", "text": content}] if isinstance(content, str) else content
+    url = next((c["image_url"]["url"] for c in content if c["type"] == "image_url"), None)
+    text = next(c["text"] for c in content if c["type"] == "text")
+    if url is None:
+        answer = reply = self.text_answer(text)
+        with self.lock: self.received.append({"question": text, "sha256": None, "shape": None})
+    else:
+        pixels = np.asarray(Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).convert("RGB"))
+        answer = colour_answer(pixels); reply = answer.capitalize() + "."
+        with self.lock: self.received.append({"question": text, "sha256": hashlib.sha256(pixels.tobytes()).hexdigest(), "shape": pixels.shape})
+    choice = {"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}
+    if body.get("logprobs") and self.logprobs: choice["logprobs"] = {"content": [{"token": answer, "logprob": math.log(0.8)}, {"token": ".", "logprob": 0.0}]}
+    faults = {"null": lambda: [{**choice, "message": {"role": "assistant", "content": None}}], "list": lambda: [{**choice, "message": {"role": "assistant", "content": [reply]}}],
+              "no_choices": lambda: [], "no_message": lambda: [{"index": 0, "finish_reason": "stop"}]}
+    choices = faults[self.broken]() if self.broken else [choice]
+    return 200, {"id": f"chat-{len(self.received)}", "object": "chat.completion", "created": int(time.time()), "model": self.model, "choices": choices,
+                 "usage": {"prompt_tokens": len(text.split()) + 64, "completion_tokens": 2, "total_tokens": len(text.split()) + 66}}
 
-    def handler(self):
-        server = self
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args): pass
-            def reply(self, status: int, data: dict, headers: dict | None = None):
-                raw = json.dumps(data).encode()
-                self.send_response(status)
-                for k, v in {"Content-Type": "application/json", "Content-Length": str(len(raw)), **(headers or {})}.items(): self.send_header(k, v)
-                self.end_headers(); self.wfile.write(raw)
-            def authorised(self) -> bool:
-                if server.api_key is None or self.headers.get("Authorization") == f"Bearer {server.api_key}": return True
-                self.reply(401, {"error": {"message": "invalid api key"}}); return False
-            def do_GET(self):
-                if not self.authorised(): return
-                if self.path.rstrip("/") != "/v1/models": return self.reply(404, {"error": {"message": "not found"}})
-                self.reply(200, {"object": "list", "data": [{"id": server.model, "object": "model", "created": int(time.time()), "owned_by": "vqa_robust"}]})
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-                if not self.authorised(): return
-                if self.path.rstrip("/") != "/v1/chat/completions": return self.reply(404, {"error": {"message": "not found"}})
-                status, data = server.answer(body)
-                self.reply(status, data, {"Retry-After": server.retry_after} if status == 429 and server.retry_after is not None else None)
-        return Handler
+# %% ../nbs/09_testing.ipynb #s020s1m1
+@patch
+def handler(self: LocalChatServer):
+    server = self
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args): pass
+        def reply(self, status: int, data: dict, headers: dict | None = None):
+            raw = json.dumps(data).encode()
+            self.send_response(status)
+            for k, v in {"Content-Type": "application/json", "Content-Length": str(len(raw)), **(headers or {})}.items(): self.send_header(k, v)
+            self.end_headers(); self.wfile.write(raw)
+        def authorised(self) -> bool:
+            if server.api_key is None or self.headers.get("Authorization") == f"Bearer {server.api_key}": return True
+            self.reply(401, {"error": {"message": "invalid api key"}}); return False
+        def do_GET(self):
+            if not self.authorised(): return
+            if self.path.rstrip("/") != "/v1/models": return self.reply(404, {"error": {"message": "not found"}})
+            self.reply(200, {"object": "list", "data": [{"id": server.model, "object": "model", "created": int(time.time()), "owned_by": "vqa_robust"}]})
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+            if not self.authorised(): return
+            if self.path.rstrip("/") != "/v1/chat/completions": return self.reply(404, {"error": {"message": "not found"}})
+            status, data = server.answer(body)
+            self.reply(status, data, {"Retry-After": server.retry_after} if status == 429 and server.retry_after is not None else None)
+    return Handler
