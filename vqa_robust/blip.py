@@ -4,6 +4,7 @@
 
 # %% ../nbs/02h_blip.ipynb #b002
 from __future__ import annotations
+from fastcore.basics import patch
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -200,45 +201,50 @@ class GenerativeVQA(VQAAdapter):
         return ProcessorEncoder(self.processor, self.image_kwargs(),
                                 question_max_length(self.processor.tokenizer, self.model.config, self.spec.settings.get("max_question_tokens")))
 
-    def question_ids(self, input_ids: torch.Tensor) -> torch.Tensor:
-        "The question's token ids with the first token the entry's `question_start` names: [CLS] as tokenised, or BLIP's [ENC]."
-        start = self.spec.settings.get("question_start", "cls")
-        if start not in QUESTION_STARTS: raise ValueError(f"question_start must be one of {QUESTION_STARTS}, not {start!r}")
-        if start == "cls": return input_ids
-        ids = input_ids.clone(); ids[:, 0] = enc_token_id(self.processor.tokenizer, self.model.config.text_config)
-        return ids
+# %% ../nbs/02h_blip.ipynb #c020s1m0
+@patch
+def question_ids(self: GenerativeVQA, input_ids: torch.Tensor) -> torch.Tensor:
+    "The question's token ids with the first token the entry's `question_start` names: [CLS] as tokenised, or BLIP's [ENC]."
+    start = self.spec.settings.get("question_start", "cls")
+    if start not in QUESTION_STARTS: raise ValueError(f"question_start must be one of {QUESTION_STARTS}, not {start!r}")
+    if start == "cls": return input_ids
+    ids = input_ids.clone(); ids[:, 0] = enc_token_id(self.processor.tokenizer, self.model.config.text_config)
+    return ids
 
-    def beams(self, inputs) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        "Every beam of VRB's decoding (`vrb_beam_search`) for model-ready inputs: ids, scores and sums of log-probabilities."
-        m, s = self.model, self.spec.settings
-        ones = lambda states: torch.ones(states.shape[:-1], dtype=torch.long, device=states.device)
-        image = m.vision_model(pixel_values=inputs["pixel_values"], interpolate_pos_encoding=bool(self.image_kwargs()))[0]
-        question = m.text_encoder(input_ids=self.question_ids(inputs["input_ids"]), attention_mask=inputs.get("attention_mask"),
-                                  encoder_hidden_states=image, encoder_attention_mask=ones(image))[0]
-        question = question.repeat_interleave(s["num_beams"], 0)  # BLIP's decoder attends to every question position, padding too
-        def next_logprobs(ids):
-            ids = ids.to(question.device)
-            logits = m.text_decoder(input_ids=ids, attention_mask=torch.ones_like(ids), encoder_hidden_states=question,
-                                    encoder_attention_mask=ones(question), use_cache=False).logits[:, -1]
-            return logits.float().log_softmax(-1).cpu()
-        c = m.config.text_config
-        return vrb_beam_search(next_logprobs, len(question) // s["num_beams"], c.bos_token_id, c.sep_token_id, c.pad_token_id,
-                               s["num_beams"], s["max_length"], s["min_length"])
+@patch
+def beams(self: GenerativeVQA, inputs) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    "Every beam of VRB's decoding (`vrb_beam_search`) for model-ready inputs: ids, scores and sums of log-probabilities."
+    m, s = self.model, self.spec.settings
+    ones = lambda states: torch.ones(states.shape[:-1], dtype=torch.long, device=states.device)
+    image = m.vision_model(pixel_values=inputs["pixel_values"], interpolate_pos_encoding=bool(self.image_kwargs()))[0]
+    question = m.text_encoder(input_ids=self.question_ids(inputs["input_ids"]), attention_mask=inputs.get("attention_mask"),
+                              encoder_hidden_states=image, encoder_attention_mask=ones(image))[0]
+    question = question.repeat_interleave(s["num_beams"], 0)  # BLIP's decoder attends to every question position, padding too
+    def next_logprobs(ids):
+        ids = ids.to(question.device)
+        logits = m.text_decoder(input_ids=ids, attention_mask=torch.ones_like(ids), encoder_hidden_states=question,
+                                encoder_attention_mask=ones(question), use_cache=False).logits[:, -1]
+        return logits.float().log_softmax(-1).cpu()
+    c = m.config.text_config
+    return vrb_beam_search(next_logprobs, len(question) // s["num_beams"], c.bos_token_id, c.sep_token_id, c.pad_token_id,
+                           s["num_beams"], s["max_length"], s["min_length"])
 
-    @torch.inference_mode()
-    def predict_encoded(self, inputs):
-        s, resize = self.spec.settings, self.image_kwargs()
-        if s.get("beam_search", "transformers") not in BEAM_SEARCHES: raise ValueError(f"beam_search must be one of {BEAM_SEARCHES}, not {s['beam_search']!r}")
-        inputs = to_model(inputs, self.device, self.model.dtype)
-        if s.get("beam_search", "transformers") == "vrb":
-            sequences, _, sums = self.beams(inputs)
-            answers = [a.strip() for a in self.processor.batch_decode(sequences[:, 0], skip_special_tokens=True)]
-            return answers, sums[:, 0].exp().tolist()  # the best beam's probability: the product of its tokens' (the end token's too, where it ended)
-        generated = self.model.generate(**{**inputs, "input_ids": self.question_ids(inputs["input_ids"])}, num_beams=s["num_beams"],
-                                        max_length=s["max_length"], min_length=s["min_length"], interpolate_pos_encoding=bool(resize),
-                                        output_scores=True, return_dict_in_generate=True)
-        answers = [a.strip() for a in self.processor.batch_decode(generated.sequences, skip_special_tokens=True)]
-        return answers, sequence_confidence(self.model, generated, self.model.config.text_config.sep_token_id)
+# %% ../nbs/02h_blip.ipynb #c020s1m1
+@patch
+@torch.inference_mode()
+def predict_encoded(self: GenerativeVQA, inputs):
+    s, resize = self.spec.settings, self.image_kwargs()
+    if s.get("beam_search", "transformers") not in BEAM_SEARCHES: raise ValueError(f"beam_search must be one of {BEAM_SEARCHES}, not {s['beam_search']!r}")
+    inputs = to_model(inputs, self.device, self.model.dtype)
+    if s.get("beam_search", "transformers") == "vrb":
+        sequences, _, sums = self.beams(inputs)
+        answers = [a.strip() for a in self.processor.batch_decode(sequences[:, 0], skip_special_tokens=True)]
+        return answers, sums[:, 0].exp().tolist()  # the best beam's probability: the product of its tokens' (the end token's too, where it ended)
+    generated = self.model.generate(**{**inputs, "input_ids": self.question_ids(inputs["input_ids"])}, num_beams=s["num_beams"],
+                                    max_length=s["max_length"], min_length=s["min_length"], interpolate_pos_encoding=bool(resize),
+                                    output_scores=True, return_dict_in_generate=True)
+    answers = [a.strip() for a in self.processor.batch_decode(generated.sequences, skip_special_tokens=True)]
+    return answers, sequence_confidence(self.model, generated, self.model.config.text_config.sep_token_id)
 
 # %% ../nbs/02h_blip.ipynb #c020s2
 def set_vision_layer_norm_eps(model, eps: float | None):

@@ -4,6 +4,7 @@
 
 # %% ../nbs/02c_pnp.ipynb #c003
 from __future__ import annotations
+from fastcore.basics import patch
 import json, re
 from contextlib import contextmanager
 from pathlib import Path
@@ -283,28 +284,31 @@ class PNPVQA(VQAAdapter):
         values = processor.image_processor([im.convert("RGB") for im in images], size={"height": size, "width": size}, return_tensors="pt").pixel_values
         return values.to(self.device, model.dtype)
 
-    def evidence(self, images: list[Image.Image], questions: list[str]) -> dict:
-        "Run the three stages: the processed questions, GradCAM maps, captions, answers and the answers' probabilities."
-        s = self.spec.settings
-        questions = [pre_question(q, s["max_question_words"]) for q in questions]
-        text = itm_text(self.itm_processor.tokenizer, questions, self.enc_token, s["itm_max_tokens"], self.device)
-        gradcams = itm_gradcam(self.itm, text, self.pixels(self.itm_processor, images, self.itm), s["block"])
-        with torch.no_grad():
-            embeds = self.captioner.vision_model(pixel_values=self.pixels(self.captioner_processor, images, self.captioner)).last_hidden_state
-            captions = []
-            for question, image_embeds, gradcam in zip(questions, embeds, gradcams):
-                with seeded(question_seed(s["seed"], question), self.device):
-                    captions.append(question_guided_captions(
-                        self.captioner, self.captioner_processor.tokenizer, image_embeds, gradcam, s["n_captions"], s["n_patches"], s["prompt"],
-                        s["top_k"], s["top_p"], s["caption_min_length"], s["caption_max_length"], s["repetition_penalty"], s["max_caption_rounds"],
-                        s["prompt_cut"]))
-            answers, confidences = read(self.reader, self.reader_tokenizer, [passages(q, c, s["captions_per_passage"]) for q, c in zip(questions, captions)],
-                                        s["reader_max_length"], s["reader_min_length"], s["reader_num_beams"], self.device)
-        return dict(questions=questions, gradcams=gradcams.cpu(), captions=captions, answers=answers, confidences=confidences)
+# %% ../nbs/02c_pnp.ipynb #c043m0
+@patch
+def evidence(self: PNPVQA, images: list[Image.Image], questions: list[str]) -> dict:
+    "Run the three stages: the processed questions, GradCAM maps, captions, answers and the answers' probabilities."
+    s = self.spec.settings
+    questions = [pre_question(q, s["max_question_words"]) for q in questions]
+    text = itm_text(self.itm_processor.tokenizer, questions, self.enc_token, s["itm_max_tokens"], self.device)
+    gradcams = itm_gradcam(self.itm, text, self.pixels(self.itm_processor, images, self.itm), s["block"])
+    with torch.no_grad():
+        embeds = self.captioner.vision_model(pixel_values=self.pixels(self.captioner_processor, images, self.captioner)).last_hidden_state
+        captions = []
+        for question, image_embeds, gradcam in zip(questions, embeds, gradcams):
+            with seeded(question_seed(s["seed"], question), self.device):
+                captions.append(question_guided_captions(
+                    self.captioner, self.captioner_processor.tokenizer, image_embeds, gradcam, s["n_captions"], s["n_patches"], s["prompt"],
+                    s["top_k"], s["top_p"], s["caption_min_length"], s["caption_max_length"], s["repetition_penalty"], s["max_caption_rounds"],
+                    s["prompt_cut"]))
+        answers, confidences = read(self.reader, self.reader_tokenizer, [passages(q, c, s["captions_per_passage"]) for q, c in zip(questions, captions)],
+                                    s["reader_max_length"], s["reader_min_length"], s["reader_num_beams"], self.device)
+    return dict(questions=questions, gradcams=gradcams.cpu(), captions=captions, answers=answers, confidences=confidences)
 
-    def predict(self, images, questions):
-        evidence = self.evidence(images, questions)
-        return evidence["answers"], evidence["confidences"]
+@patch
+def predict(self: PNPVQA, images, questions):
+    evidence = self.evidence(images, questions)
+    return evidence["answers"], evidence["confidences"]
 
 # %% ../nbs/02c_pnp.ipynb #c045
 PNP_PARTS = ("itm", "captioner", "reader")

@@ -4,6 +4,7 @@
 
 # %% ../nbs/02d_vlms.ipynb #c003
 from __future__ import annotations
+from fastcore.basics import patch
 import functools, inspect
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,19 +106,22 @@ class ChatVLM(VQAAdapter):
         "The token(s) that end an answer (the checkpoint's generation config: Gemma 3 has two)."
         return self.model.generation_config.eos_token_id
 
-    def generate(self, inputs):
-        "`generate` with the entry's decoding, keeping the scores."
-        s = self.spec.settings
-        return self.model.generate(**inputs, max_new_tokens=s["max_new_tokens"], num_beams=s["num_beams"], **PLAIN_DECODING,
-                                   output_scores=True, return_dict_in_generate=True)
+# %% ../nbs/02d_vlms.ipynb #c017p1m0
+@patch
+def generate(self: ChatVLM, inputs):
+    "`generate` with the entry's decoding, keeping the scores."
+    s = self.spec.settings
+    return self.model.generate(**inputs, max_new_tokens=s["max_new_tokens"], num_beams=s["num_beams"], **PLAIN_DECODING,
+                               output_scores=True, return_dict_in_generate=True)
 
-    @torch.inference_mode()
-    def predict(self, images, questions):
-        inputs = self.inputs(images, questions)
-        generated = self.generate(inputs)
-        new_tokens = generated.sequences[:, inputs["input_ids"].shape[1]:]
-        answers = [clean_answer(a, self.spec.settings["lowercase"]) for a in self.processor.batch_decode(new_tokens, skip_special_tokens=True)]
-        return answers, sequence_confidence(self.model, generated, self.eos_token_id)
+@patch
+@torch.inference_mode()
+def predict(self: ChatVLM, images, questions):
+    inputs = self.inputs(images, questions)
+    generated = self.generate(inputs)
+    new_tokens = generated.sequences[:, inputs["input_ids"].shape[1]:]
+    answers = [clean_answer(a, self.spec.settings["lowercase"]) for a in self.processor.batch_decode(new_tokens, skip_special_tokens=True)]
+    return answers, sequence_confidence(self.model, generated, self.eos_token_id)
 
 # %% ../nbs/02d_vlms.ipynb #c017p2
 def checked_architecture(spec: ModelSpec, model) -> None:
