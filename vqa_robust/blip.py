@@ -233,6 +233,7 @@ def beams(self: GenerativeVQA, inputs) -> tuple[torch.Tensor, torch.Tensor, torc
 @patch
 @torch.inference_mode()
 def predict_encoded(self: GenerativeVQA, inputs):
+    "Answers and their probabilities for inputs the encoder prepared: the best beam of transformers' `generate`, or of VRB's search."
     s, resize = self.spec.settings, self.image_kwargs()
     if s.get("beam_search", "transformers") not in BEAM_SEARCHES: raise ValueError(f"beam_search must be one of {BEAM_SEARCHES}, not {s['beam_search']!r}")
     inputs = to_model(inputs, self.device, self.model.dtype)

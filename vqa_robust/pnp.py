@@ -307,6 +307,7 @@ def evidence(self: PNPVQA, images: list[Image.Image], questions: list[str]) -> d
 
 @patch
 def predict(self: PNPVQA, images, questions):
+    "Answers and their probabilities: the reader's, after the three stages (`evidence`)."
     evidence = self.evidence(images, questions)
     return evidence["answers"], evidence["confidences"]
 

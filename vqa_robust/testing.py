@@ -90,6 +90,7 @@ def chat(self: LocalChatServer, body: dict) -> tuple[int, dict]:
 # %% ../nbs/09_testing.ipynb #s020s1m1
 @patch
 def handler(self: LocalChatServer):
+    "The request handler class of this server: the key checked, then /v1/models or /v1/chat/completions."
     server = self
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args): pass

@@ -117,6 +117,7 @@ def generate(self: ChatVLM, inputs):
 @patch
 @torch.inference_mode()
 def predict(self: ChatVLM, images, questions):
+    "Answers (cleaned) and their probabilities for a batch of images and questions, through the chat template."
     inputs = self.inputs(images, questions)
     generated = self.generate(inputs)
     new_tokens = generated.sequences[:, inputs["input_ids"].shape[1]:]
