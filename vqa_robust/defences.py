@@ -534,12 +534,14 @@ DEFENCE_COLUMNS = ["model", "defence", "corruption", "severity", "n", "accuracy"
 def defence_table(scored: pd.DataFrame,  # model (names 'model+defence'), corruption, severity, question_id, score
                   n_boot: int = 1000, seed: int = 0, confidence: float = 0.95,
                   timing: dict | None = None,  # defence -> ms per image (`defence_timing`)
+                  refs: dict | None = None,    # model name -> its ModelRef, as the run parsed it; None: parsed from the names
                  ) -> pd.DataFrame:            # DEFENCE_COLUMNS (+ ms_per_image): one row per model, defence and condition
     "Accuracy behind each defence against the same model undefended, per condition, with paired bootstrap intervals and the clean cost."
     missing = [c for c in (*CONDITION, "question_id", "score") if c not in scored]
     if missing: raise ValueError(f"defence_table: scored answers lack the column(s) {missing}")
-    refs = {name: ModelRef.parse(name) for name in scored.model.astype(str).unique()}
-    table = scored.assign(base=scored.model.astype(str).map(lambda m: refs[m].model), defence=scored.model.astype(str).map(lambda m: refs[m].defence))
+    names = scored.model.astype(str)
+    refs = refs if refs is not None else {name: ModelRef.parse(name) for name in names.unique()}
+    table = scored.assign(base=names.map(lambda m: refs[m].model), defence=names.map(lambda m: refs[m].defence))
     keys = ["base", "corruption", "severity", "question_id"]
     none = table[table.defence == NO_DEFENCE][keys + ["score"]]
     defended = table[table.defence != NO_DEFENCE][keys + ["defence", "score"]]

@@ -39,17 +39,17 @@ plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
 # %% auto #0
 __all__ = ['plt', 'RUN_PARAMETERS', 'TRANSPORT_PARAMETERS', 'SAMPLE_IMAGES', 'NEEDS', 'RESULT_SECTIONS', 'CORE_FILES',
            'parameter', 'RunParameters', 'run_parameter_values', 'literal', 'parameters_cell', 'registry_parameter',
-           'list_parameter', 'int_parameter', 'auto_parameter', 'text_kinds', 'defence_list', 'served_transport',
-           'CheckedParameters', 'model_parameters', 'grid_parameters', 'split_parameters', 'text_parameters',
-           'scoring_parameters', 'compute_parameters', 'run_parameters', 'RunConfig', 'flag', 'load_questions',
-           'blind_answers', 'perturbed_questions', 'refuse_unreachable', 'run_config', 'RunScores', 'ResultSection',
-           'result_section', 'result_files', 'section_attributes', 'previous_run', 'clear_results', 'prepare_stores',
-           'answer_all', 'scored_answers', 'RunResult', 'save_figure', 'save_table', 'accuracy_results',
-           'extraction_results', 'robustness_results', 'change_results', 'calibration_results', 'flip_results',
-           'consistency_results', 'answer_changing_words', 'comparability_results', 'text_perturbation_results',
-           'defence_results', 'defence_sample', 'run_summary', 'run', 'write_sections', 'locked_run', 'corrupt',
-           'registry_table', 'show_default', 'parameter_options', 'add_parameters', 'command_parser', 'refused',
-           'error_line', 'main']
+           'list_parameter', 'int_parameter', 'is_auto', 'auto_parameter', 'text_kinds', 'defence_list',
+           'served_transport', 'CheckedParameters', 'model_parameters', 'grid_parameters', 'split_parameters',
+           'text_parameters', 'scoring_parameters', 'compute_parameters', 'run_parameters', 'RunConfig', 'flag',
+           'load_questions', 'blind_answers', 'perturbed_questions', 'refuse_unreachable', 'run_config', 'RunScores',
+           'ResultSection', 'result_section', 'result_files', 'section_attributes', 'previous_run', 'clear_results',
+           'prepare_stores', 'answer_all', 'scored_answers', 'RunResult', 'save_figure', 'save_table',
+           'accuracy_results', 'extraction_results', 'robustness_results', 'change_results', 'calibration_results',
+           'flip_results', 'consistency_results', 'answer_changing_words', 'comparability_results',
+           'text_perturbation_results', 'defence_results', 'defence_sample', 'run_summary', 'run', 'write_sections',
+           'locked_run', 'corrupt', 'registry_table', 'show_default', 'parameter_options', 'add_parameters',
+           'command_parser', 'refused', 'error_line', 'main']
 
 # %% ../nbs/08_run_library.ipynb #c012p
 def parameter(default,      # the parameter's default (a list is copied for each run)
@@ -90,9 +90,9 @@ class RunParameters:
     accuracy_mode: str = parameter("auto", '"auto": the dataset\'s own scoring (official VQA accuracy for VQAv2 and easy-VQA); or a key of vqa_robust.metrics.ACCURACY_MODES')
     local_files_only: bool = parameter(False, 'True: never reach the model hub')
     overwrite: bool = parameter(False, 'True: recompute saved answers that were computed from other inputs (else the run stops and says what changed)')
-    max_concurrency: int | str = parameter("auto", 'served models (openai:MODEL@BASE_URL): requests in flight at once; "auto": 8')
-    served_timeout: float | str = parameter("auto", 'served models: seconds one request may take before it is retried; "auto": 300')
-    served_retries: int | str = parameter("auto", 'served models: retries of one request after a 429, a 5xx, a timeout or a lost connection; "auto": 4')
+    max_concurrency: int | str = parameter("auto", f'served models (openai:MODEL@BASE_URL): requests in flight at once; "auto": {SERVED_FAMILY.transport["concurrency"]}')
+    served_timeout: float | str = parameter("auto", f'served models: seconds one request may take before it is retried; "auto": {SERVED_FAMILY.transport["timeout"]:g}')
+    served_retries: int | str = parameter("auto", f'served models: retries of one request after a 429, a 5xx, a timeout or a lost connection; "auto": {SERVED_FAMILY.transport["retries"]}')
     option_rules: str = parameter("auto", 'multiple choice: how an answer\'s option is read, a key of vqa_robust.metrics.OPTION_RULES ("vlmevalkit", "vlmevalkit_2025_04", "mmmu_pro"); "auto": the dataset\'s own')
     judge: str = parameter("", 'multiple choice: a served model reading the answers the rules cannot, as VLMEvalKit\'s judge (openai:MODEL@BASE_URL); "": none (unread answers score as their rules say)')
     executor: str = parameter("local", '"local" (this machine) or "ray" (a Ray cluster: one model replica per GPU; vqa_robust.distributed)')
@@ -151,9 +151,13 @@ def int_parameter(value, name: str) -> int:
         except ValueError: raise ValueError(f"{name} must be an integer, got {value!r}") from None
     return non_negative_integer(value, name)
 
+def is_auto(value) -> bool:
+    "Whether a parameter was left 'auto' (text, as papermill and the command line pass it)."
+    return isinstance(value, str) and value.strip() == "auto"
+
 def auto_parameter(value, name: str, minimum: int = 0):
     "'auto', or an integer of at least `minimum`."
-    if isinstance(value, str) and value.strip() == "auto": return "auto"
+    if is_auto(value): return "auto"
     number = int_parameter(value, name)
     if number < minimum: raise ValueError(f"{name} must be 'auto' or at least {minimum}, got {number}")
     return number
@@ -185,7 +189,7 @@ def served_transport(max_concurrency, served_timeout, served_retries,  # each "a
                     ) -> dict:      # {"transport": the served family's concurrency, timeout and retries, "auto" resolved (vqa_robust.served.SERVED_TRANSPORT)}
     "How a run's served requests travel: in flight at once, seconds each may take, retries; a number without a served model is refused."
     given = {"max_concurrency": auto_parameter(max_concurrency, "max_concurrency", 1), "served_retries": auto_parameter(served_retries, "served_retries", 0)}
-    if isinstance(served_timeout, str) and served_timeout.strip() == "auto": given["served_timeout"] = "auto"
+    if is_auto(served_timeout): given["served_timeout"] = "auto"
     else:
         try: given["served_timeout"] = float(served_timeout)
         except (TypeError, ValueError): raise ValueError(f"served_timeout must be 'auto' or seconds, got {served_timeout!r}") from None
@@ -268,7 +272,7 @@ def split_parameters(dataset: str, split: str, n_images, data_dir: str, question
         raise ValueError(f"dataset_split: {dataset} has the splits {list(DATASETS[dataset].splits)}, got {dataset_split!r}")
     if split not in ("auto", "sample", "vrb") and not str(split).endswith(".json"):
         raise ValueError(f"split must be 'auto', 'sample', 'vrb' or a split file (.json, as vqa_robust.data.write_split writes), got {split!r}")
-    auto = isinstance(n_images, str) and n_images.strip() == "auto"
+    auto = is_auto(n_images)
     if str(split).endswith(".json"):
         if not Path(split).is_file(): raise ValueError(f"split: no split file at {split}")
         if not auto: raise ValueError(f"n_images: the split file {split} names its images; leave n_images 'auto'")
@@ -732,7 +736,7 @@ def defence_results(config: RunConfig, result: RunResult, scores: RunScores) -> 
     "defences.csv: per model, defence and condition, the accuracy behind the defence against none, recovered with its interval, the clean cost, the time per image and VRE; and its figure."
     p = config.parameters
     used = [d for d in p.defences if d != NO_DEFENCE]
-    table = defence_table(scores.scored, n_boot=1000, seed=p.seed, timing=defence_timing(used, *defence_sample(config)))
+    table = defence_table(scores.scored, n_boot=1000, seed=p.seed, timing=defence_timing(used, *defence_sample(config)), refs=p.refs)
     if result.robustness is not None:  # VRE behind each defence and without it (one ranking: min-max scaled over every model and defence of the run)
         vre = result.robustness[result.robustness.corruption == "all"].set_index("model").VRE
         table["vre"] = [vre.get(ModelRef(m, d).name, float("nan")) for m, d in zip(table.model, table.defence)]

@@ -408,7 +408,7 @@ class ServedJudge:
         return [r["text"] for r in run_async(self.adapter.ask_all(bodies))]
 
 def load_judge(name: str,           # 'openai:MODEL@BASE_URL'
-               concurrency: int = 8, # requests in flight at once
+               concurrency: int = ServedVQA.concurrency,  # requests in flight at once
                timeout: float = ServedVQA.timeout,  # seconds one request may take
                retries: int = ServedVQA.retries,    # retries of one request
               ) -> ServedJudge:

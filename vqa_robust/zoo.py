@@ -20,7 +20,7 @@ from .served import SERVED_FAMILY, SERVED_PREFIX, served_spec
 
 # %% auto #0
 __all__ = ['VLE_FAMILY', 'VLE_MODELS', 'FAMILIES', 'MODELS', 'SMOKE_QUESTIONS', 'load_vle_on_use', 'write_tiny_vle_on_use',
-           'register_family', 'register_model', 'folder_spec', 'own_spec', 'model_spec', 'defended_spec',
+           'register_family', 'register_model', 'folder_spec', 'own_spec', 'model_ref', 'model_spec', 'defended_spec',
            'with_settings', 'spec_with_settings', 'with_transport', 'load_model', 'identity_of', 'tiny_checkpoint',
            'hub_smoke']
 
@@ -94,11 +94,15 @@ def own_spec(name_or_path: str,  # a key of MODELS, a served endpoint (openai:MO
     if (folder / "vqa_robust.json").is_file() or (folder / "config.json").is_file(): return folder_spec(folder)
     raise KeyError(f"unknown model {name_or_path!r}: not in MODELS ({', '.join(MODELS)}) and not a checkpoint folder")
 
-def model_spec(model,  # a key of MODELS, a served endpoint, a checkpoint folder, 'MODEL+DEFENCE', or a ModelRef
+def model_ref(model,  # a key of MODELS, a served endpoint, a checkpoint folder, 'MODEL+DEFENCE', or a ModelRef
+             ) -> ModelRef:
+    "The model and its defence: a registered name is a model's own (even with a '+' in it), any other text is parsed (`ModelRef.parse`)."
+    return ModelRef(model) if isinstance(model, str) and model in MODELS else ModelRef.parse(model)
+
+def model_spec(model,  # as `model_ref` takes it
               ) -> ModelSpec:
     "The spec of `model`: its own (`own_spec`), behind its defence when it names one (`defended_spec`)."
-    if isinstance(model, str) and model in MODELS: return MODELS[model]
-    ref = ModelRef.parse(model)  # the defence parsed first: a served model's URL must not keep its '+defence'
+    ref = model_ref(model)  # the defence parsed first: a served model's URL must not keep its '+defence'
     return defended_spec(own_spec(ref.model), ref.defence) if ref.defended else own_spec(ref.model)
 
 def defended_spec(spec: ModelSpec,  # a model's entry
@@ -142,7 +146,7 @@ def load_model(model,                             # a key of MODELS, a checkpoin
                **settings,                        # overrides of the entry's settings, e.g. num_beams=1
               ) -> VQAAdapter:
     "Load a VQA model into its family's adapter, behind its defence when it names one."
-    ref = ModelRef.parse(model)
+    ref = model_ref(model)
     spec = with_transport(with_settings(own_spec(ref.model), settings), transport or {})
     adapter = FAMILIES[spec.family].load(spec, LoadOptions(resolve_device(device), dtype, local_files_only, trust_remote_code))
     if ref.defended: spec = defended_spec(spec, ref.defence); adapter = DefendedModel(adapter, ref.defence, spec.name)
