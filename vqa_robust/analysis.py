@@ -5,6 +5,7 @@
 # %% ../nbs/05_analysis.ipynb #c003
 from __future__ import annotations
 import zlib
+from functools import lru_cache
 from pathlib import Path
 import numpy as np
 import pandas as pd
@@ -17,11 +18,10 @@ from .metrics import (submetrics, minmax_scale, DEFAULT_WEIGHTS, SUBMETRICS, vre
                                 model_accuracy, corruption_accuracy, relative_drop, LEVELS, check_fractions, with_clean_level)
 plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
 mlines = LazyModule("matplotlib.lines")
-from matplotlib import colormaps  # the palettes, without pyplot
 
 # %% auto #0
-__all__ = ['plt', 'mlines', 'STYLE_ORDER', 'PALETTE', 'MARKERS', 'PAPER_DATA', 'PAPER_NAMES', 'RADAR_GROUPS', 'SUBMETRIC_LABELS',
-           'blind_baseline', 'family_accuracy', 'corruption_style', 'style_handles', 'panel_grid',
+__all__ = ['plt', 'mlines', 'STYLE_ORDER', 'MARKERS', 'PAPER_DATA', 'PAPER_NAMES', 'RADAR_GROUPS', 'SUBMETRIC_LABELS',
+           'blind_baseline', 'family_accuracy', 'palette', 'corruption_style', 'style_handles', 'panel_grid',
            'plot_accuracy_vs_severity', 'robustness_table', 'load_vrb_paper_accuracy', 'accuracy_tables',
            'submetric_tables', 'family_of', 'weight_vectors', 'vre_under_weights', 'model_colors', 'legend_above',
            'plot_average_error', 'plot_relative_drop', 'radar', 'plot_radars', 'plot_vre_weights']
@@ -55,15 +55,22 @@ def family_accuracy(scored: pd.DataFrame,                    # one row per answe
 
 # %% ../nbs/05_analysis.ipynb #c032
 STYLE_ORDER = list(dict.fromkeys([*PRESETS["vrb_imagenet_c"], "shot_noise_vrb", "pixelate_vrb", *CORRUPTIONS]))  # VRB's 14 first
-PALETTE = ([colormaps["tab10"](i) for i in range(10)] + [colormaps["tab20b"](i) for i in (0, 4, 8, 12, 16)]  # 16 strong colours
-           + [(0.0, 0.0, 0.0, 1.0)] + [colormaps["tab20"](i) for i in range(1, 20, 2)])                # (black last), then tab20's light ones
+
+@lru_cache(maxsize=None)
+def palette() -> tuple:
+    "The corruptions' colours: 16 strong ones (tab10, five of tab20b, black last), then tab20's ten light ones; matplotlib is imported on the first call."
+    from matplotlib import colormaps
+    return tuple([colormaps["tab10"](i) for i in range(10)] + [colormaps["tab20b"](i) for i in (0, 4, 8, 12, 16)]
+                 + [(0.0, 0.0, 0.0, 1.0)] + [colormaps["tab20"](i) for i in range(1, 20, 2)])
+
 MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 
 def corruption_style(name: str  # a corruption (a key of CORRUPTIONS, or any other name)
                     ) -> dict:  # color, marker and linestyle for `Axes.plot`
     "The line style of one corruption, the same in every panel and figure: VRB's 14 (and the two VRB-code variants) get distinct strong colours."
     i = STYLE_ORDER.index(name) if name in STYLE_ORDER else len(STYLE_ORDER) + zlib.crc32(name.encode()) % 1000
-    return {"color": PALETTE[i % len(PALETTE)], "marker": MARKERS[i % len(MARKERS)], "linestyle": "-" if i < len(PALETTE) else "--"}
+    colours = palette()
+    return {"color": colours[i % len(colours)], "marker": MARKERS[i % len(MARKERS)], "linestyle": "-" if i < len(colours) else "--"}
 
 def style_handles(names  # the corruptions of a figure, in legend order
                  ) -> list:  # one legend handle per name

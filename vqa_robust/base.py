@@ -4,13 +4,14 @@
 
 # %% ../nbs/00_base.ipynb #c003
 from __future__ import annotations
-import difflib, zlib
+import difflib, functools, zlib
 from typing import Callable, Iterable
 import numpy as np
 
 # %% auto #0
 __all__ = ['CONDITION', 'MAPS', 'whole_number', 'non_negative_integer', 'positive_integer', 'listed', 'UnknownNameError',
-           'Registry', 'key_entropy', 'seeded_rng', 'seed_of', 'local_map', 'start_ray', 'ray_map', 'LazyModule']
+           'Registry', 'key_entropy', 'seeded_rng', 'seed_of', 'local_map', 'start_ray', 'ray_map', 'LazyModule',
+           'LazyJit', 'lazy_njit']
 
 # %% ../nbs/00_base.ipynb #c006
 def whole_number(value,    # a severity, seed or id as the caller gave it
@@ -172,3 +173,28 @@ class LazyModule:
         return getattr(self._module, attribute)
     def __repr__(self) -> str: return f"LazyModule({self._name!r}, {'imported' if self._module is not None else 'not imported yet'})"
 
+
+# %% ../nbs/00_base.ipynb #c027lk
+class LazyJit:
+    "A function compiled by `numba.njit(**options)` on its first call (`lazy_njit`'s): numba is imported then, not with the module."
+    def __init__(self, function: Callable,  # plain Python, as numba.njit takes it
+                 options: dict):            # numba.njit's options (cache, nogil, inline, ...)
+        self.function, self.options, self._compiled = function, options, None
+        functools.update_wrapper(self, function)
+    @property
+    def compiled(self):
+        "numba's dispatcher of the function (numba imported, and compiled or read from its cache, on the first use)."
+        if self._compiled is None:
+            import numba
+            from numba.extending import typeof_impl
+            if LazyJit not in typeof_impl.registry:  # a kernel calling a deferred one: numba types it as its dispatcher
+                typeof_impl.register(LazyJit)(lambda value, context: numba.typeof(value.compiled))
+            self._compiled = numba.njit(**self.options)(self.function)
+        return self._compiled
+    def __call__(self, *args, **kwargs): return self.compiled(*args, **kwargs)
+    def __repr__(self) -> str: return f"LazyJit({self.function.__qualname__}, {'compiled' if self._compiled is not None else 'not compiled yet'})"
+
+def lazy_njit(**options  # numba.njit's options
+             ) -> Callable:  # a decorator making a `LazyJit`
+    "`numba.njit(**options)`, deferred to the decorated function's first call."
+    return lambda function: LazyJit(function, options)

@@ -8,30 +8,30 @@ import io, math
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable
-import cv2
-import numba
 import numpy as np
 from PIL import Image
-from scipy.special import ndtr, ndtri, pdtr  # ndtr is the normal CDF; pdtr is Poisson's CDF (what scipy.stats.poisson.cdf calls), without importing scipy.stats (58 MB in every process)
-from .base import Registry, non_negative_integer, seeded_rng, whole_number
+from .base import LazyModule, Registry, lazy_njit, non_negative_integer, seeded_rng, whole_number
+cv2 = LazyModule("cv2")  # OpenCV, numba (`lazy_njit`) and scipy load in the processes that corrupt, not in every importer
+special = LazyModule("scipy.special")  # ndtr: the normal CDF; ndtri: its inverse; pdtr: Poisson's CDF (what scipy.stats.poisson.cdf calls, without scipy.stats' 58 MB)
 
 # %% auto #0
-__all__ = ['CORRUPTIONS', 'SEVERITIES', 'CLEAN', 'EXPECTED_VALUES', 'UNIFORM_LEVELS', 'IMPULSE_AMOUNTS', 'ZOOM_FACTORS',
-           'SNOW_PARAMETERS', 'ELASTIC_VRB', 'GEOMETRIC_FILL', 'ROTATION_DEGREES', 'SHEAR_FACTORS', 'PERSPECTIVE_INSET',
-           'ZOOM_OUT_SCALES', 'TRANSLATION_FRACTIONS', 'CROP_FRACTIONS', 'RESAMPLE_FACTORS', 'UPSAMPLE_FACTORS',
-           'LENS_COEFFICIENTS', 'LOW_LIGHT_FRACTIONS', 'LOW_LIGHT_ELECTRONS', 'LOW_LIGHT_READ_NOISE', 'PRESETS',
-           'PROVENANCE', 'Corruption', 'register_corruption', 'uint8_levels', 'to_uint8_rgb', 'truncated_level',
-           'truncate_to_uint8', 'corruption_rng', 'check_severity', 'check_corruption', 'corrupt', 'corrupt_levels',
-           'check_condition', 'image_under_condition', 'uniform16', 'normal_quantiles', 'poisson_quantiles',
-           'level_noise_table', 'normal_quantiles32', 'additive_gaussian_table', 'add_clipped', 'lookup_levels',
-           'table_noise', 'gaussian_noise', 'shot_noise', 'shot_noise_vrb', 'salt_and_pepper_kernel',
-           'salt_and_pepper_where', 'impulse_noise', 'speckle_noise', 'salt_and_pepper', 'random_impulse_noise',
-           'disk_kernel', 'skimage_gaussian', 'trimmed_disk_kernel', 'separable_terms', 'defocus_blur', 'gaussian_blur',
-           'median_blur', 'copy_shuffle', 'glass_blur', 'motion_kernel', 'shifted_sum', 'motion_blurred', 'motion_blur',
-           'zoom_matrix', 'clipped_zoom', 'zoom_blur_levels', 'zoom_blur', 'snow_flakes', 'snow_blend', 'add_snow',
-           'snow', 'snow_wand', 'plasma_fractal', 'fog', 'lookup_with_max', 'brightness_table', 'brightness',
-           'contrast', 'saturation_ratio_table', 'saturation_scaled', 'saturate', 'luma', 'gray3', 'color_inversion',
-           'grayscale', 'grayscale_mean', 'grayscale_inversion', 'grayscale_inversion_mean', 'grayscale_bgr',
+__all__ = ['cv2', 'special', 'CORRUPTIONS', 'SEVERITIES', 'CLEAN', 'EXPECTED_VALUES', 'UNIFORM_LEVELS', 'IMPULSE_AMOUNTS',
+           'ZOOM_FACTORS', 'SNOW_PARAMETERS', 'ELASTIC_VRB', 'GEOMETRIC_FILL', 'ROTATION_DEGREES', 'SHEAR_FACTORS',
+           'PERSPECTIVE_INSET', 'ZOOM_OUT_SCALES', 'TRANSLATION_FRACTIONS', 'CROP_FRACTIONS', 'RESAMPLE_FACTORS',
+           'UPSAMPLE_FACTORS', 'LENS_COEFFICIENTS', 'LOW_LIGHT_FRACTIONS', 'LOW_LIGHT_ELECTRONS',
+           'LOW_LIGHT_READ_NOISE', 'PRESETS', 'PROVENANCE', 'Corruption', 'register_corruption', 'uint8_levels',
+           'to_uint8_rgb', 'truncated_level', 'truncate_to_uint8', 'corruption_rng', 'check_severity',
+           'check_corruption', 'corrupt', 'corrupt_levels', 'check_condition', 'image_under_condition', 'uniform16',
+           'normal_quantiles', 'poisson_quantiles', 'level_noise_table', 'normal_quantiles32',
+           'additive_gaussian_table', 'add_clipped', 'lookup_levels', 'table_noise', 'gaussian_noise', 'shot_noise',
+           'shot_noise_vrb', 'salt_and_pepper_kernel', 'salt_and_pepper_where', 'impulse_noise', 'speckle_noise',
+           'salt_and_pepper', 'random_impulse_noise', 'disk_kernel', 'skimage_gaussian', 'trimmed_disk_kernel',
+           'separable_terms', 'defocus_blur', 'gaussian_blur', 'median_blur', 'copy_shuffle', 'glass_blur',
+           'motion_kernel', 'shifted_sum', 'motion_blurred', 'motion_blur', 'zoom_matrix', 'clipped_zoom',
+           'zoom_blur_levels', 'zoom_blur', 'snow_flakes', 'snow_blend', 'add_snow', 'snow', 'snow_wand',
+           'plasma_fractal', 'fog', 'lookup_with_max', 'brightness_table', 'brightness', 'contrast',
+           'saturation_ratio_table', 'saturation_scaled', 'saturate', 'luma', 'gray3', 'color_inversion', 'grayscale',
+           'grayscale_mean', 'grayscale_inversion', 'grayscale_inversion_mean', 'grayscale_bgr',
            'grayscale_inversion_bgr', 'binary_threshold', 'pixel_grid', 'elastic_transform', 'standard_normal16',
            'tinted', 'spatter', 'reflect_gaussian', 'elastic_transform_vrb', 'box_downsample', 'pixelate',
            'pixelate_vrb', 'jpeg_compression', 'jpeg_compression_vrb', 'random_sign', 'image_centre', 'warp_affine',
@@ -114,7 +114,7 @@ def to_uint8_rgb(image,          # PIL image or array: HxW, HxWx1, HxWx3 or HxWx
     return np.ascontiguousarray(x[..., :3])
 
 # %% ../nbs/01_corruptions.ipynb #c008p1
-@numba.njit(inline="always")
+@lazy_njit(inline="always")
 def truncated_level(v):
     "One value clipped to [0, 255] and truncated, as `truncate_to_uint8` does to an array (for the compiled kernels)."
     return np.uint8(255) if v >= 255 else (np.uint8(0) if v <= 0 else np.uint8(v))
@@ -221,13 +221,13 @@ def uniform16(rng: np.random.Generator,  # the generator to draw from
 @lru_cache(maxsize=None)
 def normal_quantiles(bits: int = 16) -> np.ndarray:
     "The standard normal at 2**bits equally spaced probabilities (midpoints)."
-    return ndtri((np.arange(2 ** bits) + 0.5) / 2 ** bits)
+    return special.ndtri((np.arange(2 ** bits) + 0.5) / 2 ** bits)
 
 
 def poisson_quantiles(lam: np.ndarray, q: np.ndarray) -> np.ndarray:
     "Quantiles `q` of Poisson(lam) for each lam, by search in the cumulative distribution."
     kmax = int(lam.max() + 12 * np.sqrt(lam.max()) + 20)
-    cdf = pdtr(np.arange(kmax)[None, :], lam[:, None])  # P(X <= k), X ~ Poisson(lam)
+    cdf = special.pdtr(np.arange(kmax)[None, :], lam[:, None])  # P(X <= k), X ~ Poisson(lam)
     return np.stack([np.searchsorted(row, q) for row in cdf]).astype(np.float64)
 
 @lru_cache(maxsize=None)
@@ -235,7 +235,7 @@ def level_noise_table(kind: str, c: float, bits: int = 12) -> np.ndarray:
     "Corrupted level for each (level, quantile) pair, flattened: index level << bits | quantile."
     q = (np.arange(2 ** bits) + 0.5) / 2 ** bits
     v = np.arange(256) / 255.0
-    out = v[:, None] + v[:, None] * c * ndtri(q)[None, :] if kind == "speckle" else poisson_quantiles(v * c, q) / c
+    out = v[:, None] + v[:, None] * c * special.ndtri(q)[None, :] if kind == "speckle" else poisson_quantiles(v * c, q) / c
     return (np.clip(out, 0, 1) * 255).astype(np.uint8).ravel()
 
 @lru_cache(maxsize=None)
@@ -249,7 +249,7 @@ def additive_gaussian_table(c: float) -> np.ndarray:
     return np.floor(255 * c * normal_quantiles()).astype(np.int16)
 
 # %% ../nbs/01_corruptions.ipynb #c018p1
-@numba.njit(cache=True, nogil=True)
+@lazy_njit(cache=True, nogil=True)
 def add_clipped(x, u, table):
     "clip(x + table[u], 0, 255) for every value (one compiled pass)."
     xf, uf = x.ravel(), u.ravel()
@@ -257,7 +257,7 @@ def add_clipped(x, u, table):
     for i in range(xf.size): out[i] = min(max(np.int32(xf[i]) + table[uf[i]], 0), 255)
     return out.reshape(x.shape)
 
-@numba.njit(cache=True, nogil=True)
+@lazy_njit(cache=True, nogil=True)
 def lookup_levels(x, u, table, bits):
     "table[x << bits | u >> (16 - bits)] for every value: the (level, quantile) lookup in one compiled pass."
     xf, uf = x.ravel(), u.ravel()
@@ -303,7 +303,7 @@ def shot_noise_vrb(x,         # uint8 RGB image, HxWx3
 # %% ../nbs/01_corruptions.ipynb #c079
 IMPULSE_AMOUNTS = [.03, .06, .09, 0.17, 0.27]  # ImageNet-C's impulse noise; the appendix's value-assignment noises use it too
 
-@numba.njit(cache=True, nogil=True)
+@lazy_njit(cache=True, nogil=True)
 def salt_and_pepper_kernel(x, u, pepper, salt):
     "0 where u < pepper, 255 where pepper <= u < salt, x elsewhere; one compiled pass over values (u shaped like x)."
     xf, uf = x.ravel(), u.ravel()
@@ -416,7 +416,7 @@ def median_blur(x,         # uint8 RGB image, HxWx3
     return cv2.medianBlur(x, k)
 
 # %% ../nbs/01_corruptions.ipynb #c024
-@numba.njit(cache=True, nogil=True)
+@lazy_njit(cache=True, nogil=True)
 def copy_shuffle(x, offsets, delta):
     "ImageNet-C's local pixel shuffle (one-way copies, scanned bottom-right to top-left)."
     H, W, C = x.shape
@@ -452,7 +452,7 @@ def motion_kernel(radius: int, sigma: float, angle: float, shape) -> np.ndarray:
         kernel[width - dy, width - dx] += weights[i]
     return kernel
 
-@numba.njit(cache=True, nogil=True)
+@lazy_njit(cache=True, nogil=True)
 def shifted_sum(padded, rows, cols, weights, h, w):
     "Sum over taps t of weights[t] * padded[rows[t]:rows[t]+h, cols[t]:cols[t]+w] (2-D, float32)."
     out = np.zeros((h, w), np.float32)
@@ -549,7 +549,7 @@ def snow_flakes(shape, c, rng) -> np.ndarray:
     layer[layer < c[3]] = 0
     return np.clip(layer, 0, 1)
 
-@numba.njit(cache=True, nogil=True)
+@lazy_njit(cache=True, nogil=True)
 def snow_blend(x, flakes, keep):
     "keep x + (1 - keep) max(x, 1.5 gray + 127.5) + flakes + flakes rotated 180 degrees, truncated to uint8 (one compiled pass)."
     h, w = x.shape[0], x.shape[1]
@@ -629,7 +629,7 @@ def fog(x,         # uint8 RGB image, HxWx3
     return np.clip(xf * top / (top + c[0]), 0, 1) * 255
 
 # %% ../nbs/01_corruptions.ipynb #c033
-@numba.njit(cache=True, nogil=True)
+@lazy_njit(cache=True, nogil=True)
 def lookup_with_max(x, table):
     "table[V << 8 | x] for every value, V the pixel's channel maximum (one compiled pass)."
     h, w = x.shape[0], x.shape[1]
@@ -677,7 +677,7 @@ def saturation_ratio_table(c0: float, c1: float) -> np.ndarray:
     s_new = np.clip(s * c0 + c1, 0, 1)
     return np.where(s > 0, s_new / np.where(s > 0, s, 1), 0).astype(np.float32).ravel()
 
-@numba.njit(cache=True, nogil=True)
+@lazy_njit(cache=True, nogil=True)
 def saturation_scaled(x, ratio_table, gray_gain):
     "x' = V - (V - x) S'/S per pixel; gray pixels (S = 0) become (V, V (1 - gain), V (1 - gain)), hue 0; truncated (one compiled pass)."
     h, w = x.shape[0], x.shape[1]
@@ -812,7 +812,7 @@ def standard_normal16(rng: np.random.Generator,  # the generator to draw from
     "Standard normal draws at 16-bit resolution (65,536 quantiles), float32: 4x cheaper than NumPy's normal sampler."
     return np.take(normal_quantiles32(), uniform16(rng, shape))
 
-@numba.njit(cache=True, nogil=True)
+@lazy_njit(cache=True, nogil=True)
 def tinted(x, m, colour, cover):
     "x (1 - cover m) + m colour per pixel, truncated to uint8: water (cover 0) adds a tint, mud (cover 1) replaces the image."
     h, w = x.shape[0], x.shape[1]
@@ -1176,9 +1176,9 @@ def low_light_table(g: float,      # light fraction: the mean photo-electrons of
     "Output sRGB level for each (input level, quantile) of Poisson(g v N) + Normal(0, read noise^2) electrons, v the level's linear light."
     lam = srgb_to_linear_table() * g * LOW_LIGHT_ELECTRONS  # mean electrons of each input level
     counts = np.arange(int(lam.max() + 12 * np.sqrt(lam.max()) + 20))
-    pmf = np.diff(pdtr(counts[None, :], lam[:, None]), axis=1, prepend=0)  # P(Poisson(lam) = k), 256 x K
+    pmf = np.diff(special.pdtr(counts[None, :], lam[:, None]), axis=1, prepend=0)  # P(Poisson(lam) = k), 256 x K
     linear_midpoints = srgb_to_linear_table_continuous((np.arange(255) + 0.5) / 255)  # where the rounded sRGB level steps up
-    below = pmf @ ndtr((linear_midpoints[None, :] * LOW_LIGHT_ELECTRONS - counts[:, None]) / LOW_LIGHT_READ_NOISE)  # P(level <= m), 256 x 255
+    below = pmf @ special.ndtr((linear_midpoints[None, :] * LOW_LIGHT_ELECTRONS - counts[:, None]) / LOW_LIGHT_READ_NOISE)  # P(level <= m), 256 x 255
     q = (np.arange(2 ** bits) + 0.5) / 2 ** bits
     return np.stack([np.searchsorted(row, q) for row in below]).astype(np.uint8).ravel()
 

@@ -10,19 +10,19 @@ from functools import lru_cache
 from importlib.resources import files
 from pathlib import Path
 from typing import Callable
-import cv2
 import numpy as np
 import pandas as pd
 import torch
 from torch import nn
-from .base import CONDITION, Registry, seeded_rng
+from .base import CONDITION, LazyModule, Registry, seeded_rng
 from .calibration import question_bootstrap
 from .corruptions import image_under_condition, to_uint8_rgb
 from .data import load_easy_vqa
 from .text import perturb
+cv2 = LazyModule("cv2")  # imported by the first filter that runs
 
 # %% auto #0
-__all__ = ['DEFENCES', 'DEFENCE_KINDS', 'NO_DEFENCE', 'ROUTER_CLASSES', 'ROUTER_TRAINING', 'RESTORER_TRAINING', 'ROUTES',
+__all__ = ['cv2', 'DEFENCES', 'DEFENCE_KINDS', 'NO_DEFENCE', 'ROUTER_CLASSES', 'ROUTER_TRAINING', 'RESTORER_TRAINING', 'ROUTES',
            'ROUTER_INPUT', 'NETWORKS', 'ROUTER_HELD_OUT', 'ROUTER_UNSEEN', 'WORD', 'SPELLING_VOCABULARIES',
            'DEFENCE_COLUMNS', 'Defence', 'register_defence', 'folder_digest', 'defence_identity', 'check_image',
            'defend', 'rgb_through_bgr', 'to_unit', 'from_unit', 'nlmeans', 'bilateral', 'median', 'bm3d_denoise',

@@ -98,10 +98,11 @@ def folder_lock(folder: str | Path,  # the run (or generated) folder, created if
 
 # %% ../nbs/01_store.ipynb #c009
 def library_versions() -> dict:  # library name -> version string
-    "Versions of the libraries that decide the corrupted pixels."
-    import cv2, numba, scipy, PIL, vqa_robust
+    "Versions of the libraries that decide the corrupted pixels (numba's and scipy's read from their installed metadata: the same strings, without importing them)."
+    import cv2, PIL, vqa_robust
+    from importlib.metadata import version
     return {"vqa_robust": vqa_robust.__version__, "numpy": np.__version__, "opencv": cv2.__version__, "pillow": PIL.__version__,
-            "scipy": scipy.__version__, "numba": numba.__version__}
+            "scipy": version("scipy"), "numba": version("numba")}
 
 def source_sha256(function: Callable,  # a function (or class) whose defining source to hash
                  ) -> str:             # hex digest

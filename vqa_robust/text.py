@@ -10,24 +10,25 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable, NamedTuple
 import numpy as np
-from matplotlib.colors import CSS4_COLORS, to_rgb
-from skimage.color import deltaE_ciede2000, rgb2lab
-from .base import Registry, non_negative_integer, seeded_rng, whole_number
+from .base import LazyModule, Registry, non_negative_integer, seeded_rng, whole_number
 from .corruptions import SEVERITIES
 from .vocabulary import BASIC_COLOURS
+mcolors = LazyModule("matplotlib.colors")  # the CSS4 colour names
+skcolor = LazyModule("skimage.color")  # CIELAB and CIEDE2000; both imported when colours are first compared
 
 # %% auto #0
-__all__ = ['LEXNAMES', 'SYNTACTIC_CATEGORY', 'WORDNET_FILES', 'DEBIAN_WORDNET', 'INSTALL', 'SPACY_MODELS', 'SENSE_MAP',
-           'MIN_COUNT', 'RELATIONS', 'CHOICES', 'COLORMATH_SRGB_TO_XYZ', 'D65_WHITE', 'COLOR_METRICS', 'COLOUR_NOUNS',
-           'QWERTY_NEIGHBOURS', 'TYPO_OPERATIONS', 'NEAR_COLOUR_DISTANCE', 'PERTURBATIONS', 'NOUN', 'VERB', 'ADJ',
-           'VOCABULARY_SOURCES', 'lexnames_text', 'cache_dir', 'debian_wordnet', 'wordnet', 'english_pipeline', 'Word',
-           'lemminflect', 'lemma_of', 'parse', 'make_edit', 'apply_edits', 'perturbation_rng', 'word_sense',
-           'offered_lemmas', 'word_forms', 'inflect', 'match_case', 'acceptable', 'candidates', 'Context',
-           'compound_noun', 'word_targets', 'article_edit', 'wordnet_perturbation', 'concept_depth', 'closeness',
-           'lemma_count', 'closest', 'colormath_lab', 'color_rgb', 'color_distance', 'lab_distance', 'colour_table',
-           'colour_mention', 'colour_substitute', 'colour_perturbation', 'deletion_span', 'noun_deletion', 'neighbour',
-           'typo_edit', 'typo_pivots', 'typos', 'typo_perturbation', 'near_colour_swap', 'answer_preserved',
-           'Perturbation', 'register_perturbation', 'check_vocabulary', 'perturb', 'describe', 'answer_vocabulary']
+__all__ = ['mcolors', 'skcolor', 'LEXNAMES', 'SYNTACTIC_CATEGORY', 'WORDNET_FILES', 'DEBIAN_WORDNET', 'INSTALL', 'SPACY_MODELS',
+           'SENSE_MAP', 'MIN_COUNT', 'RELATIONS', 'CHOICES', 'COLORMATH_SRGB_TO_XYZ', 'D65_WHITE', 'COLOR_METRICS',
+           'COLOUR_NOUNS', 'QWERTY_NEIGHBOURS', 'TYPO_OPERATIONS', 'NEAR_COLOUR_DISTANCE', 'PERTURBATIONS', 'NOUN',
+           'VERB', 'ADJ', 'VOCABULARY_SOURCES', 'lexnames_text', 'cache_dir', 'debian_wordnet', 'wordnet',
+           'english_pipeline', 'Word', 'lemminflect', 'lemma_of', 'parse', 'make_edit', 'apply_edits',
+           'perturbation_rng', 'word_sense', 'offered_lemmas', 'word_forms', 'inflect', 'match_case', 'acceptable',
+           'candidates', 'Context', 'compound_noun', 'word_targets', 'article_edit', 'wordnet_perturbation',
+           'concept_depth', 'closeness', 'lemma_count', 'closest', 'colormath_lab', 'color_rgb', 'color_distance',
+           'lab_distance', 'colour_table', 'colour_mention', 'colour_substitute', 'colour_perturbation',
+           'deletion_span', 'noun_deletion', 'neighbour', 'typo_edit', 'typo_pivots', 'typos', 'typo_perturbation',
+           'near_colour_swap', 'answer_preserved', 'Perturbation', 'register_perturbation', 'check_vocabulary',
+           'perturb', 'describe', 'answer_vocabulary']
 
 # %% ../nbs/06_text.ipynb #c006
 LEXNAMES = ("adj.all adj.pert adv.all noun.Tops noun.act noun.animal noun.artifact noun.attribute noun.body noun.cognition "
@@ -348,13 +349,13 @@ def colormath_lab(rgb) -> np.ndarray:
     return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
 
 COLOR_METRICS = Registry("colour metric")  # metric -> CIELAB of a 0-255 sRGB triple
-COLOR_METRICS.register("ciede2000", lambda rgb: rgb2lab(np.asarray(rgb, float) / 255))  # properly scaled sRGB, D65
+COLOR_METRICS.register("ciede2000", lambda rgb: skcolor.rgb2lab(np.asarray(rgb, float) / 255))  # properly scaled sRGB, D65
 COLOR_METRICS.register("paper", colormath_lab)                                          # 0-255 values read as if 0-1, as the paper's numbers were
 
 def color_rgb(name: str) -> np.ndarray:
     "0-255 sRGB of a Matplotlib CSS4 colour name."
-    if name.lower() not in CSS4_COLORS: raise ValueError(f"{name!r} is not a Matplotlib CSS4 colour name")
-    return np.round(np.array(to_rgb(CSS4_COLORS[name.lower()])) * 255)
+    if name.lower() not in mcolors.CSS4_COLORS: raise ValueError(f"{name!r} is not a Matplotlib CSS4 colour name")
+    return np.round(np.array(mcolors.to_rgb(mcolors.CSS4_COLORS[name.lower()])) * 255)
 
 def color_distance(a: str,  # a Matplotlib CSS4 colour name
                    b: str,  # another
@@ -368,7 +369,7 @@ def color_distance(a: str,  # a Matplotlib CSS4 colour name
 def lab_distance(a: bytes, b: bytes, metric: str) -> float:
     "CIEDE2000 between two float64 0-255 RGB triples (as bytes, to cache them) under `metric`'s conversion."
     lab = COLOR_METRICS[metric]
-    return float(deltaE_ciede2000(lab(np.frombuffer(a)), lab(np.frombuffer(b))))
+    return float(skcolor.deltaE_ciede2000(lab(np.frombuffer(a)), lab(np.frombuffer(b))))
 
 # %% ../nbs/06_text.ipynb #c037
 COLOUR_NOUNS = BASIC_COLOURS | {"grey"}  # colour names that are colour words even when tagged as nouns
@@ -377,7 +378,7 @@ COLOUR_NOUNS = BASIC_COLOURS | {"grey"}  # colour names that are colour words ev
 def colour_table(vocabulary: frozenset) -> tuple[tuple[str, str, bool], ...]:
     "One (hex, name, common) per distinct CSS4 colour; a colour is common under a name `vocabulary` holds."
     names = {}
-    for name, hexa in CSS4_COLORS.items(): names.setdefault(hexa.lower(), []).append(name)
+    for name, hexa in mcolors.CSS4_COLORS.items(): names.setdefault(hexa.lower(), []).append(name)
     table = []
     for hexa, group in sorted(names.items()):
         common = sorted(n for n in group if n in vocabulary)
@@ -387,15 +388,15 @@ def colour_table(vocabulary: frozenset) -> tuple[tuple[str, str, bool], ...]:
 def colour_mention(words: tuple[Word, ...], i: int) -> bool:
     "Whether word `i` is a Matplotlib colour used as a colour: an adjective, a basic colour term, or a noun modifying a noun."
     w = words[i]
-    if w.text.lower() not in CSS4_COLORS or w.tag.endswith("S"): return False
+    if w.text.lower() not in mcolors.CSS4_COLORS or w.tag.endswith("S"): return False
     head = words[w.head]
     return (w.pos == "ADJ" or w.text.lower() in COLOUR_NOUNS
-            or (w.dep in ("amod", "compound", "nmod") and head.pos in ("NOUN", "PROPN") and head.text.lower() not in CSS4_COLORS))
+            or (w.dep in ("amod", "compound", "nmod") and head.pos in ("NOUN", "PROPN") and head.text.lower() not in mcolors.CSS4_COLORS))
 
 @lru_cache(maxsize=1 << 12)
 def colour_substitute(name: str, vocabulary: frozenset, common: bool, farthest: bool, metric: str) -> tuple | None:
     "(colour, distance) nearest or farthest from `name` among the common or uncommon colours, aliases of `name` excluded."
-    own = CSS4_COLORS[name.lower()].lower()
+    own = mcolors.CSS4_COLORS[name.lower()].lower()
     found = [(color_distance(name, n, metric), n) for hexa, n, c in colour_table(vocabulary) if c == common and hexa != own]
     if not found: return None
     distance, best = min(found, key=lambda t: (-t[0], t[1])) if farthest else min(found)
