@@ -16,7 +16,7 @@ FLOORS = [  # bottom up
     ["corruptions"],
     ["data"],
     ["metrics"],
-    ["calibration"],           # calibration, flips, consistency across severities, discriminative questions
+    ["calibration", "flips", "consistency", "discrimination"],  # beyond VRB, side by side: calibration, flips, consistency across severities, discriminative questions
     ["datasets"],
     ["text"],                  # question perturbations (WordNet, colours, typos)
     ["defences"],              # what stands between the corruption and the model: image and text defences

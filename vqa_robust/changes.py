@@ -9,10 +9,9 @@ from dataclasses import dataclass
 from typing import Callable
 import pandas as pd
 from .base import LazyModule, CONDITION, Registry
-from .calibration import clean_mask, with_clean
 from .corruptions import image_under_condition
 from .data import VQADataset
-from .metrics import vqa_accuracy
+from .metrics import clean_mask, vqa_accuracy, with_clean
 from .vocabulary import ACHROMATIC, CHROMATIC, COLOURS, answer_changed, as_number, clean_text, most_common_answer, negated, same_answer
 plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
 
@@ -31,7 +30,7 @@ def answer_changes(answers: pd.DataFrame,  # a run's answers: model, corruption,
                    dataset: VQADataset,    # the run's questions
                   ) -> pd.DataFrame:       # CHANGE_COLUMNS, one row per changed answer
     "Answers under corruption that changed (`answer_changed`) from the same model's clean answer to the same question."
-    merged = with_clean(answers, columns=("answer",))  # each answer beside the same model's clean answer (vqa_robust.calibration)
+    merged = with_clean(answers, columns=("answer",))  # each answer beside the same model's clean answer (vqa_robust.metrics)
     merged = merged[~clean_mask(merged) & merged.has_clean.to_numpy()]
     changed = merged[[answer_changed(before, after) for before, after in zip(merged.clean_answer, merged.answer)]]
     q = dataset.questions.set_index("question_id")

@@ -10,16 +10,17 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 from .base import CONDITION, Registry, listed, seeded_rng
+from .corruptions import CLEAN
 from .data import VQADataset
 from .vocabulary import strip_whitespace, process_punctuation, process_digit_article, normalize_answer, most_common_answer
 
 # %% auto #0
 __all__ = ['ACCURACY_MODES', 'TEN_ANSWER_MODES', 'REFUSALS', 'API_FAILURE', 'OPTION_SEPARATORS', 'NO_OPTION', 'ANSWER_IS',
            'OPTION_RULES', 'ANSWER_KEYS', 'JUDGE_PROMPT', 'EXTRACTION_TAIL', 'BREAKDOWNS', 'LEVELS', 'SUBMETRICS',
-           'RELATIVE', 'DEFAULT_WEIGHTS', 'leave_one_out', 'accuracy_official', 'accuracy_normalize', 'accuracy_simple',
-           'accuracy_exact', 'accuracy_exact_normalize', 'accuracy_vizwiz', 'answers_problem', 'vqa_accuracy',
-           'evalai_answer', 'accuracy_textvqa', 'relaxed_number', 'accuracy_relaxed', 'letter_named', 'text_named',
-           'vlmevalkit_option', 'vlmevalkit_2025_04_option', 'last_of', 'mmmu_pro_option', 'OptionRules',
+           'RELATIVE', 'DEFAULT_WEIGHTS', 'QUESTION_KEYS', 'leave_one_out', 'accuracy_official', 'accuracy_normalize',
+           'accuracy_simple', 'accuracy_exact', 'accuracy_exact_normalize', 'accuracy_vizwiz', 'answers_problem',
+           'vqa_accuracy', 'evalai_answer', 'accuracy_textvqa', 'relaxed_number', 'accuracy_relaxed', 'letter_named',
+           'text_named', 'vlmevalkit_option', 'vlmevalkit_2025_04_option', 'last_of', 'mmmu_pro_option', 'OptionRules',
            'chosen_option', 'levenshtein', 'anls_distance', 'accuracy_anls', 'plain', 'check_unique_ids',
            'check_answered', 'rotated', 'circular_scores', 'circular_by_set', 'drawn_option', 'read_choices',
            'checked_predictions', 'check_annotations', 'score_answers', 'accuracy_table', 'judge_prompt',
@@ -28,7 +29,8 @@ __all__ = ['ACCURACY_MODES', 'TEN_ANSWER_MODES', 'REFUSALS', 'API_FAILURE', 'OPT
            'range_of_error', 'error_rate', 'average_error', 'average_difference', 'submetric_values', 'minmax_scale',
            'submetrics', 'preference_weights', 'checked_weights', 'weighted_vre', 'aggregated_metrics', 'vre',
            'accuracy_matrix', 'severity_accuracy', 'model_accuracy', 'corruption_accuracy', 'relative_drop',
-           'score_cube', 'resample_counts', 'interval', 'bootstrap']
+           'score_cube', 'resample_counts', 'interval', 'bootstrap', 'question_bootstrap', 'image_condition_answers',
+           'clean_mask', 'with_clean']
 
 # %% ../nbs/04_metrics.ipynb #c007
 def leave_one_out(prediction: str, answers: list[str]) -> float:
@@ -759,3 +761,41 @@ def bootstrap(scored: pd.DataFrame,          # per-question scores: model, corru
     lo, hi = interval(vre_c[1:], confidence)
     vc = pd.DataFrame({"estimate": vre_c[0], "low": lo, "high": hi}, index=pd.Index(corruptions, name="corruption"))
     return {"accuracy": accuracy, "submetrics": sub, "vre_model": vm, "vre_corruption": vc}
+
+# %% ../nbs/04_metrics.ipynb #c032qb
+def question_bootstrap(values: pd.DataFrame,       # rows questions, columns conditions; NaN where a condition lacks the question
+                       n_boot: int = 1000,         # replicates
+                       seed: int = 0,              # seed of the resampling
+                       confidence: float = 0.95,   # interval coverage
+                      ) -> tuple[np.ndarray, np.ndarray]:  # low and high per column
+    "Percentile intervals of column means, resampling questions (rows) with replacement, as `bootstrap` does (multinomial counts)."
+    x = values.to_numpy(float); n = len(x)
+    counts = resample_counts(n, n_boot, np.random.default_rng(seed))
+    known = ~np.isnan(x)
+    means = (counts @ np.where(known, x, 0.0)) / np.maximum(counts @ known, 1)
+    return interval(means, confidence)
+
+# %% ../nbs/04_metrics.ipynb #k009
+QUESTION_KEYS = ["model", "seed", "question_id"]  # a model's answer to one question under one run seed
+
+def image_condition_answers(scored: pd.DataFrame  # a run's scored answers (answers.parquet)
+                           ) -> pd.DataFrame:     # the answers to the dataset's own questions
+    "The answers to the original questions: rows of perturbed questions (a `text` column other than 'original') left out."
+    return scored[scored.text == "original"] if "text" in scored else scored
+
+def clean_mask(answers: pd.DataFrame) -> np.ndarray:
+    "Which rows are the clean condition (`CLEAN`: corruption 'clean', severity 0)."
+    return ((answers.corruption == CLEAN[0]) & (answers.severity == CLEAN[1])).to_numpy()
+
+def with_clean(scored: pd.DataFrame,  # scored answers: model, corruption, severity, seed, question_id and `columns`
+               columns=("answer", "score", "confidence"),  # columns to bring from the clean answer, as clean_<column>
+              ) -> pd.DataFrame:      # every row (clean ones too), with clean_<column> (NaN where none) and has_clean
+    "Each answer beside the same model's clean answer to the same question (under the same run seed); `has_clean` is False where there is none."
+    scored = image_condition_answers(scored)
+    clean = scored[clean_mask(scored)]
+    missing = sorted(set(scored.model) - set(clean.model))
+    if missing: raise ValueError(f"no clean answers for model(s) {missing}: shifts, flips and answer changes are measured from the clean condition")
+    columns = [c for c in columns if c in scored]
+    clean = clean[QUESTION_KEYS + columns].rename(columns={c: f"clean_{c}" for c in columns})
+    rows = scored.merge(clean, on=QUESTION_KEYS, how="left", validate="many_to_one", indicator="has_clean")
+    return rows.assign(has_clean=(rows.has_clean == "both").to_numpy())

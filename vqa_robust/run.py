@@ -32,8 +32,9 @@ from .text_eval import perturb_all, scored_where_known, paired_answers, text_tab
 from .text import CHOICES, COLOR_METRICS, NEAR_COLOUR_DISTANCE, PERTURBATIONS, answer_vocabulary
 from .changes import answer_changes, categorise, change_table, plot_gallery
 from .defences import DEFENCES, NO_DEFENCE, ModelRef, defence_table, defence_timing, plot_defences
-from .calibration import (calibration_table, consistency_table, flip_table, most_unstable, plot_reliability, plot_unstable,
-                                    robustness_alignment, severity_patterns)
+from .calibration import calibration_table, plot_reliability, robustness_alignment
+from .flips import flip_table
+from .consistency import consistency_table, most_unstable, plot_unstable, severity_patterns
 plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
 
 # %% auto #0
@@ -68,7 +69,7 @@ class RunParameters:
     dataset: str = parameter("easy_vqa", '"easy_vqa" (offline, shipped), "vqav2" (with data_dir, or the three paths below), "vg", "gqa", "vizwiz", "mmbench", "textvqa", "chartqa", "docvqa", "mmmu_pro" (with data_dir): vqa_robust.datasets.DATASETS')
     data_dir: str = parameter("", 'folder the dataset was downloaded into, official file names (VQAv2: v2_OpenEnded_mscoco_val2014_questions.json, ..., val2014/)')
     dataset_split: str = parameter("", 'the dataset\'s own split (gqa: testdev, val, train; vizwiz: val, train; mmbench: dev_en, dev_en_v11; textvqa: val, train; chartqa: test, val, train; docvqa: val, train; mmmu_pro: vision); "": its first')
-    split: str = parameter("auto", '"vrb": VRB\'s 3,000 val2014 images with all their questions; "sample": n_images drawn with the seed; "auto": "vrb" for vqav2 when n_images is "auto", else "sample"; or a split file (.json: vqa_robust.data.write_split\'s, e.g. vqa_robust.calibration.discriminative_split\'s)')
+    split: str = parameter("auto", '"vrb": VRB\'s 3,000 val2014 images with all their questions; "sample": n_images drawn with the seed; "auto": "vrb" for vqav2 when n_images is "auto", else "sample"; or a split file (.json: vqa_robust.data.write_split\'s, e.g. vqa_robust.discrimination.discriminative_split\'s)')
     questions_file: str = parameter("", 'or the VQAv2 questions JSON ...')
     annotations_file: str = parameter("", '... the annotations JSON ...')
     image_dir: str = parameter("", '... and the image folder')
