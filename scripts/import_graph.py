@@ -16,7 +16,8 @@ FLOORS = [  # bottom up
     ["corruptions"],
     ["data"],
     ["metrics"],
-    ["calibration", "flips", "consistency", "discrimination"],  # beyond VRB, side by side: calibration, flips, consistency across severities, discriminative questions
+    ["calibration", "flips", "consistency"],  # beyond VRB, side by side: calibration, flips, consistency across severities
+    ["discrimination"],        # discriminative questions (their flip rate is flips' answer flip)
     ["datasets"],
     ["text"],                  # question perturbations (WordNet, colours, typos)
     ["defences"],              # what stands between the corruption and the model: image and text defences

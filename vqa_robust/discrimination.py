@@ -7,8 +7,9 @@ from __future__ import annotations
 import pandas as pd
 from .base import seeded_rng
 from .data import VQADataset, write_split
-from .metrics import bootstrap, clean_mask, image_condition_answers, with_clean
-from .vocabulary import answer_changed, answer_key
+from .flips import flip_terms
+from .metrics import bootstrap, clean_mask, image_condition_answers
+from .vocabulary import answer_key
 
 # %% auto #0
 __all__ = ['question_discrimination', 'select_discriminative', 'discriminative_split', 'ranking_comparison']
@@ -21,11 +22,7 @@ def question_discrimination(scored: pd.DataFrame  # scored answers of two or mor
     if rows.model.nunique() < 2: raise ValueError(f"discrimination compares models: got answers of {rows.model.nunique()} model")
     clean = rows[clean_mask(rows)]
     disagreement = clean.assign(a=clean.answer.map(answer_key)).groupby("question_id").a.nunique().gt(1).astype(float)
-    corrupted = with_clean(rows, ("answer",))
-    corrupted = corrupted[~clean_mask(corrupted)]
-    if corrupted.empty: raise ValueError("no answers under a corruption: the flip rate compares a corrupted answer with the same model's clean one")
-    paired = corrupted[corrupted.has_clean.to_numpy()]  # the answer flip of vqa_robust.flips: answer_changed from the clean answer
-    flips = pd.Series([answer_changed(b, a) for a, b in zip(paired.answer, paired.clean_answer)], index=paired.index, dtype=float).groupby(paired.question_id).mean()
+    flips = flip_terms(rows).groupby("question_id").flip.mean()  # the answer flip of vqa_robust.flips, NaN without a clean answer
     out = pd.DataFrame({"disagreement": disagreement, "flip_rate": flips.reindex(disagreement.index).fillna(0.0)})
     return out.assign(discrimination=out.disagreement + out.flip_rate).reset_index()
 
