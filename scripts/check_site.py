@@ -88,8 +88,8 @@ PAGE_FACTS = """() => ({
   code_blocks: document.querySelectorAll('.highlight pre').length,
 })"""
 
-def check_page(page, name: str, base: str, site: Path, max_mb: float, report: dict) -> list[str]:
-    "Open one page and return its failures."
+def check_page(page, name: str, base: str, site: Path, max_mb: float, report: dict, screenshot: Path | None = None) -> list[str]:
+    "Open one page and return its failures (`screenshot`: save one at 1280 px first; the page is left at 390 px)."
     fails, console, external = [], [], []
     page.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: console.append(str(e)))
@@ -108,10 +108,6 @@ def check_page(page, name: str, base: str, site: Path, max_mb: float, report: di
     fails += [f"{name}: image does not load: {src}" for src in images["broken"]]
     fails += [f"{name}: image wider than the page: {src}" for src in images["wider"]]
     if facts["overflow"] > 1: fails.append(f"{name}: the page scrolls sideways by {facts['overflow']} px at 1280 px")
-    page.set_viewport_size({"width": 390, "height": 844})  # a phone: wide tables and code must scroll inside their boxes
-    narrow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
-    if narrow > 1: fails.append(f"{name}: the page scrolls sideways by {narrow} px at 390 px")
-    page.set_viewport_size({"width": 1280, "height": 900})
     if facts["h2"] and not facts["toc"]: fails.append(f"{name}: no table of contents")
     if not facts["footer"]: fails.append(f"{name}: no previous/next links")
     if facts["code_blocks"] and not facts["highlighted"]: fails.append(f"{name}: code is not highlighted")
@@ -123,6 +119,10 @@ def check_page(page, name: str, base: str, site: Path, max_mb: float, report: di
     weight = (site / name).stat().st_size + sum((site / urljoin(name, src)).stat().st_size for src in set(
         re.findall(r'<img[^>]+src="([^"]+)"', (site / name).read_text())) if (site / urljoin(name, src)).is_file())
     if weight > max_mb * 2**20: fails.append(f"{name}: weighs {weight / 2**20:.1f} MB with its images (limit {max_mb} MB)")
+    if screenshot: page.screenshot(path=str(screenshot))
+    page.set_viewport_size({"width": 390, "height": 844})  # a phone, last (one layout less): wide tables and code must scroll inside their boxes
+    narrow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+    if narrow > 1: fails.append(f"{name}: the page scrolls sideways by {narrow} px at 390 px")
     report[name] = {"title": title, "images": images["n"], "internal_links": len(internal), "external_links": len(links) - len(internal),
                     "anchors": sum("#" in h for h in internal), "toc_entries": facts["toc"], "code_blocks": facts["code_blocks"],
                     "console_errors": len(console), "weight_mb": round(weight / 2**20, 2)}
@@ -160,8 +160,8 @@ def main(argv=None) -> int:
             context = browser.new_context(viewport={"width": 1280, "height": 900})
             for name in args.pages or site_pages(site):
                 page = context.new_page()
-                fails += check_page(page, name, base, site, args.max_page_mb, report)
-                if name in ("index.html", "metrics.html"): page.screenshot(path=str(out / name.replace(".html", ".png")))
+                shot = out / name.replace(".html", ".png") if name in ("index.html", "metrics.html") else None
+                fails += check_page(page, name, base, site, args.max_page_mb, report, shot)
                 page.close()
             page = context.new_page()
             n_results, search_fails = check_search(page, base)

@@ -327,7 +327,7 @@ def build_offline(quiet: bool = False, reuse_proc: bool = False) -> Path:
     "nbdev's processing into _proc/, the pages into _site_src/md/, then `mkdocs build --strict` into _docs/."
     from nbdev.serve import proc_nbs
     cfg = settings()
-    if not reuse_proc: proc_nbs(force=True)  # every notebook again: nbdev's cache, keyed on the folder's mtime, kept stale pages of edited notebooks
+    if not reuse_proc: proc_nbs(force=True, n_workers=0)  # every notebook again (nbdev's cache, keyed on the folder's mtime, kept stale pages of edited notebooks), in this process: the same _proc/ as nbdev's spawned workers, for about half the CPU (each worker imports the package again)
     proc = root / "_proc"
     names = [n for n in page_order() if (proc / n).exists()]
     missing = [n for n in page_order() if not (proc / n).exists()]
