@@ -8,7 +8,7 @@ import os, time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
 import pandas as pd
 import torch
@@ -21,8 +21,8 @@ from .inference import answer_plan, encoder_of, plan_bar, plan_batches, question
 
 # %% auto #0
 __all__ = ['EXECUTORS', 'Shard', 'shards_of', 'answer_shard', 'Executor', 'register_executor', 'no_replicas', 'release_replicas',
-           'executor', 'local_answer', 'local_start', 'ray_resources', 'ShardWorker', 'ray_pool', 'ray_answer',
-           'ray_start', 'ray_stop', 'cluster_plan']
+           'executor', 'local_answer', 'local_start', 'ray_resources', 'ShardWorker', 'ray_pool', 'finished_shards',
+           'keep_shard', 'ray_answer', 'ray_start', 'ray_stop', 'cluster_plan']
 
 # %% ../nbs/03a_distributed.ipynb #c006
 @dataclass(frozen=True)
@@ -159,6 +159,30 @@ def ray_pool(model_name: str, load: dict, replicas: int, resources: dict, thread
     actor = ray.remote(max_restarts=-1, max_task_retries=-1, max_concurrency=1)(ShardWorker)
     return [actor.options(**resources).remote(model_name, load, threads, num_workers) for _ in range(replicas)]
 
+# %% ../nbs/03a_distributed.ipynb #c023f
+def finished_shards(ray,                  # the ray module (or anything with its wait and get)
+                    workers: list,        # the replicas, sent shards in turn
+                    shards: deque,        # the shards still to send (emptied)
+                    submit: Callable,     # (replica, shard) -> the reference of its answer
+                    in_flight: int = 2,   # shards sent ahead per replica
+                   ) -> Iterable:         # (shard, its result) as each finishes
+    "Send `shards` to the replicas in turn, at most `in_flight` each ahead, and yield each with its result as it finishes."
+    pending, turn = {}, 0
+    while shards or pending:
+        while shards and len(pending) < in_flight * len(workers):
+            shard = shards.popleft()
+            pending[submit(workers[turn % len(workers)], shard)] = shard
+            turn += 1
+        ready, _ = ray.wait(list(pending), num_returns=1)
+        for ref in ready: yield pending.pop(ref), ray.get(ref)
+
+def keep_shard(plan, shard, entry: dict, answers: pd.DataFrame):
+    "A finished shard into the plan's answers and its condition's record, written at once (as the local run writes chunk by chunk)."
+    condition = (shard.corruption, shard.severity)
+    plan.done[condition][shard.chunk] = answers
+    plan.records[condition][chunk_file(shard.chunk)] = entry
+    write_record(plan.folders[condition], plan.identities[condition], plan.records[condition])
+
 # %% ../nbs/03a_distributed.ipynb #c023s1
 def ray_answer(model_name: str,          # a key of MODELS or a checkpoint folder
                identity: dict,           # the model's identity (model_identity), as the store records it
@@ -185,38 +209,25 @@ def ray_answer(model_name: str,          # a key of MODELS or a checkpoint folde
     ray, load = start_ray(address), load or {}
     name = identity.get("model", model_name)
     plan = store_plan(name, identity, dataset, question_order(dataset), grid, out_dir, seed, batch_size, chunk_size, overwrite, data)
-    identities, folders, done, todo, records = plan.identities, plan.folders, plan.done, plan.todo, plan.records
-    shards = deque(shards_of(name, todo))
+    shards = deque(shards_of(name, plan.todo))
     bar = plan_bar(progress, plan)
     if shards:
         workers = pool or ray_start(model_name, load, threads, num_workers, address, replicas=replicas)["pool"]
         dataset_ref, key, started = ray.put(dataset), identity_digest(plan.data), time.time()
-        pending, turn = {}, 0
-        while shards or pending:
-            while shards and len(pending) < in_flight * len(workers):
-                shard = shards.popleft()
-                pending[workers[turn % len(workers)].answer.remote(dataset_ref, key, shard, str(out_dir), identities[(shard.corruption, shard.severity)],
-                                                                   seed, batch_size, chunk_size, plan.reported)] = shard
-                turn += 1
-            ready, _ = ray.wait(list(pending), num_returns=1)
-            for ref in ready:
-                shard = pending.pop(ref)
-                entry, answers = ray.get(ref)
-                condition = (shard.corruption, shard.severity)
-                done[condition][shard.chunk] = answers
-                records[condition][chunk_file(shard.chunk)] = entry
-                write_record(folders[condition], identities[condition], records[condition])
-                if bar is not None: bar.update(len(answers)); bar.set_postfix_str(f"{name} {shard.corruption} {shard.severity}", refresh=False)
-                if on_shard: on_shard(shard, workers)
-        reported_model(name, records, overwrite=False)  # replicas whose server changed model mid-run: refused, not one table of two models
+        submit = lambda worker, shard: worker.answer.remote(dataset_ref, key, shard, str(out_dir), plan.identities[(shard.corruption, shard.severity)],
+                                                            seed, batch_size, chunk_size, plan.reported)
+        for shard, (entry, answers) in finished_shards(ray, workers, shards, submit, in_flight):
+            keep_shard(plan, shard, entry, answers)
+            if bar is not None: bar.update(len(answers)); bar.set_postfix_str(f"{name} {shard.corruption} {shard.severity}", refresh=False)
+            if on_shard: on_shard(shard, workers)
+        reported_model(name, plan.records, overwrite=False)  # replicas whose server changed model mid-run: refused, not one table of two models
         if log:
-            n = sum(len(done[c][k]) for c in todo for k in todo[c])
-            seconds = time.time() - started
+            n, seconds = sum(len(plan.done[c][k]) for c in plan.todo for k in plan.todo[c]), time.time() - started
             log(f"{name} on Ray ({len(workers)} replica(s)): {n} answers in {seconds:.1f} s ({n / max(seconds, 1e-9):.1f} answers/s)")
         if pool is None:
             for w in workers: ray.kill(w)
     if bar is not None and progress is True: bar.close()
-    return pd.concat([condition_answers(name, *c, done[c]) for c in grid], ignore_index=True)
+    return pd.concat([condition_answers(name, *c, plan.done[c]) for c in grid], ignore_index=True)
 
 # %% ../nbs/03a_distributed.ipynb #c023s2
 def ray_start(model_name: str,       # a key of MODELS or a checkpoint folder
