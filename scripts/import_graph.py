@@ -33,6 +33,7 @@ FLOORS = [  # bottom up
     ["distributed"],
     ["text_eval"],
     ["analysis"],
+    ["combine"],               # runs made apart, ranked together (analysis' tables, metrics' bootstrap, the store's atomic writes)
     ["changes"],
     ["explain"],
     ["run"],

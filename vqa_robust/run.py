@@ -14,7 +14,7 @@ import torch
 from fastcore.docments import docments
 from tqdm import tqdm
 
-from .base import LazyModule, CONDITION, Registry, UnknownNameError, non_negative_integer
+from .base import LazyModule, CONDITION, Registry, UnknownNameError, non_negative_integer, positive_integer
 from .data import VQADataset, read_split, sample_images, vrb_split, write_split, dataset_fingerprint
 from .datasets import DATASETS, answerability
 from .corruptions import CLEAN, CORRUPTIONS, PRESETS, expand_corruptions, image_under_condition
@@ -34,11 +34,12 @@ from .changes import answer_changes, categorise, change_table, plot_gallery
 from .defences import DEFENCES, NO_DEFENCE, ModelRef, defence_table, defence_timing, plot_defences
 from .calibration import calibration_table, plot_reliability, robustness_alignment
 from .flips import flip_table
+from .combine import combine
 from .consistency import consistency_table, most_unstable, plot_unstable, severity_patterns
 plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
 
 # %% auto #0
-__all__ = ['plt', 'RUN_PARAMETERS', 'TRANSPORT_PARAMETERS', 'SAMPLE_IMAGES', 'NEEDS', 'RESULT_SECTIONS', 'CORE_FILES',
+__all__ = ['plt', 'RUN_PARAMETERS', 'TRANSPORT_PARAMETERS', 'SAMPLE_IMAGES', 'NEEDS', 'RESULT_SECTIONS', 'CORE_FILES', 'COMMANDS',
            'parameter', 'RunParameters', 'run_parameter_values', 'literal', 'parameters_cell', 'registry_parameter',
            'list_parameter', 'int_parameter', 'is_auto', 'auto_parameter', 'text_kinds', 'defence_list',
            'served_transport', 'CheckedParameters', 'model_parameters', 'grid_parameters', 'split_parameters',
@@ -50,7 +51,7 @@ __all__ = ['plt', 'RUN_PARAMETERS', 'TRANSPORT_PARAMETERS', 'SAMPLE_IMAGES', 'NE
            'flip_results', 'consistency_results', 'answer_changing_words', 'comparability_results',
            'text_perturbation_results', 'defence_results', 'defence_sample', 'run_summary', 'run', 'write_sections',
            'locked_run', 'corrupt', 'registry_table', 'show_default', 'parameter_options', 'add_parameters',
-           'command_parser', 'refused', 'error_line', 'main']
+           'command_parser', 'refused', 'error_line', 'combine_command', 'main']
 
 # %% ../nbs/08_run_library.ipynb #c012p
 def parameter(default,      # the parameter's default (a list is copied for each run)
@@ -889,15 +890,22 @@ def add_parameters(parser: argparse.ArgumentParser,  # the (sub)command's parser
     return parser
 
 def command_parser() -> argparse.ArgumentParser:
-    "The `vqa-robust` command: run, corrupt, models, corruptions."
+    "The `vqa-robust` command: run, corrupt, combine, models, corruptions (the keys of COMMANDS)."
     parser = argparse.ArgumentParser(prog="vqa-robust", description="Robustness of VQA models to image corruptions and question perturbations (VRB).")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{run,corrupt,models,corruptions}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{run,corrupt,combine,models,corruptions}")
     run_parser = add_parameters(commands.add_parser("run", help="answer, score and write a run folder (vqa_robust.run.run)",
                                                     description="Answer every question of a split under each corruption and severity with each model, score them "
                                                                 "and write the run folder; the same parameters as nbs/run.ipynb and vqa_robust.run.run."), RunParameters)
     corrupt_parser = add_parameters(commands.add_parser("corrupt", help="write a dataset's images under chosen corruptions (vqa_robust.generator.generate)",
                                                         description=corrupt.__doc__), corrupt)
-    for sub in (run_parser, corrupt_parser): sub.add_argument("--debug", action="store_true", help="show the traceback of an error (default: one line)")
+    combine_parser = commands.add_parser("combine", help="rank the models of separate run folders together (vqa_robust.combine.combine)",
+                                         description="Check that the runs asked the same questions under the same conditions, seed and corruption code, "
+                                                     "recompute accuracy, VRB's metrics and their intervals over all their models, and write a leaderboard.")
+    combine_parser.add_argument("folders", nargs="+", metavar="RUN", help="run folders (finished runs)")
+    combine_parser.add_argument("--out-dir", dest="out_dir", required=True, metavar="OUT_DIR", help="the board's folder (not one of the runs')")
+    combine_parser.add_argument("--n-boot", dest="n_boot", default=1000, metavar="N_BOOT", help="bootstrap replicates (default: 1000)")
+    combine_parser.add_argument("--figures", dest="figures", nargs="?", const=True, default=True, metavar="FIGURES", help="draw leaderboard.png (default: True)")
+    for sub in (run_parser, corrupt_parser, combine_parser): sub.add_argument("--debug", action="store_true", help="show the traceback of an error (default: one line)")
     commands.add_parser("models", help="list the model registry (vqa_robust.zoo.MODELS)")
     commands.add_parser("corruptions", help="list the corruptions and their presets (vqa_robust.corruptions)")
     return parser
@@ -913,15 +921,26 @@ def error_line(error: BaseException) -> str:
     known = type(error) in (ValueError, KeyError, RuntimeError) or type(error).__module__.startswith("vqa_robust")
     return " ".join((text if known else f"{type(error).__name__}: {text}").split()) or type(error).__name__
 
+def combine_command(folders: list, out_dir: str, n_boot="1000", figures=True) -> str:
+    "`vqa-robust combine`: the board of the runs in `folders`, written into `out_dir` (vqa_robust.combine.combine)."
+    board = combine(folders, out_dir, n_boot=positive_integer(int_parameter(n_boot, "n_boot"), "n_boot"), figures=flag(figures, "figures"))
+    return board.drop(columns="run").round(4).to_string(index=False) + f"\nboard in {out_dir}"
+
+COMMANDS = {  # `vqa-robust` command -> (its parsed arguments) -> what it prints
+    "run": lambda args: str(run(run_config(**args))),
+    "corrupt": lambda args: corrupt(**args) and f"corrupted images in {args['out_dir']}",  # corrupt returns its manifest
+    "combine": lambda args: combine_command(**args),
+    "models": lambda args: registry_table("models").to_string(index=False, max_colwidth=60),
+    "corruptions": lambda args: registry_table("corruptions").to_string(index=False, max_colwidth=60),
+}
+
 def main(argv: list | None = None  # the arguments (None: sys.argv[1:])
         ) -> int:                  # the exit status: 0 done, 2 a parameter refused (nothing was done), 1 a failure (what was saved is kept)
     "The `vqa-robust` console script: every error as one line (`--debug`: its traceback)."
     args = vars(command_parser().parse_args(argv))
     command, debug = args.pop("command"), args.pop("debug", False)
     try:
-        if command == "run": config = run_config(**args); print(run(config))
-        elif command == "corrupt": corrupt(**args); print(f"corrupted images in {args['out_dir']}")
-        else: print(registry_table(command).to_string(index=False, max_colwidth=60))
+        print(COMMANDS[command](args))
     except Exception as e:
         if debug: raise
         print(f"vqa-robust {command}: {error_line(e)}" + ("" if refused(e) else " (--debug shows the traceback)"), file=sys.stderr)
