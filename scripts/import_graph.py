@@ -27,6 +27,7 @@ FLOORS = [  # bottom up
     ["vilt", "blip"],          # the families transformers ships whole
     ["vle", "pnp", "vlms"],    # the other families
     ["served"],                # any OpenAI-compatible endpoint as a model (the chat VLMs' prompt and answer cleaning)
+    ["harnesses"],             # a benchmark under every condition in lmms-eval's and VLMEvalKit's layouts, with the served models' prompts
     ["zoo"],                   # the registries of families and entries, loading by name
     ["training"],
     ["inference"],

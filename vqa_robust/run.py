@@ -35,6 +35,7 @@ from .defences import DEFENCES, NO_DEFENCE, ModelRef, defence_table, defence_tim
 from .calibration import calibration_table, plot_reliability, robustness_alignment
 from .flips import flip_table
 from .combine import combine
+from .harnesses import export, served_settings
 from .consistency import consistency_table, most_unstable, plot_unstable, severity_patterns
 plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
 
@@ -50,8 +51,8 @@ __all__ = ['plt', 'RUN_PARAMETERS', 'TRANSPORT_PARAMETERS', 'SAMPLE_IMAGES', 'NE
            'accuracy_results', 'extraction_results', 'robustness_results', 'change_results', 'calibration_results',
            'flip_results', 'consistency_results', 'answer_changing_words', 'comparability_results',
            'text_perturbation_results', 'defence_results', 'defence_sample', 'run_summary', 'run', 'write_sections',
-           'locked_run', 'corrupt', 'registry_table', 'show_default', 'parameter_options', 'add_parameters',
-           'command_parser', 'refused', 'error_line', 'combine_command', 'main']
+           'locked_run', 'corrupt', 'export_benchmark', 'registry_table', 'show_default', 'parameter_options',
+           'add_parameters', 'command_parser', 'refused', 'error_line', 'combine_command', 'export_line', 'main']
 
 # %% ../nbs/08_run_library.ipynb #c012p
 def parameter(default,      # the parameter's default (a list is copied for each run)
@@ -853,6 +854,30 @@ def corrupt(dataset: str = "easy_vqa",   # a key of vqa_robust.datasets.DATASETS
     return generate(questions, out_dir, names, levels, seed=int_parameter(seed, "seed"), image_format=image_format, quality=int_parameter(quality, "quality"),
                     workers=int_parameter(workers, "workers"), overwrite=flag(overwrite, "overwrite"), progress=flag(progress, "progress"), executor=executor)
 
+# %% ../nbs/08_run_library.ipynb #c057x
+def export_benchmark(dataset: str = "easy_vqa",   # a key of vqa_robust.datasets.DATASETS, as for a run
+                     data_dir: str = "",          # folder the dataset was downloaded into (official file names)
+                     dataset_split: str = "",     # the dataset's own split (gqa: testdev, val, train; vizwiz: val, train); "": its first
+                     questions_file: str = "",    # or the VQAv2 questions JSON ...
+                     annotations_file: str = "",  # ... the annotations JSON ...
+                     image_dir: str = "",         # ... and the image folder
+                     n_images: int = 0,           # images sampled with the seed, as a run samples them (0: every image)
+                     corruptions: list = ["gaussian_noise", "defocus_blur", "brightness"],  # names in vqa_robust.corruptions.CORRUPTIONS or presets: a list, comma-separated or JSON text
+                     severities: list = [1, 2, 3, 4, 5],  # levels 1-5: a list, comma-separated or JSON text
+                     seed: int = 0,               # seeds the sample and every corruption (with each image id), as a run's seed
+                     format: list = ["lmms-eval", "vlmevalkit"],  # layouts, keys of vqa_robust.harnesses.EXPORT_FORMATS: a list, comma-separated or JSON text
+                     out_dir: str = "exported",   # the export's folder: export.json, lmms_eval/ and vlmevalkit/
+                    ) -> dict:                    # the manifest
+    "Write a dataset (or a seeded sample) under every chosen corruption and severity in lmms-eval's and VLMEvalKit's layouts (vqa_robust.harnesses.export)."
+    registry_parameter(DATASETS, [dataset], "dataset")
+    dataset_split = dataset_split or DATASETS[dataset].splits[0]
+    files = DATASETS[dataset].files(dataset_split, data_dir, questions_file, annotations_file, image_dir)
+    _, questions = load_questions(dataset, files, dataset_split, "sample", int_parameter(n_images, "n_images"), int_parameter(seed, "seed"))
+    names = expand_corruptions([str(c) for c in list_parameter(corruptions, "corruptions")])
+    grid = [(c, int_parameter(s, "severities")) for c in names for s in list_parameter(severities, "severities")]
+    return export(questions, out_dir, grid, seed=int_parameter(seed, "seed"), formats=[str(f) for f in list_parameter(format, "format")],
+                  settings=served_settings(dataset))
+
 # %% ../nbs/08_run_library.ipynb #c059
 def registry_table(kind: str  # "models" or "corruptions"
                   ) -> pd.DataFrame:
@@ -890,14 +915,16 @@ def add_parameters(parser: argparse.ArgumentParser,  # the (sub)command's parser
     return parser
 
 def command_parser() -> argparse.ArgumentParser:
-    "The `vqa-robust` command: run, corrupt, combine, models, corruptions (the keys of COMMANDS)."
+    "The `vqa-robust` command: run, corrupt, export, combine, models, corruptions (the keys of COMMANDS)."
     parser = argparse.ArgumentParser(prog="vqa-robust", description="Robustness of VQA models to image corruptions and question perturbations (VRB).")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{run,corrupt,combine,models,corruptions}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{run,corrupt,export,combine,models,corruptions}")
     run_parser = add_parameters(commands.add_parser("run", help="answer, score and write a run folder (vqa_robust.run.run)",
                                                     description="Answer every question of a split under each corruption and severity with each model, score them "
                                                                 "and write the run folder; the same parameters as nbs/run.ipynb and vqa_robust.run.run."), RunParameters)
     corrupt_parser = add_parameters(commands.add_parser("corrupt", help="write a dataset's images under chosen corruptions (vqa_robust.generator.generate)",
                                                         description=corrupt.__doc__), corrupt)
+    export_parser = add_parameters(commands.add_parser("export", help="write a dataset under chosen corruptions for lmms-eval and VLMEvalKit (vqa_robust.harnesses.export)",
+                                                       description=export_benchmark.__doc__), export_benchmark)
     combine_parser = commands.add_parser("combine", help="rank the models of separate run folders together (vqa_robust.combine.combine)",
                                          description="Check that the runs asked the same questions under the same conditions, seed and corruption code, "
                                                      "recompute accuracy, VRB's metrics and their intervals over all their models, and write a leaderboard.")
@@ -905,7 +932,7 @@ def command_parser() -> argparse.ArgumentParser:
     combine_parser.add_argument("--out-dir", dest="out_dir", required=True, metavar="OUT_DIR", help="the board's folder (not one of the runs')")
     combine_parser.add_argument("--n-boot", dest="n_boot", default=1000, metavar="N_BOOT", help="bootstrap replicates (default: 1000)")
     combine_parser.add_argument("--figures", dest="figures", nargs="?", const=True, default=True, metavar="FIGURES", help="draw leaderboard.png (default: True)")
-    for sub in (run_parser, corrupt_parser, combine_parser): sub.add_argument("--debug", action="store_true", help="show the traceback of an error (default: one line)")
+    for sub in (run_parser, corrupt_parser, export_parser, combine_parser): sub.add_argument("--debug", action="store_true", help="show the traceback of an error (default: one line)")
     commands.add_parser("models", help="list the model registry (vqa_robust.zoo.MODELS)")
     commands.add_parser("corruptions", help="list the corruptions and their presets (vqa_robust.corruptions)")
     return parser
@@ -926,9 +953,15 @@ def combine_command(folders: list, out_dir: str, n_boot="1000", figures=True) ->
     board = combine(folders, out_dir, n_boot=positive_integer(int_parameter(n_boot, "n_boot"), "n_boot"), figures=flag(figures, "figures"))
     return board.drop(columns="run").round(4).to_string(index=False) + f"\nboard in {out_dir}"
 
+def export_line(manifest: dict, out_dir: str) -> str:
+    "What `vqa-robust export` prints: the conditions written and where."
+    return (f"{len(manifest['conditions'])} conditions of {manifest['dataset']} ({manifest['n_questions']} questions) in {', '.join(manifest['formats'])} "
+            f"layouts in {out_dir}; manifest {out_dir}/export.json")
+
 COMMANDS = {  # `vqa-robust` command -> (its parsed arguments) -> what it prints
     "run": lambda args: str(run(run_config(**args))),
     "corrupt": lambda args: corrupt(**args) and f"corrupted images in {args['out_dir']}",  # corrupt returns its manifest
+    "export": lambda args: export_line(export_benchmark(**args), args["out_dir"]),
     "combine": lambda args: combine_command(**args),
     "models": lambda args: registry_table("models").to_string(index=False, max_colwidth=60),
     "corruptions": lambda args: registry_table("corruptions").to_string(index=False, max_colwidth=60),
