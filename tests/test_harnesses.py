@@ -1,0 +1,67 @@
+"""The exported benchmark in the real harness: lmms-eval (PyPI, in a side environment this test makes) runs an exported corrupted
+task against the package's local chat server, and sends, question for question, the prompt and the image pixels a run of the
+package sends to the same server. Slow: the side environment takes about 3 minutes to install (once; LMMS_EVAL_VENV reuses one).
+
+    python scripts/test.py --flags slow          # or: pytest -m slow tests/test_harnesses.py
+"""
+import json, os, subprocess, sys, time
+from pathlib import Path
+
+import pytest
+
+root = Path(__file__).resolve().parent.parent
+LMMS_EVAL = "lmms-eval==0.7.3"
+
+def lmms_eval_venv() -> Path:
+    """A venv holding lmms-eval (LMMS_EVAL_VENV, or made under ~/.cache): CPU torch first, then lmms-eval pinned to it; its CUDA
+    torchvision removed (it breaks even `--help` on a CPU torch) and filelock below 4 (4.x breaks every run)."""
+    venv = Path(os.environ.get("LMMS_EVAL_VENV") or Path.home() / ".cache" / "vqa_robust" / "lmms-eval-0.7.3")
+    if (venv / "bin" / "lmms-eval").exists(): return venv
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
+    pin = venv.parent / "lmms-eval-pin.txt"
+    venv.parent.mkdir(parents=True, exist_ok=True); pin.write_text("torch==2.13.0\n")
+    for step in ([sys.executable, "-m", "venv", str(venv)], pip + ["torch==2.13.0"], pip + ["-c", str(pin), LMMS_EVAL],
+                 [str(venv / "bin" / "python"), "-m", "pip", "uninstall", "-y", "-q", "torchvision", "torchaudio", "torchcodec"],
+                 pip + ["filelock<4"]):
+        p = subprocess.run(step, capture_output=True, text=True)
+        if p.returncode and "uninstall" not in step: pytest.fail(f"{' '.join(step[:6])}: {p.stderr[-2000:]}")
+    return venv
+
+@pytest.mark.slow
+def test_lmms_eval_runs_an_exported_task_as_the_package_asks(tmp_path):
+    from vqa_robust.harnesses import export, served_settings
+    from vqa_robust.data import load_easy_vqa, sample_images
+    from vqa_robust.run import run
+    from vqa_robust.testing import LocalChatServer
+    venv = lmms_eval_venv()
+    questions = sample_images(load_easy_vqa("test"), 3, seed=0)
+    manifest = export(questions, tmp_path / "export", [("brightness", 1)], seed=0, settings=served_settings("easy_vqa"))
+    task = next(c["name"] for c in manifest["conditions"] if c["corruption"] == "brightness")
+    with LocalChatServer() as server:
+        env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "WANDB_MODE": "disabled", "OPENAI_API_KEY": "none"}
+        started = time.time()
+        p = subprocess.run([str(venv / "bin" / "lmms-eval"), "--model", "openai_compatible", "--model_args", f"model_version=local-colours,base_url={server.url}",
+                            "--include_path", str(tmp_path / "export" / "lmms_eval"), "--tasks", task, "--batch_size", "1", "--log_samples",
+                            "--output_path", str(tmp_path / "lmms")], capture_output=True, text=True, env=env, timeout=600)
+        harness_seconds = time.time() - started
+        assert p.returncode == 0 and "Error during evaluation" not in p.stdout + p.stderr, (p.stdout + p.stderr)[-3000:]  # it exits 0 on a failed evaluation
+        asked_by_harness = list(server.received)
+        started = time.time()
+        result = run(model=f"openai:local-colours@{server.url}", n_images=3, corruptions="brightness", severities="1", seed=0,
+                     out_dir=tmp_path / "run", progress=False, figures=False, max_concurrency=1)
+        package_seconds = time.time() - started
+        asked_by_package = server.received[len(asked_by_harness):]
+    samples = [json.loads(line) for line in next((tmp_path / "lmms").rglob(f"*_samples_{task}.jsonl")).read_text().splitlines()]
+    assert [s["doc_id"] for s in samples] == list(range(manifest["n_questions"])) == list(range(len(asked_by_harness)))
+    pairs = lambda received: sorted((r["question"], r["sha256"]) for r in received)
+    assert set(pairs(asked_by_harness)) <= set(pairs(asked_by_package))  # the package asked the clean condition too: each harness request is one of its requests
+    assert len(set(r["sha256"] for r in asked_by_harness)) == 3  # three images, each corrupted: the check can fail on pixels
+    brightness = result.answers[result.answers.corruption == "brightness"].set_index("question_id").answer
+    by_doc = dict(zip(range(len(manifest["question_ids"])), manifest["question_ids"]))
+    from vqa_robust.vlms import clean_answer  # what the package makes of a reply's text (the served family's cleaning)
+    harness_answers = {by_doc[s["doc_id"]]: clean_answer(s["filtered_resps"], manifest["settings"]["lowercase"]) for s in samples}
+    assert harness_answers == brightness.to_dict()  # the same server, prompt and pixels: the same answer to every question
+    scored = json.loads(next((tmp_path / "lmms").rglob("*_results.json")).read_text())["results"][task]["exact_match,none"]
+    assert abs(scored - sum(s["exact_match"] for s in samples) / len(samples)) < 1e-12
+    print(f"lmms-eval: {len(samples)} predictions in {harness_seconds:.1f} s (process start included); the package's served run: "
+          f"{len(result.answers)} answers (clean and brightness 1) in {package_seconds:.1f} s; exact_match {scored:.4f}")
