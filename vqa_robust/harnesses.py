@@ -20,7 +20,8 @@ from .served import SERVED_DEFAULTS
 # %% auto #0
 __all__ = ['LMMS_UTILS', 'EXPORT_FORMATS', 'served_settings', 'hint_of', 'harness_questions', 'png_bytes', 'condition_png',
            'decoded', 'export_group', 'condition_name', 'vlmevalkit_table', 'write_vlmevalkit', 'lmms_task',
-           'lmms_rows', 'yaml_text', 'write_lmms_eval', 'finish_lmms_eval', 'sha256_of', 'export', 'export_manifest']
+           'lmms_rows', 'yaml_text', 'write_lmms_eval', 'finish_lmms_eval', 'sha256_of', 'export', 'export_manifest',
+           'lmms_eval_rows', 'vlmevalkit_rows', 'prediction_files', 'predicted_question', 'read_predictions']
 
 # %% ../nbs/05c_harnesses.ipynb #h006
 def served_settings(dataset: str  # a key of DATASETS
@@ -182,3 +183,68 @@ def export_manifest(dataset, out, seed, formats, conditions, names, written, spa
             "question_ids": questions.question_id.tolist(),
             "conditions": [{"name": n, "corruption": c, "severity": s, "files": {fmt: digest(written[(n, fmt)]) for fmt in formats}}
                            for n, (c, s) in zip(names, conditions)], "files": digest(spanning)}
+
+# %% ../nbs/05c_harnesses.ipynb #h032
+def lmms_eval_rows(path: Path) -> list[dict]:
+    "One lmms-eval samples file (`<date>_samples_<task>.jsonl`): doc_id, the prediction (its first filtered response) and its exact_match where scored."
+    rows = []
+    for k, line in enumerate(path.read_text().splitlines(), 1):
+        try: sample = json.loads(line)
+        except json.JSONDecodeError as e: raise ValueError(f"{path}: line {k} is not JSON: {e}") from None
+        reply = sample.get("filtered_resps", sample.get("resps"))
+        while isinstance(reply, list): reply = reply[0] if reply else ""
+        rows.append({"row": k, "doc_id": sample.get("doc_id"), "prediction": str(reply), "harness_score": sample.get("exact_match")})
+    return rows
+
+def vlmevalkit_rows(path: Path) -> list[dict]:
+    "One VLMEvalKit prediction file (`<model>_<dataset>.xlsx`, `.tsv` or `.csv`): index and prediction per row (spreadsheet rows from 2)."
+    read = {".xlsx": pd.read_excel, ".tsv": lambda p: pd.read_csv(p, sep="\t"), ".csv": pd.read_csv}[path.suffix]
+    table = read(path)
+    missing = [c for c in ("index", "prediction") if c not in table]
+    if missing: raise ValueError(f"{path}: no column {missing[0]!r} (VLMEvalKit's prediction files have 'index' and 'prediction')")
+    return [{"row": k + 2, "index": r["index"], "prediction": "" if pd.isna(r["prediction"]) else str(r["prediction"]), "harness_score": None}
+            for k, r in enumerate(table.to_dict("records"))]
+
+# %% ../nbs/05c_harnesses.ipynb #h033
+def prediction_files(folder: Path, manifest: dict) -> dict:
+    "condition name -> (its file, its harness), for every lmms-eval samples file and VLMEvalKit prediction file in `folder` (refused: an unknown or doubled condition)."
+    known, found = {c["name"] for c in manifest["conditions"]}, {}
+    lmms = [(p, p.name.split("_samples_", 1)[1][:-len(".jsonl")], "lmms-eval") for p in folder.rglob("*_samples_*.jsonl")]
+    vlmeval = [(p, next((n for n in known if p.stem.endswith("_" + n)), p.stem), "vlmevalkit") for p in folder.rglob("*")
+               if p.suffix in (".xlsx", ".tsv", ".csv") and "vqa_robust_" in p.name]
+    for path, name, harness in lmms + vlmeval:
+        if name not in known: raise ValueError(f"{path}: condition {name!r} is not in the export (it holds {sorted(known)})")
+        if name in found: raise ValueError(f"condition {name} has two prediction files: {found[name][0]} and {path}")
+        found[name] = (path, harness)
+    return found
+
+def predicted_question(row: dict, harness: str, manifest: dict, path: Path) -> int:
+    "The question id a harness's row answers: lmms-eval's doc_id is its position in the export, VLMEvalKit's index the id itself."
+    ids = manifest["question_ids"]
+    if harness == "lmms-eval":
+        if not isinstance(row["doc_id"], int) or not 0 <= row["doc_id"] < len(ids): raise ValueError(f"{path}: line {row['row']}: doc_id {row['doc_id']!r} is not a document of the export (0-{len(ids) - 1})")
+        return ids[row["doc_id"]]
+    if row["index"] not in set(ids): raise ValueError(f"{path}: row {row['row']}: index {row['index']!r} is not a question of the export")
+    return int(row["index"])
+
+# %% ../nbs/05c_harnesses.ipynb #h034
+def read_predictions(folder: str | Path,  # where the harness wrote its output (lmms-eval's --output_path, VLMEvalKit's work dir)
+                     manifest: dict | str | Path,  # the export's export.json (or its content)
+                    ) -> pd.DataFrame:   # corruption, severity, question_id, prediction, answer (cleaned), harness_score, file
+    "Every prediction of a harness for an export, mapped back to its question and condition, checked against the manifest."
+    from vqa_robust.vlms import clean_answer
+    manifest = manifest if isinstance(manifest, dict) else json.loads(Path(manifest).read_text())
+    files, rows = prediction_files(Path(folder), manifest), []
+    missing = [c["name"] for c in manifest["conditions"] if c["name"] not in files]
+    if missing: raise ValueError(f"{folder}: no predictions for {len(missing)} condition(s) of the export: {', '.join(missing)}")
+    for c in manifest["conditions"]:
+        path, harness = files[c["name"]]
+        seen = {}
+        for row in (lmms_eval_rows if harness == "lmms-eval" else vlmevalkit_rows)(path):
+            qid = predicted_question(row, harness, manifest, path)
+            if qid in seen: raise ValueError(f"{path}: question {qid} is answered twice (rows {seen[qid]} and {row['row']})")
+            seen[qid] = row["row"]
+            rows.append({"corruption": c["corruption"], "severity": c["severity"], "question_id": qid, "prediction": row["prediction"],
+                         "answer": clean_answer(row["prediction"], manifest["settings"]["lowercase"]), "harness_score": row["harness_score"], "file": path.name})
+        if len(seen) != manifest["n_questions"]: raise ValueError(f"{path}: {manifest['n_questions'] - len(seen)} question(s) of the export have no prediction")
+    return pd.DataFrame(rows)
