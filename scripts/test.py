@@ -27,7 +27,7 @@ NOTEBOOK_GROUPS = 2  # processes the other notebooks (but 03a) are tested in, of
 NOTEBOOK_SECONDS = {  # seconds each notebook took in a shared process on the project's 2-core machine: groups' balance and order (5 for one not listed)
     "nbs/06a_text_eval.ipynb": 125, "nbs/01b_defences.ipynb": 68, "nbs/02a_training.ipynb": 75, "nbs/06_text.ipynb": 38, "nbs/04a_calibration.ipynb": 23, "nbs/04b_flips.ipynb": 18,
     "nbs/04c_consistency.ipynb": 20, "nbs/04d_discrimination.ipynb": 15,
-    "nbs/07a_changes.ipynb": 29, "nbs/03_inference.ipynb": 28, "nbs/08_run_library.ipynb": 29, "nbs/07_explain.ipynb": 21, "nbs/01_corruptions.ipynb": 13,
+    "nbs/07a_changes.ipynb": 29, "nbs/03_inference.ipynb": 28, "nbs/08_run_library.ipynb": 33, "nbs/05b_combine.ipynb": 33, "nbs/05c_harnesses.ipynb": 8, "nbs/07_explain.ipynb": 21, "nbs/01_corruptions.ipynb": 13,
     "nbs/02_models.ipynb": 11, "nbs/02c_pnp.ipynb": 6, "nbs/02e_model_zoo.ipynb": 6, "nbs/02f_served.ipynb": 8}
 EXPECTED_SECONDS = {  # seconds measured on the project's 2-core machine (CI, fresh clone): only the order tasks start in (longest first)
     "nbs/03a_distributed.ipynb + tests/test_distributed.py": 208, "tests/test_run.py": 138, "tests/test_docs.py": 138,
