@@ -51,8 +51,9 @@ __all__ = ['plt', 'RUN_PARAMETERS', 'TRANSPORT_PARAMETERS', 'SAMPLE_IMAGES', 'NE
            'accuracy_results', 'extraction_results', 'robustness_results', 'change_results', 'calibration_results',
            'flip_results', 'consistency_results', 'answer_changing_words', 'comparability_results',
            'text_perturbation_results', 'defence_results', 'defence_sample', 'run_summary', 'run', 'write_sections',
-           'locked_run', 'corrupt', 'export_benchmark', 'registry_table', 'show_default', 'parameter_options',
-           'add_parameters', 'command_parser', 'refused', 'error_line', 'combine_command', 'export_line', 'main']
+           'locked_run', 'grid_questions', 'corrupt', 'export_benchmark', 'registry_table', 'show_default',
+           'parameter_options', 'add_parameters', 'command_parser', 'refused', 'error_line', 'combine_command',
+           'export_line', 'main']
 
 # %% ../nbs/08_run_library.ipynb #c012p
 def parameter(default,      # the parameter's default (a list is copied for each run)
@@ -826,6 +827,16 @@ def locked_run(config: RunConfig, progress: bool = True, figures: bool = True) -
     return result
 
 # %% ../nbs/08_run_library.ipynb #82e61314
+def grid_questions(dataset: str, data_dir: str, dataset_split: str, questions_file: str, annotations_file: str, image_dir: str,
+                   n_images, corruptions, severities, seed) -> tuple:  # (the sampled questions, corruption names, levels)
+    "`corrupt`'s and `export_benchmark`'s dataset (a seeded sample of it, as a run samples) and grid, from their parameters as given."
+    registry_parameter(DATASETS, [dataset], "dataset")
+    dataset_split = dataset_split or DATASETS[dataset].splits[0]
+    files = DATASETS[dataset].files(dataset_split, data_dir, questions_file, annotations_file, image_dir)
+    _, questions = load_questions(dataset, files, dataset_split, "sample", int_parameter(n_images, "n_images"), int_parameter(seed, "seed"))
+    names = expand_corruptions([str(c) for c in list_parameter(corruptions, "corruptions")])
+    return questions, names, [int_parameter(s, "severities") for s in list_parameter(severities, "severities")]
+
 def corrupt(dataset: str = "easy_vqa",   # a key of vqa_robust.datasets.DATASETS, as for a run
             data_dir: str = "",          # folder the dataset was downloaded into (official file names)
             dataset_split: str = "",     # the dataset's own split (gqa: testdev, val, train; vizwiz: val, train); "": its first
@@ -845,12 +856,7 @@ def corrupt(dataset: str = "easy_vqa",   # a key of vqa_robust.datasets.DATASETS
             out_dir: str = "corrupted",  # the output folder: manifest.json and the images in the VQAv2 layout
            ) -> dict:                    # the manifest
     "Write a dataset's images (or a seeded sample of them) to disk under every chosen corruption and severity (vqa_robust.generator.generate)."
-    registry_parameter(DATASETS, [dataset], "dataset")
-    dataset_split = dataset_split or DATASETS[dataset].splits[0]
-    files = DATASETS[dataset].files(dataset_split, data_dir, questions_file, annotations_file, image_dir)
-    _, questions = load_questions(dataset, files, dataset_split, "sample", int_parameter(n_images, "n_images"), int_parameter(seed, "seed"))
-    names = expand_corruptions([str(c) for c in list_parameter(corruptions, "corruptions")])
-    levels = [int_parameter(s, "severities") for s in list_parameter(severities, "severities")]
+    questions, names, levels = grid_questions(dataset, data_dir, dataset_split, questions_file, annotations_file, image_dir, n_images, corruptions, severities, seed)
     return generate(questions, out_dir, names, levels, seed=int_parameter(seed, "seed"), image_format=image_format, quality=int_parameter(quality, "quality"),
                     workers=int_parameter(workers, "workers"), overwrite=flag(overwrite, "overwrite"), progress=flag(progress, "progress"), executor=executor)
 
@@ -869,13 +875,8 @@ def export_benchmark(dataset: str = "easy_vqa",   # a key of vqa_robust.datasets
                      out_dir: str = "exported",   # the export's folder: export.json, lmms_eval/ and vlmevalkit/
                     ) -> dict:                    # the manifest
     "Write a dataset (or a seeded sample) under every chosen corruption and severity in lmms-eval's and VLMEvalKit's layouts (vqa_robust.harnesses.export)."
-    registry_parameter(DATASETS, [dataset], "dataset")
-    dataset_split = dataset_split or DATASETS[dataset].splits[0]
-    files = DATASETS[dataset].files(dataset_split, data_dir, questions_file, annotations_file, image_dir)
-    _, questions = load_questions(dataset, files, dataset_split, "sample", int_parameter(n_images, "n_images"), int_parameter(seed, "seed"))
-    names = expand_corruptions([str(c) for c in list_parameter(corruptions, "corruptions")])
-    grid = [(c, int_parameter(s, "severities")) for c in names for s in list_parameter(severities, "severities")]
-    return export(questions, out_dir, grid, seed=int_parameter(seed, "seed"), formats=[str(f) for f in list_parameter(format, "format")],
+    questions, names, levels = grid_questions(dataset, data_dir, dataset_split, questions_file, annotations_file, image_dir, n_images, corruptions, severities, seed)
+    return export(questions, out_dir, [(c, s) for c in names for s in levels], seed=int_parameter(seed, "seed"), formats=[str(f) for f in list_parameter(format, "format")],
                   settings=served_settings(dataset))
 
 # %% ../nbs/08_run_library.ipynb #c059
