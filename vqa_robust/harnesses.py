@@ -18,10 +18,11 @@ from .datasets import DATASETS
 from .served import SERVED_DEFAULTS
 
 # %% auto #0
-__all__ = ['LMMS_UTILS', 'EXPORT_FORMATS', 'served_settings', 'hint_of', 'harness_questions', 'png_bytes', 'condition_png',
-           'decoded', 'export_group', 'condition_name', 'vlmevalkit_table', 'write_vlmevalkit', 'lmms_task',
-           'lmms_rows', 'yaml_text', 'write_lmms_eval', 'finish_lmms_eval', 'sha256_of', 'export', 'export_manifest',
-           'lmms_eval_rows', 'vlmevalkit_rows', 'prediction_files', 'predicted_question', 'read_predictions']
+__all__ = ['LMMS_UTILS', 'EXPORT_FORMATS', 'HARNESS_READERS', 'served_settings', 'hint_of', 'harness_questions', 'png_bytes',
+           'condition_png', 'decoded', 'export_group', 'condition_name', 'vlmevalkit_table', 'write_vlmevalkit',
+           'LmmsFunction', 'lmms_task', 'lmms_rows', 'yaml_text', 'write_lmms_eval', 'finish_lmms_eval', 'sha256_of',
+           'export', 'export_manifest', 'lmms_eval_rows', 'vlmevalkit_rows', 'prediction_files', 'lmms_eval_question',
+           'vlmevalkit_question', 'read_predictions']
 
 # %% ../nbs/05c_harnesses.ipynb #h006
 def served_settings(dataset: str  # a key of DATASETS
@@ -104,12 +105,15 @@ def process_results(doc, results):
     return {"exact_match": float(normalise(results[0]) == normalise(doc["answer"]))}
 '''
 
+class LmmsFunction(str):
+    "A function of the task's utils.py, written as lmms-eval's `!function utils.<name>` tag."
+
 def lmms_task(name: str, parquet: Path, group: str, settings: dict = SERVED_DEFAULTS) -> dict:
     "An lmms-eval task reading one condition's Parquet file, decoding as the package's served models (`settings`) do."
     return {"task": name, "tag": [group], "dataset_path": "parquet", "dataset_kwargs": {"data_files": {"test": str(parquet.resolve())}},
-            "test_split": "test", "output_type": "generate_until", "doc_to_visual": "!function utils.doc_to_visual",
-            "doc_to_text": "!function utils.doc_to_text", "doc_to_target": "!function utils.doc_to_target",
-            "process_results": "!function utils.process_results", "generation_kwargs": {"max_new_tokens": settings["max_tokens"], "temperature": settings["temperature"], "do_sample": False},
+            "test_split": "test", "output_type": "generate_until", "doc_to_visual": LmmsFunction("utils.doc_to_visual"),
+            "doc_to_text": LmmsFunction("utils.doc_to_text"), "doc_to_target": LmmsFunction("utils.doc_to_target"),
+            "process_results": LmmsFunction("utils.process_results"), "generation_kwargs": {"max_new_tokens": settings["max_tokens"], "temperature": settings["temperature"], "do_sample": False},
             "metric_list": [{"metric": "exact_match", "aggregation": "mean", "higher_is_better": True}], "metadata": {"version": 1.0}}
 
 # %% ../nbs/05c_harnesses.ipynb #h018
@@ -120,10 +124,11 @@ def lmms_rows(questions: pd.DataFrame, images: dict) -> pd.DataFrame:
                          "category": questions.category, "options": questions.options.map(lambda o: json.dumps(o) if o else ""), "prompt": questions.prompt})
 
 def yaml_text(task: dict) -> str:
-    "A task as lmms-eval's YAML (its `!function` tags unquoted)."
+    "A task as lmms-eval's YAML, each `LmmsFunction` as a `!function` tag."
     import yaml
-    return yaml.safe_dump(task, sort_keys=False).replace("'!function ", "!function ").replace("process_results'", "process_results").replace(
-        "doc_to_visual'", "doc_to_visual").replace("doc_to_text'", "doc_to_text").replace("doc_to_target'", "doc_to_target")
+    class TaskDumper(yaml.SafeDumper): pass
+    TaskDumper.add_representer(LmmsFunction, lambda dumper, f: dumper.represent_scalar("!function", str(f)))
+    return yaml.dump(task, Dumper=TaskDumper, sort_keys=False)
 
 def write_lmms_eval(out: Path, group: str, name: str, questions: pd.DataFrame, images: dict, settings: dict = SERVED_DEFAULTS) -> list[Path]:
     "A condition as `lmms_eval/<name>.parquet` and its task `lmms_eval/<name>.yaml`."
@@ -218,14 +223,17 @@ def prediction_files(folder: Path, manifest: dict) -> dict:
         found[name] = (path, harness)
     return found
 
-def predicted_question(row: dict, harness: str, manifest: dict, path: Path) -> int:
-    "The question id a harness's row answers: lmms-eval's doc_id is its position in the export, VLMEvalKit's index the id itself."
-    ids = manifest["question_ids"]
-    if harness == "lmms-eval":
-        if not isinstance(row["doc_id"], int) or not 0 <= row["doc_id"] < len(ids): raise ValueError(f"{path}: line {row['row']}: doc_id {row['doc_id']!r} is not a document of the export (0-{len(ids) - 1})")
-        return ids[row["doc_id"]]
-    if row["index"] not in set(ids): raise ValueError(f"{path}: row {row['row']}: index {row['index']!r} is not a question of the export")
+def lmms_eval_question(row: dict, ids: list, path: Path) -> int:
+    "The question an lmms-eval row answers: its doc_id is its position in the export's question ids."
+    if not isinstance(row["doc_id"], int) or not 0 <= row["doc_id"] < len(ids): raise ValueError(f"{path}: line {row['row']}: doc_id {row['doc_id']!r} is not a document of the export (0-{len(ids) - 1})")
+    return ids[row["doc_id"]]
+
+def vlmevalkit_question(row: dict, ids: set, path: Path) -> int:
+    "The question a VLMEvalKit row answers: its index is the question id."
+    if row["index"] not in ids: raise ValueError(f"{path}: row {row['row']}: index {row['index']!r} is not a question of the export")
     return int(row["index"])
+
+HARNESS_READERS = {"lmms-eval": (lmms_eval_rows, lmms_eval_question, list), "vlmevalkit": (vlmevalkit_rows, vlmevalkit_question, set)}  # harness -> (its rows, a row's question, the ids as it looks them up)
 
 # %% ../nbs/05c_harnesses.ipynb #h034
 def read_predictions(folder: str | Path,  # where the harness wrote its output (lmms-eval's --output_path, VLMEvalKit's work dir)
@@ -239,9 +247,10 @@ def read_predictions(folder: str | Path,  # where the harness wrote its output (
     if missing: raise ValueError(f"{folder}: no predictions for {len(missing)} condition(s) of the export: {', '.join(missing)}")
     for c in manifest["conditions"]:
         path, harness = files[c["name"]]
-        seen = {}
-        for row in (lmms_eval_rows if harness == "lmms-eval" else vlmevalkit_rows)(path):
-            qid = predicted_question(row, harness, manifest, path)
+        read_rows, question_of_row, as_ids = HARNESS_READERS[harness]
+        ids, seen = as_ids(manifest["question_ids"]), {}
+        for row in read_rows(path):
+            qid = question_of_row(row, ids, path)
             if qid in seen: raise ValueError(f"{path}: question {qid} is answered twice (rows {seen[qid]} and {row['row']})")
             seen[qid] = row["row"]
             rows.append({"corruption": c["corruption"], "severity": c["severity"], "question_id": qid, "prediction": row["prediction"],
