@@ -31,17 +31,19 @@ def lmms_eval_venv() -> Path:
 def test_lmms_eval_runs_an_exported_task_as_the_package_asks(tmp_path):
     from vqa_robust.harnesses import export, served_settings
     from vqa_robust.data import load_easy_vqa, sample_images
-    from vqa_robust.run import run
+    from vqa_robust.run import run, score_predictions
     from vqa_robust.testing import LocalChatServer
     venv = lmms_eval_venv()
     questions = sample_images(load_easy_vqa("test"), 3, seed=0)
-    manifest = export(questions, tmp_path / "export", [("brightness", 1)], seed=0, settings=served_settings("easy_vqa"))
+    manifest = export(questions, tmp_path / "export", [("brightness", 1)], seed=0, settings=served_settings("easy_vqa"),
+                      source={"dataset": "easy_vqa", "dataset_split": "test"})
     task = next(c["name"] for c in manifest["conditions"] if c["corruption"] == "brightness")
+    tasks = ",".join(c["name"] for c in manifest["conditions"])  # clean and brightness 1: what `score_predictions` imports
     with LocalChatServer() as server:
         env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "WANDB_MODE": "disabled", "OPENAI_API_KEY": "none"}
         started = time.time()
         p = subprocess.run([str(venv / "bin" / "lmms-eval"), "--model", "openai_compatible", "--model_args", f"model_version=local-colours,base_url={server.url}",
-                            "--include_path", str(tmp_path / "export" / "lmms_eval"), "--tasks", task, "--batch_size", "1", "--log_samples",
+                            "--include_path", str(tmp_path / "export" / "lmms_eval"), "--tasks", tasks, "--batch_size", "1", "--log_samples",
                             "--output_path", str(tmp_path / "lmms")], capture_output=True, text=True, env=env, timeout=600)
         harness_seconds = time.time() - started
         assert p.returncode == 0 and "Error during evaluation" not in p.stdout + p.stderr, (p.stdout + p.stderr)[-3000:]  # it exits 0 on a failed evaluation
@@ -52,10 +54,10 @@ def test_lmms_eval_runs_an_exported_task_as_the_package_asks(tmp_path):
         package_seconds = time.time() - started
         asked_by_package = server.received[len(asked_by_harness):]
     samples = [json.loads(line) for line in next((tmp_path / "lmms").rglob(f"*_samples_{task}.jsonl")).read_text().splitlines()]
-    assert [s["doc_id"] for s in samples] == list(range(manifest["n_questions"])) == list(range(len(asked_by_harness)))
+    assert [s["doc_id"] for s in samples] == list(range(manifest["n_questions"])) and len(asked_by_harness) == 2 * manifest["n_questions"]
     pairs = lambda received: sorted((r["question"], r["sha256"]) for r in received)
     assert set(pairs(asked_by_harness)) <= set(pairs(asked_by_package))  # the package asked the clean condition too: each harness request is one of its requests
-    assert len(set(r["sha256"] for r in asked_by_harness)) == 3  # three images, each corrupted: the check can fail on pixels
+    assert len(set(r["sha256"] for r in asked_by_harness)) == 6  # three images, clean and corrupted: the check can fail on pixels
     brightness = result.answers[result.answers.corruption == "brightness"].set_index("question_id").answer
     by_doc = dict(zip(range(len(manifest["question_ids"])), manifest["question_ids"]))
     from vqa_robust.vlms import clean_answer  # what the package makes of a reply's text (the served family's cleaning)
@@ -63,5 +65,13 @@ def test_lmms_eval_runs_an_exported_task_as_the_package_asks(tmp_path):
     assert harness_answers == brightness.to_dict()  # the same server, prompt and pixels: the same answer to every question
     scored = json.loads(next((tmp_path / "lmms").rglob("*_results.json")).read_text())["results"][task]["exact_match,none"]
     assert abs(scored - sum(s["exact_match"] for s in samples) / len(samples)) < 1e-12
+    imported = score_predictions(tmp_path / "lmms", tmp_path / "export" / "export.json", data_dir="", out_dir=tmp_path / "imported", figures=False)
+    key = ["corruption", "severity", "question_id"]
+    mine, theirs = result.answers.sort_values(key), imported.answers.sort_values(key)
+    assert theirs[key + ["answer", "score"]].to_dict("list") == mine[key + ["answer", "score"]].to_dict("list")  # the run folder's answers and scores are the run's
+    agreement = imported.harness_scores.set_index("corruption").loc["brightness"]
+    assert abs(agreement.harness_accuracy - scored) < 1e-12  # lmms-eval's own score of these predictions, beside the package's
     print(f"lmms-eval: {len(samples)} predictions in {harness_seconds:.1f} s (process start included); the package's served run: "
-          f"{len(result.answers)} answers (clean and brightness 1) in {package_seconds:.1f} s; exact_match {scored:.4f}")
+          f"{len(result.answers)} answers (clean and brightness 1) in {package_seconds:.1f} s, ratio {harness_seconds / package_seconds:.1f}; "
+          f"imported {len(imported.answers)} predictions; brightness 1: lmms-eval exact_match {scored:.4f}, the package's VQA accuracy "
+          f"{agreement.accuracy:.4f} (difference {agreement.difference:+.4f}, {agreement.n_scored_differently} answers scored differently)")

@@ -35,7 +35,7 @@ from .defences import DEFENCES, NO_DEFENCE, ModelRef, defence_table, defence_tim
 from .calibration import calibration_table, plot_reliability, robustness_alignment
 from .flips import flip_table
 from .combine import combine
-from .harnesses import export, served_settings
+from .harnesses import export, harness_agreement, read_manifest, read_predictions, served_settings, sha256_of, verified_files
 from .consistency import consistency_table, most_unstable, plot_unstable, severity_patterns
 plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
 
@@ -45,15 +45,16 @@ __all__ = ['plt', 'RUN_PARAMETERS', 'TRANSPORT_PARAMETERS', 'SAMPLE_IMAGES', 'NE
            'list_parameter', 'int_parameter', 'is_auto', 'auto_parameter', 'text_kinds', 'defence_list',
            'served_transport', 'CheckedParameters', 'model_parameters', 'grid_parameters', 'split_parameters',
            'text_parameters', 'scoring_parameters', 'compute_parameters', 'run_parameters', 'RunConfig', 'flag',
-           'load_questions', 'blind_answers', 'perturbed_questions', 'refuse_unreachable', 'run_config', 'RunScores',
-           'ResultSection', 'result_section', 'result_files', 'section_attributes', 'previous_run', 'clear_results',
-           'prepare_stores', 'answer_all', 'scored_answers', 'RunResult', 'save_figure', 'save_table',
-           'accuracy_results', 'extraction_results', 'robustness_results', 'change_results', 'calibration_results',
-           'flip_results', 'consistency_results', 'answer_changing_words', 'comparability_results',
-           'text_perturbation_results', 'defence_results', 'defence_sample', 'run_summary', 'run', 'write_sections',
-           'locked_run', 'grid_questions', 'corrupt', 'export_benchmark', 'registry_table', 'show_default',
-           'parameter_options', 'add_parameters', 'command_parser', 'refused', 'error_line', 'combine_command',
-           'export_line', 'main']
+           'load_questions', 'blind_answers', 'perturbed_questions', 'refuse_unreachable', 'checked_out_dir',
+           'run_config', 'RunScores', 'ResultSection', 'result_section', 'result_files', 'section_attributes',
+           'previous_run', 'clear_results', 'prepare_stores', 'answer_all', 'scored_answers', 'RunResult',
+           'save_figure', 'save_table', 'accuracy_results', 'extraction_results', 'robustness_results',
+           'change_results', 'calibration_results', 'flip_results', 'consistency_results', 'answer_changing_words',
+           'comparability_results', 'text_perturbation_results', 'defence_results', 'defence_sample', 'harness_results',
+           'run_summary', 'run', 'write_sections', 'locked_run', 'write_run_folder', 'grid_questions', 'corrupt',
+           'export_benchmark', 'exported_questions', 'harness_parameters', 'harness_identity', 'score_predictions',
+           'registry_table', 'show_default', 'parameter_options', 'add_parameters', 'command_parser', 'refused',
+           'error_line', 'combine_command', 'export_line', 'main']
 
 # %% ../nbs/08_run_library.ipynb #c012p
 def parameter(default,      # the parameter's default (a list is copied for each run)
@@ -418,6 +419,14 @@ def refuse_unreachable(parameters: CheckedParameters,  # `run_parameters`' outpu
         reason = hub_unreachable_reason(spec.checkpoint)
         if reason: raise unavailable(spec, spec.checkpoint, reason)
 
+def checked_out_dir(out_dir) -> Path:
+    "The run folder, refused now if it is a file or cannot be written to."
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir(): raise ValueError(f"out_dir {out} exists and is not a folder")
+    writable = next(f for f in [out, *out.absolute().parents] if f.exists())
+    if not os.access(writable, os.W_OK): raise ValueError(f"out_dir {out}: {writable} cannot be written to")
+    return out
+
 def run_config(parameters: RunParameters | None = None,  # the run's parameters; None: made from `values`
                **values,                                  # `RunParameters`' fields by name (text, as papermill and the command line pass them, or values)
               ) -> RunConfig:
@@ -425,11 +434,7 @@ def run_config(parameters: RunParameters | None = None,  # the run's parameters;
     if parameters is not None and values: raise ValueError(f"give either RunParameters or parameters by name, not both: {sorted(values)}")
     r = parameters if parameters is not None else run_parameter_values(values)
     p = run_parameters(r)
-    local_files_only, overwrite, out_dir = flag(r.local_files_only, "local_files_only"), flag(r.overwrite, "overwrite"), r.out_dir
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir(): raise ValueError(f"out_dir {out} exists and is not a folder")
-    writable = next(f for f in [out, *out.absolute().parents] if f.exists())
-    if not os.access(writable, os.W_OK): raise ValueError(f"out_dir {out}: {writable} cannot be written to")
+    local_files_only, overwrite, out = flag(r.local_files_only, "local_files_only"), flag(r.overwrite, "overwrite"), checked_out_dir(r.out_dir)
     if not local_files_only and not p.ray_address: refuse_unreachable(p)
     identities = {m: identity_of(p.specs[m], p.dtypes[m]) for m in p.models}  # a served model's server is asked here: unreachable, a wrong key, stops now
     full, questions = load_questions(p.dataset, p.files, p.dataset_split, p.split, p.n_images, p.seed)
@@ -463,6 +468,8 @@ NEEDS.update({
     "multiple_choice": lambda config, scores: None if "option_rule" in scores.every else f"dataset {config.parameters.dataset} is not multiple choice",
     "answer_changing_corruption": lambda config, scores: None if any(CORRUPTIONS[c].changes_answers for c in config.parameters.corruptions) else
         "no corruption of this run can change a correct answer",
+    "harness_scores": lambda config, scores: ("the answers are the package's own: no harness scored them (vqa-robust score)" if "harness_score" not in scores.every else
+        None if pd.to_numeric(scores.every.harness_score, errors="coerce").notna().any() else "the harness's prediction files carry no score of their own (VLMEvalKit's)"),
 })
 
 @dataclass(frozen=True)
@@ -755,6 +762,13 @@ def defence_sample(config: RunConfig, n: int = 20) -> tuple[list, list]:
     ids = list(data.image_ids)[:n]
     return [image_under_condition(data.load_image(i), corruption, severity, p.seed, i) for i in ids], data.questions.question.head(10 * n).tolist()
 
+# %% ../nbs/08_run_library.ipynb #9fd734b6
+@result_section("harness", ["harness_scores.csv"], attributes=("harness_scores",), needs=("harness_scores",))
+def harness_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
+    "harness_scores.csv: a harness's own accuracy beside the package's for the same predictions, per condition (vqa_robust.harnesses.harness_agreement)."
+    result.harness_scores = save_table(result, "harness_scores.csv", harness_agreement(scores.every[scores.every.text == "original"]), index=False)
+
+
 # %% ../nbs/08_run_library.ipynb #6d4d086d
 def run_summary(config: RunConfig, result: RunResult, seconds: dict, elapsed: float, memory: dict, served: dict | None = None) -> dict:
     "run.json: the settings, each model's identity, the data's and the corruption code's fingerprints, timing, memory, served models' usage and what was not computed."
@@ -813,6 +827,15 @@ def locked_run(config: RunConfig, progress: bool = True, figures: bool = True) -
     log(f"done: {len(answers)} answers in {elapsed:.1f} s; peak resident memory {memory['process']:.0f} MB (workers {memory['workers']:.0f} MB)")
     print(f"{len(answers)} answers in {elapsed:.0f} s")
     if config.judge: config.judge.keep_journal(out / "judge" / "_served.jsonl")  # its replies kept as they arrive, reused by a rerun
+    return write_run_folder(config, answers, figures, run_summary_of=lambda result: run_summary(config, result, seconds, elapsed, memory, served))
+
+def write_run_folder(config: RunConfig,       # the run
+                     answers: pd.DataFrame,   # every answer with the `text` it answered (`answer_all`'s, or a harness's predictions)
+                     figures: bool = True,    # draw and save the figures
+                     run_summary_of=None,     # (result) -> run.json's content; None: `run_summary` without timing
+                    ) -> RunResult:
+    "Score the answers and write the run folder: answers.parquet, split.json, each result section that applies and, last, run.json."
+    out, split = config.out_dir, config.dataset
     every, every_perturbed = scored_answers(config, answers)  # MMBench: every rotation, scored on its own (answers.parquet keeps them) ...
     question_sets = {text: questions for text, (questions, _, _) in config.stores.items()}
     scored, scored_perturbed = circular_by_set(every, question_sets), circular_by_set(every_perturbed, question_sets)  # ... and folded by CircularEval for the tables
@@ -821,7 +844,7 @@ def locked_run(config: RunConfig, progress: bool = True, figures: bool = True) -
     save_table(result, "answers.parquet", flat(every, every_perturbed))
     atomic_write(out / "split.json", lambda path: write_split(split, path)); result.paths.append(out / "split.json")
     write_sections(config, result, RunScores(every, every_perturbed, scored, scored_perturbed))
-    result.summary = run_summary(config, result, seconds, elapsed, memory, served)
+    result.summary = (run_summary_of or (lambda r: run_summary(config, r, {}, 0.0, peak_memory_mb())))(result)
     atomic_write(out / "run.json", lambda path: path.write_text(json.dumps(result.summary, indent=1, default=str)))  # last: the folder is complete
     result.paths.append(out / "run.json")
     return result
@@ -876,8 +899,79 @@ def export_benchmark(dataset: str = "easy_vqa",   # a key of vqa_robust.datasets
                     ) -> dict:                    # the manifest
     "Write a dataset (or a seeded sample) under every chosen corruption and severity in lmms-eval's and VLMEvalKit's layouts (vqa_robust.harnesses.export)."
     questions, names, levels = grid_questions(dataset, data_dir, dataset_split, questions_file, annotations_file, image_dir, n_images, corruptions, severities, seed)
+    source = {"dataset": dataset, "dataset_split": dataset_split or DATASETS[dataset].splits[0]}
     return export(questions, out_dir, [(c, s) for c in names for s in levels], seed=int_parameter(seed, "seed"), formats=[str(f) for f in list_parameter(format, "format")],
-                  settings=served_settings(dataset))
+                  settings=served_settings(dataset), source=source)
+
+# %% ../nbs/08_run_library.ipynb #c057s1
+def exported_questions(manifest: dict,          # the export's manifest (`read_manifest`)
+                       dataset: str = "",       # a key of DATASETS; "": the manifest's `source`
+                       dataset_split: str = "", # the dataset's own split; "": the manifest's
+                       data_dir="", questions_file="", annotations_file="", image_dir="",  # the dataset's files, as for a run
+                      ) -> tuple:               # (the DATASETS key, its split, its files, the export's questions)
+    "The questions an export asked, read again from the dataset's files; refused, naming what differs, unless they are the export's (its fingerprint)."
+    source = manifest.get("source") or {}
+    key = dataset or source.get("dataset")
+    if not key: raise ValueError("dataset: the manifest does not say which dataset it exported (no 'source'): give dataset, a key of vqa_robust.datasets.DATASETS")
+    key = registry_parameter(DATASETS, [key], "dataset")[0]
+    split = dataset_split or source.get("dataset_split") or DATASETS[key].splits[0]
+    files = DATASETS[key].files(split, data_dir, questions_file, annotations_file, image_dir)
+    full = DATASETS[key].read(files, split)
+    ids = set(manifest["question_ids"])
+    missing = ids - set(full.questions.question_id)
+    if missing: raise ValueError(f"dataset: {len(missing)} question(s) of the export are not in {key}'s {split} split (e.g. {min(missing)}): score with the data the export was made from")
+    questions = VQADataset(full.questions[full.questions.question_id.isin(ids)].reset_index(drop=True), full.image_dir, full.image_template, full.name)
+    found = dataset_fingerprint(questions)
+    differ = [k for k in found if found[k] != manifest["data"].get(k)]
+    if differ: raise ValueError(f"dataset: {key}'s {split} split read here differs from the export's in {', '.join(differ)} ({found[differ[0]]!r}, the export: {manifest['data'].get(differ[0])!r}): score with the data the export was made from")
+    return key, split, files, questions
+
+def harness_parameters(manifest: dict, dataset: str, split: str, files: dict, model: str) -> CheckedParameters:
+    "A run's checked parameters for predictions made for an export: its grid and seed, the dataset's own scoring, one model (the harness's), nothing to load."
+    grid = [(c["corruption"], int(c["severity"])) for c in manifest["conditions"]]
+    corruptions, severities = list(dict.fromkeys(c for c, _ in grid if (c, _) != CLEAN)), sorted({s for c, s in grid if (c, s) != CLEAN})
+    if sorted(grid) != sorted(conditions(corruptions, severities)): raise ValueError(f"manifest: its conditions are not every severity ({severities}) of every corruption ({corruptions}) with the clean one")
+    d = RunParameters()
+    return CheckedParameters(models=[model], refs={model: ModelRef(model)}, defences=[NO_DEFENCE], specs={}, model_settings={model: {}}, transport={},
+                             dataset=dataset, seed=int(manifest["seed"]), corruptions=corruptions, severities=severities, grid=conditions(corruptions, severities),
+                             text_kinds=[], n_images=None, split="export", files=files, dataset_split=split,
+                             **text_parameters(d.typo_severity, d.colour_metric, d.colour_vocabulary, d.wordnet_choice, d.near_colour_distance),
+                             **scoring_parameters(dataset, "auto", "auto", ""), device="cpu", threads=1, executor="local", ray_address="",
+                             dtypes={model: None}, batch_sizes={model: 0}, chunk_size=CHUNK_SIZE, num_workers=0)
+
+# %% ../nbs/08_run_library.ipynb #c057s2
+def harness_identity(name: str, predicted: pd.DataFrame, folder: Path, manifest: dict, verified: int) -> dict:
+    "run.json's entry for a harness's predictions: the harness, each prediction file's sha256, and the export it answered."
+    files = sorted(set(zip(predicted.file, predicted.path)))
+    return {"model": name, "family": "harness", "harness": "+".join(sorted(set(predicted.harness))), "checkpoint": str(folder),
+            "predictions": {f: sha256_of(Path(p)) for f, p in files}, "export": {"vqa_robust": manifest.get("vqa_robust"), "verified_files": verified}}
+
+def score_predictions(predictions: str = "",  # the harness's output: lmms-eval's --output_path (its samples JSONL), VLMEvalKit's work dir (its prediction files)
+                      manifest: str = "",     # the export's export.json (or its folder)
+                      model: str = "",        # the model's name in the run folder; "": the harness and the predictions folder's name (lmms-eval:NAME)
+                      dataset: str = "",      # a key of vqa_robust.datasets.DATASETS; "": the one the manifest names
+                      dataset_split: str = "",  # the dataset's own split; "": the manifest's
+                      data_dir: str = "",     # folder the dataset was downloaded into, as for the export
+                      questions_file: str = "", annotations_file: str = "", image_dir: str = "",  # or VQAv2's three files
+                      figures: bool = True,   # draw and save the figures
+                      out_dir: str = "scored",  # the run folder (a new one, or one `score_predictions` wrote)
+                     ) -> RunResult:
+    "Score a harness's predictions for an export as a run scores its own answers, and write the same run folder, the harness's own scores beside the package's."
+    if not predictions or not Path(predictions).is_dir(): raise ValueError(f"predictions: no folder at {predictions!r} (the harness's output folder)")
+    exported, out = read_manifest(manifest), checked_out_dir(out_dir)
+    verified = verified_files(exported, Path(manifest) if Path(manifest).is_dir() else Path(manifest).parent)
+    predicted = read_predictions(predictions, exported)
+    key, split, files, questions = exported_questions(exported, dataset, dataset_split, data_dir, questions_file, annotations_file, image_dir)
+    name = model or f"{predicted.harness.iloc[0]}:{Path(predictions).resolve().name}"
+    p = harness_parameters(exported, key, split, files, name)
+    config = RunConfig(p, {}, {name: harness_identity(name, predicted, Path(predictions), exported, verified)}, blind_answers(p, questions), questions,
+                       exported["data"], {}, None, out)
+    answers = predicted.drop(columns=["file", "path", "harness"]).assign(model=name, seed=p.seed, confidence=float("nan"), text="original")
+    with folder_lock(out):
+        if (out / "answers").is_dir(): raise ValueError(f"out_dir {out} holds a run's answer store (answers/): score into a new folder (a run folder never mixes runs)")
+        clear_results(out)
+        summary = lambda result: {**run_summary(config, result, {}, 0.0, peak_memory_mb()), "corruption_code": exported["corruption_code"]}  # what made the images
+        return write_run_folder(config, answers, flag(figures, "figures"), summary)
 
 # %% ../nbs/08_run_library.ipynb #c059
 def registry_table(kind: str  # "models" or "corruptions"
@@ -916,9 +1010,9 @@ def add_parameters(parser: argparse.ArgumentParser,  # the (sub)command's parser
     return parser
 
 def command_parser() -> argparse.ArgumentParser:
-    "The `vqa-robust` command: run, corrupt, export, combine, models, corruptions (the keys of COMMANDS)."
+    "The `vqa-robust` command: run, corrupt, export, score, combine, models, corruptions (the keys of COMMANDS)."
     parser = argparse.ArgumentParser(prog="vqa-robust", description="Robustness of VQA models to image corruptions and question perturbations (VRB).")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{run,corrupt,export,combine,models,corruptions}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{run,corrupt,export,score,combine,models,corruptions}")
     run_parser = add_parameters(commands.add_parser("run", help="answer, score and write a run folder (vqa_robust.run.run)",
                                                     description="Answer every question of a split under each corruption and severity with each model, score them "
                                                                 "and write the run folder; the same parameters as nbs/run.ipynb and vqa_robust.run.run."), RunParameters)
@@ -926,6 +1020,8 @@ def command_parser() -> argparse.ArgumentParser:
                                                         description=corrupt.__doc__), corrupt)
     export_parser = add_parameters(commands.add_parser("export", help="write a dataset under chosen corruptions for lmms-eval and VLMEvalKit (vqa_robust.harnesses.export)",
                                                        description=export_benchmark.__doc__), export_benchmark)
+    score_parser = add_parameters(commands.add_parser("score", help="score a harness's predictions for an export and write a run folder (vqa_robust.run.score_predictions)",
+                                                      description=score_predictions.__doc__), score_predictions)
     combine_parser = commands.add_parser("combine", help="rank the models of separate run folders together (vqa_robust.combine.combine)",
                                          description="Check that the runs asked the same questions under the same conditions, seed and corruption code, "
                                                      "recompute accuracy, VRB's metrics and their intervals over all their models, and write a leaderboard.")
@@ -933,7 +1029,7 @@ def command_parser() -> argparse.ArgumentParser:
     combine_parser.add_argument("--out-dir", dest="out_dir", required=True, metavar="OUT_DIR", help="the board's folder (not one of the runs')")
     combine_parser.add_argument("--n-boot", dest="n_boot", default=1000, metavar="N_BOOT", help="bootstrap replicates (default: 1000)")
     combine_parser.add_argument("--figures", dest="figures", nargs="?", const=True, default=True, metavar="FIGURES", help="draw leaderboard.png (default: True)")
-    for sub in (run_parser, corrupt_parser, export_parser, combine_parser): sub.add_argument("--debug", action="store_true", help="show the traceback of an error (default: one line)")
+    for sub in (run_parser, corrupt_parser, export_parser, score_parser, combine_parser): sub.add_argument("--debug", action="store_true", help="show the traceback of an error (default: one line)")
     commands.add_parser("models", help="list the model registry (vqa_robust.zoo.MODELS)")
     commands.add_parser("corruptions", help="list the corruptions and their presets (vqa_robust.corruptions)")
     return parser
@@ -964,6 +1060,7 @@ COMMANDS = {  # `vqa-robust` command -> (its parsed arguments) -> what it prints
     "corrupt": lambda args: corrupt(**args) and f"corrupted images in {args['out_dir']}",  # corrupt returns its manifest
     "export": lambda args: export_line(export_benchmark(**args), args["out_dir"]),
     "combine": lambda args: combine_command(**args),
+    "score": lambda args: str(score_predictions(**args)),
     "models": lambda args: registry_table("models").to_string(index=False, max_colwidth=60),
     "corruptions": lambda args: registry_table("corruptions").to_string(index=False, max_colwidth=60),
 }
