@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from .analysis import model_colors, robustness_table
 from .base import CONDITION
-from .metrics import accuracy_table, bootstrap
+from .metrics import accuracy_table, bootstrap, folded_rotations
 from .store import atomic_write, folder_lock
 
 # %% auto #0
@@ -74,10 +74,12 @@ def combined_scores(runs: list[RunFolder]) -> pd.DataFrame:
         for m in r.models:
             if m in seen: raise ValueError(f"model {m} is in two runs, {seen[m]} and {r.path}: combine each model's answers from one run")
             seen[m] = r.path
-    if str(runs[0].summary.get("dataset", "")).startswith("mmbench"):  # load_mmbench's default names: mmbench_<split>
-        raise ValueError(f"dataset {runs[0].summary['dataset']} is scored by CircularEval, whose folding needs the questions' rotations "
-                         "(answers.parquet keeps every rotation unfolded): answer these models in one run")
-    return pd.concat([r.answers for r in runs], ignore_index=True)
+    unmapped = [str(r.path) for r in runs if "circular_of" not in r.answers]
+    if unmapped and (len(unmapped) < len(runs) or str(runs[0].summary.get("dataset", "")).startswith("mmbench")):  # load_mmbench's default names: mmbench_<split>
+        raise ValueError(f"dataset {runs[0].summary['dataset']} is scored by CircularEval, and the answers.parquet of {', '.join(unmapped)} does not say "
+                         "which question each rotation asks (no circular_of column: a run of an earlier version): rerun it")
+    stacked = pd.concat([r.answers for r in runs], ignore_index=True)
+    return folded_rotations(stacked).drop(columns="circular_of") if "circular_of" in stacked else stacked  # MMBench: CircularEval, as each run folded its own
 
 # %% ../nbs/05b_combine.ipynb #b022
 def leaderboard(scored: pd.DataFrame,   # scored answers of every model (a run's, or `combined_scores`')

@@ -22,9 +22,9 @@ __all__ = ['ACCURACY_MODES', 'TEN_ANSWER_MODES', 'REFUSALS', 'API_FAILURE', 'OPT
            'vqa_accuracy', 'evalai_answer', 'accuracy_textvqa', 'relaxed_number', 'accuracy_relaxed', 'letter_named',
            'text_named', 'vlmevalkit_option', 'vlmevalkit_2025_04_option', 'last_of', 'mmmu_pro_option', 'OptionRules',
            'chosen_option', 'levenshtein', 'anls_distance', 'accuracy_anls', 'plain', 'check_unique_ids',
-           'check_answered', 'rotated', 'circular_scores', 'circular_by_set', 'drawn_option', 'read_choices',
-           'checked_predictions', 'check_annotations', 'score_answers', 'accuracy_table', 'judge_prompt',
-           'extraction_table', 'sequential_sum', 'rounded_percent', 'rounded_mean', 'official_report',
+           'check_answered', 'rotated', 'circular_scores', 'folded_rotations', 'circular_by_set', 'drawn_option',
+           'read_choices', 'checked_predictions', 'check_annotations', 'score_answers', 'accuracy_table',
+           'judge_prompt', 'extraction_table', 'sequential_sum', 'rounded_percent', 'rounded_mean', 'official_report',
            'accuracy_breakdown', 'with_clean_level', 'check_fractions', 'error_matrix', 'error_floor', 'first_drop',
            'range_of_error', 'error_rate', 'average_error', 'average_difference', 'submetric_values', 'minmax_scale',
            'submetrics', 'preference_weights', 'checked_weights', 'weighted_vre', 'aggregated_metrics', 'vre',
@@ -310,13 +310,17 @@ def circular_scores(scored: pd.DataFrame,  # scored answers of every rotation (`
                    ) -> pd.DataFrame:       # one row per original question and condition; score the minimum, `rotations` their count
     "CircularEval: each original question's row (question_id == circular_of), scored 1 only if every rotation of it was answered right."
     of = dataset.questions.set_index("question_id").circular_of
-    keys = [c for c in ANSWER_KEYS if c in scored] + ["circular_of"]
-    rows = scored.assign(circular_of=of.loc[scored.question_id].to_numpy())
+    return folded_rotations(scored.assign(circular_of=of.loc[scored.question_id].to_numpy())).drop(columns="circular_of")
+
+def folded_rotations(rows: pd.DataFrame  # scored answers of every rotation, each with its question's `circular_of` (a run's answers.parquet keeps it)
+                    ) -> pd.DataFrame:   # one row per original question and condition (its `circular_of` kept); score the minimum, `rotations` their count
+    "CircularEval from the answers alone: the rotations of a question (one `circular_of`) folded into its original's row, right only if all are."
+    keys = [c for c in ANSWER_KEYS if c in rows] + ["circular_of"]
     groups = rows.groupby(keys, dropna=False, sort=False)
     folded = {"score": groups.score.transform("min"), "rotations": groups.score.transform("size")}
     if "expected_score" in rows: folded["expected_score"] = groups.expected_score.transform("prod")  # independent draws: all must pass
     rows = rows.assign(**folded)
-    return rows[rows.question_id == rows.circular_of].drop(columns="circular_of").reset_index(drop=True)
+    return rows[rows.question_id == rows.circular_of].reset_index(drop=True)
 
 def circular_by_set(scored: pd.DataFrame | None,  # scored answers of several question sets, a column `text` naming each set
                     question_sets: dict,          # set name -> its questions (VQADataset)

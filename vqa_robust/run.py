@@ -578,7 +578,8 @@ def scored_answers(config: RunConfig,      # the run
         questions = stores[text][0]
         rows = score_answers(answers[answers.text == text].drop(columns="text"), questions, mode=p.accuracy_mode, circular=False,
                              option_rules=p.option_rules, judge=config.judge)
-        return rows.merge(questions.questions[["question_id", "question"]], on="question_id", how="left").assign(text=text, text_seed=p.seed)
+        kept = ["question_id", "question"] + ["circular_of"] * ("circular_of" in questions.questions)  # MMBench: each rotation's question, for CircularEval from answers.parquet alone
+        return rows.merge(questions.questions[kept], on="question_id", how="left").assign(text=text, text_seed=p.seed)
     if not config.perturbed: return scored("original"), None
     perturbed = pd.concat([scored(k).assign(kind=k) for k in config.perturbed], ignore_index=True)
     return scored("original"), scored_where_known(perturbed, config.records, p.near_colour_distance)
