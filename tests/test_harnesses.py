@@ -27,6 +27,14 @@ def lmms_eval_venv() -> Path:
         if p.returncode and "uninstall" not in step: pytest.fail(f"{' '.join(step[:6])}: {p.stderr[-2000:]}")
     return venv
 
+def lmms_eval(venv: Path, url: str, include: Path, tasks: str, out: Path) -> None:
+    "lmms-eval's `openai_compatible` model on `tasks` of an export, against the server at `url`, its samples logged into `out`; offline."
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "WANDB_MODE": "disabled", "OPENAI_API_KEY": "none"}
+    p = subprocess.run([str(venv / "bin" / "lmms-eval"), "--model", "openai_compatible", "--model_args", f"model_version=local-colours,base_url={url}",
+                        "--include_path", str(include), "--tasks", tasks, "--batch_size", "1", "--log_samples", "--output_path", str(out)],
+                       capture_output=True, text=True, env=env, timeout=600)
+    assert p.returncode == 0 and "Error during evaluation" not in p.stdout + p.stderr, (p.stdout + p.stderr)[-3000:]  # it exits 0 on a failed evaluation
+
 @pytest.mark.slow
 def test_lmms_eval_runs_an_exported_task_as_the_package_asks(tmp_path):
     from vqa_robust.harnesses import export, served_settings
@@ -40,13 +48,9 @@ def test_lmms_eval_runs_an_exported_task_as_the_package_asks(tmp_path):
     task = next(c["name"] for c in manifest["conditions"] if c["corruption"] == "brightness")
     tasks = ",".join(c["name"] for c in manifest["conditions"])  # clean and brightness 1: what `score_predictions` imports
     with LocalChatServer() as server:
-        env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "WANDB_MODE": "disabled", "OPENAI_API_KEY": "none"}
         started = time.time()
-        p = subprocess.run([str(venv / "bin" / "lmms-eval"), "--model", "openai_compatible", "--model_args", f"model_version=local-colours,base_url={server.url}",
-                            "--include_path", str(tmp_path / "export" / "lmms_eval"), "--tasks", tasks, "--batch_size", "1", "--log_samples",
-                            "--output_path", str(tmp_path / "lmms")], capture_output=True, text=True, env=env, timeout=600)
+        lmms_eval(venv, server.url, tmp_path / "export" / "lmms_eval", tasks, tmp_path / "lmms")
         harness_seconds = time.time() - started
-        assert p.returncode == 0 and "Error during evaluation" not in p.stdout + p.stderr, (p.stdout + p.stderr)[-3000:]  # it exits 0 on a failed evaluation
         asked_by_harness = list(server.received)
         started = time.time()
         result = run(model=f"openai:local-colours@{server.url}", n_images=2, corruptions="brightness", severities="1", seed=0,
@@ -75,3 +79,36 @@ def test_lmms_eval_runs_an_exported_task_as_the_package_asks(tmp_path):
           f"{len(result.answers)} answers (clean and brightness 1) in {package_seconds:.1f} s, ratio {harness_seconds / package_seconds:.1f}; "
           f"imported {len(imported.answers)} predictions; brightness 1: lmms-eval exact_match {scored:.4f}, the package's VQA accuracy "
           f"{agreement.accuracy:.4f} (difference {agreement.difference:+.4f}, {agreement.n_scored_differently} answers scored differently)")
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dataset,split", [("mmbench", "dev_en"), ("textvqa", "val")])
+def test_lmms_eval_predictions_score_as_the_packages_own_run(tmp_path, dataset, split):
+    """The tiny MMBench and TextVQA layouts (the loaders' test records) exported, answered by lmms-eval against the local chat server,
+    and imported by `score_predictions`: the run folder's answers, scores and accuracy per condition are those of the package's own
+    served run on the same questions against the same server (MMBench: every rotation asked, folded by CircularEval)."""
+    from vqa_robust.datasets import DATASETS
+    from vqa_robust.run import export_benchmark, run, score_predictions
+    from vqa_robust.testing import LocalChatServer
+    venv = lmms_eval_venv()
+    data = DATASETS[dataset].write_records(tmp_path / "data", split)
+    common = dict(dataset=dataset, data_dir=str(data), dataset_split=split, corruptions="brightness", severities="1", seed=0)
+    manifest = export_benchmark(**common, format="lmms-eval", out_dir=str(tmp_path / "export"))
+    with LocalChatServer() as server:
+        started = time.time()
+        lmms_eval(venv, server.url, tmp_path / "export" / "lmms_eval", ",".join(c["name"] for c in manifest["conditions"]), tmp_path / "lmms")
+        harness_seconds, started = time.time() - started, time.time()
+        own = run(model=f"openai:local-colours@{server.url}", **common, out_dir=tmp_path / "run", progress=False, figures=False, max_concurrency=1)
+        package_seconds = time.time() - started
+    imported = score_predictions(tmp_path / "lmms", tmp_path / "export" / "export.json", data_dir=str(data), out_dir=tmp_path / "imported", figures=False)
+    key = ["corruption", "severity", "question_id"]
+    assert len(imported.answers) == len(own.answers) > 0
+    assert imported.answers.sort_values(key)[key + ["answer", "score"]].to_dict("list") == own.answers.sort_values(key)[key + ["answer", "score"]].to_dict("list")
+    condition = ["corruption", "severity"]
+    assert imported.accuracy.sort_values(condition)[condition + ["n", "accuracy"]].to_dict("list") == own.accuracy.sort_values(condition)[condition + ["n", "accuracy"]].to_dict("list")
+    results = json.loads(next((tmp_path / "lmms").rglob("*_results.json")).read_text())["results"]
+    for c in manifest["conditions"]:  # lmms-eval's own score of each condition, beside the package's
+        row = imported.harness_scores.set_index(condition).loc[(c["corruption"], c["severity"])]
+        assert abs(row.harness_accuracy - results[c["name"]]["exact_match,none"]) < 1e-12
+    print(f"{dataset}: lmms-eval {manifest['n_questions'] * len(manifest['conditions'])} requests in {harness_seconds:.1f} s (process start included), "
+          f"the package's served run {package_seconds:.1f} s (ratio {harness_seconds / package_seconds:.1f}); imported {len(imported.answers)} scored rows; "
+          + "; ".join(f"{r.corruption} {r.severity}: package {r.accuracy:.4f}, lmms-eval {r.harness_accuracy:.4f}" for r in imported.harness_scores.itertuples()))
