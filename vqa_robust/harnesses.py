@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from PIL import Image
 import vqa_robust
-from .base import Registry
+from .base import CONDITION, Registry
 from .corruptions import CLEAN, image_under_condition
 from .data import VQADataset, dataset_fingerprint
 from .store import atomic_write, code_fingerprint, folder_lock
@@ -289,7 +289,7 @@ def harness_agreement(every: pd.DataFrame  # scored answers, each asking on its 
     "Per model and condition: the package's accuracy and the harness's own for the same predictions, their difference, and the answers the two score differently."
     rows = every.assign(harness_score=pd.to_numeric(every.harness_score, errors="coerce")).dropna(subset=["harness_score"])
     rows = rows.assign(differ=rows.score != rows.harness_score)
-    table = rows.groupby(["model", "corruption", "severity"], sort=False).agg(
+    table = rows.groupby(list(CONDITION), sort=False).agg(
         n=("score", "size"), accuracy=("score", "mean"), harness_accuracy=("harness_score", "mean"), n_scored_differently=("differ", "sum")).reset_index()
     return table.assign(difference=table.accuracy - table.harness_accuracy)[
-        ["model", "corruption", "severity", "n", "accuracy", "harness_accuracy", "difference", "n_scored_differently"]]
+        [*CONDITION, "n", "accuracy", "harness_accuracy", "difference", "n_scored_differently"]]
