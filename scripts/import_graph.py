@@ -20,6 +20,7 @@ FLOORS = [  # bottom up
     ["discrimination"],        # discriminative questions (their flip rate is flips' answer flip)
     ["datasets"],
     ["text"],                  # question perturbations (WordNet, colours, typos)
+    ["question_corruptions"],  # character- and word-level question corruptions at five severities (registered in text's registry)
     ["defences"],              # what stands between the corruption and the model: image and text defences
     ["store"],                 # run folders: chunks, records, atomic writes, fingerprints
     ["generator"],

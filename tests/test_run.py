@@ -322,6 +322,21 @@ def test_text_perturbations_on_clean_images(tmp_path):
     assert "no image corruption" in run["not_computed"]["accuracy_vs_severity.png"] and "robustness.csv" in run["not_computed"]
     assert "no image corruption" in run["not_computed"]["answer_changes.csv"] and not (tmp_path / "answer_changes.csv").exists()
 
+def test_question_corruptions_in_a_run(tmp_path):
+    "Question corruptions run as text perturbations: a preset expanded, the severity honoured, a deletion scored only where it deleted function words."
+    from vqa_robust.question_corruptions import FUNCTION_WORDS, affected, word_spans
+    run_library(tmp_path, "model=easy-vqa-vilt", "n_images=6", "corruptions=none", "text_perturbations=word", "typo_severity=5", figures=False)
+    table = pd.read_csv(tmp_path / "text_robustness.csv").set_index("kind")
+    assert list(table.index) == ["word_insert", "word_punctuation", "word_delete", "word_swap"] and (table.text_severity == 5).all()
+    records = pd.read_csv(tmp_path / "text_perturbations.csv")
+    deletions = records[records.kind == "word_delete"]
+    assert (deletions.perturbed.str.split().str.len() == deletions.original.map(lambda q: len(q.split()) - affected(5, len(word_spans(q))))).all()
+    removed = deletions.edits.map(lambda edits: [e["source"] for e in json.loads(edits)])  # each deleted word, as the record keeps it
+    assert (removed.str.len() == deletions.n_edits).all()
+    only_function_words = int(sum(all(w.lower() in FUNCTION_WORDS for w in words) for words in removed))
+    assert table.loc["word_delete", "n_scored"] == only_function_words < table.loc["word_delete", "n"]  # scored: the questions that lost function words only
+    assert table.loc["word_swap", "n_scored"] == 0 and table.loc["word_insert", "n_scored"] == table.loc["word_insert", "n"]
+
 def test_vizwiz_with_its_unanswerable_questions(tmp_path):
     "A run on VizWiz records written in its official layout: its own scoring, its answer types (unanswerable included) and answerability."
     from vqa_robust.datasets import write_vizwiz_records, load_dataset

@@ -35,6 +35,7 @@ from .defences import DEFENCES, NO_DEFENCE, ModelRef, defence_table, defence_tim
 from .calibration import calibration_table, plot_reliability, robustness_alignment
 from .flips import flip_table
 from .combine import combine
+from .question_corruptions import TEXT_PRESETS
 from .harnesses import export, harness_agreement, read_manifest, read_predictions, served_settings, sha256_of, verified_files
 from .consistency import consistency_table, most_unstable, plot_unstable, severity_patterns
 plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
@@ -86,8 +87,8 @@ class RunParameters:
     num_workers: int | str = parameter("auto", 'data-worker processes decoding, corrupting and preparing batches; "auto": vqa_robust.inference.default_workers')
     dtype: str = parameter("auto", '"auto" (float32 on CPU, bfloat16/float16 on GPU where the family supports it), "float32", "bfloat16", "float16"')
     threads: int = parameter(1, 'CPU threads for torch')
-    text_perturbations: list = parameter([], 'question perturbations (kinds of vqa_robust.text.PERTURBATIONS, or "all"), each answered under every image condition')
-    typo_severity: int = parameter(3, 'severity (1-5: typos per question) of the typo kinds')
+    text_perturbations: list = parameter([], 'question perturbations (kinds of vqa_robust.text.PERTURBATIONS, presets of vqa_robust.question_corruptions.TEXT_PRESETS: text, character, word; or "all"), each answered under every image condition')
+    typo_severity: int = parameter(3, 'severity (1-5) of the kinds that take one: typos per question, the share of words a question corruption damages (0.1 per level)')
     colour_metric: str = parameter("ciede2000", 'colour swaps\' distance: "ciede2000" (CIEDE2000 on sRGB) or "paper" (the counterfactual paper\'s RGB distance); vqa_robust.text.COLOR_METRICS')
     colour_vocabulary: str = parameter("split", 'colours counted common: "split" (the split\'s multiple-choice answers) or "annotations" (every annotated answer of the whole dataset, the paper\'s)')
     wordnet_choice: str = parameter("seeded", 'WordNet kinds: "seeded" (a seeded draw among the candidates) or "closest" (the paper\'s closest concept); vqa_robust.text.CHOICES')
@@ -169,8 +170,8 @@ def auto_parameter(value, name: str, minimum: int = 0):
 
 # %% ../nbs/08_run_library.ipynb #c045s1
 def text_kinds(value) -> list[str]:
-    "The question perturbations of a run: kinds of `vqa_robust.text.PERTURBATIONS`, 'all', or none."
-    kinds = [str(k) for k in list_parameter(value, "text_perturbations")]
+    "The question perturbations of a run: kinds of `vqa_robust.text.PERTURBATIONS`, presets of question corruptions (`TEXT_PRESETS`), 'all', or none."
+    kinds = [k for item in list_parameter(value, "text_perturbations") for k in TEXT_PRESETS.get(str(item), [str(item)])]  # presets expanded
     if not kinds: return []
     if kinds == ["all"]: return list(PERTURBATIONS)
     unknown = [k for k in kinds if k not in PERTURBATIONS]

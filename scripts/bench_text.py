@@ -1,0 +1,54 @@
+"""Benchmark the question corruptions (vqa_robust.question_corruptions) against nlpaug, side by side in one run.
+
+    python scripts/bench_text.py                 # 2,000 easy-VQA questions, severity 3, every corruption
+    python scripts/bench_text.py --n 5000 --severity 5
+
+Both on one core, timed in CPU seconds (time.process_time) over the same questions. Ours: `text.perturb` per question
+(seeded by the run seed, the question's id, the kind and the severity: what a run does). nlpaug (pip install --no-deps nlpaug==1.1.11 gdown:
+no other dependency needed for these augmenters) with the nearest augmenter and share of words it has: KeyboardAug, OcrAug,
+RandomCharAug(insert, delete, substitute, swap), RandomWordAug(delete, swap); it has no filler insertion or punctuation
+augmenter ("n/a"). nlpaug draws from Python's global `random`, seeded once here (its draws are not per question).
+Prints questions per second for each, and their ratio.
+"""
+import argparse, os, random, sys, time
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+from vqa_robust.data import load_easy_vqa
+from vqa_robust.question_corruptions import QUESTION_CORRUPTIONS, SEVERITY_RATES
+from vqa_robust.text import perturb
+
+def nlpaug_augmenters(rate: float) -> dict:
+    "kind -> an nlpaug augmenter at the nearest setting (one character per chosen word, `rate` of the words), or {} without nlpaug."
+    try:
+        import nlpaug.augmenter.char as nac, nlpaug.augmenter.word as naw
+    except ImportError: return {}
+    char = dict(aug_word_p=rate, aug_char_max=1, aug_char_p=1.0, aug_word_max=100)
+    return {"char_keyboard": nac.KeyboardAug(**char, include_special_char=False, include_numeric=False),
+            "char_ocr": nac.OcrAug(**char),
+            **{f"char_{ours}": nac.RandomCharAug(action=theirs, **char) for ours, theirs in
+               (("insert", "insert"), ("delete", "delete"), ("replace", "substitute"), ("swap", "swap"))},
+            "word_delete": naw.RandomWordAug(action="delete", aug_p=rate, aug_max=100),
+            "word_swap": naw.RandomWordAug(action="swap", aug_p=rate, aug_max=100)}
+
+def rate_of(f, questions: list) -> float:
+    "Questions per CPU second of f over `questions`."
+    start = time.process_time()
+    for q in questions: f(q)
+    return len(questions) / (time.process_time() - start)
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=2000); parser.add_argument("--severity", type=int, default=3)
+    args = parser.parse_args()
+    data = load_easy_vqa("test").questions.head(args.n)
+    questions = list(zip(data.question_id.tolist(), data.question.tolist()))
+    theirs = nlpaug_augmenters(SEVERITY_RATES[args.severity])
+    random.seed(0)
+    print(f"{len(questions)} easy-VQA questions, severity {args.severity} (share {SEVERITY_RATES[args.severity]}), one core; questions per second")
+    print(f"{'corruption':18} {'ours':>10} {'nlpaug':>10} {'ratio':>7}")
+    slowest = float("inf")
+    for kind in QUESTION_CORRUPTIONS:
+        ours = rate_of(lambda qa: perturb(qa[1], kind, seed=0, question_id=qa[0], severity=args.severity), questions)
+        slowest = min(slowest, ours)
+        other = rate_of(lambda qa: theirs[kind].augment(qa[1]), questions) if kind in theirs else None
+        print(f"{kind:18} {ours:10,.0f} {other:10,.0f} {ours / other:6.1f}x" if other else f"{kind:18} {ours:10,.0f} {'n/a':>10} {'':>7}")
+    print(f"slowest of ours: {slowest:,.0f} questions a second on one core")
