@@ -312,6 +312,13 @@ def test_text_perturbations(tmp_path):
     for name in ("text_ci.csv", "text_perturbations.csv", "text_explanations.csv", "text_rules.csv"): assert (tmp_path / name).is_file(), name
     acc = pd.read_csv(tmp_path / "accuracy.csv")
     assert len(acc) == 2  # the image metrics are on the original questions only
+    both = pd.read_csv(tmp_path / "interaction.csv").set_index("kind")  # brightness 1 with each kind that keeps the answer
+    assert sorted(both.index) == ["adj_synonym", "typo"] and (both.corruption == "brightness").all()
+    typo_ids = both.loc["typo", "n"]
+    cell = lambda corruption, text: answers[(answers.corruption == corruption) & (answers.text == text)].set_index("question_id").score
+    known = cell("clean", "typo").dropna().index.intersection(cell("brightness", "typo").dropna().index)
+    a00, a10, a01, a11 = (cell(c, t).loc[known].mean() for c, t in (("clean", "original"), ("brightness", "original"), ("clean", "typo"), ("brightness", "typo")))
+    assert typo_ids == len(known) and abs(both.loc["typo", "interaction"] - (a10 + a01 - a00 - a11)) < 1e-12  # from answers.parquet, by hand
 
 def test_text_perturbations_on_clean_images(tmp_path):
     "`-p corruptions none` answers the perturbed questions on the clean images alone; the image-robustness results say why they are missing."

@@ -28,7 +28,7 @@ from .metrics import ACCURACY_MODES, OPTION_RULES, check_annotations, circular_b
 from .served import SERVED_FAMILY, load_judge, parse_served
 from .analysis import (blind_baseline, family_accuracy, plot_accuracy_vs_severity, robustness_table, plot_average_error,
                                  plot_relative_drop, plot_radars, plot_vre_weights, vre_under_weights)
-from .text_eval import perturb_all, scored_where_known, paired_answers, text_table, text_intervals, local_explanations, global_rules, plot_rules
+from .text_eval import perturb_all, scored_where_known, paired_answers, text_table, text_intervals, local_explanations, global_rules, plot_rules, interaction_table
 from .text import CHOICES, COLOR_METRICS, NEAR_COLOUR_DISTANCE, PERTURBATIONS, answer_vocabulary
 from .changes import answer_changes, categorise, change_table, plot_gallery
 from .defences import DEFENCES, NO_DEFENCE, ModelRef, defence_table, defence_timing, plot_defences
@@ -51,11 +51,12 @@ __all__ = ['plt', 'RUN_PARAMETERS', 'TRANSPORT_PARAMETERS', 'SAMPLE_IMAGES', 'NE
            'previous_run', 'clear_results', 'prepare_stores', 'answer_all', 'scored_answers', 'RunResult',
            'save_figure', 'save_table', 'accuracy_results', 'extraction_results', 'robustness_results',
            'change_results', 'calibration_results', 'flip_results', 'consistency_results', 'answer_changing_words',
-           'comparability_results', 'text_perturbation_results', 'defence_results', 'defence_sample', 'harness_results',
-           'run_summary', 'run', 'write_sections', 'locked_run', 'write_run_folder', 'grid_questions', 'corrupt',
-           'export_benchmark', 'exported_questions', 'harness_parameters', 'harness_identity', 'score_predictions',
-           'registry_table', 'show_default', 'parameter_options', 'add_parameters', 'command_parser', 'refused',
-           'error_line', 'combine_command', 'export_line', 'main']
+           'comparability_results', 'text_perturbation_results', 'defence_results', 'defence_sample',
+           'interaction_results', 'harness_results', 'run_summary', 'run', 'write_sections', 'locked_run',
+           'write_run_folder', 'grid_questions', 'corrupt', 'export_benchmark', 'exported_questions',
+           'harness_parameters', 'harness_identity', 'score_predictions', 'registry_table', 'show_default',
+           'parameter_options', 'add_parameters', 'command_parser', 'refused', 'error_line', 'combine_command',
+           'export_line', 'main']
 
 # %% ../nbs/08_run_library.ipynb #c012p
 def parameter(default,      # the parameter's default (a list is copied for each run)
@@ -763,6 +764,14 @@ def defence_sample(config: RunConfig, n: int = 20) -> tuple[list, list]:
     corruption, severity = (p.corruptions[0], sorted(p.severities)[len(p.severities) // 2]) if p.corruptions else CLEAN
     ids = list(data.image_ids)[:n]
     return [image_under_condition(data.load_image(i), corruption, severity, p.seed, i) for i in ids], data.questions.question.head(10 * n).tolist()
+
+# %% ../nbs/08_run_library.ipynb #9fd734b5i
+@result_section("interaction", ["interaction.csv"], attributes=("interaction",), needs=("corruptions", "text_perturbations"))
+def interaction_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
+    "interaction.csv: each image condition with each question kind, accuracy under neither, each alone and both, and the interaction (vqa_robust.text_eval.interaction_table)."
+    p = config.parameters
+    pairs = paired_answers(scores.scored, scores.scored_perturbed, config.records, p.near_colour_distance)
+    result.interaction = save_table(result, "interaction.csv", interaction_table(pairs, n_boot=1000, seed=p.seed), index=False)
 
 # %% ../nbs/08_run_library.ipynb #9fd734b6
 @result_section("harness", ["harness_scores.csv"], attributes=("harness_scores",), needs=("harness_scores",))

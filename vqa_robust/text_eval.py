@@ -9,22 +9,22 @@ import numpy as np
 import pandas as pd
 from .base import LazyModule, CONDITION, Registry, listed, non_negative_integer, seeded_rng
 from .data import VQADataset
-from .metrics import check_fractions, resample_counts
+from .metrics import check_fractions, question_bootstrap, resample_counts
 from .vocabulary import answer_changed, negated, normalize_answer
 from .text import NEAR_COLOUR_DISTANCE, PERTURBATIONS, RELATIONS, TYPO_OPERATIONS, answer_preserved, apply_edits, parse, perturb, perturbation_rng, word_sense, wordnet
 plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
 
 # %% auto #0
 __all__ = ['plt', 'RECORD_COLUMNS', 'WORD', 'EXPECTED', 'WH_DETERMINERS', 'EXPECTATION_WHERE', 'PAIR_KEYS', 'GROUP',
-           'TEXT_METRICS', 'TARGETS', 'CONCEPT_CATEGORIES', 'KIND_POS', 'RARITY_BINS', 'POLYSEMY_BINS', 'SYNSET_NAME',
-           'RULE_GROUPINGS', 'record_key', 'draw_record', 'typo_words', 'deleted_noun', 'record_row', 'perturb_dataset',
-           'asked_nouns', 'deletes_asked_noun', 'colour_present', 'expectation', 'check_columns', 'paired_answers',
-           'in_kind_order', 'text_table', 'scored_where_known', 'kind_rng', 'replicate_metrics', 'text_intervals',
-           'explanation', 'local_explanations', 'rule_text', 'concept_label', 'global_rules', 'plot_rules',
-           'perturb_all', 'concept_category', 'word_lemma', 'word_frequency', 'word_senses', 'bin_label',
-           'concept_synset', 'relative_decline', 'concept_group', 'rarity_group', 'polysemy_group', 'rule_groups',
-           'grouped_rule_text', 'grouped_rules', 'counterfactual_paper_declines', 'beside_paper',
-           'paper_scored_declines']
+           'TEXT_METRICS', 'INTERACTION_CELLS', 'TARGETS', 'CONCEPT_CATEGORIES', 'KIND_POS', 'RARITY_BINS',
+           'POLYSEMY_BINS', 'SYNSET_NAME', 'RULE_GROUPINGS', 'record_key', 'draw_record', 'typo_words', 'deleted_noun',
+           'record_row', 'perturb_dataset', 'asked_nouns', 'deletes_asked_noun', 'colour_present', 'expectation',
+           'check_columns', 'paired_answers', 'in_kind_order', 'text_table', 'scored_where_known', 'kind_rng',
+           'replicate_metrics', 'text_intervals', 'interaction_values', 'interaction_table', 'explanation',
+           'local_explanations', 'rule_text', 'concept_label', 'global_rules', 'plot_rules', 'perturb_all',
+           'concept_category', 'word_lemma', 'word_frequency', 'word_senses', 'bin_label', 'concept_synset',
+           'relative_decline', 'concept_group', 'rarity_group', 'polysemy_group', 'rule_groups', 'grouped_rule_text',
+           'grouped_rules', 'counterfactual_paper_declines', 'beside_paper', 'paper_scored_declines']
 
 # %% ../nbs/06a_text_eval.ipynb #c006
 RECORD_COLUMNS = ["question_id", "image_id", "kind", "text_severity", "text_seed", "original", "perturbed", "multiple_choice_answer", "edits", "n_edits",
@@ -267,6 +267,34 @@ def text_intervals(pairs: pd.DataFrame,  # `paired_answers`
             rows += [(*key, m, estimate[i], low[i], high[i]) for i, m in enumerate(TEXT_METRICS)]
     out = pd.DataFrame(rows, columns=GROUP + ["metric", "estimate", "low", "high"])
     return in_kind_order(out)
+
+# %% ../nbs/06a_text_eval.ipynb #c037i1
+INTERACTION_CELLS = {"accuracy_clean": ("clean", "score_original"), "accuracy_image": ("image", "score_original"),
+                     "accuracy_question": ("clean", "score_perturbed"), "accuracy_joint": ("image", "score_perturbed")}  # A00, A10, A01, A11
+
+def interaction_values(clean: pd.DataFrame, image: pd.DataFrame) -> pd.DataFrame:
+    "Per question (scored both ways under both image conditions): the three drops and the interaction, A10 + A01 - A00 - A11."
+    ids = clean.index.intersection(image.index)
+    a = {name: {"clean": clean, "image": image}[where].loc[ids, score] for name, (where, score) in INTERACTION_CELLS.items()}
+    return pd.DataFrame({**a, "image_drop": a["accuracy_clean"] - a["accuracy_image"], "question_drop": a["accuracy_clean"] - a["accuracy_question"],
+                         "joint_drop": a["accuracy_clean"] - a["accuracy_joint"],
+                         "interaction": a["accuracy_image"] + a["accuracy_question"] - a["accuracy_clean"] - a["accuracy_joint"]})
+
+def interaction_table(pairs: pd.DataFrame,  # `paired_answers` of a run with image corruptions (the clean condition among them)
+                      n_boot: int = 1000, seed: int = 0, confidence: float = 0.95,
+                     ) -> pd.DataFrame:     # per model, image condition and question kind: n, the four accuracies, the drops, the interaction, intervals
+    "Image and question corruptions together: per pair, accuracy under neither, each alone and both, and the interaction with its paired bootstrap interval."
+    rows, known = [], pairs[pairs.answer_known.astype(bool)]
+    for (model, kind, text_severity), part in known.groupby(["model", "kind", "text_severity"], sort=False):
+        clean = part[part.corruption == "clean"].set_index("question_id")
+        for (corruption, severity), image in part[part.corruption != "clean"].groupby(["corruption", "severity"], sort=False):
+            values = interaction_values(clean, image.set_index("question_id"))
+            if not len(values): continue
+            low, high = question_bootstrap(values[["joint_drop", "interaction"]], n_boot, seed, confidence)
+            rows.append({"model": model, "corruption": corruption, "severity": severity, "kind": kind, "text_severity": text_severity, "n": len(values),
+                         **values.mean().to_dict(), "joint_drop_low": low[0], "joint_drop_high": high[0], "interaction_low": low[1], "interaction_high": high[1]})
+    return pd.DataFrame(rows, columns=[*CONDITION, "kind", "text_severity", "n", *INTERACTION_CELLS, "image_drop", "question_drop", "joint_drop",
+                                       "interaction", "joint_drop_low", "joint_drop_high", "interaction_low", "interaction_high"])
 
 # %% ../nbs/06a_text_eval.ipynb #c039
 def explanation(change: str, before: str, after: str, flipped: bool, expected: str | None) -> str:
