@@ -2,6 +2,7 @@
 papermill entry point `nbs/run.ipynb` (one test each, giving the same answers row for row); parameters, run folder, errors."""
 import json, os, subprocess, sys, time
 from pathlib import Path
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -343,6 +344,30 @@ def test_question_corruptions_in_a_run(tmp_path):
     only_function_words = int(sum(all(w.lower() in FUNCTION_WORDS for w in words) for words in removed))
     assert table.loc["word_delete", "n_scored"] == only_function_words < table.loc["word_delete", "n"]  # scored: the questions that lost function words only
     assert table.loc["word_swap", "n_scored"] == 0 and table.loc["word_insert", "n_scored"] == table.loc["word_insert", "n"]
+
+def test_mce_and_effective_robustness(tmp_path):
+    "mCE against a named model of the run, and effective robustness across three models, recomputed by hand from accuracy.csv and numpy's own line fit."
+    run_library(tmp_path, "model=easy-vqa-vilt,easy-vqa-vilt-augmented,easy-vqa-blip", "n_images=8", "corruptions=defocus_blur,gaussian_noise",
+                "severities=1,3,5", "reference_model=easy-vqa-blip", figures=False)
+    acc = pd.read_csv(tmp_path / "accuracy.csv")
+    err = lambda m, c: (1 - acc[(acc.model == m) & (acc.corruption == c)].accuracy).sum()
+    clean_err = lambda m: 1 - acc[(acc.model == m) & (acc.corruption == "clean")].accuracy.item()
+    mce = pd.read_csv(tmp_path / "mce.csv").set_index(["model", "corruption"])
+    for m in ("easy-vqa-vilt", "easy-vqa-vilt-augmented"):
+        ce = [err(m, c) / err("easy-vqa-blip", c) for c in ("defocus_blur", "gaussian_noise")]
+        assert abs(mce.loc[(m, "all"), "ce"] - np.mean(ce)) < 1e-12 and abs(mce.loc[(m, "defocus_blur"), "ce"] - ce[0]) < 1e-12
+        rise = lambda model, c: err(model, c) - 3 * clean_err(model)
+        assert abs(mce.loc[(m, "gaussian_noise"), "relative_ce"] - rise(m, "gaussian_noise") / rise("easy-vqa-blip", "gaussian_noise")) < 1e-12
+    assert (mce.loc["easy-vqa-blip"].ce == 1).all()
+    er = pd.read_csv(tmp_path / "effective_robustness.csv").set_index("model")
+    clean = acc[acc.corruption == "clean"].set_index("model").accuracy
+    corrupted = acc[acc.corruption != "clean"].groupby("model").accuracy.mean()  # every condition has the same questions: the mean of the means
+    logit = lambda p: np.log(np.clip(p, 1e-4, 1 - 1e-4) / (1 - np.clip(p, 1e-4, 1 - 1e-4)))
+    slope, intercept = np.polyfit(logit(clean[er.index]), logit(corrupted[er.index]), 1)
+    predicted = 1 / (1 + np.exp(-(slope * logit(clean[er.index]) + intercept)))
+    assert np.allclose(er.effective_robustness, corrupted[er.index] - predicted, atol=1e-9) and np.allclose(er.slope, slope)
+    with pytest.raises(ValueError, match="reference_model: 'alexnet' is not a model of this run"):
+        run_library(tmp_path / "bad", "model=easy-vqa-vilt", "reference_model=alexnet", figures=False)
 
 def test_vizwiz_with_its_unanswerable_questions(tmp_path):
     "A run on VizWiz records written in its official layout: its own scoring, its answer types (unanswerable included) and answerability."

@@ -34,6 +34,7 @@ from .changes import answer_changes, categorise, change_table, plot_gallery
 from .defences import DEFENCES, NO_DEFENCE, ModelRef, defence_table, defence_timing, plot_defences
 from .calibration import calibration_table, plot_reliability, robustness_alignment
 from .flips import flip_table
+from .field_measures import corruption_errors, effective_robustness, plot_effective_robustness
 from .combine import combine
 from .question_corruptions import TEXT_PRESETS
 from .harnesses import export, harness_agreement, read_manifest, read_predictions, served_settings, sha256_of, verified_files
@@ -49,14 +50,14 @@ __all__ = ['plt', 'RUN_PARAMETERS', 'TRANSPORT_PARAMETERS', 'SAMPLE_IMAGES', 'NE
            'load_questions', 'blind_answers', 'perturbed_questions', 'refuse_unreachable', 'checked_out_dir',
            'run_config', 'RunScores', 'ResultSection', 'result_section', 'result_files', 'section_attributes',
            'previous_run', 'clear_results', 'prepare_stores', 'answer_all', 'scored_answers', 'RunResult',
-           'save_figure', 'save_table', 'accuracy_results', 'extraction_results', 'robustness_results',
-           'change_results', 'calibration_results', 'flip_results', 'consistency_results', 'answer_changing_words',
-           'comparability_results', 'text_perturbation_results', 'defence_results', 'defence_sample',
-           'interaction_results', 'harness_results', 'run_summary', 'run', 'write_sections', 'locked_run',
-           'write_run_folder', 'grid_questions', 'corrupt', 'export_benchmark', 'exported_questions',
-           'harness_parameters', 'harness_identity', 'score_predictions', 'registry_table', 'show_default',
-           'parameter_options', 'add_parameters', 'command_parser', 'refused', 'error_line', 'combine_command',
-           'export_line', 'main']
+           'save_figure', 'save_table', 'accuracy_results', 'extraction_results', 'robustness_results', 'mce_results',
+           'effective_robustness_results', 'change_results', 'calibration_results', 'flip_results',
+           'consistency_results', 'answer_changing_words', 'comparability_results', 'text_perturbation_results',
+           'defence_results', 'defence_sample', 'interaction_results', 'harness_results', 'run_summary', 'run',
+           'write_sections', 'locked_run', 'write_run_folder', 'grid_questions', 'corrupt', 'export_benchmark',
+           'exported_questions', 'harness_parameters', 'harness_identity', 'score_predictions', 'registry_table',
+           'show_default', 'parameter_options', 'add_parameters', 'command_parser', 'refused', 'error_line',
+           'combine_command', 'export_line', 'main']
 
 # %% ../nbs/08_run_library.ipynb #c012p
 def parameter(default,      # the parameter's default (a list is copied for each run)
@@ -102,6 +103,7 @@ class RunParameters:
     served_retries: int | str = parameter("auto", f'served models: retries of one request after a 429, a 5xx, a timeout or a lost connection; "auto": {SERVED_FAMILY.transport["retries"]}')
     option_rules: str = parameter("auto", 'multiple choice: how an answer\'s option is read, a key of vqa_robust.metrics.OPTION_RULES ("vlmevalkit", "vlmevalkit_2025_04", "mmmu_pro"); "auto": the dataset\'s own')
     judge: str = parameter("", 'multiple choice: a served model reading the answers the rules cannot, as VLMEvalKit\'s judge (openai:MODEL@BASE_URL); "": none (unread answers score as their rules say)')
+    reference_model: str = parameter("", 'mCE and relative mCE (ImageNet-C) against this model of the run (its name, as in the results; with its defence: MODEL+DEFENCE); "": none (mce.csv not written)')
     executor: str = parameter("local", '"local" (this machine) or "ray" (a Ray cluster: one model replica per GPU; vqa_robust.distributed)')
     ray_address: str = parameter("", 'with executor "ray": the cluster\'s address ("auto", "ray://head:10001"); "": start Ray on this machine')
     out_dir: str = parameter("runs/default", 'the run folder: answers, tables, figures, run.json (created if missing)')
@@ -241,11 +243,12 @@ class CheckedParameters:
     transport: dict         # how served requests travel: concurrency (in flight), timeout (seconds), retries
     option_rules: str       # a key of OPTION_RULES
     judge: str              # a served judge, or ""
+    reference_model: str = ""  # the model mCE divides by (one of `models`), or ""
 
 SAMPLE_IMAGES = 500  # images a run samples when n_images is "auto" (and the split is not VRB's)
 
 # %% ../nbs/08_run_library.ipynb #c045s4
-def model_parameters(model, defences, dataset: str, max_concurrency, served_timeout, served_retries, judge) -> dict:
+def model_parameters(model, defences, dataset: str, max_concurrency, served_timeout, served_retries, judge, reference_model="") -> dict:
     "The run's models (each behind each defence), their specs with the dataset's settings, and how served requests travel."
     names = [str(m) for m in list_parameter(model, "model")]
     if not names: raise ValueError("model: name at least one model (a key of vqa_robust.zoo.MODELS or a checkpoint folder)")
@@ -259,7 +262,8 @@ def model_parameters(model, defences, dataset: str, max_concurrency, served_time
     served = any(FAMILIES[spec.family].transport for spec in specs.values())
     transport = served_transport(max_concurrency, served_timeout, served_retries, served or bool(judge))
     specs = {m: replace(spec, transport=transport["transport"]) if FAMILIES[spec.family].transport else spec for m, spec in specs.items()}  # the served models' own setting
-    return {"models": models, "refs": refs, "defences": defence_names, "specs": specs, "model_settings": settings, **transport}
+    if reference_model and str(reference_model) not in models: raise ValueError(f"reference_model: {reference_model!r} is not a model of this run ({', '.join(models)})")
+    return {"models": models, "refs": refs, "defences": defence_names, "specs": specs, "model_settings": settings, "reference_model": str(reference_model), **transport}
 
 def grid_parameters(corruptions, severities, text_perturbations) -> dict:
     "The run's corruptions (presets expanded), severities, conditions and question perturbation kinds."
@@ -336,7 +340,7 @@ def run_parameters(parameters: RunParameters | None = None,  # the run's paramet
     "The run's parameters, typed and checked, each group by the part that owns it; a ValueError naming the parameter otherwise."
     r = parameters if parameters is not None else run_parameter_values(values)
     dataset = registry_parameter(DATASETS, [r.dataset], "dataset")[0]
-    models = model_parameters(r.model, r.defences, dataset, r.max_concurrency, r.served_timeout, r.served_retries, r.judge)
+    models = model_parameters(r.model, r.defences, dataset, r.max_concurrency, r.served_timeout, r.served_retries, r.judge, r.reference_model)
     return CheckedParameters(dataset=dataset, seed=int_parameter(r.seed, "seed"), **models, **grid_parameters(r.corruptions, r.severities, r.text_perturbations),
                              **split_parameters(dataset, r.split, r.n_images, r.data_dir, r.questions_file, r.annotations_file, r.image_dir, r.dataset_split),
                              **text_parameters(r.typo_severity, r.colour_metric, r.colour_vocabulary, r.wordnet_choice, r.near_colour_distance),
@@ -470,6 +474,9 @@ NEEDS.update({
     "multiple_choice": lambda config, scores: None if "option_rule" in scores.every else f"dataset {config.parameters.dataset} is not multiple choice",
     "answer_changing_corruption": lambda config, scores: None if any(CORRUPTIONS[c].changes_answers for c in config.parameters.corruptions) else
         "no corruption of this run can change a correct answer",
+    "reference_model": lambda config, scores: None if config.parameters.reference_model else "no reference_model: mCE divides by a model of the run (-p reference_model NAME)",
+    "three_models": lambda config, scores: None if len(config.parameters.models) >= 3 else
+        f"effective robustness fits a line across models: it needs three at least, this run has {len(config.parameters.models)}",
     "harness_scores": lambda config, scores: ("the answers are the package's own: no harness scored them (vqa-robust score)" if "harness_score" not in scores.every else
         None if pd.to_numeric(scores.every.harness_score, errors="coerce").notna().any() else "the harness's prediction files carry no score of their own (VLMEvalKit's)"),
 })
@@ -672,6 +679,19 @@ def robustness_results(config: RunConfig, result: RunResult, scores: RunScores) 
                "submetric_radars": lambda: plot_radars(acc), "vre_weights": lambda: plot_vre_weights(acc)}
     for name, draw in figures.items(): save_figure(result, name, draw)
     save_table(result, "vre_weights.csv", vre_under_weights(acc).round(3))
+
+# %% ../nbs/08_run_library.ipynb #c041fm
+@result_section("mce", ["mce.csv"], attributes=("mce",), needs=("corruptions", "reference_model"))
+def mce_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
+    "mce.csv: ImageNet-C's Corruption Error and relative CE per model and corruption against the reference model, and their means, the mCE and relative mCE (vqa_robust.field_measures)."
+    result.mce = save_table(result, "mce.csv", corruption_errors(result.accuracy, config.parameters.reference_model), index=False)
+
+@result_section("effective_robustness", ["effective_robustness.csv", "effective_robustness.png"], attributes=("effective_robustness",), needs=("corruptions", "three_models"))
+def effective_robustness_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
+    "effective_robustness.csv: each model's corrupted accuracy above or below the logit-axis line across the run's models, with intervals; and its figure."
+    table, fit = effective_robustness(scores.scored, n_boot=1000, seed=config.parameters.seed)
+    result.effective_robustness = save_table(result, "effective_robustness.csv", table.assign(**fit), index=False)
+    save_figure(result, "effective_robustness", lambda: plot_effective_robustness(table, fit))
 
 # %% ../nbs/08_run_library.ipynb #c043
 @result_section("answer_changes", ["answer_changes.csv", "mispredictions.csv", "answer_changes.png"], attributes=("changes",), needs=("corruptions",))
