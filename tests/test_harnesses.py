@@ -112,3 +112,26 @@ def test_lmms_eval_predictions_score_as_the_packages_own_run(tmp_path, dataset, 
     print(f"{dataset}: lmms-eval {manifest['n_questions'] * len(manifest['conditions'])} requests in {harness_seconds:.1f} s (process start included), "
           f"the package's served run {package_seconds:.1f} s (ratio {harness_seconds / package_seconds:.1f}); imported {len(imported.answers)} scored rows; "
           + "; ".join(f"{r.corruption} {r.severity}: package {r.accuracy:.4f}, lmms-eval {r.harness_accuracy:.4f}" for r in imported.harness_scores.itertuples()))
+
+def test_every_dataset_exports_and_its_images_read_back(tmp_path):
+    """Every dataset the package reads (its loader's test records in the official layout) exports in both layouts, every question once per
+    condition, and each image read back from the TSV and the Parquet file is, pixel for pixel, the package's corrupted image."""
+    import base64
+    import pandas as pd
+    from vqa_robust.corruptions import image_under_condition
+    from vqa_robust.datasets import DATASETS
+    from vqa_robust.harnesses import decoded
+    from vqa_robust.run import export_benchmark, grid_questions
+    for name, spec in DATASETS.items():
+        data = str(spec.write_records(tmp_path / name / "data", spec.splits[0])) if spec.needs_data_dir else ""
+        manifest = export_benchmark(dataset=name, data_dir=data, n_images=2, corruptions="brightness", severities="1", out_dir=str(tmp_path / name / "out"))
+        questions = grid_questions(name, data, "", "", "", "", 2, "brightness", "1", 0)[0]
+        assert manifest["n_questions"] == len(questions) > 0 and manifest["source"] == {"dataset": name, "dataset_split": spec.splits[0]}, name
+        bright = next(c["name"] for c in manifest["conditions"] if c["corruption"] == "brightness")
+        tsv = pd.read_csv(tmp_path / name / "out" / "vlmevalkit" / f"{bright}.tsv", sep="\t")
+        parquet = pd.read_parquet(tmp_path / name / "out" / "lmms_eval" / f"{bright}.parquet")
+        assert tsv["index"].tolist() == parquet.question_id.tolist() == manifest["question_ids"], name
+        image_of = questions.questions.set_index("question_id").image_id
+        for qid, image in ((tsv["index"].iloc[-1], decoded(base64.b64decode(tsv.image.iloc[-1]))), (parquet.question_id.iloc[0], decoded(parquet.image.iloc[0]))):
+            i = int(image_of[qid])
+            assert (image == image_under_condition(questions.load_image(i), "brightness", 1, 0, i)).all(), name
