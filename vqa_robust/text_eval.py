@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 from .base import LazyModule, CONDITION, Registry, listed, non_negative_integer, seeded_rng
 from .data import VQADataset
+from .question_corruptions import QUESTION_CORRUPTIONS
 from .metrics import check_fractions, question_bootstrap, resample_counts
 from .vocabulary import answer_changed, negated, normalize_answer
 from .text import NEAR_COLOUR_DISTANCE, PERTURBATIONS, RELATIONS, TYPO_OPERATIONS, answer_preserved, apply_edits, parse, perturb, perturbation_rng, word_sense, wordnet
@@ -107,7 +108,8 @@ EXPECTED = {  # kind -> how its answers should move: "stay", "change" or None (n
     "color_max_common": "change", "color_max_uncommon": "change",  # only where EXPECTATION_WHERE says: the colour was there
     "noun_deletion": "change",  # only where EXPECTATION_WHERE says: the deleted noun is the one asked about
     "typo": "stay", "typo_insert": "stay", "typo_repeat": "stay", "typo_drop": "stay", "typo_replace": "stay", "typo_swap": "stay",
-}
+    **{kind: None if kind == "word_swap" else "stay" for kind in QUESTION_CORRUPTIONS},  # question corruptions: misspelt, padded or trimmed questions keep
+}                                                            # the answer (a word deletion only where `answer_preserved`); swapped words may change what is asked
 WH_DETERMINERS = ("what", "which", "whose")
 
 def asked_nouns(question: str) -> list[tuple[int, int]]:
