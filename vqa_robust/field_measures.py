@@ -42,7 +42,9 @@ def logit(p, eps: float = 1e-4):
     p = np.clip(np.asarray(p, float), eps, 1 - eps)
     return np.log(p / (1 - p))
 
-def sigmoid(x): return 1 / (1 + np.exp(-np.asarray(x, float)))
+def sigmoid(x):
+    "1 / (1 + exp(-x)): the inverse of `logit`."
+    return 1 / (1 + np.exp(-np.asarray(x, float)))
 
 def line_fit(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     "Least-squares slope and intercept of y on x along the last axis (one line per row): slope = cov(x, y) / var(x); NaN where x does not vary."
