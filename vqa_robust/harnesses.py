@@ -15,6 +15,7 @@ from .corruptions import CLEAN, image_under_condition
 from .data import VQADataset, dataset_fingerprint
 from .store import atomic_write, code_fingerprint, folder_lock
 from .datasets import DATASETS
+from .metrics import accuracy_table
 from .served import SERVED_DEFAULTS
 
 # %% auto #0
@@ -288,8 +289,8 @@ def harness_agreement(every: pd.DataFrame  # scored answers, each asking on its 
                      ) -> pd.DataFrame:     # model, corruption, severity, n, accuracy, harness_accuracy, difference, n_scored_differently
     "Per model and condition: the package's accuracy and the harness's own for the same predictions, their difference, and the answers the two score differently."
     rows = every.assign(harness_score=pd.to_numeric(every.harness_score, errors="coerce")).dropna(subset=["harness_score"])
-    rows = rows.assign(differ=rows.score != rows.harness_score)
-    table = rows.groupby(list(CONDITION), sort=False).agg(
-        n=("score", "size"), accuracy=("score", "mean"), harness_accuracy=("harness_score", "mean"), n_scored_differently=("differ", "sum")).reset_index()
+    table = accuracy_table(rows)  # eq. 2 per condition, as every accuracy of a run
+    table["harness_accuracy"] = accuracy_table(rows.assign(score=rows.harness_score)).accuracy
+    table["n_scored_differently"] = (accuracy_table(rows.assign(score=(rows.score != rows.harness_score).astype(float))).accuracy * table.n).round().astype(int)
     return table.assign(difference=table.accuracy - table.harness_accuracy)[
         [*CONDITION, "n", "accuracy", "harness_accuracy", "difference", "n_scored_differently"]]

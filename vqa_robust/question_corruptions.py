@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib, random, re
 from typing import Callable
 import numpy as np
-from .text import PERTURBATIONS, QWERTY_NEIGHBOURS, Context, make_edit, register_perturbation
+from .text import QWERTY_NEIGHBOURS, Context, make_edit, register_perturbation
 from .corruptions import SEVERITIES
 
 # %% auto #0
@@ -39,7 +39,7 @@ def draw(rng, n: int) -> int:
     "A uniform draw from 0..n-1: one float of the generator (`question_rng`'s, or a numpy generator's)."
     return min(int(rng.random() * n), n - 1)
 
-def chosen(items: list, severity: int, rng: np.random.Generator) -> list:
+def chosen(items: list, severity: int, rng: random.Random) -> list:
     "`affected(severity, len(items))` of `items`, drawn without replacement (a partial Fisher-Yates shuffle), in their original order."
     k, pool = affected(severity, len(items)), list(range(len(items)))
     for i in range(k):
@@ -52,7 +52,7 @@ OCR_CONFUSIONS = {"o": "0", "0": "o", "l": "1", "1": "l", "i": "1", "s": "5", "5
 OCR_GLYPH = re.compile("rn|[" + "".join(g for g in OCR_CONFUSIONS if len(g) == 1) + "]")  # where a glyph OCR confuses stands (rn before r)
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
-def keyboard_edit(word: str, rng: np.random.Generator):
+def keyboard_edit(word: str, rng: random.Random):
     "A letter of `word` replaced by a QWERTY neighbour, in its case."
     at = [i for i, c in enumerate(word) if c.lower() in QWERTY_NEIGHBOURS]
     if not at: return None
@@ -60,32 +60,32 @@ def keyboard_edit(word: str, rng: np.random.Generator):
     n = QWERTY_NEIGHBOURS[word[i].lower()]; n = n[draw(rng, len(n))]
     return i, i + 1, n.upper() if word[i].isupper() else n
 
-def ocr_edit(word: str, rng: np.random.Generator):
+def ocr_edit(word: str, rng: random.Random):
     "A glyph of `word` (one or two characters) replaced by what OCR confuses it with."
     at = [(m.start(), m.group()) for m in OCR_GLYPH.finditer(word)]
     if not at: return None
     i, g = at[draw(rng, len(at))]
     return i, i + len(g), OCR_CONFUSIONS[g]
 
-def insert_edit(word: str, rng: np.random.Generator):
+def insert_edit(word: str, rng: random.Random):
     "A random lower-case letter inserted inside `word` (between two of its letters)."
     if len(word) < 2: return None
     i = 1 + draw(rng, len(word) - 1)
     return i, i, LETTERS[draw(rng, 26)]
 
-def delete_edit(word: str, rng: np.random.Generator):
+def delete_edit(word: str, rng: random.Random):
     "An inner letter of `word` (three letters or more) deleted."
     if len(word) < 3: return None
     i = 1 + draw(rng, len(word) - 2)
     return i, i + 1, ""
 
-def replace_edit(word: str, rng: np.random.Generator):
+def replace_edit(word: str, rng: random.Random):
     "A letter of `word` replaced by another random lower-case letter."
     i = draw(rng, len(word))
     others = LETTERS.replace(word[i].lower(), "")
     return i, i + 1, others[draw(rng, len(others))]
 
-def swap_edit(word: str, rng: np.random.Generator):
+def swap_edit(word: str, rng: random.Random):
     "Two adjacent, different letters of `word` exchanged."
     at = [i for i in range(len(word) - 1) if word[i] != word[i + 1]]
     if not at: return None
@@ -116,13 +116,13 @@ FILLERS = ("really", "actually", "basically", "just", "like", "so")  # discourse
 PUNCTUATION = (",", ".", "!", "?", ";", ":")
 FUNCTION_WORDS = frozenset("a an the is are was were be been am do does did".split())  # words whose deletion keeps what a question asks
 
-def filler_edit(question: str, word: tuple, rng: np.random.Generator) -> dict:
+def filler_edit(question: str, word: tuple, rng: random.Random) -> dict:
     "A filler word inserted before `word`."
     start, _, text = word
     filler = FILLERS[draw(rng, len(FILLERS))]
     return make_edit(start, start, "", filler + " ", "word_insert", text, filler)
 
-def punctuation_edit(question: str, word: tuple, rng: np.random.Generator) -> dict:
+def punctuation_edit(question: str, word: tuple, rng: random.Random) -> dict:
     "A punctuation mark inserted after `word`."
     _, end, text = word
     mark = PUNCTUATION[draw(rng, len(PUNCTUATION))]

@@ -462,6 +462,7 @@ class RunScores:
     every_perturbed: pd.DataFrame | None   # the same for the perturbed questions (None without text_perturbations)
     scored: pd.DataFrame                   # folded by CircularEval where the dataset asks it: what the tables count
     scored_perturbed: pd.DataFrame | None  # the same for the perturbed questions
+    pairs: pd.DataFrame | None = None      # each perturbed answer beside its original (`text_eval.paired_answers`), made once for the sections that read it
 
 NEEDS = Registry("result need")  # name -> (config, scores) -> why this run does not meet it, or None
 NEEDS.update({
@@ -756,7 +757,7 @@ def comparability_results(config: RunConfig, result: RunResult, scores: RunScore
 def text_perturbation_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
     "Per perturbation kind: accuracy, flips, consistency and sensitivity with intervals, and local and global if-then explanations."
     p = config.parameters
-    pairs = paired_answers(scores.scored, scores.scored_perturbed, config.records, p.near_colour_distance)
+    pairs = scores.pairs
     result.text_results = save_table(result, "text_robustness.csv", text_table(pairs), index=False)
     save_table(result, "text_ci.csv", text_intervals(pairs, n_boot=1000, seed=p.seed), index=False)
     save_table(result, "text_perturbations.csv", config.records, index=False)
@@ -789,9 +790,7 @@ def defence_sample(config: RunConfig, n: int = 20) -> tuple[list, list]:
 @result_section("interaction", ["interaction.csv"], attributes=("interaction",), needs=("corruptions", "text_perturbations"))
 def interaction_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
     "interaction.csv: each image condition with each question kind, accuracy under neither, each alone and both, and the interaction (vqa_robust.text_eval.interaction_table)."
-    p = config.parameters
-    pairs = paired_answers(scores.scored, scores.scored_perturbed, config.records, p.near_colour_distance)
-    result.interaction = save_table(result, "interaction.csv", interaction_table(pairs, n_boot=1000, seed=p.seed), index=False)
+    result.interaction = save_table(result, "interaction.csv", interaction_table(scores.pairs, n_boot=1000, seed=config.parameters.seed), index=False)
 
 # %% ../nbs/08_run_library.ipynb #9fd734b6
 @result_section("harness", ["harness_scores.csv"], attributes=("harness_scores",), needs=("harness_scores",))
@@ -874,7 +873,8 @@ def write_run_folder(config: RunConfig,       # the run
     result = RunResult(out, flat(scored, scored_perturbed), draw_figures=figures)
     save_table(result, "answers.parquet", flat(every, every_perturbed))
     atomic_write(out / "split.json", lambda path: write_split(split, path)); result.paths.append(out / "split.json")
-    write_sections(config, result, RunScores(every, every_perturbed, scored, scored_perturbed))
+    pairs = paired_answers(scored, scored_perturbed, config.records, config.parameters.near_colour_distance) if config.perturbed else None
+    write_sections(config, result, RunScores(every, every_perturbed, scored, scored_perturbed, pairs))
     result.summary = (run_summary_of or (lambda r: run_summary(config, r, {}, 0.0, peak_memory_mb())))(result)
     atomic_write(out / "run.json", lambda path: path.write_text(json.dumps(result.summary, indent=1, default=str)))  # last: the folder is complete
     result.paths.append(out / "run.json")
