@@ -3,6 +3,7 @@
     python scripts/bench_corruptions.py                    # the VRB set in ImageNet-C form, 14 x 5, on a 640x480 photo
     python scripts/bench_corruptions.py --repeats 5 --glass
     python scripts/bench_corruptions.py --only geometric   # the geometric set (preset geometric) beside Albumentations, under a minute
+    python scripts/bench_corruptions.py --only capture --mirrors /work/.mirror  # the capture set beside MMD-Bench's own code
 
 Both run on one thread (OpenCV and BLAS), timed in CPU seconds (time.process_time), median of --repeats calls.
 Prints corruption, severity, reference ms, ours ms (one `corrupt` call) and their ratio; per corruption, the five levels
@@ -10,6 +11,9 @@ through `corrupt_levels` (one call that shares work across levels, as the genera
 Needs imagecorruptions without its dependencies: pip install --no-deps imagecorruptions==1.1.2
 The geometric set is timed beside Albumentations (pip install albumentations; 2.0.8 here) with the nearest parameters it has,
 and low_light beside a direct NumPy transcription of its formula; without Albumentations those rows print n/a.
+The capture set (preset capture) is timed beside MMD-Bench's own functions (haoxiangzhao12138/CLEAR @ 411d6bd, read from a
+mirror of the repository as scripts/crosscheck/capture.py reads it, with Python's own `random`); the two visible watermarks,
+which MMD-Bench does not define, print n/a; without the mirror every reference prints n/a.
 """
 import argparse, os, statistics, sys, time
 os.environ.setdefault("OMP_NUM_THREADS", "1"); os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -78,20 +82,41 @@ def bench_geometric(image: np.ndarray, repeats: int):
         print(f"{name:<22} {ref:>13.1f} {ours:>9.2f} {ref / ours:>7.2f}" if name in refs else f"{name:<22} {'n/a':>13} {ours:>9.2f} {'n/a':>7}", flush=True)
     print(f"geometric set ({len(preset('geometric'))} x 5): ours {ours_total:.1f} ms per image; reference {ref_total:.1f} ms where it exists")
 
+def bench_capture(image: np.ndarray, repeats: int, mirrors: str):
+    "Print, per corruption of the capture preset, ms per image over its five levels: MMD-Bench's code, ours (`corrupt`) and the ratio."
+    import random
+    from vqa_robust.corruptions import mmd_intensity
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "crosscheck"))
+    from capture import load_clear
+    try: clear = load_clear(Path(mirrors), random)
+    except Exception as e: clear = {}; print(f"MMD-Bench's code not read ({type(e).__name__}): reference n/a")
+    random.seed(0)
+    h, w = image.shape[:2]
+    print(f"\ncapture set on {w}x{h}, ms per image summed over the five levels (reference: MMD-Bench's add_degradation.py on the BGR image)")
+    print(f"{'corruption':<24} {'reference ms':>13} {'ours ms':>9} {'ratio':>7}")
+    bgr = np.ascontiguousarray(image[..., ::-1])
+    for name in preset("capture"):
+        ours = sum(cpu_ms(lambda: corrupt(image, name, s, seed=0, image_id=1), repeats) for s in SEVERITIES)
+        if name not in clear: print(f"{name:<24} {'n/a':>13} {ours:>9.2f} {'n/a':>7}", flush=True); continue
+        ref = sum(cpu_ms(lambda: clear[name](bgr, mmd_intensity(s)), repeats) for s in SEVERITIES)
+        print(f"{name:<24} {ref:>13.1f} {ours:>9.2f} {ref / ours:>7.2f}", flush=True)
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--preset", default="vrb_imagenet_c")
     ap.add_argument("--size", default="640x480")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--glass", action="store_true", help="also time glass blur (the reference takes ~4 s a call)")
-    ap.add_argument("--only", choices=["all", "vrb", "geometric"], default="all", help="time the VRB set, the geometric set, or both")
+    ap.add_argument("--only", choices=["all", "vrb", "geometric", "capture"], default="all", help="time the VRB set, the geometric set, the capture set, or all")
+    ap.add_argument("--mirrors", default="/work/.mirror", help="folder of repository mirrors holding haoxiangzhao12138+CLEAR (MMD-Bench's code)")
     args = ap.parse_args()
     cv2.setNumThreads(1)
     from skimage import data
     w, h = map(int, args.size.split("x"))
     image = np.asarray(Image.fromarray(data.astronaut()).resize((w, h), Image.BICUBIC))
-    if args.only != "vrb": bench_geometric(image, args.repeats)
-    if args.only == "geometric": return
+    if args.only in ("all", "capture"): bench_capture(image, args.repeats, args.mirrors)
+    if args.only in ("all", "geometric"): bench_geometric(image, args.repeats)
+    if args.only in ("geometric", "capture"): return
     reference = load_imagecorruptions()
     names = preset(args.preset) + (["glass_blur"] if args.glass else [])
     rows, together = [], {}

@@ -16,7 +16,7 @@ FLOORS = [  # bottom up
     ["corruptions"],
     ["data"],
     ["metrics"],
-    ["calibration", "flips", "consistency", "field_measures"],  # beyond VRB, side by side: calibration, flips, consistency across severities, mCE and effective robustness
+    ["calibration", "flips", "consistency", "field_measures", "resolution"],  # beyond VRB, side by side: calibration, flips, consistency across severities, mCE and effective robustness, Res-Bench's resolution curve
     ["discrimination"],        # discriminative questions (their flip rate is flips' answer flip)
     ["datasets"],
     ["text"],                  # question perturbations (WordNet, colours, typos)

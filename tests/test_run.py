@@ -369,6 +369,31 @@ def test_mce_and_effective_robustness(tmp_path):
     with pytest.raises(ValueError, match="reference_model: 'alexnet' is not a model of this run"):
         run_library(tmp_path / "bad", "model=easy-vqa-vilt", "reference_model=alexnet", figures=False)
 
+def test_resolution_study(tmp_path):
+    "Res-Bench's study in a run: the resolutions answered beside one corruption, recomputed by hand from the answers; VRB's tables and combine leave them out."
+    from scipy.stats import spearmanr
+    from vqa_robust.combine import read_run
+    run_library(tmp_path, "model=easy-vqa-vilt", "n_images=12", "corruptions=brightness", "severities=1,2,3,4,5", "resolutions=16,32,64,224")
+    answers = pd.read_parquet(tmp_path / "answers.parquet")
+    at = answers[answers.corruption == "resolution"].groupby("severity").score.mean()  # every answer is kept: the resolutions' too
+    curve = pd.read_csv(tmp_path / "resolution.csv")
+    assert curve.resolution.tolist() == [16, 32, 64, 224] and np.allclose(curve.accuracy, at.loc[[16, 32, 64, 224]])
+    clean = answers[answers.corruption == "clean"].score.mean()
+    assert curve.set_index("resolution").accuracy[64] == clean  # easy-VQA's images are 64 x 64: at 64 the image is the clean one
+    trend = pd.read_csv(tmp_path / "resolution_trend.csv").iloc[0]
+    acc = curve.accuracy.to_numpy()
+    assert abs(trend.ace - np.abs(np.diff(acc)).sum()) < 1e-12 and abs(trend.rce - trend.ace / acc.mean()) < 1e-12 and abs(trend.acc_res - acc.mean()) < 1e-12
+    rho = spearmanr([16, 32, 64, 224], acc).statistic
+    assert acc.std() > 0 and abs(trend.spearman - rho) < 1e-12  # the 12 images answer differently at 16 px: a trend to compare
+    assert (tmp_path / "resolution.png").exists() and (tmp_path / "robustness.csv").exists()
+    assert "resolution" not in set(pd.read_csv(tmp_path / "accuracy.csv").corruption) and "resolution" not in set(pd.read_csv(tmp_path / "robustness.csv").corruption)
+    assert "resolution" not in set(read_run(tmp_path).answers.corruption)
+    assert json.loads((tmp_path / "run.json").read_text())["resolutions"] == [16, 32, 64, 224]
+    for bad, message in [("resolutions=100", r"resolutions: \[100\] not among"), ("resolutions=res_bench,112", "names a size twice"),
+                         ("corruptions=resolution", "takes sizes, not severities")]:
+        with pytest.raises(ValueError, match=message): run_library(tmp_path / "bad", "model=easy-vqa-vilt", bad, figures=False)
+    assert not (tmp_path / "bad").exists()
+
 def test_vizwiz_with_its_unanswerable_questions(tmp_path):
     "A run on VizWiz records written in its official layout: its own scoring, its answer types (unanswerable included) and answerability."
     from vqa_robust.datasets import write_vizwiz_records, load_dataset

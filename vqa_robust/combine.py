@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 from .analysis import model_colors, robustness_table
 from .base import CONDITION
+from .resolution import RESOLUTION
 from .metrics import accuracy_table, bootstrap, folded_rotations
 from .store import atomic_write, folder_lock
 
@@ -40,6 +41,7 @@ def read_run(folder: str | Path) -> RunFolder:
     missing = [c for c in (*CONDITION, "question_id", "score") if c not in answers]
     if missing: raise ValueError(f"{folder / 'answers.parquet'}: no column {missing}: not a run's answers")
     original = answers[answers.text == "original"] if "text" in answers else answers
+    original = original[original.corruption != RESOLUTION]  # a run's input resolutions are its resolution study's, never ranked with the image conditions
     return RunFolder(folder, summary, original.reset_index(drop=True))
 
 # %% ../nbs/05b_combine.ipynb #b014

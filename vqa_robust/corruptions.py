@@ -19,17 +19,18 @@ __all__ = ['cv2', 'special', 'CORRUPTIONS', 'SEVERITIES', 'CLEAN', 'EXPECTED_VAL
            'ZOOM_FACTORS', 'SNOW_PARAMETERS', 'ELASTIC_VRB', 'GEOMETRIC_FILL', 'ROTATION_DEGREES', 'SHEAR_FACTORS',
            'PERSPECTIVE_INSET', 'ZOOM_OUT_SCALES', 'TRANSLATION_FRACTIONS', 'CROP_FRACTIONS', 'RESAMPLE_FACTORS',
            'UPSAMPLE_FACTORS', 'LENS_COEFFICIENTS', 'LOW_LIGHT_FRACTIONS', 'LOW_LIGHT_ELECTRONS',
-           'LOW_LIGHT_READ_NOISE', 'PRESETS', 'PROVENANCE', 'Corruption', 'register_corruption', 'uint8_levels',
-           'to_uint8_rgb', 'truncated_level', 'truncate_to_uint8', 'corruption_rng', 'check_severity',
-           'check_corruption', 'corrupt', 'corrupt_levels', 'check_condition', 'image_under_condition', 'uniform16',
-           'normal_quantiles', 'poisson_quantiles', 'level_noise_table', 'normal_quantiles32',
-           'additive_gaussian_table', 'add_clipped', 'lookup_levels', 'table_noise', 'gaussian_noise', 'shot_noise',
-           'shot_noise_vrb', 'salt_and_pepper_kernel', 'salt_and_pepper_where', 'impulse_noise', 'speckle_noise',
-           'salt_and_pepper', 'random_impulse_noise', 'disk_kernel', 'skimage_gaussian', 'trimmed_disk_kernel',
-           'separable_terms', 'defocus_blur', 'gaussian_blur', 'median_blur', 'copy_shuffle', 'glass_blur',
-           'motion_kernel', 'shifted_sum', 'motion_blurred', 'motion_blur', 'zoom_matrix', 'clipped_zoom',
-           'zoom_blur_levels', 'zoom_blur', 'snow_flakes', 'snow_blend', 'add_snow', 'snow', 'snow_wand',
-           'plasma_fractal', 'fog', 'lookup_with_max', 'brightness_table', 'brightness', 'contrast',
+           'LOW_LIGHT_READ_NOISE', 'MMD_INTENSITIES', 'FLARE_RGB', 'WATERMARK_OPACITY', 'WATERMARK_TEXT_WIDTH',
+           'WATERMARK_LOGO_SIZE', 'WATERMARK_WORDS', 'RES_BENCH_RESOLUTIONS', 'RESOLUTIONS', 'PRESETS', 'PROVENANCE',
+           'Corruption', 'register_corruption', 'uint8_levels', 'to_uint8_rgb', 'truncated_level', 'truncate_to_uint8',
+           'corruption_rng', 'check_severity', 'check_corruption', 'corrupt', 'corrupt_levels', 'check_condition',
+           'image_under_condition', 'uniform16', 'normal_quantiles', 'poisson_quantiles', 'level_noise_table',
+           'normal_quantiles32', 'additive_gaussian_table', 'add_clipped', 'lookup_levels', 'table_noise',
+           'gaussian_noise', 'shot_noise', 'shot_noise_vrb', 'salt_and_pepper_kernel', 'salt_and_pepper_where',
+           'impulse_noise', 'speckle_noise', 'salt_and_pepper', 'random_impulse_noise', 'disk_kernel',
+           'skimage_gaussian', 'trimmed_disk_kernel', 'separable_terms', 'defocus_blur', 'gaussian_blur', 'median_blur',
+           'copy_shuffle', 'glass_blur', 'motion_kernel', 'shifted_sum', 'motion_blurred', 'motion_blur', 'zoom_matrix',
+           'clipped_zoom', 'zoom_blur_levels', 'zoom_blur', 'snow_flakes', 'snow_blend', 'add_snow', 'snow',
+           'snow_wand', 'plasma_fractal', 'fog', 'lookup_with_max', 'brightness_table', 'brightness', 'contrast',
            'saturation_ratio_table', 'saturation_scaled', 'saturate', 'luma', 'gray3', 'color_inversion', 'grayscale',
            'grayscale_mean', 'grayscale_inversion', 'grayscale_inversion_mean', 'grayscale_bgr',
            'grayscale_inversion_bgr', 'binary_threshold', 'pixel_grid', 'elastic_transform', 'standard_normal16',
@@ -39,7 +40,11 @@ __all__ = ['cv2', 'special', 'CORRUPTIONS', 'SEVERITIES', 'CLEAN', 'EXPECTED_VAL
            'shifted', 'translation', 'crop_and_resize', 'down_up', 'resample_nearest', 'resample_bilinear',
            'resample_bicubic', 'resample_area', 'upsample', 'lens_distorted', 'barrel_distortion',
            'pincushion_distortion', 'srgb_to_linear_table_continuous', 'srgb_to_linear_table', 'linear_to_srgb_table',
-           'low_light_table', 'low_light', 'preset', 'expand_corruptions', 'provenance_table']
+           'low_light_table', 'low_light', 'mmd_intensity', 'draw_int', 'lens_flare_layout', 'flare_layer',
+           'lens_flare', 'dirty_lens_layout', 'dirt_layer', 'dirty_lens', 'turbulence_shift', 'atmospheric_turbulence',
+           'damage_rectangles', 'damage_mask', 'damaged', 'watermark_damage', 'alpha_blended', 'laid_over',
+           'text_pattern', 'watermark_text', 'logo_pattern', 'watermark_logo', 'resized_to_longer_side', 'resolution',
+           'preset', 'expand_corruptions', 'provenance_table']
 
 # %% ../nbs/01_corruptions.ipynb #c006
 @dataclass(frozen=True)
@@ -49,7 +54,7 @@ class Corruption:
     function: Callable   # f(x: uint8 HxWx3, severity: int, rng: np.random.Generator) -> array in [0, 255]
     family: str          # the paper's class: noise, blur, weather, attribute, physical, digital; geometric, resampling (VLM-RobustBench)
     random: bool         # whether it draws random numbers
-    source: str          # "imagenet_c", "vrb_code" (as VRB's code ran), "vrb_appendix", "vlm_robustbench" or "vqa_robust" (ours)
+    source: str          # "imagenet_c", "vrb_code" (as VRB's code ran), "vrb_appendix", "vlm_robustbench", "mmd_bench", "res_bench" or "vqa_robust" (ours)
     levels: tuple = (1, 2, 3, 4, 5)  # severities it defines (single-level effects have (1,))
     keeps_size: bool = True          # False only where the reference changes the size (pixelate_vrb)
     levels_function: Callable | None = None  # f(x, severities, rngs) -> {severity: array}: several levels sharing work
@@ -1191,6 +1196,224 @@ def low_light(x,         # uint8 RGB image, HxWx3
     "Dim light: linear light scaled by g, Poisson photon noise and Gaussian read noise (Poisson-Gaussian), back to sRGB."
     return table_noise(x, low_light_table(LOW_LIGHT_FRACTIONS[severity - 1]), rng)
 
+# %% ../nbs/01_corruptions.ipynb #cap01
+MMD_INTENSITIES = [0.23, 0.34, 0.45, 0.675, 0.9]  # MMD-Bench's Low, Mid and High are levels 1, 3 and 5; 2 and 4 halfway
+
+def mmd_intensity(severity: int  # level 1-5
+                 ) -> float:     # MMD-Bench's intensity i in (0, 1]
+    "The intensity MMD-Bench's functions take for one of our levels."
+    return MMD_INTENSITIES[severity - 1]
+
+def draw_int(rng: np.random.Generator,  # the corruption's generator
+             low: int, high: int,       # both ends included, as Python's random.randint
+            ) -> int:
+    "A whole number in [low, high], ends included: the draw MMD-Bench's code makes with `random.randint`."
+    return int(rng.integers(low, high + 1))
+
+# %% ../nbs/01_corruptions.ipynb #cap04
+FLARE_RGB = (235, 255, 255)  # MMD-Bench's flare colour, BGR (255, 255, 235) in its OpenCV code
+
+def lens_flare_layout(h: int, w: int,  # the image's height and width
+                      i: float,        # MMD-Bench's intensity
+                      rng: np.random.Generator,  # from `corruption_rng`
+                     ) -> list[tuple]:  # (x, y, radius, angle, length) of each flare
+    "Where the 3 + int(30 i) flares fall, drawn in the order of MMD-Bench's code: centre, radius, streak angle, streak length."
+    def flare():
+        x, y, radius = draw_int(rng, 0, w), draw_int(rng, 0, h), draw_int(rng, 10, 50)
+        return x, y, radius, float(rng.uniform(0, 2 * math.pi)), draw_int(rng, 30, 150)
+    return [flare() for _ in range(3 + int(30 * i))]
+
+def flare_layer(h: int, w: int, flares: list) -> np.ndarray:
+    "float32 HxWx3: each flare's disc and 2-px streak in `FLARE_RGB` on black, later flares over earlier ones."
+    layer = np.zeros((h, w, 3), np.float32)
+    for x, y, radius, angle, length in flares:
+        cv2.circle(layer, (x, y), radius, FLARE_RGB, -1)
+        cv2.line(layer, (x, y), (int(x + length * np.cos(angle)), int(y + length * np.sin(angle))), FLARE_RGB, 2)
+    return layer
+
+@register_corruption("capture", random=True, source="mmd_bench", changes_answers=("light", "lights", "sun", "sunny", "bright", "lamp"))
+def lens_flare(x,         # uint8 RGB image, HxWx3
+               severity,  # level 1-5
+               rng,       # from `corruption_rng`: where the flares fall
+              ) -> np.ndarray:  # float32 RGB on the 0-255 scale (truncated to uint8 by `corrupt`)
+    "MMD-Bench's lens flare: discs and streaks of light, blurred 3 x 3, added with weight 0.9 i."
+    i = mmd_intensity(severity)
+    h, w = x.shape[:2]
+    layer = cv2.GaussianBlur(flare_layer(h, w, lens_flare_layout(h, w, i, rng)), (3, 3), 20 * i)
+    return cv2.addWeighted(x.astype(np.float32), 1, layer, 0.9 * i, 0)
+
+# %% ../nbs/01_corruptions.ipynb #cap07
+def dirty_lens_layout(h: int, w: int,  # the image's height and width
+                      i: float,        # MMD-Bench's intensity
+                      rng: np.random.Generator,  # from `corruption_rng`
+                     ) -> dict:  # {"ellipses": [(x, y, a, b, angle)], "spots": [(x, y, r, level)], "blobs": [(x, y, r_outer, r_inner)]}
+    "The dirt of MMD-Bench's dirty lens, drawn in its code's order: ellipses (i > 0.1), then spots, then blobs (i > 0.5)."
+    ellipses = [(draw_int(rng, 0, w), draw_int(rng, 0, h), draw_int(rng, 150, 300), draw_int(rng, 100, 200), draw_int(rng, 0, 180))
+                for _ in range(int(10 * i) if i > 0.1 else 0)]
+    spots = [(draw_int(rng, 0, w), draw_int(rng, 0, h), draw_int(rng, 4, 20), draw_int(rng, 50, 100)) for _ in range(int(300 * i))]
+    blobs = [(draw_int(rng, 0, w), draw_int(rng, 0, h), draw_int(rng, 20, 50), draw_int(rng, 10, 30)) for _ in range(int(5 * i) if i > 0.5 else 0)]
+    return {"ellipses": ellipses, "spots": spots, "blobs": blobs}
+
+def dirt_layer(h: int, w: int, dirt: dict) -> np.ndarray:
+    "uint8 HxWx3: the dirt drawn in gray (ellipses 50, spots their level, blobs 80 around 120), blurred with sigma 30 and truncated."
+    layer = np.zeros((h, w, 3), np.float32)
+    for x, y, a, b, angle in dirt["ellipses"]: cv2.ellipse(layer, (x, y), (a, b), angle, 0, 360, (50, 50, 50), -1)
+    for x, y, r, level in dirt["spots"]: cv2.circle(layer, (x, y), r, (level,) * 3, -1)
+    for x, y, outer, inner in dirt["blobs"]:
+        cv2.circle(layer, (x, y), outer, (80, 80, 80), -1); cv2.circle(layer, (x, y), inner, (120, 120, 120), -1)
+    return cv2.GaussianBlur(layer, (0, 0), 30).astype(np.uint8)
+
+@register_corruption("capture", random=True, source="mmd_bench")
+def dirty_lens(x,         # uint8 RGB image, HxWx3
+               severity,  # level 1-5
+               rng,       # from `corruption_rng`: where the dirt lies
+              ) -> np.ndarray:  # uint8 RGB, HxWx3
+    "MMD-Bench's dirty lens: the image dimmed to 1 - 0.7 i and veiled by 0.8 i times the blurred dirt."
+    i = mmd_intensity(severity)
+    h, w = x.shape[:2]
+    return cv2.addWeighted(x, 1 - 0.7 * i, dirt_layer(h, w, dirty_lens_layout(h, w, i, rng)), 0.8 * i, 0)
+
+# %% ../nbs/01_corruptions.ipynb #cap10
+def turbulence_shift(h: int,   # the image's height
+                     i: float,  # MMD-Bench's intensity
+                    ) -> np.ndarray:  # float64, Hx1: the horizontal displacement d(y) of each row
+    "MMD-Bench's displacement of row y: 40 i sin(y / 30 + 5 i) pixels (float64, as its code computes it)."
+    return i * 40 * np.sin(np.arange(h)[:, None] / 30 + i * 5)
+
+@register_corruption("environment", source="mmd_bench")
+def atmospheric_turbulence(x,         # uint8 RGB image, HxWx3
+                           severity,  # level 1-5
+                           rng,       # unused (deterministic)
+                          ) -> np.ndarray:  # uint8 RGB, HxWx3
+    "MMD-Bench's turbulence: row y sampled d(y) pixels across and 0.7 d(y) down, clipped to the image, bilinear."
+    h, w = x.shape[:2]
+    d = turbulence_shift(h, mmd_intensity(severity))
+    map_x = np.clip(np.arange(w)[None, :] + d, 0, w - 1).astype(np.float32)
+    map_y = np.clip(np.arange(h)[:, None] + d * 0.7, 0, h - 1).astype(np.float32)
+    return cv2.remap(x, map_x, np.broadcast_to(map_y, (h, w)).copy(), cv2.INTER_LINEAR)
+
+# %% ../nbs/01_corruptions.ipynb #cap13
+def damage_rectangles(h: int, w: int,  # the image's height and width
+                      i: float,        # MMD-Bench's intensity
+                      rng: np.random.Generator,  # from `corruption_rng`
+                     ) -> list[tuple]:  # (x, y, width, height) of each rectangle
+    "The int(1 + 15 i) rectangles of MMD-Bench's watermark damage, in its code's order (corner, width, height); a corner anywhere on images under 50 px."
+    return [(draw_int(rng, 0, w - 50 if w >= 50 else w - 1), draw_int(rng, 0, h - 50 if h >= 50 else h - 1), draw_int(rng, 50, 200), draw_int(rng, 20, 80))
+            for _ in range(int(1 + i * 15))]
+
+def damage_mask(h: int, w: int, rectangles: list) -> np.ndarray:
+    "uint8 HxW: 255 inside the rectangles (corners included, as OpenCV fills them), 0 elsewhere."
+    mask = np.zeros((h, w), np.uint8)
+    for x, y, rw, rh in rectangles: cv2.rectangle(mask, (x, y), (x + rw, y + rh), 255, -1)
+    return mask
+
+def damaged(x: np.ndarray, mask: np.ndarray, i: float) -> np.ndarray:
+    "x mixed (1 - i) x + i inpaint(x, mask), rounded; above i = 0.5 the mask's Canny outline times 0.8, truncated."
+    result = cv2.addWeighted(x, 1 - i, cv2.inpaint(x, mask, 3, cv2.INPAINT_TELEA), i, 0)
+    if i > 0.5:
+        edges = cv2.Canny(mask, 50, 150) > 0
+        result[edges] = (result[edges] * 0.8).astype(np.uint8)
+    return result
+
+@register_corruption("post_processing", random=True, source="mmd_bench")
+def watermark_damage(x,         # uint8 RGB image, HxWx3
+                     severity,  # level 1-5
+                     rng,       # from `corruption_rng`: the rectangles
+                    ) -> np.ndarray:  # uint8 RGB, HxWx3
+    "MMD-Bench's watermark damage: rectangles inpainted and mixed in with weight i, their outlines darkened above i = 0.5."
+    i = mmd_intensity(severity)
+    h, w = x.shape[:2]
+    return damaged(x, damage_mask(h, w, damage_rectangles(h, w, i, rng)), i)
+
+# %% ../nbs/01_corruptions.ipynb #cap16
+WATERMARK_OPACITY = [0.2, 0.3, 0.4, 0.5, 0.6]
+WATERMARK_TEXT_WIDTH = [0.4, 0.5, 0.6, 0.7, 0.8]  # the text's width, a share of the image's width
+WATERMARK_LOGO_SIZE = [0.2, 0.3, 0.4, 0.5, 0.6]   # the logo's side, a share of the image's shorter side
+WATERMARK_WORDS = ("SAMPLE", "PREVIEW", "STOCK", "PROOF", "COPYRIGHT")
+
+def alpha_blended(x: np.ndarray,     # uint8 RGB image, HxWx3
+                  mask: np.ndarray,  # float32 HxW in [0, 1]: the pattern's coverage
+                  opacity: float,    # a in [0, 1]
+                  colour: float = 255,  # the pattern's level W
+                 ) -> np.ndarray:    # float32 RGB on the 0-255 scale
+    "x + a m (W - x): the pattern laid over the image (the visible-watermark model)."
+    xf = x.astype(np.float32)
+    return xf + (opacity * mask)[..., None] * (np.float32(colour) - xf)
+
+def laid_over(x: np.ndarray,        # uint8 RGB image, HxWx3
+              pattern: np.ndarray,  # float32 hxw mask, no larger than the image
+              opacity: float,       # a in [0, 1]
+              rng: np.random.Generator,  # draws the top-left corner, uniformly where the pattern fits whole
+             ) -> np.ndarray:       # float32 RGB on the 0-255 scale
+    "The image with the white pattern alpha-blended at a random position (only the pattern's box is computed)."
+    ph, pw = pattern.shape
+    top, left = draw_int(rng, 0, x.shape[0] - ph), draw_int(rng, 0, x.shape[1] - pw)
+    out = x.astype(np.float32)
+    out[top:top + ph, left:left + pw] = alpha_blended(x[top:top + ph, left:left + pw], pattern, opacity)
+    return out
+
+def text_pattern(text: str, width: int, max_height: int) -> np.ndarray:
+    "float32 mask of `text` in Hershey sans-serif, about `width` pixels wide (at most `max_height` high), anti-aliased, strokes 1/12 of its height (2 px at least)."
+    (w1, h1), base1 = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, 1.0, 1)
+    scale = max(min(width / w1, max_height / (h1 + base1)), 0.1)
+    thickness = max(2, round(scale * h1 / 12))
+    (tw, th), base = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, thickness)
+    canvas = np.zeros((th + base + thickness, tw + thickness), np.uint8)
+    cv2.putText(canvas, text, (thickness // 2, th + thickness // 2), cv2.FONT_HERSHEY_SIMPLEX, scale, 255, thickness, cv2.LINE_AA)
+    return canvas.astype(np.float32) / 255
+
+@register_corruption("post_processing", random=True, source="vqa_robust", changes_answers=("written", "say", "says", "text", "word", "letter", "read"))
+def watermark_text(x,         # uint8 RGB image, HxWx3
+                   severity,  # level 1-5
+                   rng,       # from `corruption_rng`: the word and where it goes
+                  ) -> np.ndarray:  # float32 RGB on the 0-255 scale
+    "A white stock-photo word across a share of the width, alpha-blended at the level's opacity."
+    h, w = x.shape[:2]
+    word = WATERMARK_WORDS[draw_int(rng, 0, len(WATERMARK_WORDS) - 1)]
+    pattern = text_pattern(word, max(1, int(WATERMARK_TEXT_WIDTH[severity - 1] * w)), h)[:h, :w]
+    return laid_over(x, pattern, WATERMARK_OPACITY[severity - 1], rng)
+
+# %% ../nbs/01_corruptions.ipynb #cap17
+def logo_pattern(size: int) -> np.ndarray:
+    "float32 size x size mask of a logo: a ring (a twelfth of the side thick) around a 'play' triangle, anti-aliased."
+    canvas = np.zeros((size, size), np.uint8)
+    c, r, t = size / 2, size / 2, max(1, size // 12)
+    cv2.circle(canvas, (int(c), int(c)), max(int(r - t / 2), 1), 255, t, cv2.LINE_AA)
+    triangle = np.array([[c - 0.25 * r, c - 0.35 * r], [c - 0.25 * r, c + 0.35 * r], [c + 0.38 * r, c]], np.int32)
+    cv2.fillPoly(canvas, [triangle], 255, cv2.LINE_AA)
+    return canvas.astype(np.float32) / 255
+
+@register_corruption("post_processing", random=True, source="vqa_robust", changes_answers=("logo", "brand", "symbol"))
+def watermark_logo(x,         # uint8 RGB image, HxWx3
+                   severity,  # level 1-5
+                   rng,       # from `corruption_rng`: where the logo goes
+                  ) -> np.ndarray:  # float32 RGB on the 0-255 scale
+    "A white logo a share of the shorter side across, alpha-blended at the level's opacity."
+    h, w = x.shape[:2]
+    size = max(1, int(WATERMARK_LOGO_SIZE[severity - 1] * min(h, w)))
+    return laid_over(x, logo_pattern(size), WATERMARK_OPACITY[severity - 1], rng)
+
+# %% ../nbs/01_corruptions.ipynb #res01
+RES_BENCH_RESOLUTIONS = tuple(112 * k for k in range(1, 13))  # Res-Bench's 12 input resolutions, 112 ... 1344 pixels
+RESOLUTIONS = tuple(sorted({16, 32, 64, 128, 256, 512, 1024, *RES_BENCH_RESOLUTIONS}))  # the sizes `resolution` takes: Res-Bench's and powers of two
+
+def resized_to_longer_side(x: np.ndarray,  # uint8 RGB image, HxWx3
+                           r: int,         # the longer side's new length, pixels
+                          ) -> np.ndarray:  # uint8 RGB, the aspect ratio kept
+    "x resized so that its longer side is r pixels (the shorter rounded, at least 1): area filter when shrinking, bicubic when enlarging."
+    h, w = x.shape[:2]
+    nh, nw = (r, max(1, round(w * r / h))) if h >= w else (max(1, round(h * r / w)), r)
+    if (nh, nw) == (h, w): return x.copy()
+    return cv2.resize(x, (nw, nh), interpolation=cv2.INTER_AREA if r < max(h, w) else cv2.INTER_CUBIC)
+
+@register_corruption("resolution", source="res_bench", levels=RESOLUTIONS, keeps_size=False)
+def resolution(x,         # uint8 RGB image, HxWx3
+               severity,  # here a size: the longer side in pixels, one of RESOLUTIONS
+               rng,       # unused (deterministic)
+              ) -> np.ndarray:  # uint8 RGB, the longer side `severity` pixels
+    "The image at one of Res-Bench's input resolutions: its longer side `severity` pixels, the aspect ratio kept."
+    return resized_to_longer_side(x, severity)
+
 # %% ../nbs/01_corruptions.ipynb #c041
 PRESETS = Registry("preset")  # name -> corruption names, in order
 PRESETS.update({
@@ -1209,9 +1432,11 @@ PRESETS.update({
     "geometric": ["rotation", "shear", "perspective", "zoom_out", "translation", "crop_and_resize", "resample_nearest", "resample_bilinear",
                   "resample_bicubic", "resample_area", "upsample", "barrel_distortion", "pincushion_distortion", "low_light"],
     "resampling": ["resample_nearest", "resample_bilinear", "resample_bicubic", "resample_area", "upsample"],
+    "capture": ["lens_flare", "dirty_lens", "atmospheric_turbulence", "watermark_damage", "watermark_text", "watermark_logo"],
+    "mmd_bench": ["lens_flare", "dirty_lens", "atmospheric_turbulence", "watermark_damage"],
 })
 
-def preset(name: str  # a key of PRESETS: vrb, vrb_imagenet_c, vrb_code, vrb_grayscale, imagenet_c, appendix, geometric or resampling
+def preset(name: str  # a key of PRESETS: vrb, vrb_imagenet_c, vrb_code, vrb_grayscale, imagenet_c, appendix, geometric, resampling, capture or mmd_bench
           ) -> list[str]:  # corruption names, in the preset's order
     "The corruption names of a preset."
     return list(PRESETS[name])
@@ -1332,6 +1557,20 @@ PROVENANCE += [  # beyond VRB: the geometric, resampling and low-light families
          default="barrel_distortion", variants=['pincushion_distortion'], vrb="", appendix="", note="k = +-0.04 to 0.35"),
     dict(effect="low light", family="attribute", in_vrb=False, paper="VRB A.3 allows a negative brightness constant; ours: linear-light darkening with Poisson-Gaussian sensor noise", vrb_code="not in the code", imagenet_c="none",
          default="low_light", variants=[], vrb="", appendix="", note="light fraction 0.5-0.03 of 1000 electrons, read noise 3 electrons"),
+]
+PROVENANCE += [  # capture, environment and post-processing: MMD-Bench (arXiv 2604.04780; CLEAR @ 411d6bd, add_degradation.py) and the visible-watermark model
+    dict(effect="lens flare", family="capture", in_vrb=False, paper="MMD-Bench: Lens Flare", vrb_code="not in the code", imagenet_c="none",
+         default="lens_flare", variants=[], vrb="", appendix="", note="MMD-Bench's code, same bytes on its draws; intensity .23-.9 (its Low, Mid, High at levels 1, 3, 5)"),
+    dict(effect="dirty lens", family="capture", in_vrb=False, paper="MMD-Bench: Dirty Lens", vrb_code="not in the code", imagenet_c="none",
+         default="dirty_lens", variants=[], vrb="", appendix="", note="MMD-Bench's code, same bytes on its draws"),
+    dict(effect="atmospheric turbulence", family="environment", in_vrb=False, paper="MMD-Bench: Atmospheric Turbulence (a sine warp; no random tilt or blur)", vrb_code="not in the code", imagenet_c="none",
+         default="atmospheric_turbulence", variants=[], vrb="", appendix="", note="MMD-Bench's code, same bytes; deterministic"),
+    dict(effect="watermark damage", family="post_processing", in_vrb=False, paper="MMD-Bench: Watermark Damage (inpainted rectangles)", vrb_code="not in the code", imagenet_c="none",
+         default="watermark_damage", variants=[], vrb="", appendix="", note="MMD-Bench's code, same bytes on its draws; images under 50 px allowed"),
+    dict(effect="visible watermark", family="post_processing", in_vrb=False, paper="not in MMD-Bench; the alpha-blending model of LVW (Cheng et al. 2018) and WDNet (Liu et al. 2021)", vrb_code="not in the code", imagenet_c="none",
+         default="watermark_text", variants=["watermark_logo"], vrb="", appendix="", note="white word or logo, opacity .2-.6"),
+    dict(effect="input resolution", family="resolution", in_vrb=False, paper="Res-Bench (arXiv 2510.16926): 12 input resolutions, 112-1344 px (no side or filter given)", vrb_code="not in the code", imagenet_c="none",
+         default="resolution", variants=[], vrb="", appendix="", note="longer side to r, aspect kept; area down, bicubic up; levels are sizes (-p resolutions)"),
 ]
 
 # %% ../nbs/01_corruptions.ipynb #c111s1

@@ -17,7 +17,7 @@ from tqdm import tqdm
 from .base import LazyModule, CONDITION, Registry, UnknownNameError, non_negative_integer, positive_integer
 from .data import VQADataset, read_split, sample_images, vrb_split, write_split, dataset_fingerprint
 from .datasets import DATASETS, answerability
-from .corruptions import CLEAN, CORRUPTIONS, PRESETS, expand_corruptions, image_under_condition
+from .corruptions import CLEAN, CORRUPTIONS, PRESETS, RES_BENCH_RESOLUTIONS, RESOLUTIONS, expand_corruptions, image_under_condition
 from .models import hub_unreachable_reason, resolve_device, resolve_dtype, unavailable
 from .zoo import FAMILIES, MODELS, identity_of, model_spec, with_settings
 from .store import CHUNK_SIZE, atomic_write, checked_store, code_fingerprint, folder_lock, partition_dir, run_log
@@ -35,6 +35,7 @@ from .defences import DEFENCES, NO_DEFENCE, ModelRef, defence_table, defence_tim
 from .calibration import calibration_table, plot_reliability, robustness_alignment
 from .flips import flip_table
 from .field_measures import corruption_errors, effective_robustness, plot_effective_robustness
+from .resolution import RESOLUTION, plot_resolution, resolution_curve, resolution_trend
 from .combine import combine
 from .question_corruptions import TEXT_PRESETS
 from .harnesses import export, harness_agreement, read_manifest, read_predictions, served_settings, sha256_of, verified_files
@@ -45,19 +46,19 @@ plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
 __all__ = ['plt', 'RUN_PARAMETERS', 'TRANSPORT_PARAMETERS', 'SAMPLE_IMAGES', 'NEEDS', 'RESULT_SECTIONS', 'CORE_FILES', 'COMMANDS',
            'parameter', 'RunParameters', 'run_parameter_values', 'literal', 'parameters_cell', 'registry_parameter',
            'list_parameter', 'int_parameter', 'is_auto', 'auto_parameter', 'text_kinds', 'defence_list',
-           'served_transport', 'CheckedParameters', 'model_parameters', 'grid_parameters', 'split_parameters',
-           'text_parameters', 'scoring_parameters', 'compute_parameters', 'run_parameters', 'RunConfig', 'flag',
-           'load_questions', 'blind_answers', 'perturbed_questions', 'refuse_unreachable', 'checked_out_dir',
-           'run_config', 'RunScores', 'ResultSection', 'result_section', 'result_files', 'section_attributes',
-           'previous_run', 'clear_results', 'prepare_stores', 'answer_all', 'scored_answers', 'RunResult',
-           'save_figure', 'save_table', 'accuracy_results', 'extraction_results', 'robustness_results', 'mce_results',
-           'effective_robustness_results', 'change_results', 'calibration_results', 'flip_results',
+           'served_transport', 'CheckedParameters', 'model_parameters', 'resolution_levels', 'grid_parameters',
+           'split_parameters', 'text_parameters', 'scoring_parameters', 'compute_parameters', 'run_parameters',
+           'RunConfig', 'flag', 'load_questions', 'blind_answers', 'perturbed_questions', 'refuse_unreachable',
+           'checked_out_dir', 'run_config', 'RunScores', 'ResultSection', 'result_section', 'result_files',
+           'section_attributes', 'previous_run', 'clear_results', 'prepare_stores', 'answer_all', 'scored_answers',
+           'RunResult', 'save_figure', 'save_table', 'accuracy_results', 'extraction_results', 'robustness_results',
+           'mce_results', 'effective_robustness_results', 'change_results', 'calibration_results', 'flip_results',
            'consistency_results', 'answer_changing_words', 'comparability_results', 'text_perturbation_results',
-           'defence_results', 'defence_sample', 'interaction_results', 'harness_results', 'run_summary', 'run',
-           'write_sections', 'locked_run', 'write_run_folder', 'grid_questions', 'corrupt', 'export_benchmark',
-           'exported_questions', 'harness_parameters', 'harness_identity', 'score_predictions', 'registry_table',
-           'show_default', 'parameter_options', 'add_parameters', 'command_parser', 'refused', 'error_line',
-           'combine_command', 'export_line', 'main']
+           'defence_results', 'defence_sample', 'interaction_results', 'resolution_results', 'harness_results',
+           'run_summary', 'run', 'write_sections', 'locked_run', 'write_run_folder', 'grid_questions', 'corrupt',
+           'export_benchmark', 'exported_questions', 'harness_parameters', 'harness_identity', 'score_predictions',
+           'registry_table', 'show_default', 'parameter_options', 'add_parameters', 'command_parser', 'refused',
+           'error_line', 'combine_command', 'export_line', 'main']
 
 # %% ../nbs/08_run_library.ipynb #c012p
 def parameter(default,      # the parameter's default (a list is copied for each run)
@@ -91,6 +92,7 @@ class RunParameters:
     threads: int = parameter(1, 'CPU threads for torch')
     text_perturbations: list = parameter([], 'question perturbations (kinds of vqa_robust.text.PERTURBATIONS, presets of vqa_robust.question_corruptions.TEXT_PRESETS: text, character, word; or "all"), each answered under every image condition')
     typo_severity: int = parameter(3, 'severity (1-5) of the kinds that take one: typos per question, the share of words a question corruption damages (0.1 per level)')
+    resolutions: list = parameter([], 'input resolutions each image is also answered at, its longer side resized to r pixels (Res-Bench): "res_bench" (its 12: 112, 224, ..., 1344) or sizes of vqa_robust.corruptions.RESOLUTIONS; resolution.csv, resolution_trend.csv, resolution.png; []: none')
     colour_metric: str = parameter("ciede2000", 'colour swaps\' distance: "ciede2000" (CIEDE2000 on sRGB) or "paper" (the counterfactual paper\'s RGB distance); vqa_robust.text.COLOR_METRICS')
     colour_vocabulary: str = parameter("split", 'colours counted common: "split" (the split\'s multiple-choice answers) or "annotations" (every annotated answer of the whole dataset, the paper\'s)')
     wordnet_choice: str = parameter("seeded", 'WordNet kinds: "seeded" (a seeded draw among the candidates) or "closest" (the paper\'s closest concept); vqa_robust.text.CHOICES')
@@ -230,6 +232,7 @@ class CheckedParameters:
     split: str              # "vrb", "sample" or a split file
     specs: dict             # model -> its resolved ModelSpec
     text_kinds: list        # question perturbation kinds
+    resolutions: list       # input resolutions (longer side, pixels), each a condition (RESOLUTION, r)
     typo_severity: int
     colour_metric: str
     colour_vocabulary: str
@@ -265,16 +268,26 @@ def model_parameters(model, defences, dataset: str, max_concurrency, served_time
     if reference_model and str(reference_model) not in models: raise ValueError(f"reference_model: {reference_model!r} is not a model of this run ({', '.join(models)})")
     return {"models": models, "refs": refs, "defences": defence_names, "specs": specs, "model_settings": settings, "reference_model": str(reference_model), **transport}
 
-def grid_parameters(corruptions, severities, text_perturbations) -> dict:
-    "The run's corruptions (presets expanded), severities, conditions and question perturbation kinds."
-    kinds = text_kinds(text_perturbations)
+def resolution_levels(resolutions) -> list[int]:
+    "The run's input resolutions: 'res_bench' expanded to Res-Bench's 12, each checked to be one of `RESOLUTIONS`, none twice."
+    items = [str(r).strip() for r in list_parameter(resolutions, "resolutions")]
+    levels = [r for item in items for r in (RES_BENCH_RESOLUTIONS if item == "res_bench" else [int_parameter(item, "resolutions")])]
+    unknown = [r for r in levels if r not in RESOLUTIONS]
+    if unknown: raise ValueError(f"resolutions: {unknown} not among the sizes the resize takes: 'res_bench' or {', '.join(map(str, RESOLUTIONS))}")
+    if len(set(levels)) != len(levels): raise ValueError(f"resolutions: {levels} names a size twice")
+    return levels
+
+def grid_parameters(corruptions, severities, text_perturbations, resolutions=()) -> dict:
+    "The run's corruptions (presets expanded), severities, conditions (the input resolutions last) and question perturbation kinds."
+    kinds, sizes = text_kinds(text_perturbations), resolution_levels(resolutions)
     names = expand_corruptions([str(c) for c in list_parameter(corruptions, "corruptions") if str(c) != "none"])  # presets expanded
-    if not names and not kinds:
-        raise ValueError("corruptions: name at least one corruption (the clean condition always runs), or 'none' for a run of text_perturbations on clean images")
+    if RESOLUTION in names: raise ValueError(f"corruptions: '{RESOLUTION}' takes sizes, not severities: ask for it with -p resolutions (res_bench, or sizes such as 112,224)")
+    if not names and not kinds and not sizes:
+        raise ValueError("corruptions: name at least one corruption (the clean condition always runs), or 'none' for a run of text_perturbations or resolutions on clean images")
     levels = [int_parameter(s, "severities") for s in list_parameter(severities, "severities")]
     if not levels: raise ValueError("severities: give at least one level in 1-5")
     if len(set(levels)) != len(levels): raise ValueError(f"severities: {levels} names a level twice")
-    return {"corruptions": names, "severities": levels, "grid": conditions(names, levels), "text_kinds": kinds}
+    return {"corruptions": names, "severities": levels, "grid": conditions(names, levels) + [(RESOLUTION, r) for r in sizes], "text_kinds": kinds, "resolutions": sizes}
 
 # %% ../nbs/08_run_library.ipynb #c045s5
 def split_parameters(dataset: str, split: str, n_images, data_dir: str, questions_file: str, annotations_file: str, image_dir: str, dataset_split: str) -> dict:
@@ -341,7 +354,7 @@ def run_parameters(parameters: RunParameters | None = None,  # the run's paramet
     r = parameters if parameters is not None else run_parameter_values(values)
     dataset = registry_parameter(DATASETS, [r.dataset], "dataset")[0]
     models = model_parameters(r.model, r.defences, dataset, r.max_concurrency, r.served_timeout, r.served_retries, r.judge, r.reference_model)
-    return CheckedParameters(dataset=dataset, seed=int_parameter(r.seed, "seed"), **models, **grid_parameters(r.corruptions, r.severities, r.text_perturbations),
+    return CheckedParameters(dataset=dataset, seed=int_parameter(r.seed, "seed"), **models, **grid_parameters(r.corruptions, r.severities, r.text_perturbations, r.resolutions),
                              **split_parameters(dataset, r.split, r.n_images, r.data_dir, r.questions_file, r.annotations_file, r.image_dir, r.dataset_split),
                              **text_parameters(r.typo_severity, r.colour_metric, r.colour_vocabulary, r.wordnet_choice, r.near_colour_distance),
                              **scoring_parameters(dataset, r.accuracy_mode, r.option_rules, r.judge),
@@ -463,6 +476,7 @@ class RunScores:
     scored: pd.DataFrame                   # folded by CircularEval where the dataset asks it: what the tables count
     scored_perturbed: pd.DataFrame | None  # the same for the perturbed questions
     pairs: pd.DataFrame | None = None      # each perturbed answer beside its original (`text_eval.paired_answers`), made once for the sections that read it
+    resolution: pd.DataFrame | None = None # the original questions' scored answers at the input resolutions and clean (the resolution section's; the frames above leave them out)
 
 NEEDS = Registry("result need")  # name -> (config, scores) -> why this run does not meet it, or None
 NEEDS.update({
@@ -478,6 +492,7 @@ NEEDS.update({
     "reference_model": lambda config, scores: None if config.parameters.reference_model else "no reference_model: mCE divides by a model of the run (-p reference_model NAME)",
     "three_models": lambda config, scores: None if len(config.parameters.models) >= 3 else
         f"effective robustness fits a line across models: it needs three at least, this run has {len(config.parameters.models)}",
+    "resolutions": lambda config, scores: None if config.parameters.resolutions else "the run has no input resolutions (-p resolutions res_bench)",
     "harness_scores": lambda config, scores: ("the answers are the package's own: no harness scored them (vqa-robust score)" if "harness_score" not in scores.every else
         None if pd.to_numeric(scores.every.harness_score, errors="coerce").notna().any() else "the harness's prediction files carry no score of their own (VLMEvalKit's)"),
 })
@@ -792,6 +807,16 @@ def interaction_results(config: RunConfig, result: RunResult, scores: RunScores)
     "interaction.csv: each image condition with each question kind, accuracy under neither, each alone and both, and the interaction (vqa_robust.text_eval.interaction_table)."
     result.interaction = save_table(result, "interaction.csv", interaction_table(scores.pairs, n_boot=1000, seed=config.parameters.seed), index=False)
 
+# %% ../nbs/08_run_library.ipynb #9fd734b5r
+@result_section("resolution", ["resolution.csv", "resolution_trend.csv", "resolution.png"], attributes=("resolution", "resolution_trend"), needs=("resolutions",))
+def resolution_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
+    "Res-Bench's study: each model's accuracy at each input resolution (resolution.csv), its trend and volatility (resolution_trend.csv: vqa_robust.resolution), the curve."
+    accuracy = accuracy_table(scores.resolution)
+    curve = resolution_curve(accuracy)
+    result.resolution = save_table(result, "resolution.csv", curve, index=False)
+    result.resolution_trend = save_table(result, "resolution_trend.csv", resolution_trend(curve), index=False)
+    save_figure(result, "resolution", lambda: plot_resolution(curve, accuracy, title=f"{config.dataset.name}: accuracy over input resolutions (dashed: clean)"))
+
 # %% ../nbs/08_run_library.ipynb #9fd734b6
 @result_section("harness", ["harness_scores.csv"], attributes=("harness_scores",), needs=("harness_scores",))
 def harness_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
@@ -805,7 +830,7 @@ def run_summary(config: RunConfig, result: RunResult, seconds: dict, elapsed: fl
     p = config.parameters
     return {"models": list(config.identities.values()), "data": config.data, "corruption_code": code_fingerprint(config.dataset), "dataset": config.dataset.name,
             "n_images": len(config.dataset.image_ids), "n_questions": len(config.dataset), "seed": p.seed, "corruptions": p.corruptions,
-            "severities": p.severities, "conditions": len(p.grid), "accuracy_mode": p.accuracy_mode, "executor": p.executor,
+            "severities": p.severities, "resolutions": p.resolutions, "conditions": len(p.grid), "accuracy_mode": p.accuracy_mode, "executor": p.executor,
             "dataset_split": p.dataset_split, "device": p.device, "num_workers": p.num_workers, "batch_sizes": p.batch_sizes,
             "chunk_size": p.chunk_size, "split": p.split, "text_perturbations": {k: len(d) for k, d in config.perturbed.items()},
             "typo_severity": p.typo_severity, "colour_metric": p.colour_metric, "colour_vocabulary": p.colour_vocabulary,
@@ -870,11 +895,14 @@ def write_run_folder(config: RunConfig,       # the run
     question_sets = {text: questions for text, (questions, _, _) in config.stores.items()}
     scored, scored_perturbed = circular_by_set(every, question_sets), circular_by_set(every_perturbed, question_sets)  # ... and folded by CircularEval for the tables
     flat = lambda original, perturbed: pd.concat([original, perturbed.drop(columns="kind") if perturbed is not None else None], ignore_index=True)
+    at_resolutions = scored[scored.corruption.isin([RESOLUTION, CLEAN[0]])] if config.parameters.resolutions else None
+    answers_file = flat(every, every_perturbed)  # every answer, the input resolutions' included; the sections below read the image conditions only
+    every, every_perturbed, scored, scored_perturbed = (f if f is None else f[f.corruption != RESOLUTION].reset_index(drop=True) for f in (every, every_perturbed, scored, scored_perturbed))
     result = RunResult(out, flat(scored, scored_perturbed), draw_figures=figures)
-    save_table(result, "answers.parquet", flat(every, every_perturbed))
+    save_table(result, "answers.parquet", answers_file)
     atomic_write(out / "split.json", lambda path: write_split(split, path)); result.paths.append(out / "split.json")
     pairs = paired_answers(scored, scored_perturbed, config.records, config.parameters.near_colour_distance) if config.perturbed else None
-    write_sections(config, result, RunScores(every, every_perturbed, scored, scored_perturbed, pairs))
+    write_sections(config, result, RunScores(every, every_perturbed, scored, scored_perturbed, pairs, at_resolutions))
     result.summary = (run_summary_of or (lambda r: run_summary(config, r, {}, 0.0, peak_memory_mb())))(result)
     atomic_write(out / "run.json", lambda path: path.write_text(json.dumps(result.summary, indent=1, default=str)))  # last: the folder is complete
     result.paths.append(out / "run.json")
@@ -965,7 +993,7 @@ def harness_parameters(manifest: dict, dataset: str, split: str, files: dict, mo
     d = RunParameters()
     return CheckedParameters(models=[model], refs={model: ModelRef(model)}, defences=[NO_DEFENCE], specs={}, model_settings={model: {}}, transport={},
                              dataset=dataset, seed=int(manifest["seed"]), corruptions=corruptions, severities=severities, grid=conditions(corruptions, severities),
-                             text_kinds=[], n_images=None, split="export", files=files, dataset_split=split,
+                             text_kinds=[], resolutions=[], n_images=None, split="export", files=files, dataset_split=split,
                              **text_parameters(d.typo_severity, d.colour_metric, d.colour_vocabulary, d.wordnet_choice, d.near_colour_distance),
                              **scoring_parameters(dataset, "auto", "auto", ""), device="cpu", threads=1, executor="local", ray_address="",
                              dtypes={model: None}, batch_sizes={model: 0}, chunk_size=CHUNK_SIZE, num_workers=0)
