@@ -6,15 +6,18 @@
 Both on one core, timed in CPU seconds (time.process_time) over the same questions. Ours: `text.perturb` per question
 (seeded by the run seed, the question's id, the kind and the severity: what a run does). nlpaug (pip install --no-deps nlpaug==1.1.11 gdown:
 no other dependency needed for these augmenters) with the nearest augmenter and share of words it has: KeyboardAug, OcrAug,
-RandomCharAug(insert, delete, substitute, swap), RandomWordAug(delete, swap); it has no filler insertion or punctuation
-augmenter ("n/a"). nlpaug draws from Python's global `random`, seeded once here (its draws are not per question).
+RandomCharAug(insert, delete, substitute, swap), RandomWordAug(delete, swap), SynonymAug(wordnet) and SpellingAug (given
+codespell's misspellings, read backwards as char_misspelling reads them, in its one-line-a-word format); it has no filler
+insertion, punctuation or sentence-level augmenter ("n/a"). nlpaug draws from Python's global `random`, seeded once here
+(its draws are not per question). The sentence-level kinds take no severity; spaCy's parse cache is emptied before each
+kind (the pipeline loaded before any timing), so that no kind is timed on parses another made.
 Prints questions per second for each, and their ratio.
 """
-import argparse, os, random, sys, time
+import argparse, os, random, sys, tempfile, time
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 from vqa_robust.data import load_easy_vqa
-from vqa_robust.question_corruptions import QUESTION_CORRUPTIONS, SEVERITY_RATES
-from vqa_robust.text import perturb
+from vqa_robust.question_corruptions import QUESTION_CORRUPTIONS, SEVERITY_RATES, misspellings
+from vqa_robust.text import PERTURBATIONS, parse, perturb, wordnet
 
 def nlpaug_augmenters(rate: float) -> dict:
     "kind -> an nlpaug augmenter at the nearest setting (one character per chosen word, `rate` of the words), or {} without nlpaug."
@@ -27,7 +30,18 @@ def nlpaug_augmenters(rate: float) -> dict:
             **{f"char_{ours}": nac.RandomCharAug(action=theirs, **char) for ours, theirs in
                (("insert", "insert"), ("delete", "delete"), ("replace", "substitute"), ("swap", "swap"))},
             "word_delete": naw.RandomWordAug(action="delete", aug_p=rate, aug_max=100),
-            "word_swap": naw.RandomWordAug(action="swap", aug_p=rate, aug_max=100)}
+            "word_swap": naw.RandomWordAug(action="swap", aug_p=rate, aug_max=100), **word_level(naw, rate)}
+
+def word_level(naw, rate: float) -> dict:
+    "nlpaug's WordNet synonyms and its spelling augmenter on codespell's misspellings (each left out where it cannot start)."
+    found = {}
+    try: wordnet(); found["word_synonym"] = naw.SynonymAug(aug_src="wordnet", aug_p=rate, aug_max=100)
+    except Exception as e: print(f"nlpaug SynonymAug: n/a ({type(e).__name__})")
+    lines = "".join(f"{word} {' '.join(wrong)}\n" for word, wrong in misspellings().items())
+    path = os.path.join(tempfile.mkdtemp(), "spelling_en.txt"); open(path, "w").write(lines)
+    try: found["char_misspelling"] = naw.SpellingAug(dict_path=path, aug_p=rate, aug_max=100)
+    except Exception as e: print(f"nlpaug SpellingAug: n/a ({type(e).__name__})")
+    return found
 
 def rate_of(f, questions: list) -> float:
     "Questions per CPU second of f over `questions`."
@@ -46,9 +60,15 @@ if __name__ == "__main__":
     print(f"{len(questions)} easy-VQA questions, severity {args.severity} (share {SEVERITY_RATES[args.severity]}), one core; questions per second")
     print(f"{'corruption':18} {'ours':>10} {'nlpaug':>10} {'ratio':>7}")
     slowest = float("inf")
+    parse(questions[0][1]); parse.cache_clear(); wordnet()  # spaCy's pipeline and WordNet loaded before any timing (a run loads them once)
     for kind in QUESTION_CORRUPTIONS:
-        ours = rate_of(lambda qa: perturb(qa[1], kind, seed=0, question_id=qa[0], severity=args.severity), questions)
+        parse.cache_clear()
+        level = args.severity if PERTURBATIONS[kind].severities else None
+        ours = rate_of(lambda qa: perturb(qa[1], kind, seed=0, question_id=qa[0], severity=level), questions)
         slowest = min(slowest, ours)
-        other = rate_of(lambda qa: theirs[kind].augment(qa[1]), questions) if kind in theirs else None
+        other = None
+        if kind in theirs:
+            try: theirs[kind].augment(questions[0][1]); other = rate_of(lambda qa: theirs[kind].augment(qa[1]), questions)
+            except LookupError as e: print(f"nlpaug on {kind}: n/a (nltk data it needs is not installed: {str(e).split(chr(10))[1].strip()[:60]})")
         print(f"{kind:18} {ours:10,.0f} {other:10,.0f} {ours / other:6.1f}x" if other else f"{kind:18} {ours:10,.0f} {'n/a':>10} {'':>7}")
     print(f"slowest of ours: {slowest:,.0f} questions a second on one core")

@@ -335,7 +335,7 @@ def test_question_corruptions_in_a_run(tmp_path):
     from vqa_robust.question_corruptions import FUNCTION_WORDS, affected, word_spans
     run_library(tmp_path, "model=easy-vqa-vilt", "n_images=6", "corruptions=none", "text_perturbations=word", "typo_severity=5", figures=False)
     table = pd.read_csv(tmp_path / "text_robustness.csv").set_index("kind")
-    assert list(table.index) == ["word_insert", "word_punctuation", "word_delete", "word_swap"] and (table.text_severity == 5).all()
+    assert list(table.index) == ["word_insert", "word_punctuation", "word_delete", "word_swap", "word_synonym"] and (table.text_severity == 5).all()
     records = pd.read_csv(tmp_path / "text_perturbations.csv")
     deletions = records[records.kind == "word_delete"]
     assert (deletions.perturbed.str.split().str.len() == deletions.original.map(lambda q: len(q.split()) - affected(5, len(word_spans(q))))).all()
@@ -344,6 +344,22 @@ def test_question_corruptions_in_a_run(tmp_path):
     only_function_words = int(sum(all(w.lower() in FUNCTION_WORDS for w in words) for words in removed))
     assert table.loc["word_delete", "n_scored"] == only_function_words < table.loc["word_delete", "n"]  # scored: the questions that lost function words only
     assert table.loc["word_swap", "n_scored"] == 0 and table.loc["word_insert", "n_scored"] == table.loc["word_insert", "n"]
+    assert table.loc["word_synonym", "n_scored"] == table.loc["word_synonym", "n"] > 0  # synonyms keep the answer: every one scored
+
+def test_sentence_rewrites_in_a_run(tmp_path):
+    "The sentence-level rewrites in a run: what the rules cannot rewrite gets no perturbed question; every rewrite is scored; the run's typo_severity does not touch them."
+    from vqa_robust.question_corruptions import passive_of
+    from vqa_robust.text import parse
+    run_library(tmp_path, "model=easy-vqa-vilt", "n_images=4", "corruptions=none", "text_perturbations=sentence", figures=False)
+    table = pd.read_csv(tmp_path / "text_robustness.csv").set_index("kind")
+    records = pd.read_csv(tmp_path / "text_perturbations.csv")
+    assert list(table.index) == ["sentence_formal", "sentence_casual", "sentence_passive", "sentence_past"]
+    assert (table.n_scored == table.n).all() and (table.text_severity == 0).all()  # no levels: typo_severity (3) is not theirs
+    split = pd.read_parquet(tmp_path / "answers.parquet").query("text == 'original'").drop_duplicates("question_id")
+    n_questions = split.question_id.nunique()
+    assert table.loc["sentence_formal", "n"] == n_questions  # every question takes the formal frame
+    passive = records[records.kind == "sentence_passive"]
+    assert 0 < len(passive) < n_questions and all(passive_of(q, parse(q)) == p for q, p in zip(passive.original, passive.perturbed))  # "does the image contain a circle?" turns; "what is the red shape?" does not
 
 def test_mce_and_effective_robustness(tmp_path):
     "mCE against a named model of the run, and effective robustness across three models, recomputed by hand from accuracy.csv and numpy's own line fit."
