@@ -276,6 +276,7 @@ def participle(word) -> str:
     return forms[0] if forms else word.text
 
 def be_form(past: bool, many: bool) -> str:
+    "The form of *be* for a subject of one or many, in the present or the past: is, are, was, were."
     return ("were" if many else "was") if past else ("are" if many else "is")
 
 # %% ../nbs/06b_question_corruptions.ipynb #q045

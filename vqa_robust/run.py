@@ -5,6 +5,7 @@
 # %% ../nbs/08_run_library.ipynb #c003
 from __future__ import annotations
 import argparse, difflib, inspect, json, os, platform, re, shutil, sys, time
+from collections import Counter
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Callable
@@ -14,7 +15,7 @@ import torch
 from fastcore.docments import docments
 from tqdm import tqdm
 
-from .base import LazyModule, CONDITION, Registry, UnknownNameError, non_negative_integer, positive_integer
+from .base import LazyModule, CONDITION, Registry, UnknownNameError, listed, non_negative_integer, positive_integer
 from .data import VQADataset, read_split, sample_images, vrb_split, write_split, dataset_fingerprint
 from .datasets import DATASETS, answerability
 from .corruptions import CLEAN, CORRUPTIONS, PRESETS, RES_BENCH_RESOLUTIONS, RESOLUTIONS, expand_corruptions, image_under_condition
@@ -28,7 +29,7 @@ from .metrics import ACCURACY_MODES, OPTION_RULES, check_annotations, circular_b
 from .served import SERVED_FAMILY, load_judge, parse_served
 from .analysis import (blind_baseline, family_accuracy, plot_accuracy_vs_severity, robustness_table, plot_average_error,
                                  plot_relative_drop, plot_radars, plot_vre_weights, vre_under_weights)
-from .text_eval import perturb_all, scored_where_known, paired_answers, text_table, text_intervals, local_explanations, global_rules, plot_rules, interaction_table
+from .text_eval import RECORD_COLUMNS, perturb_dataset, scored_where_known, paired_answers, text_table, text_intervals, local_explanations, global_rules, plot_rules, interaction_table
 from .text import CHOICES, COLOR_METRICS, NEAR_COLOUR_DISTANCE, PERTURBATIONS, answer_vocabulary
 from .changes import answer_changes, categorise, change_table, plot_gallery
 from .defences import DEFENCES, NO_DEFENCE, ModelRef, defence_table, defence_timing, plot_defences
@@ -45,14 +46,15 @@ plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
 # %% auto #0
 __all__ = ['plt', 'RUN_PARAMETERS', 'TRANSPORT_PARAMETERS', 'SAMPLE_IMAGES', 'NEEDS', 'RESULT_SECTIONS', 'CORE_FILES', 'COMMANDS',
            'parameter', 'RunParameters', 'run_parameter_values', 'literal', 'parameters_cell', 'registry_parameter',
-           'list_parameter', 'int_parameter', 'is_auto', 'auto_parameter', 'text_kinds', 'defence_list',
-           'served_transport', 'CheckedParameters', 'model_parameters', 'resolution_levels', 'grid_parameters',
-           'split_parameters', 'text_parameters', 'scoring_parameters', 'compute_parameters', 'run_parameters',
-           'RunConfig', 'flag', 'load_questions', 'blind_answers', 'perturbed_questions', 'refuse_unreachable',
-           'checked_out_dir', 'run_config', 'RunScores', 'ResultSection', 'result_section', 'result_files',
-           'section_attributes', 'previous_run', 'clear_results', 'prepare_stores', 'answer_all', 'scored_answers',
-           'RunResult', 'save_figure', 'save_table', 'accuracy_results', 'extraction_results', 'robustness_results',
-           'mce_results', 'effective_robustness_results', 'change_results', 'calibration_results', 'flip_results',
+           'list_parameter', 'int_parameter', 'is_auto', 'auto_parameter', 'text_kinds', 'QuestionCondition',
+           'question_entry', 'joint_pairs', 'question_conditions', 'defence_list', 'served_transport',
+           'CheckedParameters', 'model_parameters', 'resolution_levels', 'grid_parameters', 'split_parameters',
+           'text_parameters', 'scoring_parameters', 'compute_parameters', 'run_parameters', 'RunConfig', 'flag',
+           'load_questions', 'blind_answers', 'perturbed_questions', 'refuse_unreachable', 'checked_out_dir',
+           'run_config', 'RunScores', 'ResultSection', 'result_section', 'result_files', 'section_attributes',
+           'previous_run', 'clear_results', 'prepare_stores', 'answer_all', 'scored_answers', 'RunResult',
+           'save_figure', 'save_table', 'accuracy_results', 'extraction_results', 'robustness_results', 'mce_results',
+           'effective_robustness_results', 'change_results', 'calibration_results', 'flip_results',
            'consistency_results', 'answer_changing_words', 'comparability_results', 'text_perturbation_results',
            'defence_results', 'defence_sample', 'interaction_results', 'resolution_results', 'harness_results',
            'run_summary', 'run', 'write_sections', 'locked_run', 'write_run_folder', 'grid_questions', 'corrupt',
@@ -91,6 +93,8 @@ class RunParameters:
     dtype: str = parameter("auto", '"auto" (float32 on CPU, bfloat16/float16 on GPU where the family supports it), "float32", "bfloat16", "float16"')
     threads: int = parameter(1, 'CPU threads for torch')
     text_perturbations: list = parameter([], 'question perturbations (kinds of vqa_robust.text.PERTURBATIONS, presets of vqa_robust.question_corruptions.TEXT_PRESETS: text, character, word; or "all"), each answered under every image condition')
+    question_corruptions: list = parameter([], 'question corruptions at chosen severities: KIND or KIND:SEVERITY (e.g. "char_keyboard:1,char_keyboard:5,word_synonym"), or a preset (text, character, word, sentence, optionally :SEVERITY); without one a kind takes typo_severity; each answered under every image condition')
+    joint: list = parameter([], 'image and question corrupted together, only as named: IMAGE:SEVERITY+QUESTION[:SEVERITY] (e.g. "gaussian_noise:3+char_keyboard:3"); the question corruption answered on clean images and on its paired conditions; interaction.csv')
     typo_severity: int = parameter(3, 'severity (1-5) of the kinds that take one: typos per question, the share of words a question corruption damages (0.1 per level)')
     resolutions: list = parameter([], 'input resolutions each image is also answered at, its longer side resized to r pixels (Res-Bench): "res_bench" (its 12: 112, 224, ..., 1344) or sizes of vqa_robust.corruptions.RESOLUTIONS; resolution.csv, resolution_trend.csv, resolution.png; []: none')
     colour_metric: str = parameter("ciede2000", 'colour swaps\' distance: "ciede2000" (CIEDE2000 on sRGB) or "paper" (the counterfactual paper\'s RGB distance); vqa_robust.text.COLOR_METRICS')
@@ -184,6 +188,56 @@ def text_kinds(value) -> list[str]:
     if len(set(kinds)) != len(kinds): raise ValueError(f"text_perturbations: {kinds} names a kind twice")
     return kinds
 
+@dataclass(frozen=True)
+class QuestionCondition:
+    "One set of corrupted questions a run answers: a kind of `text.PERTURBATIONS` at a severity (0: a kind without levels), and the image conditions it meets."
+    kind: str
+    severity: int
+    image_conditions: tuple | None = None  # joint only: the image conditions it is answered under besides clean; None: the run's whole grid
+    label: str = ""  # its store folder (text/<label>) and `text` column: the kind, or KIND_sSEVERITY where the run has the kind at several
+
+def question_entry(entry, typo_severity: int, name: str) -> list[tuple[str, int]]:
+    "(kind, severity) of one entry: a kind or a preset of `TEXT_PRESETS`, with ':SEVERITY' for the kinds that have levels (default `typo_severity`)."
+    text, colon, level = str(entry).strip().partition(":")
+    kinds = TEXT_PRESETS.get(text.strip(), [text.strip()])
+    unknown = [k for k in kinds if k not in PERTURBATIONS]
+    if unknown: registry_parameter(PERTURBATIONS, unknown, name)
+    found = []
+    for kind in kinds:
+        levels = PERTURBATIONS[kind].severities
+        if colon and not levels and len(kinds) == 1: raise ValueError(f"{name}: {kind} takes no severity, got {entry!r}")
+        severity = (int_parameter(level, name) if colon else typo_severity) if levels else 0
+        if levels and severity not in levels: raise ValueError(f"{name}: the severity of {kind} must be one of {levels}, got {entry!r}")
+        found.append((kind, severity))
+    return found
+
+def joint_pairs(value, grid: list, typo_severity: int) -> list[tuple]:
+    "((corruption, severity), (kind, severity)) of each IMAGE:SEVERITY+QUESTION[:SEVERITY] entry, the image condition one of the run's grid."
+    pairs = []
+    for entry in list_parameter(value, "joint"):
+        image, plus, question = str(entry).partition("+")
+        corruption, colon, level = image.strip().partition(":")
+        if not plus or not colon: raise ValueError(f"joint: {entry!r} is not IMAGE:SEVERITY+QUESTION[:SEVERITY] (e.g. gaussian_noise:3+char_keyboard:3)")
+        condition = (corruption, int_parameter(level, "joint"))
+        if condition not in grid: raise ValueError(f"joint: {image!r} is not an image condition of this run (its corruptions and severities make {listed(grid[1:], 6)})")
+        kinds = question_entry(question, typo_severity, "joint")
+        if len(kinds) != 1: raise ValueError(f"joint: {question!r} names {len(kinds)} question corruptions; a pair names one")
+        pairs.append((condition, kinds[0]))
+    if len(set(pairs)) != len(pairs): raise ValueError(f"joint: {list_parameter(value, 'joint')} names a pair twice")
+    return pairs
+
+def question_conditions(text_perturbations, question_corruptions, joint, typo_severity: int, grid: list) -> list[QuestionCondition]:
+    "The run's corrupted question sets: text_perturbations and question_corruptions under the whole grid, joint-only ones under their pairs, each labelled."
+    full = [(k, typo_severity if PERTURBATIONS[k].severities else 0) for k in text_kinds(text_perturbations)]
+    full += [c for entry in list_parameter(question_corruptions, "question_corruptions") for c in question_entry(entry, typo_severity, "question_corruptions")]
+    if len(set(full)) != len(full): raise ValueError(f"question_corruptions: {[f'{k}:{s}' for k, s in full]} names a corruption twice (text_perturbations included)")
+    paired = {}
+    for image, question in joint_pairs(joint, grid, typo_severity):
+        if question not in full: paired.setdefault(question, []).append(image)
+    conditions = [QuestionCondition(k, s) for k, s in full] + [QuestionCondition(k, s, tuple(images)) for (k, s), images in paired.items()]
+    several = Counter(c.kind for c in conditions)
+    return [replace(c, label=c.kind if several[c.kind] == 1 else f"{c.kind}_s{c.severity}") for c in conditions]
+
 def defence_list(value) -> list[str]:
     "The defences of a run: keys of `vqa_robust.defences.DEFENCES` and 'none' (the model undefended); default and empty: ['none']."
     names = [str(d) for d in list_parameter(value, "defences")] or [NO_DEFENCE]
@@ -231,7 +285,7 @@ class CheckedParameters:
     files: dict             # the dataset's files (`DatasetSpec.files`): VQAv2's three paths, or {"data_dir": ...}; {} for easy-VQA
     split: str              # "vrb", "sample" or a split file
     specs: dict             # model -> its resolved ModelSpec
-    text_kinds: list        # question perturbation kinds
+    text_conditions: list   # the corrupted question sets (QuestionCondition), labelled
     resolutions: list       # input resolutions (longer side, pixels), each a condition (RESOLUTION, r)
     typo_severity: int
     colour_metric: str
@@ -277,17 +331,17 @@ def resolution_levels(resolutions) -> list[int]:
     if len(set(levels)) != len(levels): raise ValueError(f"resolutions: {levels} names a size twice")
     return levels
 
-def grid_parameters(corruptions, severities, text_perturbations, resolutions=()) -> dict:
-    "The run's corruptions (presets expanded), severities, conditions (the input resolutions last) and question perturbation kinds."
-    kinds, sizes = text_kinds(text_perturbations), resolution_levels(resolutions)
+def grid_parameters(corruptions, severities, asks_questions: bool, resolutions=()) -> dict:
+    "The run's corruptions (presets expanded), severities and conditions (the input resolutions last); `asks_questions`: whether it has corrupted questions."
+    sizes = resolution_levels(resolutions)
     names = expand_corruptions([str(c) for c in list_parameter(corruptions, "corruptions") if str(c) != "none"])  # presets expanded
     if RESOLUTION in names: raise ValueError(f"corruptions: '{RESOLUTION}' takes sizes, not severities: ask for it with -p resolutions (res_bench, or sizes such as 112,224)")
-    if not names and not kinds and not sizes:
+    if not names and not asks_questions and not sizes:
         raise ValueError("corruptions: name at least one corruption (the clean condition always runs), or 'none' for a run of text_perturbations or resolutions on clean images")
     levels = [int_parameter(s, "severities") for s in list_parameter(severities, "severities")]
     if not levels: raise ValueError("severities: give at least one level in 1-5")
     if len(set(levels)) != len(levels): raise ValueError(f"severities: {levels} names a level twice")
-    return {"corruptions": names, "severities": levels, "grid": conditions(names, levels) + [(RESOLUTION, r) for r in sizes], "text_kinds": kinds, "resolutions": sizes}
+    return {"corruptions": names, "severities": levels, "grid": conditions(names, levels) + [(RESOLUTION, r) for r in sizes], "resolutions": sizes}
 
 # %% ../nbs/08_run_library.ipynb #c045s5
 def split_parameters(dataset: str, split: str, n_images, data_dir: str, questions_file: str, annotations_file: str, image_dir: str, dataset_split: str) -> dict:
@@ -354,9 +408,11 @@ def run_parameters(parameters: RunParameters | None = None,  # the run's paramet
     r = parameters if parameters is not None else run_parameter_values(values)
     dataset = registry_parameter(DATASETS, [r.dataset], "dataset")[0]
     models = model_parameters(r.model, r.defences, dataset, r.max_concurrency, r.served_timeout, r.served_retries, r.judge, r.reference_model)
-    return CheckedParameters(dataset=dataset, seed=int_parameter(r.seed, "seed"), **models, **grid_parameters(r.corruptions, r.severities, r.text_perturbations, r.resolutions),
+    asks = any(list_parameter(v, n) for v, n in ((r.text_perturbations, "text_perturbations"), (r.question_corruptions, "question_corruptions"), (r.joint, "joint")))
+    grid, text = grid_parameters(r.corruptions, r.severities, asks, r.resolutions), text_parameters(r.typo_severity, r.colour_metric, r.colour_vocabulary, r.wordnet_choice, r.near_colour_distance)
+    return CheckedParameters(dataset=dataset, seed=int_parameter(r.seed, "seed"), **models, **grid, **text,
+                             text_conditions=question_conditions(r.text_perturbations, r.question_corruptions, r.joint, text["typo_severity"], grid["grid"]),
                              **split_parameters(dataset, r.split, r.n_images, r.data_dir, r.questions_file, r.annotations_file, r.image_dir, r.dataset_split),
-                             **text_parameters(r.typo_severity, r.colour_metric, r.colour_vocabulary, r.wordnet_choice, r.near_colour_distance),
                              **scoring_parameters(dataset, r.accuracy_mode, r.option_rules, r.judge),
                              **compute_parameters(models["specs"], r.device, r.dtype, r.threads, r.batch_size, r.num_workers, r.executor, r.ray_address))
 
@@ -382,6 +438,11 @@ class RunConfig:
         "Question set name ('original' or a text kind) -> (its questions, its store folder, its fingerprint)."
         texts = {k: (d, self.out_dir / "text" / k, dataset_fingerprint(d)) for k, d in self.perturbed.items()}
         return {"original": (self.dataset, self.out_dir, self.data), **texts}
+
+    def grid_of(self, name: str) -> list:
+        "The image conditions question set `name` is answered under: the run's grid, or a joint-only question corruption's clean condition and pairs."
+        found = next((c for c in self.parameters.text_conditions if c.label == name), None)
+        return self.parameters.grid if found is None or found.image_conditions is None else [CLEAN, *found.image_conditions]
 
 # %% ../nbs/08_run_library.ipynb #c007
 def flag(value, name: str) -> bool:
@@ -421,12 +482,15 @@ def perturbed_questions(parameters: CheckedParameters,     # `run_parameters`' o
                         full: VQADataset,     # the whole dataset (its annotations give the 'annotations' colour vocabulary)
                         dataset: VQADataset,  # the run's split
                        ) -> tuple:           # (kind -> perturbed questions, their records or None)
-    "Each text kind's perturbed questions, drawn with the run seed (vqa_robust.text_eval.perturb_all)."
-    kinds = parameters.text_kinds
-    if not kinds: return {}, None
+    "Each corrupted question set's questions (by its label; only those its kind applies to), drawn with the run seed (vqa_robust.text_eval.perturb_dataset)."
+    if not parameters.text_conditions: return {}, None
     vocabulary = answer_vocabulary(full, "annotations") if parameters.colour_vocabulary == "annotations" else answer_vocabulary(dataset, "multiple_choice")
-    return perturb_all(dataset, kinds, seed=parameters.seed, typo_severity=parameters.typo_severity, vocabulary=vocabulary,
-                       metric=parameters.colour_metric, choice=parameters.wordnet_choice)
+    datasets, records = {}, []
+    for c in parameters.text_conditions:
+        data, found = perturb_dataset(dataset, c.kind, seed=parameters.seed, severity=c.severity or None, vocabulary=vocabulary,
+                                      metric=parameters.colour_metric, choice=parameters.wordnet_choice)
+        if len(data): datasets[c.label] = data; records.append(found)
+    return datasets, pd.concat(records, ignore_index=True) if records else pd.DataFrame(columns=RECORD_COLUMNS)
 
 # %% ../nbs/08_run_library.ipynb #c013
 def refuse_unreachable(parameters: CheckedParameters,  # `run_parameters`' output
@@ -544,8 +608,8 @@ def prepare_stores(config: RunConfig) -> list:
     "Check every store's saved answers before any model loads; then clear the previous results and remove what this run does not have; the removed folders."
     p = config.parameters
     def stores(remove: bool) -> list:
-        return [f for questions, folder, fingerprint in config.stores.values()
-                for f in checked_store(folder, config.identities, questions, p.grid, p.seed, fingerprint, p.batch_sizes, p.chunk_size,
+        return [f for name, (questions, folder, fingerprint) in config.stores.items()
+                for f in checked_store(folder, config.identities, questions, config.grid_of(name), p.seed, fingerprint, p.batch_sizes, p.chunk_size,
                                        config.overwrite, remove=remove)]
     stores(remove=False)  # every store checked before any is changed: a refused run changes nothing
     clear_results(config.out_dir)
@@ -568,7 +632,7 @@ def answer_all(config: RunConfig,  # the run
     "Every model's answers to every question set under every condition, through the run's executor (vqa_robust.distributed.EXECUTORS)."
     p, stores = config.parameters, config.stores
     runner = executor_named(p.executor)
-    n_answers = len(p.models) * len(p.grid) * sum(len(q) for q, _, _ in stores.values())
+    n_answers = len(p.models) * sum(len(config.grid_of(name)) * len(q) for name, (q, _, _) in stores.items())
     bar = tqdm(total=n_answers, unit="answer", unit_scale=True, dynamic_ncols=True, desc="answers") if progress else False
     parts, seconds = [], {}
     for name in p.models:
@@ -579,7 +643,7 @@ def answer_all(config: RunConfig,  # the run
         if log: log(f"{identity['model']}: dtype {identity['dtype']}, batch size {p.batch_sizes[name]}, executor {runner.name}")
         try:
             for text, (questions, folder, fingerprint) in stores.items():
-                parts.append(runner.answer(name, identity, questions, p.grid, folder, seed=p.seed, batch_size=p.batch_sizes[name],
+                parts.append(runner.answer(name, identity, questions, config.grid_of(text), folder, seed=p.seed, batch_size=p.batch_sizes[name],
                                            chunk_size=p.chunk_size, num_workers=p.num_workers, overwrite=config.overwrite, progress=bar,
                                            log=log, load=load, data=fingerprint, **replicas).assign(text=text))
             usage = getattr(replicas.get("model"), "usage", None)  # a served model's requests, latency and tokens
@@ -606,7 +670,8 @@ def scored_answers(config: RunConfig,      # the run
         kept = ["question_id", "question"] + ["circular_of"] * ("circular_of" in questions.questions)  # MMBench: each rotation's question, for CircularEval from answers.parquet alone
         return rows.merge(questions.questions[kept], on="question_id", how="left").assign(text=text, text_seed=p.seed)
     if not config.perturbed: return scored("original"), None
-    perturbed = pd.concat([scored(k).assign(kind=k) for k in config.perturbed], ignore_index=True)
+    sets = {c.label: c for c in p.text_conditions}
+    perturbed = pd.concat([scored(k).assign(kind=sets[k].kind, text_severity=sets[k].severity) for k in config.perturbed], ignore_index=True)
     return scored("original"), scored_where_known(perturbed, config.records, p.near_colour_distance)
 
 # %% ../nbs/08_run_library.ipynb #c036
@@ -833,6 +898,7 @@ def run_summary(config: RunConfig, result: RunResult, seconds: dict, elapsed: fl
             "severities": p.severities, "resolutions": p.resolutions, "conditions": len(p.grid), "accuracy_mode": p.accuracy_mode, "executor": p.executor,
             "dataset_split": p.dataset_split, "device": p.device, "num_workers": p.num_workers, "batch_sizes": p.batch_sizes,
             "chunk_size": p.chunk_size, "split": p.split, "text_perturbations": {k: len(d) for k, d in config.perturbed.items()},
+            "question_conditions": [{"label": c.label, "kind": c.kind, "severity": c.severity, "image_conditions": None if c.image_conditions is None else [list(i) for i in c.image_conditions]} for c in p.text_conditions],
             "typo_severity": p.typo_severity, "colour_metric": p.colour_metric, "colour_vocabulary": p.colour_vocabulary,
             "wordnet_choice": p.wordnet_choice, "near_colour_distance": p.near_colour_distance, "seconds": round(elapsed, 1),
             "seconds_per_model": seconds, "peak_memory_mb": memory, "served": served or {},
@@ -993,7 +1059,7 @@ def harness_parameters(manifest: dict, dataset: str, split: str, files: dict, mo
     d = RunParameters()
     return CheckedParameters(models=[model], refs={model: ModelRef(model)}, defences=[NO_DEFENCE], specs={}, model_settings={model: {}}, transport={},
                              dataset=dataset, seed=int(manifest["seed"]), corruptions=corruptions, severities=severities, grid=conditions(corruptions, severities),
-                             text_kinds=[], resolutions=[], n_images=None, split="export", files=files, dataset_split=split,
+                             text_conditions=[], resolutions=[], n_images=None, split="export", files=files, dataset_split=split,
                              **text_parameters(d.typo_severity, d.colour_metric, d.colour_vocabulary, d.wordnet_choice, d.near_colour_distance),
                              **scoring_parameters(dataset, "auto", "auto", ""), device="cpu", threads=1, executor="local", ray_address="",
                              dtypes={model: None}, batch_sizes={model: 0}, chunk_size=CHUNK_SIZE, num_workers=0)
