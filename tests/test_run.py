@@ -437,6 +437,7 @@ def test_resolution_study(tmp_path):
     assert abs(trend.ace - np.abs(np.diff(acc)).sum()) < 1e-12 and abs(trend.rce - trend.ace / acc.mean()) < 1e-12 and abs(trend.acc_res - acc.mean()) < 1e-12
     rho = spearmanr([16, 32, 64, 224], acc).statistic
     assert acc.std() > 0 and abs(trend.spearman - rho) < 1e-12  # the 12 images answer differently at 16 px: a trend to compare
+    assert all(trend[f"{m}_low"] <= trend[m] <= trend[f"{m}_high"] for m in ("acc_res", "ace", "rce"))  # the intervals hold the point estimates
     assert (tmp_path / "resolution.png").exists() and (tmp_path / "robustness.csv").exists()
     assert "resolution" not in set(pd.read_csv(tmp_path / "accuracy.csv").corruption) and "resolution" not in set(pd.read_csv(tmp_path / "robustness.csv").corruption)
     assert "resolution" not in set(read_run(tmp_path).answers.corruption)

@@ -8,9 +8,11 @@ import numpy as np
 import pandas as pd
 from .base import CONDITION
 from .corruptions import CLEAN
+from .metrics import resample_counts
 
 # %% auto #0
-__all__ = ['RESOLUTION', 'resolution_curve', 'continuous_errors', 'spearman_trend', 'resolution_trend', 'plot_resolution']
+__all__ = ['RESOLUTION', 'resolution_curve', 'continuous_errors', 'spearman_trend', 'resolution_trend', 'resolution_intervals',
+           'plot_resolution']
 
 # %% ../nbs/04f_resolution.ipynb #r006
 RESOLUTION = "resolution"  # the corruption column of an image resized to an input resolution (its severity: the longer side, pixels)
@@ -50,6 +52,29 @@ def resolution_trend(curve: pd.DataFrame,  # `resolution_curve`'s rows
     if curve.empty: return pd.DataFrame(columns=columns)
     rows = [{"model": model, **one(group)} for model, group in curve.groupby("model", sort=True)]
     return pd.DataFrame(rows, columns=columns).astype({"levels": int, "best_resolution": int, "worst_resolution": int})
+
+# %% ../nbs/04f_resolution.ipynb #r021
+def resolution_intervals(scored: pd.DataFrame,  # one row per answer: model, corruption, severity, question_id, score (the resolution rows used)
+                         n_boot: int = 1000,     # bootstrap resamples
+                         seed: int = 0,
+                         confidence: float = 0.95,
+                        ) -> pd.DataFrame:       # per model: acc_res, spearman, ace, rce, each with _low and _high
+    "Percentile intervals of Res-Bench's measures, the questions resampled (the same draw at every resolution: the curve moves as one)."
+    rows = scored[scored.corruption == RESOLUTION]
+    out = []
+    for k, (model, part) in enumerate(rows.groupby("model", sort=True)):
+        table = part.pivot_table(index="question_id", columns="severity", values="score", aggfunc="mean").sort_index(axis=1)
+        if table.isna().any().any(): raise ValueError(f"{model}: not every question answered at every resolution")
+        counts = resample_counts(len(table), n_boot, np.random.default_rng([seed, k]))
+        curves = counts @ table.to_numpy() / len(table)  # n_boot x levels: each resample's accuracy at each resolution
+        stats = [{**continuous_errors(c), "spearman": spearman_trend(table.columns, c)} for c in curves]
+        row = {"model": model}
+        for name in ("acc_res", "spearman", "ace", "rce"):
+            values = np.array([s[name] for s in stats], dtype=float)
+            low, high = np.nanquantile(values, [(1 - confidence) / 2, (1 + confidence) / 2]) if np.isfinite(values).any() else (np.nan, np.nan)
+            row[f"{name}_low"], row[f"{name}_high"] = float(low), float(high)
+        out.append(row)
+    return pd.DataFrame(out, columns=["model"] + [f"{n}_{b}" for n in ("acc_res", "spearman", "ace", "rce") for b in ("low", "high")])
 
 # %% ../nbs/04f_resolution.ipynb #r017
 def plot_resolution(curve: pd.DataFrame,             # `resolution_curve`'s rows

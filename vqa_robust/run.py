@@ -36,7 +36,7 @@ from .defences import DEFENCES, NO_DEFENCE, ModelRef, defence_table, defence_tim
 from .calibration import calibration_table, plot_reliability, robustness_alignment
 from .flips import flip_table
 from .field_measures import corruption_errors, effective_robustness, plot_effective_robustness
-from .resolution import RESOLUTION, plot_resolution, resolution_curve, resolution_trend
+from .resolution import RESOLUTION, plot_resolution, resolution_curve, resolution_intervals, resolution_trend
 from .combine import combine
 from .question_corruptions import TEXT_PRESETS
 from .harnesses import export, harness_agreement, read_manifest, read_predictions, served_settings, sha256_of, verified_files
@@ -875,11 +875,12 @@ def interaction_results(config: RunConfig, result: RunResult, scores: RunScores)
 # %% ../nbs/08_run_library.ipynb #9fd734b5r
 @result_section("resolution", ["resolution.csv", "resolution_trend.csv", "resolution.png"], attributes=("resolution", "resolution_trend"), needs=("resolutions",))
 def resolution_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
-    "Res-Bench's study: each model's accuracy at each input resolution (resolution.csv), its trend and volatility (resolution_trend.csv: vqa_robust.resolution), the curve."
+    "Res-Bench's study: each model's accuracy at each input resolution (resolution.csv), its trend and volatility with 95% intervals over questions (resolution_trend.csv: vqa_robust.resolution), the curve."
     accuracy = accuracy_table(scores.resolution)
     curve = resolution_curve(accuracy)
     result.resolution = save_table(result, "resolution.csv", curve, index=False)
-    result.resolution_trend = save_table(result, "resolution_trend.csv", resolution_trend(curve), index=False)
+    trend = resolution_trend(curve).merge(resolution_intervals(scores.resolution, n_boot=1000, seed=config.parameters.seed), on="model", how="left")
+    result.resolution_trend = save_table(result, "resolution_trend.csv", trend, index=False)
     save_figure(result, "resolution", lambda: plot_resolution(curve, accuracy, title=f"{config.dataset.name}: accuracy over input resolutions (dashed: clean)"))
 
 # %% ../nbs/08_run_library.ipynb #9fd734b6
