@@ -44,10 +44,10 @@ from .consistency import consistency_table, most_unstable, plot_unstable, severi
 plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
 
 # %% auto #0
-__all__ = ['plt', 'RUN_PARAMETERS', 'TRANSPORT_PARAMETERS', 'SAMPLE_IMAGES', 'NEEDS', 'RESULT_SECTIONS', 'CORE_FILES', 'COMMANDS',
-           'parameter', 'RunParameters', 'run_parameter_values', 'literal', 'parameters_cell', 'registry_parameter',
-           'list_parameter', 'int_parameter', 'is_auto', 'auto_parameter', 'text_kinds', 'QuestionCondition',
-           'question_entry', 'joint_pairs', 'question_conditions', 'defence_list', 'served_transport',
+__all__ = ['plt', 'RUN_PARAMETERS', 'TRANSPORT_PARAMETERS', 'TEXT_SEVERITY', 'SAMPLE_IMAGES', 'NEEDS', 'RESULT_SECTIONS',
+           'CORE_FILES', 'COMMANDS', 'parameter', 'RunParameters', 'run_parameter_values', 'literal', 'parameters_cell',
+           'registry_parameter', 'list_parameter', 'int_parameter', 'is_auto', 'auto_parameter', 'defence_list',
+           'QuestionCondition', 'question_entry', 'joint_pair', 'question_conditions', 'served_transport',
            'CheckedParameters', 'model_parameters', 'resolution_levels', 'grid_parameters', 'split_parameters',
            'text_parameters', 'scoring_parameters', 'compute_parameters', 'run_parameters', 'RunConfig', 'flag',
            'load_questions', 'blind_answers', 'perturbed_questions', 'refuse_unreachable', 'checked_out_dir',
@@ -92,10 +92,7 @@ class RunParameters:
     num_workers: int | str = parameter("auto", 'data-worker processes decoding, corrupting and preparing batches; "auto": vqa_robust.inference.default_workers')
     dtype: str = parameter("auto", '"auto" (float32 on CPU, bfloat16/float16 on GPU where the family supports it), "float32", "bfloat16", "float16"')
     threads: int = parameter(1, 'CPU threads for torch')
-    text_perturbations: list = parameter([], 'question perturbations (kinds of vqa_robust.text.PERTURBATIONS, presets of vqa_robust.question_corruptions.TEXT_PRESETS: text, character, word; or "all"), each answered under every image condition')
-    question_corruptions: list = parameter([], 'question corruptions at chosen severities: KIND or KIND:SEVERITY (e.g. "char_keyboard:1,char_keyboard:5,word_synonym"), or a preset (text, character, word, sentence, optionally :SEVERITY); without one a kind takes typo_severity; each answered under every image condition')
-    joint: list = parameter([], 'image and question corrupted together, only as named: IMAGE:SEVERITY+QUESTION[:SEVERITY] (e.g. "gaussian_noise:3+char_keyboard:3"); the question corruption answered on clean images and on its paired conditions; interaction.csv')
-    typo_severity: int = parameter(3, 'severity (1-5) of the kinds that take one: typos per question, the share of words a question corruption damages (0.1 per level)')
+    text_perturbations: list = parameter([], 'corrupted questions: KIND or KIND:SEVERITY (kinds of vqa_robust.text.PERTURBATIONS: "char_keyboard:1,char_keyboard:5,word_synonym"), presets (vqa_robust.question_corruptions.TEXT_PRESETS: text, character, word, sentence; "word:5") or "all", each answered under every image condition; IMAGE:SEVERITY+KIND[:SEVERITY] ("gaussian_noise:3+char_ocr:3"): answered together, on that image condition (and clean) only, for interaction.csv')
     resolutions: list = parameter([], 'input resolutions each image is also answered at, its longer side resized to r pixels (Res-Bench): "res_bench" (its 12: 112, 224, ..., 1344) or sizes of vqa_robust.corruptions.RESOLUTIONS; resolution.csv, resolution_trend.csv, resolution.png; []: none')
     colour_metric: str = parameter("ciede2000", 'colour swaps\' distance: "ciede2000" (CIEDE2000 on sRGB) or "paper" (the counterfactual paper\'s RGB distance); vqa_robust.text.COLOR_METRICS')
     colour_vocabulary: str = parameter("split", 'colours counted common: "split" (the split\'s multiple-choice answers) or "annotations" (every annotated answer of the whole dataset, the paper\'s)')
@@ -178,66 +175,6 @@ def auto_parameter(value, name: str, minimum: int = 0):
     return number
 
 # %% ../nbs/08_run_library.ipynb #c045s1
-def text_kinds(value) -> list[str]:
-    "The question perturbations of a run: kinds of `vqa_robust.text.PERTURBATIONS`, presets of question corruptions (`TEXT_PRESETS`), 'all', or none."
-    kinds = [k for item in list_parameter(value, "text_perturbations") for k in TEXT_PRESETS.get(str(item), [str(item)])]  # presets expanded
-    if not kinds: return []
-    if kinds == ["all"]: return list(PERTURBATIONS)
-    unknown = [k for k in kinds if k not in PERTURBATIONS]
-    if unknown: registry_parameter(PERTURBATIONS, unknown, "text_perturbations", also="or 'all'")
-    if len(set(kinds)) != len(kinds): raise ValueError(f"text_perturbations: {kinds} names a kind twice")
-    return kinds
-
-@dataclass(frozen=True)
-class QuestionCondition:
-    "One set of corrupted questions a run answers: a kind of `text.PERTURBATIONS` at a severity (0: a kind without levels), and the image conditions it meets."
-    kind: str
-    severity: int
-    image_conditions: tuple | None = None  # joint only: the image conditions it is answered under besides clean; None: the run's whole grid
-    label: str = ""  # its store folder (text/<label>) and `text` column: the kind, or KIND_sSEVERITY where the run has the kind at several
-
-def question_entry(entry, typo_severity: int, name: str) -> list[tuple[str, int]]:
-    "(kind, severity) of one entry: a kind or a preset of `TEXT_PRESETS`, with ':SEVERITY' for the kinds that have levels (default `typo_severity`)."
-    text, colon, level = str(entry).strip().partition(":")
-    kinds = TEXT_PRESETS.get(text.strip(), [text.strip()])
-    unknown = [k for k in kinds if k not in PERTURBATIONS]
-    if unknown: registry_parameter(PERTURBATIONS, unknown, name)
-    found = []
-    for kind in kinds:
-        levels = PERTURBATIONS[kind].severities
-        if colon and not levels and len(kinds) == 1: raise ValueError(f"{name}: {kind} takes no severity, got {entry!r}")
-        severity = (int_parameter(level, name) if colon else typo_severity) if levels else 0
-        if levels and severity not in levels: raise ValueError(f"{name}: the severity of {kind} must be one of {levels}, got {entry!r}")
-        found.append((kind, severity))
-    return found
-
-def joint_pairs(value, grid: list, typo_severity: int) -> list[tuple]:
-    "((corruption, severity), (kind, severity)) of each IMAGE:SEVERITY+QUESTION[:SEVERITY] entry, the image condition one of the run's grid."
-    pairs = []
-    for entry in list_parameter(value, "joint"):
-        image, plus, question = str(entry).partition("+")
-        corruption, colon, level = image.strip().partition(":")
-        if not plus or not colon: raise ValueError(f"joint: {entry!r} is not IMAGE:SEVERITY+QUESTION[:SEVERITY] (e.g. gaussian_noise:3+char_keyboard:3)")
-        condition = (corruption, int_parameter(level, "joint"))
-        if condition not in grid: raise ValueError(f"joint: {image!r} is not an image condition of this run (its corruptions and severities make {listed(grid[1:], 6)})")
-        kinds = question_entry(question, typo_severity, "joint")
-        if len(kinds) != 1: raise ValueError(f"joint: {question!r} names {len(kinds)} question corruptions; a pair names one")
-        pairs.append((condition, kinds[0]))
-    if len(set(pairs)) != len(pairs): raise ValueError(f"joint: {list_parameter(value, 'joint')} names a pair twice")
-    return pairs
-
-def question_conditions(text_perturbations, question_corruptions, joint, typo_severity: int, grid: list) -> list[QuestionCondition]:
-    "The run's corrupted question sets: text_perturbations and question_corruptions under the whole grid, joint-only ones under their pairs, each labelled."
-    full = [(k, typo_severity if PERTURBATIONS[k].severities else 0) for k in text_kinds(text_perturbations)]
-    full += [c for entry in list_parameter(question_corruptions, "question_corruptions") for c in question_entry(entry, typo_severity, "question_corruptions")]
-    if len(set(full)) != len(full): raise ValueError(f"question_corruptions: {[f'{k}:{s}' for k, s in full]} names a corruption twice (text_perturbations included)")
-    paired = {}
-    for image, question in joint_pairs(joint, grid, typo_severity):
-        if question not in full: paired.setdefault(question, []).append(image)
-    conditions = [QuestionCondition(k, s) for k, s in full] + [QuestionCondition(k, s, tuple(images)) for (k, s), images in paired.items()]
-    several = Counter(c.kind for c in conditions)
-    return [replace(c, label=c.kind if several[c.kind] == 1 else f"{c.kind}_s{c.severity}") for c in conditions]
-
 def defence_list(value) -> list[str]:
     "The defences of a run: keys of `vqa_robust.defences.DEFENCES` and 'none' (the model undefended); default and empty: ['none']."
     names = [str(d) for d in list_parameter(value, "defences")] or [NO_DEFENCE]
@@ -247,6 +184,57 @@ def defence_list(value) -> list[str]:
     return names
 
 TRANSPORT_PARAMETERS = {"max_concurrency": "concurrency", "served_timeout": "timeout", "served_retries": "retries"}  # run parameter -> the served family's transport setting ("auto": its default)
+
+# %% ../nbs/08_run_library.ipynb #c045s1q
+@dataclass(frozen=True)
+class QuestionCondition:
+    "One set of corrupted questions a run answers: a kind of `text.PERTURBATIONS` at a severity (0: a kind without levels), and the image conditions it meets."
+    kind: str
+    severity: int
+    image_conditions: tuple | None = None  # joint only: the image conditions it is answered under besides clean; None: the run's whole grid
+    label: str = ""  # its store folder (text/<label>) and `text` column: the kind, or KIND_sSEVERITY where the run has the kind at several
+
+TEXT_SEVERITY = 3  # the severity of a kind with levels named without one ("char_keyboard" is "char_keyboard:3")
+
+def question_entry(entry, name: str) -> list[tuple[str, int]]:
+    "(kind, severity) of one entry: a kind, a preset of `TEXT_PRESETS` or 'all', with ':SEVERITY' for the kinds that have levels (default `TEXT_SEVERITY`)."
+    text, colon, level = str(entry).strip().partition(":")
+    kinds = list(PERTURBATIONS) if text.strip() == "all" else TEXT_PRESETS.get(text.strip(), [text.strip()])
+    unknown = [k for k in kinds if k not in PERTURBATIONS]
+    if unknown: registry_parameter(PERTURBATIONS, unknown, name, also="presets " + ", ".join(TEXT_PRESETS) + " and 'all'")
+    found = []
+    for kind in kinds:
+        levels = PERTURBATIONS[kind].severities
+        if colon and not levels and len(kinds) == 1: raise ValueError(f"{name}: {kind} takes no severity, got {entry!r}")
+        severity = (int_parameter(level, name) if colon else TEXT_SEVERITY) if levels else 0
+        if levels and severity not in levels: raise ValueError(f"{name}: the severity of {kind} must be one of {levels}, got {entry!r}")
+        found.append((kind, severity))
+    return found
+
+def joint_pair(entry: str, grid: list) -> tuple:
+    "((corruption, severity), (kind, severity)) of an IMAGE:SEVERITY+KIND[:SEVERITY] entry, the image condition one of the run's grid."
+    image, _, question = entry.partition("+")
+    corruption, colon, level = image.strip().partition(":")
+    if not colon: raise ValueError(f"text_perturbations: {entry!r} is not IMAGE:SEVERITY+KIND[:SEVERITY] (e.g. gaussian_noise:3+char_keyboard:3)")
+    condition = (corruption, int_parameter(level, "text_perturbations"))
+    if condition not in grid: raise ValueError(f"text_perturbations: {image!r} is not an image condition of this run (its corruptions and severities make {listed(grid[1:], 6)})")
+    kinds = question_entry(question, "text_perturbations")
+    if len(kinds) != 1: raise ValueError(f"text_perturbations: {question!r} names {len(kinds)} question corruptions; a pair names one")
+    return condition, kinds[0]
+
+def question_conditions(text_perturbations, grid: list) -> list[QuestionCondition]:
+    "The run's corrupted question sets: kinds and presets under the whole grid, IMAGE+KIND pairs under their image condition only, each labelled."
+    entries = [str(e) for e in list_parameter(text_perturbations, "text_perturbations")]
+    full = [c for e in entries if "+" not in e for c in question_entry(e, "text_perturbations")]
+    pairs = [joint_pair(e, grid) for e in entries if "+" in e]
+    if len(set(full)) != len(full) or len(set(pairs)) != len(pairs):
+        raise ValueError(f"text_perturbations: {entries} names a corruption or a pair twice")
+    paired = {}
+    for image, question in pairs:
+        if question not in full: paired.setdefault(question, []).append(image)
+    conditions = [QuestionCondition(k, s) for k, s in full] + [QuestionCondition(k, s, tuple(images)) for (k, s), images in paired.items()]
+    several = Counter(c.kind for c in conditions)
+    return [replace(c, label=c.kind if several[c.kind] == 1 else f"{c.kind}_s{c.severity}") for c in conditions]
 
 # %% ../nbs/08_run_library.ipynb #c045s2
 def served_transport(max_concurrency, served_timeout, served_retries,  # each "auto" or a number
@@ -287,7 +275,6 @@ class CheckedParameters:
     specs: dict             # model -> its resolved ModelSpec
     text_conditions: list   # the corrupted question sets (QuestionCondition), labelled
     resolutions: list       # input resolutions (longer side, pixels), each a condition (RESOLUTION, r)
-    typo_severity: int
     colour_metric: str
     colour_vocabulary: str
     wordnet_choice: str
@@ -365,17 +352,15 @@ def split_parameters(dataset: str, split: str, n_images, data_dir: str, question
     return {"split": split, "n_images": None if split == "vrb" else SAMPLE_IMAGES if n_images == "auto" else n_images, "dataset_split": dataset_split,
             "files": spec.files(dataset_split, data_dir, questions_file, annotations_file, image_dir)}
 
-def text_parameters(typo_severity, colour_metric: str, colour_vocabulary: str, wordnet_choice: str, near_colour_distance) -> dict:
-    "How questions are perturbed: the typos' severity, the colour distance and vocabulary, the WordNet choice and the near-colour threshold."
-    typo_severity = int_parameter(typo_severity, "typo_severity")
-    if not 1 <= typo_severity <= 5: raise ValueError(f"typo_severity must be in 1-5, got {typo_severity}")
+def text_parameters(colour_metric: str, colour_vocabulary: str, wordnet_choice: str, near_colour_distance) -> dict:
+    "How questions are perturbed: the colour distance and vocabulary, the WordNet choice and the near-colour threshold."
     registry_parameter(COLOR_METRICS, [colour_metric], "colour_metric")
     if colour_vocabulary not in ("split", "annotations"): raise ValueError(f"colour_vocabulary must be 'split' or 'annotations', got {colour_vocabulary!r}")
     registry_parameter(CHOICES, [wordnet_choice], "wordnet_choice")
     try: near_colour_distance = float(near_colour_distance)
     except (TypeError, ValueError): raise ValueError(f"near_colour_distance must be a number, got {near_colour_distance!r}") from None
     if not near_colour_distance >= 0: raise ValueError(f"near_colour_distance must be a non-negative CIEDE2000 distance, got {near_colour_distance!r}")
-    return {"typo_severity": typo_severity, "colour_metric": colour_metric, "colour_vocabulary": colour_vocabulary, "wordnet_choice": wordnet_choice,
+    return {"colour_metric": colour_metric, "colour_vocabulary": colour_vocabulary, "wordnet_choice": wordnet_choice,
             "near_colour_distance": near_colour_distance}
 
 # %% ../nbs/08_run_library.ipynb #c045s6
@@ -408,10 +393,10 @@ def run_parameters(parameters: RunParameters | None = None,  # the run's paramet
     r = parameters if parameters is not None else run_parameter_values(values)
     dataset = registry_parameter(DATASETS, [r.dataset], "dataset")[0]
     models = model_parameters(r.model, r.defences, dataset, r.max_concurrency, r.served_timeout, r.served_retries, r.judge, r.reference_model)
-    asks = any(list_parameter(v, n) for v, n in ((r.text_perturbations, "text_perturbations"), (r.question_corruptions, "question_corruptions"), (r.joint, "joint")))
-    grid, text = grid_parameters(r.corruptions, r.severities, asks, r.resolutions), text_parameters(r.typo_severity, r.colour_metric, r.colour_vocabulary, r.wordnet_choice, r.near_colour_distance)
+    asks = bool(list_parameter(r.text_perturbations, "text_perturbations"))
+    grid, text = grid_parameters(r.corruptions, r.severities, asks, r.resolutions), text_parameters(r.colour_metric, r.colour_vocabulary, r.wordnet_choice, r.near_colour_distance)
     return CheckedParameters(dataset=dataset, seed=int_parameter(r.seed, "seed"), **models, **grid, **text,
-                             text_conditions=question_conditions(r.text_perturbations, r.question_corruptions, r.joint, text["typo_severity"], grid["grid"]),
+                             text_conditions=question_conditions(r.text_perturbations, grid["grid"]),
                              **split_parameters(dataset, r.split, r.n_images, r.data_dir, r.questions_file, r.annotations_file, r.image_dir, r.dataset_split),
                              **scoring_parameters(dataset, r.accuracy_mode, r.option_rules, r.judge),
                              **compute_parameters(models["specs"], r.device, r.dtype, r.threads, r.batch_size, r.num_workers, r.executor, r.ray_address))
@@ -900,7 +885,7 @@ def run_summary(config: RunConfig, result: RunResult, seconds: dict, elapsed: fl
             "dataset_split": p.dataset_split, "device": p.device, "num_workers": p.num_workers, "batch_sizes": p.batch_sizes,
             "chunk_size": p.chunk_size, "split": p.split, "text_perturbations": {k: len(d) for k, d in config.perturbed.items()},
             "question_conditions": [{"label": c.label, "kind": c.kind, "severity": c.severity, "image_conditions": None if c.image_conditions is None else [list(i) for i in c.image_conditions]} for c in p.text_conditions],
-            "typo_severity": p.typo_severity, "colour_metric": p.colour_metric, "colour_vocabulary": p.colour_vocabulary,
+            "colour_metric": p.colour_metric, "colour_vocabulary": p.colour_vocabulary,
             "wordnet_choice": p.wordnet_choice, "near_colour_distance": p.near_colour_distance, "seconds": round(elapsed, 1),
             "seconds_per_model": seconds, "peak_memory_mb": memory, "served": served or {},
             "option_rules": {"name": p.option_rules, "source": OPTION_RULES[p.option_rules].source} if "options" in config.dataset.questions else None,
@@ -1061,7 +1046,7 @@ def harness_parameters(manifest: dict, dataset: str, split: str, files: dict, mo
     return CheckedParameters(models=[model], refs={model: ModelRef(model)}, defences=[NO_DEFENCE], specs={}, model_settings={model: {}}, transport={},
                              dataset=dataset, seed=int(manifest["seed"]), corruptions=corruptions, severities=severities, grid=conditions(corruptions, severities),
                              text_conditions=[], resolutions=[], n_images=None, split="export", files=files, dataset_split=split,
-                             **text_parameters(d.typo_severity, d.colour_metric, d.colour_vocabulary, d.wordnet_choice, d.near_colour_distance),
+                             **text_parameters(d.colour_metric, d.colour_vocabulary, d.wordnet_choice, d.near_colour_distance),
                              **scoring_parameters(dataset, "auto", "auto", ""), device="cpu", threads=1, executor="local", ray_address="",
                              dtypes={model: None}, batch_sizes={model: 0}, chunk_size=CHUNK_SIZE, num_workers=0)
 
