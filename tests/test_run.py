@@ -1,6 +1,6 @@
 """End-to-end checks of a run as users start it: the library call `vqa_robust.run.run` (most tests), the command `vqa-robust run` and the
 papermill entry point `nbs/run.ipynb` (one test each, giving the same answers row for row); parameters, run folder, errors."""
-import json, os, subprocess, sys, time
+import json, os, re, subprocess, sys, time
 from pathlib import Path
 import numpy as np
 import pandas as pd
@@ -134,6 +134,10 @@ def test_store_and_log(small_run):
     assert "answers/s" in log and "peak resident memory" in log and "data worker(s)" in log
     run = json.loads((small_run / "run.json").read_text())
     assert run["peak_memory_mb"]["process"] > 0 and run["batch_sizes"] == {"easy-vqa-vilt": 64, "easy-vqa-blip": 32}
+    answering = [int(m) for m in re.findall(r"done: .*peak resident memory (\d+) MB", log)]
+    whole = [int(m) for m in re.findall(r"results written in .*peak resident memory of the whole run (\d+) MB", log)]
+    assert len(whole) == len(answering) >= 1 and whole[-1] >= answering[-1]  # the whole run's peak, the results' writing included, is logged last ...
+    assert whole[-1] == round(run["peak_memory_mb"]["process"])  # ... and is run.json's
     breakdown = pd.read_csv(small_run / "accuracy_breakdown.csv")
     assert set(breakdown.breakdown) == {"answer_type", "question_type"} and len(breakdown.groupby(["model", "corruption", "severity"])) == 22
 

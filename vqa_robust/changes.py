@@ -9,8 +9,7 @@ from dataclasses import dataclass
 from typing import Callable
 import pandas as pd
 from .base import LazyModule, CONDITION, Registry
-from .corruptions import image_under_condition
-from .data import VQADataset
+from .data import VQADataset, images_under
 from .metrics import clean_mask, vqa_accuracy, with_clean
 from .vocabulary import ACHROMATIC, CHROMATIC, COLOURS, answer_changed, as_number, clean_text, most_common_answer, negated, same_answer
 plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
@@ -206,6 +205,7 @@ def plot_gallery(changes: pd.DataFrame,  # from `answer_changes` (a `category` c
                  n: int = 8,             # thumbnails
                  columns: int = 4,       # thumbnails per row
                  seed: int = 0,          # which changes: a seeded sample (None: the first n)
+                 make_images=images_under,  # (dataset, [(image_id, corruption, severity, seed)]) -> images (a run's: made in a data worker)
                 ) -> plt.Figure:
     "Thumbnails of changed answers: the corrupted image, its question, truth, clean and corrupted answers."
     rows = changes if seed is None or len(changes) <= n else changes.sample(n, random_state=seed).sort_index()
@@ -213,8 +213,9 @@ def plot_gallery(changes: pd.DataFrame,  # from `answer_changes` (a `category` c
     lines = max(1, -(-len(rows) // columns))
     fig, axes = plt.subplots(lines, columns, figsize=(min(12, 3 * columns), 3.9 * lines), dpi=72, squeeze=False)
     for ax in axes.flat: ax.axis("off")
-    for ax, r in zip(axes.flat, rows.itertuples()):
-        ax.imshow(image_under_condition(dataset.load_image(r.image_id), r.corruption, r.severity, r.seed, r.image_id))
+    images = make_images(dataset, [(r.image_id, r.corruption, r.severity, r.seed) for r in rows.itertuples()])
+    for ax, r, image in zip(axes.flat, rows.itertuples(), images):
+        ax.imshow(image)
         category = f"\n[{r.category}]" if hasattr(r, "category") else ""
         ax.set_title(f"{r.model}, {r.corruption} {r.severity}\n{r.question}\ntruth {r.truth}, clean {r.clean_answer}\n-> {r.corrupted_answer}{category}", fontsize=8)
     fig.tight_layout()

@@ -6,8 +6,8 @@
 from __future__ import annotations
 import pandas as pd
 from .base import LazyModule
-from .corruptions import CLEAN, image_under_condition
-from .data import VQADataset
+from .corruptions import CLEAN
+from .data import VQADataset, images_under
 from .metrics import LEVELS, clean_mask, image_condition_answers
 plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
 
@@ -67,19 +67,21 @@ def plot_unstable(unstable: pd.DataFrame,  # rows of `severity_patterns` (e.g. `
                   scored: pd.DataFrame,    # the run's scored answers, for the answer at each level
                   dataset: VQADataset,     # the run's questions and images
                   levels=LEVELS,           # the levels shown, clean (0) first
+                  make_images=images_under,  # (dataset, [(image_id, corruption, severity, seed)]) -> images (a run's: made in a data worker)
                  ) -> plt.Figure:
     "A row per unstable pattern: the image at each level with the model's answer and its score, the question and truth above."
     rows = image_condition_answers(scored).set_index(["model", "seed", "corruption", "severity", "question_id"])
     q = dataset.questions.set_index("question_id")
+    wanted = [(int(q.image_id[r.question_id]), CLEAN[0] if level == 0 else r.corruption, level, r.seed) for r in unstable.itertuples() for level in levels]
+    images = iter(make_images(dataset, wanted))
     height = 1.8 * len(unstable) + 0.2
     fig, axes = plt.subplots(len(unstable), len(levels), figsize=(1.5 * len(levels), height), squeeze=False, dpi=72)
     fig.subplots_adjust(left=0.06, right=0.995, bottom=0.3 / height, top=1 - 0.3 / height, wspace=0.08, hspace=0.5)
     for i, r in enumerate(unstable.itertuples()):
-        image_id, image = int(q.image_id[r.question_id]), dataset.load_image(int(q.image_id[r.question_id]))
         for ax, level in zip(axes[i], levels):
             corruption = CLEAN[0] if level == 0 else r.corruption
             answer = rows.loc[(r.model, r.seed, corruption, level, r.question_id)]
-            ax.imshow(image_under_condition(image, corruption, level, r.seed, image_id)); ax.set_xticks([]); ax.set_yticks([])
+            ax.imshow(next(images)); ax.set_xticks([]); ax.set_yticks([])
             ax.set_xlabel(f"{level}: {answer.answer} ({answer.score:.2g})", fontsize=8, color="green" if answer.score >= 1 else "red")
         axes[i, 0].set_ylabel(f"{r.model}\n{r.corruption}", fontsize=7)
         axes[i, 0].set_title(f"{q.question[r.question_id]}  truth: {q.multiple_choice_answer[r.question_id]}  pattern {r.pattern}", loc="left", fontsize=8)

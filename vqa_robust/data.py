@@ -11,17 +11,17 @@ import numpy as np
 import pandas as pd
 from PIL import Image
 from .base import listed, non_negative_integer  # the one check of seeds, ids and counts
-from .corruptions import to_uint8_rgb  # the one conversion of image values, shared with the corruptions
+from .corruptions import image_under_condition, to_uint8_rgb  # the one conversion of image values, shared with the corruptions
 
 # %% auto #0
 __all__ = ['QUESTION_FIELDS', 'ANNOTATION_FIELDS', 'EASY_VQA_SHAPES', 'EASY_VQA_INFO', 'EASY_VQA_LICENSE', 'VQAV2_DOWNLOAD',
            'VQAV2_PLACES', 'VQAV2_LAYOUTS', 'MINI_COLOURS', 'VRB_SPLIT', 'VRB_IMAGES', 'VRB_SEED', 'SPLIT_RULE',
            'SPLIT_FIELDS', 'read_json_list', 'blank_questions', 'check_ids', 'answer_strings', 'answer_lists',
            'coco_image_template', 'read_image', 'VQADataset', 'load_vqav2', 'easy_vqa_answer_type',
-           'easy_vqa_question_type', 'easy_vqa_image_dir', 'easy_vqa_to_vqav2', 'load_easy_vqa', 'vqav2_names',
-           'find_vqav2_part', 'vqav2_files', 'load_vqav2_dir', 'mini_annotations', 'write_mini_vqav2', 'sample_images',
-           'write_split', 'read_split', 'file_sha256', 'source_images', 'dataset_fingerprint', 'split_rule',
-           'vrb_split_ids', 'splits_folder', 'shipped_split', 'make_split', 'vrb_split']
+           'easy_vqa_question_type', 'easy_vqa_image_dir', 'easy_vqa_to_vqav2', 'load_easy_vqa', 'images_under',
+           'vqav2_names', 'find_vqav2_part', 'vqav2_files', 'load_vqav2_dir', 'mini_annotations', 'write_mini_vqav2',
+           'sample_images', 'write_split', 'read_split', 'file_sha256', 'source_images', 'dataset_fingerprint',
+           'split_rule', 'vrb_split_ids', 'splits_folder', 'shipped_split', 'make_split', 'vrb_split']
 
 # %% ../nbs/00_data.ipynb #c006
 QUESTION_FIELDS = ("question_id", "image_id", "question")
@@ -200,6 +200,13 @@ def load_easy_vqa(split: str = "test",              # "train" or "test"
     qf, af = cache_dir / f"easy_vqa_{split}_questions.json", cache_dir / f"easy_vqa_{split}_annotations.json"
     if not (qf.is_file() and af.is_file()): qf, af = easy_vqa_to_vqav2(cache_dir, split)
     return load_vqav2(qf, af, easy_vqa_image_dir(split), image_template="{image_id}.png", name=f"easy_vqa_{split}")
+
+# %% ../nbs/00_data.ipynb #d002
+def images_under(dataset: VQADataset,    # loads the images
+                 requests: list[tuple],  # (image_id, corruption, severity, seed) of each image
+                ) -> list[np.ndarray]:   # uint8 RGB, one per request, in order
+    "Each requested image of `dataset` under its condition (`image_under_condition`), made in this process."
+    return [image_under_condition(dataset.load_image(int(i)), c, s, seed, int(i)) for i, c, s, seed in requests]
 
 # %% ../nbs/00_data.ipynb #c033
 VQAV2_DOWNLOAD = "https://visualqa.org/download.html"

@@ -16,15 +16,15 @@ from PIL import Image
 from tqdm import tqdm
 from .base import listed, seed_of
 from .corruptions import CORRUPTIONS, CLEAN, image_under_condition
-from .data import VQADataset, blank_questions
+from .data import VQADataset, blank_questions, images_under
 from .models import RawEncoder, truncated_questions
 from .store import CHUNK_SIZE, StorePlan, condition_answers, n_chunks, save_chunk, store_plan
 
 # %% auto #0
 __all__ = ['conditions', 'Batch', 'question_order', 'plan_batches', 'condition_image', 'ConditionBatches', 'ImageInputError',
-           'as_is', 'default_workers', 'batch_loader', 'glibc', 'release_memory', 'peak_memory_mb', 'answer_inputs',
-           'batch_seed', 'encoder_of', 'progress_bar', 'answered_batches', 'answer_plan', 'log_truncation', 'plan_bar',
-           'served_journal', 'run_conditions', 'answer_condition']
+           'as_is', 'default_workers', 'batch_loader', 'ImagesUnder', 'condition_images', 'glibc', 'release_memory',
+           'peak_memory_mb', 'answer_inputs', 'batch_seed', 'encoder_of', 'progress_bar', 'answered_batches',
+           'answer_plan', 'log_truncation', 'plan_bar', 'served_journal', 'run_conditions', 'answer_condition']
 
 # %% ../nbs/03_inference.ipynb #c006
 def conditions(corruptions,                 # names in CORRUPTIONS
@@ -144,6 +144,23 @@ def batch_loader(source: ConditionBatches,  # the planned batches
     "Prepared batches in plan order, `num_workers` processes ahead of the model (none: in this process); pinned memory on CUDA."
     return torch.utils.data.DataLoader(source, batch_size=None, shuffle=False, num_workers=num_workers, collate_fn=as_is,
                                        pin_memory=str(device).startswith("cuda"), prefetch_factor=2 if num_workers else None)
+
+# %% ../nbs/03_inference.ipynb #c015a
+class ImagesUnder(torch.utils.data.Dataset):
+    "Images of a dataset under given conditions: item i is `condition_image` of request i (for a DataLoader's workers)."
+    def __init__(self, dataset: VQADataset, requests: list[tuple]):  # requests: (image_id, corruption, severity, seed)
+        self.dataset, self.requests = dataset, list(requests)
+    def __len__(self): return len(self.requests)
+    def __getitem__(self, i: int) -> np.ndarray: return condition_image(self.dataset, *self.requests[i])
+
+def condition_images(dataset: VQADataset,  # loads the images
+                     requests: list[tuple],  # (image_id, corruption, severity, seed) of each image wanted
+                     num_workers: int = 0,  # data workers that make them (0: this process)
+                    ) -> list[np.ndarray]:  # uint8 RGB, one per request, in order
+    "`condition_image` of each request, made in `num_workers` short-lived data workers (none: here), so the corruption kernels never load into this process."
+    if not num_workers or not requests: return images_under(dataset, requests)
+    loader = torch.utils.data.DataLoader(ImagesUnder(dataset, requests), batch_size=None, shuffle=False, num_workers=min(num_workers, len(requests)), collate_fn=as_is)
+    return list(loader)
 
 # %% ../nbs/03_inference.ipynb #c017
 @lru_cache(maxsize=1)

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import re
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterator
 import numpy as np
 import pandas as pd
 from .base import CONDITION, Registry, listed, seeded_rng
@@ -17,11 +17,11 @@ from .vocabulary import strip_whitespace, process_punctuation, process_digit_art
 # %% auto #0
 __all__ = ['ACCURACY_MODES', 'TEN_ANSWER_MODES', 'REFUSALS', 'API_FAILURE', 'OPTION_SEPARATORS', 'NO_OPTION', 'ANSWER_IS',
            'OPTION_RULES', 'ANSWER_KEYS', 'JUDGE_PROMPT', 'EXTRACTION_TAIL', 'BREAKDOWNS', 'LEVELS', 'SUBMETRICS',
-           'RELATIVE', 'DEFAULT_WEIGHTS', 'QUESTION_KEYS', 'leave_one_out', 'accuracy_official', 'accuracy_normalize',
-           'accuracy_simple', 'accuracy_exact', 'accuracy_exact_normalize', 'accuracy_vizwiz', 'answers_problem',
-           'vqa_accuracy', 'evalai_answer', 'accuracy_textvqa', 'relaxed_number', 'accuracy_relaxed', 'letter_named',
-           'text_named', 'vlmevalkit_option', 'vlmevalkit_2025_04_option', 'last_of', 'mmmu_pro_option', 'OptionRules',
-           'chosen_option', 'levenshtein', 'anls_distance', 'accuracy_anls', 'plain', 'check_unique_ids',
+           'RELATIVE', 'DEFAULT_WEIGHTS', 'RESAMPLE_BLOCK', 'QUESTION_KEYS', 'leave_one_out', 'accuracy_official',
+           'accuracy_normalize', 'accuracy_simple', 'accuracy_exact', 'accuracy_exact_normalize', 'accuracy_vizwiz',
+           'answers_problem', 'vqa_accuracy', 'evalai_answer', 'accuracy_textvqa', 'relaxed_number', 'accuracy_relaxed',
+           'letter_named', 'text_named', 'vlmevalkit_option', 'vlmevalkit_2025_04_option', 'last_of', 'mmmu_pro_option',
+           'OptionRules', 'chosen_option', 'levenshtein', 'anls_distance', 'accuracy_anls', 'plain', 'check_unique_ids',
            'check_answered', 'rotated', 'circular_scores', 'folded_rotations', 'circular_by_set', 'drawn_option',
            'read_choices', 'checked_predictions', 'check_annotations', 'score_answers', 'accuracy_table',
            'judge_prompt', 'extraction_table', 'sequential_sum', 'rounded_percent', 'rounded_mean', 'official_report',
@@ -29,8 +29,8 @@ __all__ = ['ACCURACY_MODES', 'TEN_ANSWER_MODES', 'REFUSALS', 'API_FAILURE', 'OPT
            'range_of_error', 'error_rate', 'average_error', 'average_difference', 'submetric_values', 'minmax_scale',
            'submetrics', 'preference_weights', 'checked_weights', 'weighted_vre', 'aggregated_metrics', 'vre',
            'accuracy_matrix', 'severity_accuracy', 'model_accuracy', 'corruption_accuracy', 'relative_drop',
-           'score_cube', 'resample_counts', 'interval', 'bootstrap', 'question_bootstrap', 'image_condition_answers',
-           'clean_mask', 'with_clean']
+           'score_cube', 'resample_counts', 'resample_blocks', 'interval', 'bootstrap', 'question_bootstrap',
+           'image_condition_answers', 'clean_mask', 'with_clean']
 
 # %% ../nbs/04_metrics.ipynb #c007
 def leave_one_out(prediction: str, answers: list[str]) -> float:
@@ -727,7 +727,16 @@ def resample_counts(n: int,                   # questions
                     rng: np.random.Generator, # e.g. np.random.default_rng(seed)
                    ) -> np.ndarray:           # (n_boot, n): how often each question is drawn in each resample
     "Questions drawn with replacement, as counts: the one resampling every interval of the package (accuracy, VRE, flips, calibration, text) is made of."
-    return rng.multinomial(n, np.full(n, 1 / n), size=n_boot).astype(np.float64)
+    counts = np.empty((n_boot, n))
+    for start, block in zip(range(0, n_boot, RESAMPLE_BLOCK), resample_blocks(n, n_boot, rng)): counts[start:start + len(block)] = block
+    return counts
+
+RESAMPLE_BLOCK = 100  # replicates drawn at once: one generator draws row after row, so any block size gives the same counts
+
+def resample_blocks(n: int, n_boot: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
+    "`resample_counts`' rows, `RESAMPLE_BLOCK` replicates at a time (float64): the same draws, for a table that needs only their products (a tenth of the memory)."
+    for start in range(0, n_boot, RESAMPLE_BLOCK):
+        yield rng.multinomial(n, np.full(n, 1 / n), size=min(RESAMPLE_BLOCK, n_boot - start)).astype(np.float64)
 
 def interval(samples: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
     "Percentile interval over the first axis."
@@ -745,8 +754,8 @@ def bootstrap(scored: pd.DataFrame,          # per-question scores: model, corru
     weights = checked_weights(weights)
     S, models, corruptions = score_cube(scored)
     n = len(S)
-    counts = resample_counts(n, n_boot, np.random.default_rng(seed))
-    A = np.concatenate([S.mean(0)[None], (counts @ S.reshape(n, -1) / n).reshape(n_boot, *S.shape[1:])])  # replicate 0: the sample
+    flat = S.reshape(n, -1)
+    A = np.concatenate([S.mean(0)[None], *((counts @ flat / n).reshape(len(counts), *S.shape[1:]) for counts in resample_blocks(n, n_boot, np.random.default_rng(seed)))])  # replicate 0: the sample
     metrics = submetric_values(1 - A, floor=1 / n)                        # (1 + B, model, corruption, metric); 1/n: one question
     scaled = minmax_scale(metrics, axis=(-3, -2))                           # eq. 15 over the (model, corruption) pairs of each replicate
     vre_m, vre_c = weighted_vre(scaled.mean(-2), weights), weighted_vre(scaled.mean(-3), weights)
@@ -774,9 +783,9 @@ def question_bootstrap(values: pd.DataFrame,       # rows questions, columns con
                       ) -> tuple[np.ndarray, np.ndarray]:  # low and high per column
     "Percentile intervals of column means, resampling questions (rows) with replacement, as `bootstrap` does (multinomial counts)."
     x = values.to_numpy(float); n = len(x)
-    counts = resample_counts(n, n_boot, np.random.default_rng(seed))
-    known = ~np.isnan(x)
-    means = (counts @ np.where(known, x, 0.0)) / np.maximum(counts @ known, 1)
+    known = (~np.isnan(x)).astype(np.float64)
+    filled = np.where(known > 0, x, 0.0)
+    means = np.vstack([(counts @ filled) / np.maximum(counts @ known, 1) for counts in resample_blocks(n, n_boot, np.random.default_rng(seed))])
     return interval(means, confidence)
 
 # %% ../nbs/04_metrics.ipynb #k009

@@ -23,7 +23,7 @@ from .models import hub_unreachable_reason, resolve_device, resolve_dtype, unava
 from .zoo import FAMILIES, MODELS, identity_of, model_spec, with_settings
 from .store import CHUNK_SIZE, atomic_write, checked_store, code_fingerprint, folder_lock, partition_dir, run_log
 from .generator import generate
-from .inference import conditions, default_workers, peak_memory_mb, release_memory
+from .inference import condition_images, conditions, default_workers, peak_memory_mb, release_memory
 from .distributed import EXECUTORS, executor as executor_named
 from .metrics import ACCURACY_MODES, OPTION_RULES, check_annotations, circular_by_set, score_answers, accuracy_table, accuracy_breakdown, bootstrap, extraction_table
 from .served import SERVED_FAMILY, load_judge, parse_served
@@ -53,8 +53,8 @@ __all__ = ['plt', 'RUN_PARAMETERS', 'TRANSPORT_PARAMETERS', 'TEXT_SEVERITY', 'SA
            'load_questions', 'blind_answers', 'perturbed_questions', 'refuse_unreachable', 'checked_out_dir',
            'run_config', 'RunScores', 'ResultSection', 'result_section', 'result_files', 'section_attributes',
            'previous_run', 'clear_results', 'prepare_stores', 'answer_all', 'scored_answers', 'RunResult',
-           'save_figure', 'save_table', 'accuracy_results', 'extraction_results', 'robustness_results', 'mce_results',
-           'effective_robustness_results', 'change_results', 'calibration_results', 'flip_results',
+           'images_apart', 'save_figure', 'save_table', 'accuracy_results', 'extraction_results', 'robustness_results',
+           'mce_results', 'effective_robustness_results', 'change_results', 'calibration_results', 'flip_results',
            'consistency_results', 'answer_changing_words', 'comparability_results', 'text_perturbation_results',
            'defence_results', 'defence_sample', 'interaction_results', 'resolution_results', 'harness_results',
            'run_summary', 'run', 'write_sections', 'locked_run', 'write_run_folder', 'grid_questions', 'corrupt',
@@ -687,6 +687,11 @@ class RunResult:
     def __repr__(self): return f"RunResult({self.out_dir}: {len(self.answers)} answers, {len(self.paths)} files, not computed: {sorted(self.not_computed)})"
 
 # %% ../nbs/08_run_library.ipynb #c037
+def images_apart(config: RunConfig):
+    "How the run's figures get images under conditions: `condition_images` in one data worker when the run has data workers (no corruption kernel loads in this process), else here."
+    workers = min(1, config.parameters.num_workers)
+    return lambda dataset, requests: condition_images(dataset, requests, workers)
+
 def save_figure(result: RunResult, name: str, draw, dpi: int = 120) -> None:
     "Draw a figure (`draw()`), save it into the run folder as name.png, keep it in the result and close it; nothing drawn when the run wants no figures."
     if not result.draw_figures: result.not_computed[f"{name}.png"] = "figures=False: tables only"; return
@@ -766,7 +771,7 @@ def change_results(config: RunConfig, result: RunResult, scores: RunScores) -> N
     changes = result.changes = save_table(result, "answer_changes.csv", categorise(answer_changes(scores.scored, config.dataset)), index=False)
     mispredictions = pd.concat([change_table(changes, by).rename(columns={by: "group"}).assign(by=by) for by in ("category", "question_type")], ignore_index=True)
     save_table(result, "mispredictions.csv", mispredictions[["model", "by", "group", "count", "share"]], index=False)
-    if len(changes): save_figure(result, "answer_changes", lambda: plot_gallery(changes, config.dataset, n=8, seed=config.parameters.seed), dpi=100)
+    if len(changes): save_figure(result, "answer_changes", lambda: plot_gallery(changes, config.dataset, n=8, seed=config.parameters.seed, make_images=images_apart(config)), dpi=100)
     else: result.not_computed["answer_changes.png"] = "no corruption changed an answer"
 
 # %% ../nbs/08_run_library.ipynb #d565942a
@@ -792,7 +797,7 @@ def consistency_results(config: RunConfig, result: RunResult, scores: RunScores)
     scored = scores.scored
     patterns = severity_patterns(scored)
     result.consistency = save_table(result, "consistency.csv", consistency_table(patterns), index=False)
-    save_figure(result, "unstable_questions", lambda: plot_unstable(most_unstable(patterns, n=6), scored, config.dataset), dpi=100)
+    save_figure(result, "unstable_questions", lambda: plot_unstable(most_unstable(patterns, n=6), scored, config.dataset, make_images=images_apart(config)), dpi=100)
 
 def answer_changing_words(words) -> re.Pattern:
     "One pattern matching any of `words` as whole words or phrases, case ignored (compiled once per corruption, searched once per question)."
@@ -934,7 +939,10 @@ def locked_run(config: RunConfig, progress: bool = True, figures: bool = True) -
     log(f"done: {len(answers)} answers in {elapsed:.1f} s; peak resident memory {memory['process']:.0f} MB (workers {memory['workers']:.0f} MB)")
     print(f"{len(answers)} answers in {elapsed:.0f} s")
     if config.judge: config.judge.keep_journal(out / "judge" / "_served.jsonl")  # its replies kept as they arrive, reused by a rerun
-    return write_run_folder(config, answers, figures, run_summary_of=lambda result: run_summary(config, result, seconds, elapsed, memory, served))
+    result = write_run_folder(config, answers, figures, run_summary_of=lambda result: run_summary(config, result, seconds, elapsed, peak_memory_mb(), served))
+    memory = result.summary["peak_memory_mb"]  # the whole run's peak: answering, scoring and writing the results
+    log(f"results written in {time.time() - start - elapsed:.1f} s; peak resident memory of the whole run {memory['process']:.0f} MB (workers {memory['workers']:.0f} MB)")
+    return result
 
 def write_run_folder(config: RunConfig,       # the run
                      answers: pd.DataFrame,   # every answer with the `text` it answered (`answer_all`'s, or a harness's predictions)
