@@ -3,13 +3,16 @@
     python scripts/test.py                 # default flags (notest, slow and gpu cells skipped)
     python scripts/test.py --flags slow    # also run cells flagged #| slow (and --flags gpu on a GPU machine)
 
-The notebooks and pytest's test files run side by side, `--workers` at a time (one per core), longest first: pytest is
+The notebooks and pytest's test files run side by side, `--workers` at a time (3 by default on 2 cores), longest first: pytest is
 split into groups of files, and the two that start Ray (nbs/03a_distributed and tests/test_distributed.py) run one after
 the other in one task, so that two local Ray clusters never share the machine; the other notebooks are tested in three
 processes, one after the other in each, as nbdev_test's own workers do (torch and transformers imported once a process, not
 once a notebook): the three that read WordNet and spaCy together (loaded once), the rest in two groups of about equal work.
+Every task but the Ray pair runs at a lower priority (BACKGROUND_NICE), so that the cluster gets the CPU it waits for; in
+each test process what a notebook cell or a test leaves alive is collected and frozen (`collect_and_freeze`, and
+tests/conftest.py), so that later collections do not walk torch, WordNet and the models again and again.
 """
-import argparse, os, signal, subprocess, sys, tempfile, time, xml.etree.ElementTree as ET
+import argparse, gc, os, signal, subprocess, sys, tempfile, time, xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -23,6 +26,7 @@ PYTEST_GROUPS = {  # pytest runs as these groups of files; the files no group na
 }
 RAY_CHAIN = ("nbs/03a_distributed.ipynb", "tests/test_distributed.py")  # both start a local Ray: never at the same time
 SHARED = ("nbs/06_text.ipynb", "nbs/06a_text_eval.ipynb", "nbs/01b_defences.ipynb")  # these load WordNet (and spaCy): one process loads them once
+BACKGROUND_NICE = 10  # niceness of every task but the Ray pair: the longest chain, whose cluster (heartbeats, worker start-up) slows most when starved, keeps the CPU it asks for
 NOTEBOOK_GROUPS = 2  # processes the other notebooks (but 03a) are tested in, of about equal work
 NOTEBOOK_SECONDS = {  # seconds each notebook took in a shared process on the project's 2-core machine: groups' balance and order (5 for one not listed)
     "nbs/06a_text_eval.ipynb": 125, "nbs/01b_defences.ipynb": 68, "nbs/02a_training.ipynb": 75, "nbs/06_text.ipynb": 38, "nbs/04a_calibration.ipynb": 23, "nbs/04b_flips.ipynb": 18,
@@ -41,23 +45,27 @@ def notebook_groups(notebooks: list[Path], n: int) -> list[list[Path]]:
         k = totals.index(min(totals)); groups[k].append(nb); totals[k] += NOTEBOOK_SECONDS.get(f"nbs/{nb.name}", 5)
     return [sorted(g) for g in groups if g]
 
-def run_notebook(nb: Path, flags: str) -> tuple[int, int, int, str]:
+def niced(nice: int):
+    "A `preexec_fn` lowering a child's priority by `nice` (its own children inherit it)."
+    return (lambda: os.nice(nice)) if nice else None
+
+def run_notebook(nb: Path, flags: str, nice: int = BACKGROUND_NICE) -> tuple[int, int, int, str]:
     "Test one notebook with nbdev_test; (passed, failed, skipped, report)."
     start = time.time()
     cmd = [str(bin_dir / "nbdev_test"), "--path", str(nb.relative_to(root))] + (["--flags", flags] if flags else [])
     env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
-    p = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=env)
+    p = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=env, preexec_fn=niced(nice))
     ok = p.returncode == 0
     report = f"{'PASS' if ok else 'FAIL'} nbs/{nb.name} ({time.time() - start:.0f} s)" + ("" if ok else "\n" + (p.stdout + p.stderr)[-6000:])
     return int(ok), int(not ok), 0, report
 
-def run_notebooks(nbs: list[Path], flags: str) -> tuple[int, int, int, str]:
+def run_notebooks(nbs: list[Path], flags: str, nice: int = BACKGROUND_NICE) -> tuple[int, int, int, str]:
     """Test several short notebooks one after the other in one process (as nbdev_test's own workers do), so that torch and
     transformers are imported once for all of them; (passed, failed, skipped, report with each notebook's line)."""
     start = time.time()
     cmd = [sys.executable, str(Path(__file__).resolve()), "--in-process", *[str(nb.relative_to(root)) for nb in nbs]] + (["--flags", flags] if flags else [])
     env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
-    p = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=env)
+    p = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=env, preexec_fn=niced(nice))
     lines = [l for l in p.stdout.splitlines() if l.startswith(("PASS nbs/", "FAIL nbs/"))]
     passed = sum(l.startswith("PASS") for l in lines)
     failed = len(nbs) - passed  # a notebook without its line (the process died) fails
@@ -65,10 +73,19 @@ def run_notebooks(nbs: list[Path], flags: str) -> tuple[int, int, int, str]:
     tail = "" if not failed and p.returncode == 0 else "\n" + (p.stdout + p.stderr)[-6000:]
     return passed, max(failed, int(p.returncode != 0 and not failed)), 0, "\n".join([head, *lines]) + tail
 
+def collect_and_freeze(cell=None) -> None:
+    """Garbage collected, then what is left frozen (gc.freeze): a test process keeps torch, transformers, WordNet, models and
+    results alive from cell to cell, and without this each later automatic collection walks them all again. Frozen objects
+    are only left out of later collections (and the collections IPython's atexit runs once a shell): nothing else changes."""
+    gc.collect(); gc.freeze()
+
 def test_in_process(paths: list[str], flags: str) -> int:
-    "`run_notebooks`' child: nbdev's `test_nb` on each notebook, in this process, with nbdev_test's flags and folders; one line each."
+    "`run_notebooks`' child: nbdev's `test_nb` on each notebook, in this process, with nbdev_test's flags and folders (`collect_and_freeze` after each cell); one line each."
+    from execnb.shell import CaptureShell
     from nbdev.config import get_config
     from nbdev.test import test_nb
+    run_all = CaptureShell.run_all
+    CaptureShell.run_all = lambda self, nb, **kw: run_all(self, nb, **{**kw, "postproc": collect_and_freeze})  # test_nb passes none
     config = get_config()
     skip, failed = config.tst_flags.split(), 0
     os.chdir(config.nbs_path)
@@ -78,13 +95,13 @@ def test_in_process(paths: list[str], flags: str) -> int:
         failed += not ok
     return int(failed > 0)
 
-def run_pytest(files: list[str], marks: list[str]) -> tuple[int, int, int, str]:
+def run_pytest(files: list[str], marks: list[str], nice: int = BACKGROUND_NICE) -> tuple[int, int, int, str]:
     "Run pytest on `files`; (passed, failed, skipped, report with its 10 slowest tests)."
     start = time.time()
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "report.xml"
         p = subprocess.run([sys.executable, "-m", "pytest", "-q", *files, "--durations=10", f"--junitxml={report}",
-                            *(["-m", " and ".join(f"not {m}" for m in marks)] if marks else [])], cwd=root, capture_output=True, text=True)
+                            *(["-m", " and ".join(f"not {m}" for m in marks)] if marks else [])], cwd=root, capture_output=True, text=True, preexec_fn=niced(nice))
         if not report.exists(): return 0, 1, 0, f"FAIL pytest {' '.join(files)}: no report\n{(p.stdout + p.stderr)[-6000:]}"
         suite = ET.parse(report).getroot()
     suite = suite if suite.tag == "testsuite" else suite.find("testsuite")
@@ -128,7 +145,7 @@ def tasks(notebooks: list[Path], flags: str, with_pytest: bool) -> dict:
     seconds = lambda group: sum(NOTEBOOK_SECONDS.get(f"nbs/{nb.name}", 5) for nb in group)
     ray = [nb for nb in notebooks if f"nbs/{nb.name}" == RAY_CHAIN[0]]
     shared = [nb for nb in notebooks if f"nbs/{nb.name}" in SHARED]
-    todo = {f"nbs/{nb.name}": (lambda nb=nb: run_notebook(nb, flags)) for nb in ray}
+    todo = {f"nbs/{nb.name}": (lambda nb=nb: run_notebook(nb, flags, nice=0)) for nb in ray}
     groups = ([shared] if shared else []) + notebook_groups([nb for nb in notebooks if nb not in ray + shared], NOTEBOOK_GROUPS)
     for k, group in enumerate(groups):
         todo[f"notebooks {k + 1}"] = lambda group=group: run_notebooks(group, flags)
@@ -139,7 +156,7 @@ def tasks(notebooks: list[Path], flags: str, with_pytest: bool) -> dict:
     for name, files in {**PYTEST_GROUPS, "other tests": rest}.items(): todo[name] = lambda files=files: run_pytest(files, marks)
     if RAY_CHAIN[0] in todo:
         notebook = todo.pop(RAY_CHAIN[0])
-        todo[" + ".join(RAY_CHAIN)] = lambda: chain(notebook, lambda: run_pytest([RAY_CHAIN[1]], marks))
+        todo[" + ".join(RAY_CHAIN)] = lambda: chain(notebook, lambda: run_pytest([RAY_CHAIN[1]], marks, nice=0))
     return todo
 
 LEFT_RUNNING = ("transformers serve", "vllm serve", "vllm.entrypoints", "raylet", "gcs_server", "ray::")  # servers and clusters tests start
@@ -159,7 +176,7 @@ def left_running(before: dict, grace: float = 10.0) -> dict:
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--flags", default="", help="space-separated nbdev test flags to run (slow, gpu)")
-    ap.add_argument("--workers", type=int, default=2, help="tasks (notebooks, pytest groups) run at once")
+    ap.add_argument("--workers", type=int, default=3, help="tasks (notebooks, pytest groups) run at once (3 on 2 cores: tasks that wait on a server, a browser or a cluster leave a core free)")
     ap.add_argument("--notebooks-only", action="store_true")
     ap.add_argument("--in-process", nargs="+", metavar="NOTEBOOK", help=argparse.SUPPRESS)  # run_notebooks' child
     args = ap.parse_args()

@@ -164,7 +164,7 @@ def test_vqav2_number_of_images_is_a_sample(tmp_path):
 
 def test_library_command_and_notebook_agree(tmp_path):
     "The three entry points (the library, the command's arguments, the notebook's parameters) give the same answers.parquet, row for row (papermill's one test here)."
-    params = ("model=easy-vqa-vilt,easy-vqa-blip", "n_images=10", "corruptions=gaussian_noise", "severities=1,2", "seed=1")
+    params = ("model=easy-vqa-vilt,easy-vqa-blip", "n_images=4", "corruptions=gaussian_noise", "severities=1,2", "seed=1")
     result = run_library(tmp_path / "library", *params, figures=False)
     from vqa_robust.run import main  # the console script's function, in this process (test_unreachable_model_fails_clearly runs the script itself)
     argv = ["run", "--out-dir", str(tmp_path / "command")] + [a for p in params for a in ("--" + p.split("=", 1)[0].replace("_", "-"), p.split("=", 1)[1])]
@@ -178,7 +178,7 @@ def test_library_command_and_notebook_agree(tmp_path):
         pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / other / "answers.parquet"), library)
         pd.testing.assert_frame_equal(pd.read_csv(tmp_path / other / "accuracy.csv"), result.accuracy)
     split = json.loads((tmp_path / "notebook" / "split.json").read_text())
-    assert len(split["image_ids"]) == 10
+    assert len(split["image_ids"]) == 4
     run = json.loads((tmp_path / "notebook" / "run.json").read_text())
     assert (run["seed"], run["severities"], run["corruptions"]) == (1, [1, 2], ["gaussian_noise"])
     assert "need severities 1-5 of at least one corruption" in (tmp_path / "notebook" / "run.ipynb").read_text()  # the notebook shows the result

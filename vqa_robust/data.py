@@ -18,10 +18,11 @@ __all__ = ['QUESTION_FIELDS', 'ANNOTATION_FIELDS', 'EASY_VQA_SHAPES', 'EASY_VQA_
            'VQAV2_PLACES', 'VQAV2_LAYOUTS', 'MINI_COLOURS', 'VRB_SPLIT', 'VRB_IMAGES', 'VRB_SEED', 'SPLIT_RULE',
            'SPLIT_FIELDS', 'read_json_list', 'blank_questions', 'check_ids', 'answer_strings', 'answer_lists',
            'coco_image_template', 'read_image', 'VQADataset', 'load_vqav2', 'easy_vqa_answer_type',
-           'easy_vqa_question_type', 'easy_vqa_image_dir', 'easy_vqa_to_vqav2', 'load_easy_vqa', 'images_under',
-           'vqav2_names', 'find_vqav2_part', 'vqav2_files', 'load_vqav2_dir', 'mini_annotations', 'write_mini_vqav2',
-           'sample_images', 'write_split', 'read_split', 'file_sha256', 'source_images', 'dataset_fingerprint',
-           'split_rule', 'vrb_split_ids', 'splits_folder', 'shipped_split', 'make_split', 'vrb_split']
+           'easy_vqa_question_type', 'easy_vqa_image_dir', 'easy_vqa_table', 'easy_vqa_to_vqav2', 'load_easy_vqa',
+           'easy_vqa_dataset', 'images_under', 'vqav2_names', 'find_vqav2_part', 'vqav2_files', 'load_vqav2_dir',
+           'mini_annotations', 'write_mini_vqav2', 'sample_images', 'write_split', 'read_split', 'file_sha256',
+           'source_images', 'dataset_fingerprint', 'split_rule', 'vrb_split_ids', 'splits_folder', 'shipped_split',
+           'make_split', 'vrb_split']
 
 # %% ../nbs/00_data.ipynb #c006
 QUESTION_FIELDS = ("question_id", "image_id", "question")
@@ -172,20 +173,27 @@ def easy_vqa_image_dir(split: str = "test") -> Path:
     import easy_vqa
     return Path(easy_vqa.__file__).parent / "data" / split / "images"
 
-def easy_vqa_to_vqav2(out_dir: str | Path,  # where the two JSON files go
-                      split: str = "test",  # "train" or "test"
-                     ) -> tuple[Path, Path]:  # questions file, annotations file
-    "Write easy-VQA's `split` as VQAv2 questions and annotations files."
+def easy_vqa_table(split: str = "test",  # "train" or "test"
+                  ) -> pd.DataFrame:     # one row per question, in `VQADataset`'s layout
+    "easy-VQA's `split` as a questions table (its one answer ten times), read from the `easy_vqa` package."
     import easy_vqa
     if split not in ("train", "test"): raise ValueError(f"easy-VQA split must be 'train' or 'test', got {split!r}")
     texts, answers, image_ids = easy_vqa.get_train_questions() if split == "train" else easy_vqa.get_test_questions()
     colours = [a for a in easy_vqa.get_answers() if easy_vqa_answer_type(a) == "color"]
+    return pd.DataFrame({"question_id": range(len(texts)), "image_id": [int(i) for i in image_ids], "question": texts,
+                         "question_type": [easy_vqa_question_type(q, colours) for q in texts],
+                         "answer_type": [easy_vqa_answer_type(a) for a in answers], "multiple_choice_answer": answers,
+                         "answers": [[a] * 10 for a in answers]})
+
+def easy_vqa_to_vqav2(out_dir: str | Path,  # where the two JSON files go
+                      split: str = "test",  # "train" or "test"
+                     ) -> tuple[Path, Path]:  # questions file, annotations file
+    "Write easy-VQA's `split` as VQAv2 questions and annotations files."
+    rows = easy_vqa_table(split).to_dict("records")
     header = {"info": EASY_VQA_INFO, "license": EASY_VQA_LICENSE, "data_subtype": f"easy_vqa_{split}", "data_type": "easy_vqa"}
-    questions = [{"question_id": i, "image_id": int(img), "question": q} for i, (q, img) in enumerate(zip(texts, image_ids))]
-    annotations = [{"question_id": i, "image_id": int(img), "question_type": easy_vqa_question_type(q, colours),
-                    "answer_type": easy_vqa_answer_type(a), "multiple_choice_answer": a,
-                    "answers": [{"answer": a, "answer_confidence": "yes", "answer_id": k + 1} for k in range(10)]}
-                   for i, (q, a, img) in enumerate(zip(texts, answers, image_ids))]
+    questions = [{k: r[k] for k in ("question_id", "image_id", "question")} for r in rows]
+    annotations = [{**{k: r[k] for k in ("question_id", "image_id", "question_type", "answer_type", "multiple_choice_answer")},
+                    "answers": [{"answer": a, "answer_confidence": "yes", "answer_id": k + 1} for k, a in enumerate(r["answers"])]} for r in rows]
     out_dir = Path(out_dir); out_dir.mkdir(parents=True, exist_ok=True)
     qf, af = out_dir / f"easy_vqa_{split}_questions.json", out_dir / f"easy_vqa_{split}_annotations.json"
     qf.write_text(json.dumps({**header, "task_type": "Open-Ended", "questions": questions}))
@@ -200,6 +208,14 @@ def load_easy_vqa(split: str = "test",              # "train" or "test"
     qf, af = cache_dir / f"easy_vqa_{split}_questions.json", cache_dir / f"easy_vqa_{split}_annotations.json"
     if not (qf.is_file() and af.is_file()): qf, af = easy_vqa_to_vqav2(cache_dir, split)
     return load_vqav2(qf, af, easy_vqa_image_dir(split), image_template="{image_id}.png", name=f"easy_vqa_{split}")
+
+
+# %% ../nbs/00_data.ipynb #d006
+def easy_vqa_dataset(split: str = "test",  # "train" or "test"
+                    ) -> VQADataset:
+    "easy-VQA's `split` as `load_easy_vqa` reads it, built in memory from the package (no JSON files written or read)."
+    return VQADataset(easy_vqa_table(split), easy_vqa_image_dir(split), "{image_id}.png", f"easy_vqa_{split}")
+
 
 # %% ../nbs/00_data.ipynb #d002
 def images_under(dataset: VQADataset,    # loads the images

@@ -11,7 +11,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 from PIL import Image
-from .data import (VQADataset, check_ids, easy_vqa_to_vqav2, load_easy_vqa, load_vqav2, load_vqav2_dir, vqav2_files, write_mini_vqav2)
+from .data import (VQADataset, check_ids, easy_vqa_dataset, easy_vqa_to_vqav2, load_easy_vqa, load_vqav2, load_vqav2_dir, vqav2_files, write_mini_vqav2)
 from .base import Registry
 from .metrics import ACCURACY_MODES, ANSWER_KEYS, OPTION_RULES, rotated
 from .vocabulary import most_common_answer, normalize_answer
@@ -812,7 +812,7 @@ def write_easy_vqa_records(data_dir: str | Path,  # folder to write the converte
 
 register_dataset("easy_vqa", lambda data_dir, split: load_easy_vqa(split, cache_dir=data_dir), write_easy_vqa_records, ("test", "train"), "official",
                  "easy-VQA: synthetic shapes, one answer repeated ten times in the VQAv2 layout; offline", "https://github.com/vzhou842/easy-VQA", needs_data_dir=False,
-                 blind_questions=lambda: load_easy_vqa("train"))
+                 blind_questions=lambda: easy_vqa_dataset("train"))
 register_dataset("vqav2", lambda data_dir, split: load_vqav2_dir(data_dir, split), lambda data_dir, split: write_mini_vqav2(data_dir, subtype=split),
                  ("val2014", "train2014"), "official", "VQAv2: COCO images, ten answers per question, VQA accuracy (vqaEval.py)", "https://visualqa.org/download.html",
                  run_files=vqav2_run_files, read_files=read_vqav2_files, vrb_split=True)
