@@ -19,10 +19,10 @@ __all__ = ['QUESTION_FIELDS', 'ANNOTATION_FIELDS', 'EASY_VQA_SHAPES', 'EASY_VQA_
            'SPLIT_FIELDS', 'read_json_list', 'blank_questions', 'check_ids', 'answer_strings', 'answer_lists',
            'coco_image_template', 'read_image', 'VQADataset', 'load_vqav2', 'easy_vqa_answer_type',
            'easy_vqa_question_type', 'easy_vqa_image_dir', 'easy_vqa_table', 'easy_vqa_to_vqav2', 'load_easy_vqa',
-           'easy_vqa_dataset', 'images_under', 'vqav2_names', 'find_vqav2_part', 'vqav2_files', 'load_vqav2_dir',
-           'mini_annotations', 'write_mini_vqav2', 'sample_images', 'write_split', 'read_split', 'file_sha256',
-           'source_images', 'dataset_fingerprint', 'split_rule', 'vrb_split_ids', 'splits_folder', 'shipped_split',
-           'make_split', 'vrb_split']
+           'easy_vqa_dataset', 'condition_image', 'images_under', 'vqav2_names', 'find_vqav2_part', 'vqav2_files',
+           'load_vqav2_dir', 'mini_annotations', 'write_mini_vqav2', 'sample_images', 'write_split', 'read_split',
+           'file_sha256', 'source_images', 'dataset_fingerprint', 'split_rule', 'vrb_split_ids', 'splits_folder',
+           'shipped_split', 'make_split', 'vrb_split']
 
 # %% ../nbs/00_data.ipynb #c006
 QUESTION_FIELDS = ("question_id", "image_id", "question")
@@ -218,11 +218,21 @@ def easy_vqa_dataset(split: str = "test",  # "train" or "test"
 
 
 # %% ../nbs/00_data.ipynb #d002
+def condition_image(dataset: VQADataset,  # loads the image by id
+                    image_id: int,        # the image's id, part of the corruption's seed
+                    corruption: str,      # a key of CORRUPTIONS, or "clean"
+                    severity: int,        # its level (0 with "clean")
+                    seed: int,            # the run's seed
+                   ) -> np.ndarray:       # uint8 RGB, HxWx3
+    "One image of `dataset` under one condition: uint8 RGB, H x W x 3 (`vqa_robust.corruptions.image_under_condition`)."
+    return image_under_condition(dataset.load_image(image_id), corruption, severity, seed, image_id)
+
 def images_under(dataset: VQADataset,    # loads the images
                  requests: list[tuple],  # (image_id, corruption, severity, seed) of each image
                 ) -> list[np.ndarray]:   # uint8 RGB, one per request, in order
-    "Each requested image of `dataset` under its condition (`image_under_condition`), made in this process."
-    return [image_under_condition(dataset.load_image(int(i)), c, s, seed, int(i)) for i, c, s, seed in requests]
+    "`condition_image` of each request, made in this process."
+    return [condition_image(dataset, int(i), c, s, seed) for i, c, s, seed in requests]
+
 
 # %% ../nbs/00_data.ipynb #c033
 VQAV2_DOWNLOAD = "https://visualqa.org/download.html"

@@ -15,14 +15,14 @@ import torch
 from PIL import Image
 from tqdm import tqdm
 from .base import listed, seed_of
-from .corruptions import CORRUPTIONS, CLEAN, image_under_condition
-from .data import VQADataset, blank_questions, images_under
+from .corruptions import CORRUPTIONS, CLEAN
+from .data import VQADataset, blank_questions, condition_image, images_under
 from .models import RawEncoder, truncated_questions
 from .store import CHUNK_SIZE, StorePlan, condition_answers, n_chunks, save_chunk, store_plan
 
 # %% auto #0
-__all__ = ['conditions', 'Batch', 'question_order', 'plan_batches', 'condition_image', 'ConditionBatches', 'ImageInputError',
-           'as_is', 'default_workers', 'batch_loader', 'ImagesUnder', 'condition_images', 'glibc', 'release_memory',
+__all__ = ['conditions', 'Batch', 'question_order', 'plan_batches', 'ConditionBatches', 'ImageInputError', 'as_is',
+           'default_workers', 'batch_loader', 'ImagesUnder', 'condition_images', 'glibc', 'release_memory',
            'peak_memory_mb', 'answer_inputs', 'batch_seed', 'encoder_of', 'progress_bar', 'answered_batches',
            'answer_plan', 'log_truncation', 'plan_bar', 'served_journal', 'run_conditions', 'answer_condition']
 
@@ -70,16 +70,6 @@ def plan_batches(n_questions: int,  # questions of one condition
             stop = min((chunk + 1) * chunk_size, n_questions)
             batches += [Batch(corruption, int(severity), chunk, start, min(start + batch_size, stop)) for start in range(chunk * chunk_size, stop, batch_size)]
     return batches
-
-# %% ../nbs/03_inference.ipynb #c014
-def condition_image(dataset: VQADataset,  # loads the image by id
-                    image_id: int,        # the image's id, part of the corruption's seed
-                    corruption: str,      # a key of CORRUPTIONS, or "clean"
-                    severity: int,        # its level (0 with "clean")
-                    seed: int,            # the run's seed
-                   ) -> np.ndarray:       # uint8 RGB, HxWx3
-    "One image of `dataset` under one condition: uint8 RGB, H x W x 3 (`vqa_robust.corruptions.image_under_condition`)."
-    return image_under_condition(dataset.load_image(image_id), corruption, severity, seed, image_id)
 
 # %% ../nbs/03_inference.ipynb #c014s1
 class ConditionBatches(torch.utils.data.Dataset):
