@@ -16,13 +16,13 @@ from .corruptions import SEVERITIES
 # %% auto #0
 __all__ = ['SEVERITY_RATES', 'WORD', 'OCR_CONFUSIONS', 'OCR_GLYPH', 'LETTERS', 'CHARACTER_EDITS', 'FILLERS', 'PUNCTUATION',
            'FUNCTION_WORDS', 'SYNONYM_TAGS', 'CONTRACTIONS', 'EXPANSIONS', 'FORMAL_OPENING', 'NOUN_PHRASE_TAGS',
-           'OBJECT_FORMS', 'PAST_FORMS', 'SENTENCE_REWRITES', 'QUESTION_CORRUPTIONS', 'TEXT_PRESETS', 'word_spans',
-           'affected', 'question_rng', 'draw', 'chosen', 'keyboard_edit', 'ocr_edit', 'insert_edit', 'delete_edit',
-           'replace_edit', 'swap_edit', 'character_corruption', 'filler_edit', 'punctuation_edit', 'deletion_edit',
-           'word_deletions', 'word_swaps', 'word_insertion', 'keeps_question', 'codespell_dictionary', 'misspellings',
-           'misspelling_edit', 'synonym_targets', 'word_synonyms', 'replaced_phrases', 'whole_rewrite', 'formal_style',
-           'casual_style', 'noun_phrase_end', 'phrase', 'plural', 'participle', 'be_form', 'wh_phrase_end',
-           'passive_of', 'passive_voice', 'past_tense']
+           'OBJECT_FORMS', 'PAST_FORMS', 'SENTENCE_REWRITES', 'SENTENCE_PARSED', 'QUESTION_CORRUPTIONS', 'TEXT_PRESETS',
+           'word_spans', 'affected', 'question_rng', 'draw', 'chosen', 'keyboard_edit', 'ocr_edit', 'insert_edit',
+           'delete_edit', 'replace_edit', 'swap_edit', 'character_corruption', 'filler_edit', 'punctuation_edit',
+           'deletion_edit', 'word_deletions', 'word_swaps', 'word_insertion', 'keeps_question', 'codespell_dictionary',
+           'misspellings', 'misspelling_edit', 'synonym_targets', 'word_synonyms', 'replaced_phrases', 'whole_rewrite',
+           'formal_style', 'casual_style', 'noun_phrase_end', 'phrase', 'plural', 'participle', 'be_form',
+           'wh_phrase_end', 'passive_of', 'passive_voice', 'past_tense']
 
 # %% ../nbs/06b_question_corruptions.ipynb #q006
 SEVERITY_RATES = {1: 0.1, 2: 0.2, 3: 0.3, 4: 0.4, 5: 0.5}  # severity -> share of the eligible words a corruption damages
@@ -329,6 +329,7 @@ def past_tense(question: str, context: Context) -> list[list[dict]]:
 
 # %% ../nbs/06b_question_corruptions.ipynb #q020
 SENTENCE_REWRITES = {"sentence_formal": formal_style, "sentence_casual": casual_style, "sentence_passive": passive_voice, "sentence_past": past_tense}
+SENTENCE_PARSED = ("sentence_passive", "sentence_past")  # the rewrites that read the parse (the styles are phrase tables)
 QUESTION_CORRUPTIONS = {**{f"char_{name}": "character" for name in CHARACTER_EDITS},
                         **{k: "word" for k in ("word_insert", "word_punctuation", "word_delete", "word_swap", "word_synonym")},
                         **{k: "sentence" for k in SENTENCE_REWRITES}}  # kind -> its level
@@ -337,6 +338,6 @@ register_perturbation("word_insert", word_insertion(filler_edit), SEVERITIES, an
 register_perturbation("word_punctuation", word_insertion(punctuation_edit), SEVERITIES, answer_preserving=True)
 register_perturbation("word_delete", word_deletions, SEVERITIES, answer_preserving=keeps_question)
 register_perturbation("word_swap", word_swaps, SEVERITIES)  # may change what is asked: never scored, its changed answers counted
-register_perturbation("word_synonym", word_synonyms, SEVERITIES, answer_preserving=True)
-for kind, rewrite in SENTENCE_REWRITES.items(): register_perturbation(kind, rewrite, answer_preserving=True)  # one rewrite each, no severities
+register_perturbation("word_synonym", word_synonyms, SEVERITIES, answer_preserving=True, parses=True)
+for kind, rewrite in SENTENCE_REWRITES.items(): register_perturbation(kind, rewrite, answer_preserving=True, parses=kind in SENTENCE_PARSED)  # one rewrite each, no severities
 TEXT_PRESETS = {"text": list(QUESTION_CORRUPTIONS), **{level: [k for k, v in QUESTION_CORRUPTIONS.items() if v == level] for level in ("character", "word", "sentence")}}

@@ -16,12 +16,12 @@ from .text import NEAR_COLOUR_DISTANCE, PERTURBATIONS, RELATIONS, TYPO_OPERATION
 plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
 
 # %% auto #0
-__all__ = ['plt', 'RECORD_COLUMNS', 'WORD', 'EXPECTED', 'WH_DETERMINERS', 'EXPECTATION_WHERE', 'PAIR_KEYS', 'GROUP',
-           'TEXT_METRICS', 'INTERACTION_CELLS', 'TARGETS', 'CONCEPT_CATEGORIES', 'KIND_POS', 'RARITY_BINS',
+__all__ = ['plt', 'RECORD_COLUMNS', 'WORD', 'PARSE_BLOCK', 'EXPECTED', 'WH_DETERMINERS', 'EXPECTATION_WHERE', 'PAIR_KEYS',
+           'GROUP', 'TEXT_METRICS', 'INTERACTION_CELLS', 'TARGETS', 'CONCEPT_CATEGORIES', 'KIND_POS', 'RARITY_BINS',
            'POLYSEMY_BINS', 'SYNSET_NAME', 'RULE_GROUPINGS', 'record_key', 'draw_record', 'typo_words', 'deleted_noun',
-           'record_row', 'perturb_dataset', 'asked_nouns', 'deletes_asked_noun', 'colour_present', 'expectation',
-           'check_columns', 'paired_answers', 'in_kind_order', 'text_table', 'scored_where_known', 'kind_rng',
-           'replicate_metrics', 'text_intervals', 'interaction_values', 'interaction_table', 'explanation',
+           'record_row', 'parse_ahead', 'perturb_dataset', 'asked_nouns', 'deletes_asked_noun', 'colour_present',
+           'expectation', 'check_columns', 'paired_answers', 'in_kind_order', 'text_table', 'scored_where_known',
+           'kind_rng', 'replicate_metrics', 'text_intervals', 'interaction_values', 'interaction_table', 'explanation',
            'local_explanations', 'rule_text', 'concept_label', 'global_rules', 'plot_rules', 'perturb_all',
            'concept_category', 'word_lemma', 'word_frequency', 'word_senses', 'bin_label', 'concept_synset',
            'relative_decline', 'concept_group', 'rarity_group', 'polysemy_group', 'rule_groups', 'grouped_rule_text',
@@ -80,6 +80,12 @@ def record_row(record: dict, image_id: int, answer: str, seed: int) -> dict:
             "change": change, "concepts": json.dumps(concepts)}
 
 # %% ../nbs/06a_text_eval.ipynb #c011p1
+PARSE_BLOCK = 4096  # questions parsed together ahead of their perturbation (`parse.many`), a block at a time
+
+def parse_ahead(questions: pd.Series):
+    "Parse the block's questions together, those that are strings (`perturb` refuses the others, naming them)."
+    parse.many(q for q in questions if isinstance(q, str))
+
 def perturb_dataset(dataset: VQADataset,  # the questions to perturb
                     kind: str,            # a key of PERTURBATIONS
                     seed: int = 0,        # seeds `perturb` and the draw of one record per question
@@ -91,7 +97,8 @@ def perturb_dataset(dataset: VQADataset,  # the questions to perturb
     perturb("", kind, seed=seed, severity=severity, vocabulary=vocabulary, **options)  # checks the arguments, also for an empty dataset
     seed, rows = non_negative_integer(seed, "seed"), []
     q = dataset.questions
-    for qid, image_id, question, answer in zip(q.question_id, q.image_id, q.question, q.multiple_choice_answer):
+    for i, (qid, image_id, question, answer) in enumerate(zip(q.question_id, q.image_id, q.question, q.multiple_choice_answer)):
+        if i % PARSE_BLOCK == 0 and PERTURBATIONS[kind].parses: parse_ahead(q.question.iloc[i:i + PARSE_BLOCK])
         chosen = draw_record(perturb(question, kind, seed=seed, question_id=int(qid), severity=severity, vocabulary=vocabulary, **options),
                              seed, kind, int(severity or 0))
         if chosen: rows.append(record_row(chosen, image_id, answer, seed))
