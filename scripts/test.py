@@ -192,10 +192,17 @@ def main():
     warm_numba_cache()
     todo = tasks([nb for nb in notebooks if not skips_execution(nb)], args.flags, not args.notebooks_only)
     order = sorted(todo, key=lambda name: -EXPECTED_SECONDS.get(name, 10))  # longest first: the last to start are short
+    timeline = {}  # task -> (start, end) in seconds since the suite began: where the cores sat idle
+    def timed(name):
+        start = time.time() - began
+        result = todo[name]()
+        timeline[name] = (start, time.time() - began)
+        return result
     with ThreadPoolExecutor(args.workers) as pool:
-        for p, f, s, report in pool.map(lambda name: todo[name](), order):
+        for p, f, s, report in pool.map(timed, order):
             print(report, flush=True)
             passed, failed, skipped = passed + p, failed + f, skipped + s
+    for name, (start, end) in sorted(timeline.items(), key=lambda kv: kv[1]): print(f"  {start:5.0f}-{end:4.0f} s  {name}")
     left = left_running(servers_before)  # every process a test started must be stopped by that test
     print(f"{'FAIL' if left else 'PASS'} no server or cluster left running by the tests" + "".join(f"\n  pid {pid}: {cmd[:140]}" for pid, cmd in left.items()), flush=True)
     for pid in left:
