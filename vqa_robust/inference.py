@@ -23,9 +23,8 @@ from .store import CHUNK_SIZE, StorePlan, condition_answers, n_chunks, save_chun
 # %% auto #0
 __all__ = ['conditions', 'Batch', 'question_order', 'plan_batches', 'ConditionBatches', 'ImageInputError', 'as_is',
            'default_workers', 'batch_loader', 'ImagesUnder', 'condition_images', 'glibc', 'release_memory',
-           'arrow_through_malloc', 'peak_memory_mb', 'answer_inputs', 'batch_seed', 'encoder_of', 'progress_bar',
-           'answered_batches', 'answer_plan', 'log_truncation', 'plan_bar', 'served_journal', 'run_conditions',
-           'answer_condition']
+           'peak_memory_mb', 'answer_inputs', 'batch_seed', 'encoder_of', 'progress_bar', 'answered_batches',
+           'answer_plan', 'log_truncation', 'plan_bar', 'served_journal', 'run_conditions', 'answer_condition']
 
 # %% ../nbs/03_inference.ipynb #c006
 def conditions(corruptions,                 # names in CORRUPTIONS
@@ -165,11 +164,6 @@ def release_memory() -> None:
     libc = glibc()
     if libc is not None and hasattr(libc, "malloc_trim"): libc.malloc_trim(0)
     if "pyarrow" in sys.modules: sys.modules["pyarrow"].default_memory_pool().release_unused()
-
-def arrow_through_malloc() -> None:
-    "Route pyarrow's allocations (pandas' strings, Parquet) through the C library's malloc instead of its own pool, for the rest of this process."
-    import pyarrow
-    pyarrow.set_memory_pool(pyarrow.system_memory_pool())
 
 def peak_memory_mb() -> dict:
     "Peak resident memory (MB) of this process, and of the largest of its finished children (data workers)."

@@ -23,7 +23,7 @@ from .models import hub_unreachable_reason, resolve_device, resolve_dtype, unava
 from .zoo import FAMILIES, MODELS, identity_of, model_spec, with_settings
 from .store import CHUNK_SIZE, atomic_write, checked_store, code_fingerprint, folder_lock, partition_dir, run_log
 from .generator import generate
-from .inference import arrow_through_malloc, condition_images, conditions, default_workers, peak_memory_mb, release_memory
+from .inference import condition_images, conditions, default_workers, peak_memory_mb, release_memory
 from .distributed import EXECUTORS, executor as executor_named
 from .metrics import ACCURACY_MODES, OPTION_RULES, check_annotations, circular_by_set, score_answers, accuracy_table, accuracy_breakdown, bootstrap, extraction_table
 from .served import SERVED_FAMILY, load_judge, parse_served
@@ -903,7 +903,6 @@ def run(config: RunConfig | None = None,  # a checked run (`run_config`); None: 
         **parameters,                      # `run_config`'s parameters, when no config is given
        ) -> RunResult:
     "Answer, score and write the run folder: `run(model='easy-vqa-vilt', n_images=50, out_dir='runs/x')` or `run(run_config(...))`."
-    arrow_through_malloc()  # before the dataset is read: freed table memory goes back to the system (Memory, in 03_inference)
     if config is None: config = run_config(**parameters)
     elif parameters: raise ValueError(f"give either a RunConfig or parameters, not both: {sorted(parameters)}")
     with folder_lock(config.out_dir):  # one writer per run folder: a second run into it stops here, having changed nothing
