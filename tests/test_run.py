@@ -138,6 +138,8 @@ def test_store_and_log(small_run):
     whole = [int(m) for m in re.findall(r"results written in .*peak resident memory of the whole run (\d+) MB", log)]
     assert len(whole) == len(answering) >= 1 and whole[-1] >= answering[-1]  # the whole run's peak, the results' writing included, is logged last ...
     assert whole[-1] == round(run["peak_memory_mb"]["process"])  # ... and is run.json's
+    private = [int(m) for m in re.findall(r"peak resident memory of the whole run \d+ MB \(private (\d+) MB; workers", log)]
+    assert private[-1] == round(run["peak_memory_mb"]["private"]) and 0 < run["peak_memory_mb"]["private"] <= run["peak_memory_mb"]["process"]  # the sampled private part
     breakdown = pd.read_csv(small_run / "accuracy_breakdown.csv")
     assert set(breakdown.breakdown) == {"answer_type", "question_type"} and len(breakdown.groupby(["model", "corruption", "severity"])) == 22
 

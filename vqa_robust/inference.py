@@ -4,7 +4,7 @@
 
 # %% ../nbs/03_inference.ipynb #c003
 from __future__ import annotations
-import ctypes, os, resource, sys, time
+import ctypes, os, resource, sys, threading, time, weakref
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -23,8 +23,9 @@ from .store import CHUNK_SIZE, StorePlan, condition_answers, n_chunks, save_chun
 # %% auto #0
 __all__ = ['conditions', 'Batch', 'question_order', 'plan_batches', 'ConditionBatches', 'ImageInputError', 'as_is',
            'default_workers', 'batch_loader', 'ImagesUnder', 'condition_images', 'glibc', 'release_memory',
-           'peak_memory_mb', 'answer_inputs', 'batch_seed', 'encoder_of', 'progress_bar', 'answered_batches',
-           'answer_plan', 'log_truncation', 'plan_bar', 'served_journal', 'run_conditions', 'answer_condition']
+           'private_memory_mb', 'sample_private', 'PrivatePeak', 'peak_memory_mb', 'memory_text', 'answer_inputs',
+           'batch_seed', 'encoder_of', 'progress_bar', 'answered_batches', 'answer_plan', 'log_truncation', 'plan_bar',
+           'served_journal', 'run_conditions', 'answer_condition']
 
 # %% ../nbs/03_inference.ipynb #c006
 def conditions(corruptions,                 # names in CORRUPTIONS
@@ -165,11 +166,40 @@ def release_memory() -> None:
     if libc is not None and hasattr(libc, "malloc_trim"): libc.malloc_trim(0)
     if "pyarrow" in sys.modules: sys.modules["pyarrow"].default_memory_pool().release_unused()
 
-def peak_memory_mb() -> dict:
-    "Peak resident memory (MB) of this process, and of the largest of its finished children (data workers)."
+
+# %% ../nbs/03_inference.ipynb #c017p
+def private_memory_mb() -> float | None:
+    "This process's private resident memory now (MB): anonymous and shared-memory pages (/proc/self/status's RssAnon + RssShmem); None without /proc."
+    try: fields = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
+    except OSError: return None
+    if "RssAnon" not in fields: return None
+    return sum(int(fields.get(k, "0 kB").split()[0]) for k in ("RssAnon", "RssShmem")) / 1024
+
+def sample_private(ref: weakref.ref):
+    "Raise the sampler's peak every `interval` seconds, until it is stopped or dropped."
+    while (peak := ref()) is not None and not peak.stopped.is_set():
+        peak.mb, interval = max(peak.mb, private_memory_mb() or 0.0), peak.interval
+        del peak
+        time.sleep(interval)
+
+class PrivatePeak:
+    "The peak of `private_memory_mb` from its creation on, sampled by a thread every `interval` seconds until `stop()` (or until it is dropped); `mb` None without /proc."
+    def __init__(self, interval: float = 0.05):
+        self.mb, self.interval, self.stopped = private_memory_mb(), interval, threading.Event()
+        if self.mb is not None: threading.Thread(target=sample_private, args=(weakref.ref(self),), daemon=True).start()
+    def stop(self): self.stopped.set()
+
+def peak_memory_mb(private: PrivatePeak | None = None) -> dict:
+    "Peak resident memory (MB) of this process, and of the largest of its finished children (data workers); with a `PrivatePeak`, the private part of this process's peak too."
     scale = 1 / 2**20 if sys.platform == "darwin" else 1 / 1024  # ru_maxrss: bytes on macOS, KB on Linux
-    return {"process": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale, 1),
-            "workers": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * scale, 1)}
+    found = {"process": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale, 1),
+             "workers": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * scale, 1)}
+    return {**found, "private": round(private.mb, 1)} if private is not None and private.mb is not None else found
+
+def memory_text(memory: dict) -> str:
+    "`peak_memory_mb`'s figures as run.log writes them."
+    private = f"private {memory['private']:.0f} MB; " if "private" in memory else ""
+    return f"{memory['process']:.0f} MB ({private}workers {memory['workers']:.0f} MB)"
 
 # %% ../nbs/03_inference.ipynb #c021
 def answer_inputs(model, inputs: dict, n: int) -> tuple[list[str], list[float]]:

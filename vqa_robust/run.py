@@ -23,7 +23,7 @@ from .models import hub_unreachable_reason, resolve_device, resolve_dtype, unava
 from .zoo import FAMILIES, MODELS, identity_of, model_spec, with_settings
 from .store import CHUNK_SIZE, atomic_write, checked_store, code_fingerprint, folder_lock, partition_dir, run_log
 from .generator import generate
-from .inference import condition_images, conditions, default_workers, peak_memory_mb, release_memory
+from .inference import PrivatePeak, condition_images, conditions, default_workers, memory_text, peak_memory_mb, release_memory
 from .distributed import EXECUTORS, executor as executor_named
 from .metrics import ACCURACY_MODES, OPTION_RULES, check_annotations, circular_by_set, score_answers, accuracy_table, accuracy_breakdown, bootstrap, extraction_table
 from .served import SERVED_FAMILY, load_judge, parse_served
@@ -932,16 +932,16 @@ def locked_run(config: RunConfig, progress: bool = True, figures: bool = True) -
     processor = torch.cuda.get_device_name() if p.device.startswith("cuda") else platform.processor() or platform.machine()
     log(f"run: models {p.models}, {len(p.grid)} conditions, {len(split)} questions on {len(split.image_ids)} images of {split.name}, seed {p.seed}; "
         f"device {p.device} ({processor}), torch {torch.__version__}, {p.threads} thread(s), {p.num_workers} data worker(s)")
-    start = time.time()
+    start, private = time.time(), PrivatePeak()  # ru_maxrss also counts library pages mapped from the page cache: the private part is sampled
     served = {}  # each served model's requests, retries, latency and tokens
     answers, seconds = answer_all(config, log, progress, served)
-    elapsed, memory = time.time() - start, peak_memory_mb()
-    log(f"done: {len(answers)} answers in {elapsed:.1f} s; peak resident memory {memory['process']:.0f} MB (workers {memory['workers']:.0f} MB)")
+    elapsed = time.time() - start
+    log(f"done: {len(answers)} answers in {elapsed:.1f} s; peak resident memory {memory_text(peak_memory_mb(private))}")
     print(f"{len(answers)} answers in {elapsed:.0f} s")
     if config.judge: config.judge.keep_journal(out / "judge" / "_served.jsonl")  # its replies kept as they arrive, reused by a rerun
-    result = write_run_folder(config, answers, figures, run_summary_of=lambda result: run_summary(config, result, seconds, elapsed, peak_memory_mb(), served))
-    memory = result.summary["peak_memory_mb"]  # the whole run's peak: answering, scoring and writing the results
-    log(f"results written in {time.time() - start - elapsed:.1f} s; peak resident memory of the whole run {memory['process']:.0f} MB (workers {memory['workers']:.0f} MB)")
+    result = write_run_folder(config, answers, figures, run_summary_of=lambda result: run_summary(config, result, seconds, elapsed, peak_memory_mb(private), served))
+    private.stop()
+    log(f"results written in {time.time() - start - elapsed:.1f} s; peak resident memory of the whole run {memory_text(result.summary['peak_memory_mb'])}")
     return result
 
 def write_run_folder(config: RunConfig,       # the run
