@@ -183,11 +183,13 @@ def sample_private(ref: weakref.ref):
         time.sleep(interval)
 
 class PrivatePeak:
-    "The peak of `private_memory_mb` from its creation on, sampled by a thread every `interval` seconds until `stop()` (or until it is dropped); `mb` None without /proc."
+    "The peak of `private_memory_mb` from its creation on, sampled by a thread every `interval` seconds until `stop()` or the end of its `with` block (or until it is dropped); `mb` None without /proc."
     def __init__(self, interval: float = 0.05):
         self.mb, self.interval, self.stopped = private_memory_mb(), interval, threading.Event()
         if self.mb is not None: threading.Thread(target=sample_private, args=(weakref.ref(self),), daemon=True).start()
     def stop(self): self.stopped.set()
+    def __enter__(self): return self
+    def __exit__(self, *exc): self.stop()
 
 def peak_memory_mb(private: PrivatePeak | None = None) -> dict:
     "Peak resident memory (MB) of this process, and of the largest of its finished children (data workers); with a `PrivatePeak`, the private part of this process's peak too."

@@ -932,15 +932,14 @@ def locked_run(config: RunConfig, progress: bool = True, figures: bool = True) -
     processor = torch.cuda.get_device_name() if p.device.startswith("cuda") else platform.processor() or platform.machine()
     log(f"run: models {p.models}, {len(p.grid)} conditions, {len(split)} questions on {len(split.image_ids)} images of {split.name}, seed {p.seed}; "
         f"device {p.device} ({processor}), torch {torch.__version__}, {p.threads} thread(s), {p.num_workers} data worker(s)")
-    start, private = time.time(), PrivatePeak()  # ru_maxrss also counts library pages mapped from the page cache: the private part is sampled
-    served = {}  # each served model's requests, retries, latency and tokens
-    answers, seconds = answer_all(config, log, progress, served)
-    elapsed = time.time() - start
-    log(f"done: {len(answers)} answers in {elapsed:.1f} s; peak resident memory {memory_text(peak_memory_mb(private))}")
-    print(f"{len(answers)} answers in {elapsed:.0f} s")
-    if config.judge: config.judge.keep_journal(out / "judge" / "_served.jsonl")  # its replies kept as they arrive, reused by a rerun
-    result = write_run_folder(config, answers, figures, run_summary_of=lambda result: run_summary(config, result, seconds, elapsed, peak_memory_mb(private), served))
-    private.stop()
+    start, served = time.time(), {}  # served: each served model's requests, retries, latency and tokens
+    with PrivatePeak() as private:  # ru_maxrss also counts library pages mapped from the page cache: the private part is sampled
+        answers, seconds = answer_all(config, log, progress, served)
+        elapsed = time.time() - start
+        log(f"done: {len(answers)} answers in {elapsed:.1f} s; peak resident memory {memory_text(peak_memory_mb(private))}")
+        print(f"{len(answers)} answers in {elapsed:.0f} s")
+        if config.judge: config.judge.keep_journal(out / "judge" / "_served.jsonl")  # its replies kept as they arrive, reused by a rerun
+        result = write_run_folder(config, answers, figures, run_summary_of=lambda result: run_summary(config, result, seconds, elapsed, peak_memory_mb(private), served))
     log(f"results written in {time.time() - start - elapsed:.1f} s; peak resident memory of the whole run {memory_text(result.summary['peak_memory_mb'])}")
     return result
 
