@@ -6,7 +6,7 @@ workers, with its ratio to model-only. Batch size, dtype, device and worker coun
 
     .venv/bin/python scripts/bench_inference.py                       # shipped models + full-size random ViLT-B/32 and BLIP-base
     .venv/bin/python scripts/bench_inference.py --models vilt-b32-random --device cuda --dtype bfloat16 --questions 4096
-    .venv/bin/python scripts/bench_inference.py --memory              # peak resident memory against the number of conditions
+    .venv/bin/python scripts/bench_inference.py --memory              # peak memory against the number of conditions, per malloc_trim policy, repeated
     .venv/bin/python scripts/bench_inference.py --agreement           # bfloat16 against float32 answers of the shipped models
     .venv/bin/python scripts/bench_inference.py --defences all         # each defence's time per image, beside the corruption's (bm3d: ask by name)
 
@@ -139,30 +139,48 @@ import vqa_robust.inference as inference
 from pathlib import Path
 from vqa_robust.data import load_easy_vqa, sample_images
 from vqa_robust.zoo import load_model
-n_conditions, trim, workers, out, n_images = int(sys.argv[1]), sys.argv[2] == "trim", int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
-if not trim: inference.release_memory = lambda: None
+n_conditions, trim, workers, out, n_images = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
+release = inference.release_memory
+if trim == "none": inference.release_memory = lambda: None
+if trim == "batch":  # what-if: give freed pages back after every answered batch too, not only after each saved chunk
+    answered = inference.answered_batches
+    def every_batch(*args, **kwargs):
+        for item in answered(*args, **kwargs): release(); yield item
+    inference.answered_batches = every_batch
 split = sample_images(load_easy_vqa("test"), n_images, seed=0)
 corruptions = ["gaussian_noise", "defocus_blur", "brightness", "contrast", "shot_noise", "jpeg_compression"]
 grid = inference.conditions(corruptions, [1, 2, 3, 4, 5])[:n_conditions]
 start = time.time()
-for name in ("easy-vqa-vilt", "easy-vqa-blip"):
-    inference.run_conditions(load_model(name, device="cpu"), split, grid, out, batch_size=64, progress=False, num_workers=workers)
-print(json.dumps({**inference.peak_memory_mb(), "seconds": time.time() - start, "answers": 2 * len(grid) * len(split)}))
+with inference.PrivatePeak() as private:
+    for name in ("easy-vqa-vilt", "easy-vqa-blip"):
+        inference.run_conditions(load_model(name, device="cpu"), split, grid, out, batch_size=64, progress=False, num_workers=workers)
+print(json.dumps({**inference.peak_memory_mb(private), "seconds": time.time() - start, "answers": 2 * len(grid) * len(split)}))
 """
 
+TRIM_POLICIES = {"none": "never", "chunk": "after each saved chunk (the library)", "batch": "after every batch too (what-if)"}
+
 def bench_memory(args, work: Path):
-    "Peak resident memory of a run of the shipped models on easy-VQA images, against the number of conditions, with and without trimming."
+    "Peak resident memory of a run of the shipped models on easy-VQA images, against the number of conditions, for each trimming policy, each run `--memory-repeats` times (with a data worker the peak varies from run to run: glibc heap fragmentation in the main process)."
+    import statistics
     rows = []
     for n_conditions in args.memory_conditions:
-        for trim in ("trim", "no-trim"):
-            out = Path(tempfile.mkdtemp(dir=work))
-            p = subprocess.run([sys.executable, "-c", MEMORY_CHILD, str(n_conditions), trim, str(args.memory_workers), str(out), str(args.memory_images)],
-                               capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
-            if p.returncode: raise SystemExit(p.stderr[-3000:])
-            result = json.loads(p.stdout.strip().splitlines()[-1])
-            rows.append({"images": args.memory_images, "conditions": n_conditions, "malloc_trim": trim, "workers": args.memory_workers, "peak MB (main)": result["process"],
-                         "peak MB (worker)": result["workers"], "answers/s": result["answers"] / result["seconds"]})
+        runs = {policy: [] for policy in TRIM_POLICIES}
+        for _ in range(args.memory_repeats):
+            for policy in TRIM_POLICIES:  # interleaved, so that a busy moment of the machine falls on every policy alike
+                out = Path(tempfile.mkdtemp(dir=work))
+                p = subprocess.run([sys.executable, "-c", MEMORY_CHILD, str(n_conditions), policy, str(args.memory_workers), str(out), str(args.memory_images)],
+                                   capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+                if p.returncode: raise SystemExit(p.stderr[-3000:])
+                runs[policy].append(json.loads(p.stdout.strip().splitlines()[-1]))
+        speed = {policy: statistics.median(r["answers"] / r["seconds"] for r in results) for policy, results in runs.items()}
+        for policy, results in runs.items():
+            peaks, private = [r["process"] for r in results], [r.get("private", float("nan")) for r in results]
+            rows.append({"images": args.memory_images, "conditions": n_conditions, "malloc_trim": TRIM_POLICIES[policy], "runs": len(results),
+                         "peak MB (main) min/median/max": "/".join(f"{v:.0f}" for v in (min(peaks), statistics.median(peaks), max(peaks))),
+                         "private MB min/median/max": "/".join(f"{v:.0f}" for v in (min(private), statistics.median(private), max(private))),
+                         "peak MB (worker)": max(r["workers"] for r in results), "answers/s": speed[policy], "ratio": speed[policy] / speed["chunk"]})
     print_table(rows)
+    print("ratio: answers/s against the library's policy (trim after each saved chunk)")
 
 def bench_agreement(args):
     "bfloat16 against float32: the share of answers unchanged and the speed, for the shipped models on easy-VQA."
@@ -231,6 +249,7 @@ def main():
     parser.add_argument("--repeat", type=int, default=1, help="time the fastest of this many runs")
     parser.add_argument("--memory", action="store_true"); parser.add_argument("--memory-conditions", default="4,16")
     parser.add_argument("--memory-workers", type=int, default=1); parser.add_argument("--memory-images", type=int, default=200)
+    parser.add_argument("--memory-repeats", type=int, default=3)
     parser.add_argument("--agreement", action="store_true"); parser.add_argument("--flops", action="store_true")
     parser.add_argument("--data-only", action="store_true", help="measure the data side only")
     parser.add_argument("--defences", default="", help="time these defences (comma-separated, or 'all': every one but bm3d) instead of the models")

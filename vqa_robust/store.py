@@ -4,7 +4,7 @@
 
 # %% ../nbs/01_store.ipynb #c003
 from __future__ import annotations
-import fcntl, hashlib, inspect, json, os, secrets, shutil, socket, sys, time
+import fcntl, hashlib, importlib.util, inspect, json, os, re, secrets, shutil, socket, sys, time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,11 +17,12 @@ from .data import VQADataset, dataset_fingerprint, file_sha256
 
 # %% auto #0
 __all__ = ['LOCK', 'RESULT_COLUMNS', 'CHUNK_SIZE', 'CHUNK_COLUMNS', 'RECORD', 'SAFE_NAME', 'atomic_write', 'FolderLockedError',
-           'lock_owner', 'read_owner', 'process_alive', 'owner_text', 'take_lock', 'folder_lock', 'library_versions',
-           'source_sha256', 'code_fingerprint', 'n_chunks', 'partition_dir', 'chunk_file', 'chunk_sidecar',
-           'identity_digest', 'condition_identity', 'identity_changes', 'ChangedInputsError', 'write_record',
-           'write_chunk', 'save_chunk', 'sidecar_entry', 'chunk_damage', 'checked_record', 'saved_chunks',
-           'checked_store', 'run_log', 'read_store', 'StorePlan', 'store_plan', 'reported_model', 'condition_answers']
+           'lock_owner', 'read_owner', 'process_alive', 'owner_text', 'take_lock', 'folder_lock', 'opencv_version',
+           'library_versions', 'source_sha256', 'code_fingerprint', 'n_chunks', 'partition_dir', 'chunk_file',
+           'chunk_sidecar', 'identity_digest', 'condition_identity', 'identity_changes', 'ChangedInputsError',
+           'write_record', 'write_chunk', 'save_chunk', 'sidecar_entry', 'chunk_damage', 'checked_record',
+           'saved_chunks', 'checked_store', 'run_log', 'read_store', 'StorePlan', 'store_plan', 'reported_model',
+           'condition_answers']
 
 # %% ../nbs/01_store.ipynb #c006
 def atomic_write(path: str | Path,                 # the file to write
@@ -97,11 +98,20 @@ def folder_lock(folder: str | Path,  # the run (or generated) folder, created if
     finally: os.close(fd)  # closing releases the kernel's lock
 
 # %% ../nbs/01_store.ipynb #c009
+def opencv_version() -> str:
+    "`cv2.__version__` without importing cv2 (its libraries would map 20-40 MB into a process that corrupts no image): read from the `version.py` that OpenCV's wheels install beside it (`opencv_version = \"5.1.0.95\"`, the fourth number the wheel's build); by importing cv2 where there is none."
+    spec = importlib.util.find_spec("cv2")
+    found = [Path(d) / "version.py" for d in (spec.submodule_search_locations or []) if (Path(d) / "version.py").is_file()] if spec else []
+    wheel = re.search(r'^opencv_version\s*=\s*"(\d+\.\d+\.\d+)', found[0].read_text(), re.M) if found else None
+    if wheel: return wheel.group(1)
+    import cv2
+    return cv2.__version__
+
 def library_versions() -> dict:  # library name -> version string
-    "Versions of the libraries that decide the corrupted pixels (numba's and scipy's read from their installed metadata: the same strings, without importing them)."
-    import cv2, PIL, vqa_robust
+    "Versions of the libraries that decide the corrupted pixels (OpenCV's, numba's and scipy's read from what they installed: the same strings, without importing them)."
+    import PIL, vqa_robust
     from importlib.metadata import version
-    return {"vqa_robust": vqa_robust.__version__, "numpy": np.__version__, "opencv": cv2.__version__, "pillow": PIL.__version__,
+    return {"vqa_robust": vqa_robust.__version__, "numpy": np.__version__, "opencv": opencv_version(), "pillow": PIL.__version__,
             "scipy": version("scipy"), "numba": version("numba")}
 
 def source_sha256(function: Callable,  # a function (or class) whose defining source to hash
