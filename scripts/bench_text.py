@@ -2,6 +2,7 @@
 
     python scripts/bench_text.py                 # 2,000 easy-VQA questions, severity 3, every corruption
     python scripts/bench_text.py --n 5000 --severity 5
+    python scripts/bench_text.py --wordnet       # loading WordNet: nltk's own reader against text.wordnet, each in fresh processes
 
 Both on one core, timed in CPU seconds (time.process_time) over the same questions. Ours: `text.perturb` per question
 (seeded by the run seed, the question's id, the kind and the severity: what a run does). nlpaug (pip install --no-deps nlpaug==1.1.11 gdown:
@@ -16,7 +17,7 @@ kind, so that no kind is timed on parses another made. The kinds that read the p
 Prints questions per second for each, and their ratio; then spaCy's own rate on distinct questions, the bound of the kinds
 that parse on a dataset whose questions do not repeat (easy-VQA's 2,000 questions hold about 100 distinct ones).
 """
-import argparse, os, random, sys, tempfile, time
+import argparse, os, random, statistics, subprocess, sys, tempfile, time
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 from vqa_robust.data import load_easy_vqa
 from vqa_robust.question_corruptions import QUESTION_CORRUPTIONS, SEVERITY_RATES, misspellings
@@ -52,6 +53,30 @@ def load_once():
     wordnet().synsets("dog")[0].lemmas()[0].count()
     lemminflect().getLemma("dogs", "NOUN"); lemminflect().getInflection("run", tag="VBD"); lemminflect().getAllInflections("run")
 
+WORDNET_LOADS = {  # code run in a fresh process, printing the CPU seconds its load took and a fact both readers must agree on
+    "nltk.corpus.wordnet": "from nltk.corpus import wordnet as wn",
+    "text.wordnet": "from vqa_robust.text import wordnet; wn = wordnet()",
+}
+
+def wordnet_load_seconds(setup: str) -> tuple[float, str]:
+    "CPU seconds to load WordNet in a fresh interpreter (nltk imported before the clock starts), and the hypernyms of dog.n.01 it reads."
+    code = ("import time, nltk, nltk.corpus, vqa_robust.text as T; T.wordnet_root(); start = time.process_time(); " + setup +
+            "; wn.get_version(); print(time.process_time() - start, sorted(h.name() for h in wn.synset('dog.n.01').hypernyms()))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split(maxsplit=1)
+    return float(out[0]), out[1].strip()
+
+def bench_wordnet(repeats: int = 5):
+    "nltk's own WordNet reader against `text.wordnet` (no map from WordNet 3.0 onto itself), loaded `repeats` times each, interleaved."
+    times = {name: [] for name in WORDNET_LOADS}; facts = set()
+    for _ in range(repeats):
+        for name, setup in WORDNET_LOADS.items():
+            seconds, fact = wordnet_load_seconds(setup); times[name].append(seconds); facts.add(fact)
+    if len(facts) != 1: raise SystemExit(f"the readers disagree: {facts}")
+    base = statistics.median(times["nltk.corpus.wordnet"])
+    print(f"WordNet 3.0 loaded {repeats} times each in fresh processes (CPU seconds, median [min, max]); both read dog.n.01's hypernyms as {facts.pop()}")
+    for name, t in times.items():
+        print(f"{name:20} {statistics.median(t):5.2f} [{min(t):.2f}, {max(t):.2f}]  {base / statistics.median(t):4.2f}x nltk's speed")
+
 def rate_of(f, questions: list, ahead=None) -> float:
     "Questions per CPU second of f over `questions` (after `ahead` of all their texts, timed too, where given)."
     start = time.process_time()
@@ -62,7 +87,9 @@ def rate_of(f, questions: list, ahead=None) -> float:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=2000); parser.add_argument("--severity", type=int, default=3)
+    parser.add_argument("--wordnet", action="store_true", help="time loading WordNet instead: nltk's reader against text.wordnet")
     args = parser.parse_args()
+    if args.wordnet: bench_wordnet(); sys.exit()
     data = load_easy_vqa("test").questions.head(args.n)
     questions = list(zip(data.question_id.tolist(), data.question.tolist()))
     theirs = nlpaug_augmenters(SEVERITY_RATES[args.severity])

