@@ -6,7 +6,7 @@ workers, with its ratio to model-only. Batch size, dtype, device and worker coun
 
     .venv/bin/python scripts/bench_inference.py                       # shipped models + full-size random ViLT-B/32 and BLIP-base
     .venv/bin/python scripts/bench_inference.py --models vilt-b32-random --device cuda --dtype bfloat16 --questions 4096
-    .venv/bin/python scripts/bench_inference.py --memory              # peak memory against the number of conditions, per malloc_trim policy, repeated
+    .venv/bin/python scripts/bench_inference.py --memory              # peak memory against the number of conditions, per malloc_trim policy (and glibc's tcache off), repeated
     .venv/bin/python scripts/bench_inference.py --agreement           # bfloat16 against float32 answers of the shipped models
     .venv/bin/python scripts/bench_inference.py --defences all         # each defence's time per image, beside the corruption's (bm3d: ask by name)
 
@@ -157,7 +157,9 @@ with inference.PrivatePeak() as private:
 print(json.dumps({**inference.peak_memory_mb(private), "seconds": time.time() - start, "answers": 2 * len(grid) * len(split)}))
 """
 
-TRIM_POLICIES = {"none": "never", "chunk": "after each saved chunk (the library)", "batch": "after every batch too (what-if)"}
+TRIM_POLICIES = {"none": "never", "chunk": "after each saved chunk (the library)", "batch": "after every batch too (what-if)",
+                 "chunk+tcache0": "after each saved chunk, glibc's tcache off (scripts/run.sh)"}
+POLICY_ENV = {"chunk+tcache0": {"GLIBC_TUNABLES": "glibc.malloc.tcache_count=0"}}  # tunables glibc reads when the child starts
 
 def bench_memory(args, work: Path):
     "Peak resident memory of a run of the shipped models on easy-VQA images, against the number of conditions, for each trimming policy, each run `--memory-repeats` times (with a data worker the peak varies from run to run: glibc heap fragmentation in the main process)."
@@ -168,8 +170,8 @@ def bench_memory(args, work: Path):
         for _ in range(args.memory_repeats):
             for policy in TRIM_POLICIES:  # interleaved, so that a busy moment of the machine falls on every policy alike
                 out = Path(tempfile.mkdtemp(dir=work))
-                p = subprocess.run([sys.executable, "-c", MEMORY_CHILD, str(n_conditions), policy, str(args.memory_workers), str(out), str(args.memory_images)],
-                                   capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+                p = subprocess.run([sys.executable, "-c", MEMORY_CHILD, str(n_conditions), policy.split("+")[0], str(args.memory_workers), str(out), str(args.memory_images)],
+                                   capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1", **POLICY_ENV.get(policy, {})})
                 if p.returncode: raise SystemExit(p.stderr[-3000:])
                 runs[policy].append(json.loads(p.stdout.strip().splitlines()[-1]))
         speed = {policy: statistics.median(r["answers"] / r["seconds"] for r in results) for policy, results in runs.items()}

@@ -13,6 +13,13 @@ mkdir -p "$out"
 # One OpenMP thread unless asked otherwise: the run sets torch's threads itself (-p threads N); a pool of one thread per core
 # created at import adds 50-100 MB of allocator arenas to the kernel's peak memory and buys nothing at threads 1.
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
+# glibc's per-thread cache of freed small blocks off (unless GLIBC_TUNABLES already sets it): the blocks it holds sit between
+# each batch's tensors, which then cannot merge when freed, and the heap creeps by 150-250 MB over a run (nbs/03_inference.ipynb,
+# "Memory"); about 10% slower answering. A tunable glibc reads at start: run.log's "malloc:" says what the run started with.
+case "${GLIBC_TUNABLES:-}" in
+  *glibc.malloc.tcache_count=*) ;;
+  *) export GLIBC_TUNABLES="${GLIBC_TUNABLES:+$GLIBC_TUNABLES:}glibc.malloc.tcache_count=0" ;;
+esac
 # The executed notebook is written apart and moved into the folder only when the run finished: a run refused by the folder's
 # lock (another run is writing it) or one that failed leaves the folder's run.ipynb as it was.
 executed=$(mktemp -d)/run.ipynb

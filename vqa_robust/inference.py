@@ -23,9 +23,9 @@ from .store import CHUNK_SIZE, StorePlan, condition_answers, n_chunks, save_chun
 # %% auto #0
 __all__ = ['conditions', 'Batch', 'question_order', 'plan_batches', 'ConditionBatches', 'ImageInputError', 'as_is',
            'default_workers', 'batch_loader', 'ImagesUnder', 'condition_images', 'glibc', 'release_memory',
-           'private_memory_mb', 'sample_private', 'PrivatePeak', 'peak_memory_mb', 'memory_text', 'answer_inputs',
-           'batch_seed', 'encoder_of', 'progress_bar', 'answered_batches', 'answer_plan', 'log_truncation', 'plan_bar',
-           'served_journal', 'run_conditions', 'answer_condition']
+           'private_memory_mb', 'sample_private', 'PrivatePeak', 'peak_memory_mb', 'memory_text', 'start_environment',
+           'malloc_settings', 'answer_inputs', 'batch_seed', 'encoder_of', 'progress_bar', 'answered_batches',
+           'answer_plan', 'log_truncation', 'plan_bar', 'served_journal', 'run_conditions', 'answer_condition']
 
 # %% ../nbs/03_inference.ipynb #c006
 def conditions(corruptions,                 # names in CORRUPTIONS
@@ -202,6 +202,20 @@ def memory_text(memory: dict) -> str:
     "`peak_memory_mb`'s figures as run.log writes them."
     private = f"private {memory['private']:.0f} MB; " if "private" in memory else ""
     return f"{memory['process']:.0f} MB ({private}workers {memory['workers']:.0f} MB)"
+
+# %% ../nbs/03_inference.ipynb #c017u
+def start_environment() -> dict:
+    "The environment this process started with (/proc/self/environ: what glibc read at start, whatever os.environ says now); os.environ without /proc."
+    try: raw = Path("/proc/self/environ").read_bytes()
+    except OSError: return dict(os.environ)
+    return dict(item.split("=", 1) for item in raw.decode(errors="replace").split("\0") if "=" in item)
+
+def malloc_settings(environment: dict | None = None,  # a process's environment; None: this process's at start (`start_environment`)
+                   ) -> str:                          # e.g. "glibc.malloc.tcache_count=0"
+    "The glibc malloc tunables a process started with (the `glibc.malloc.*` entries of GLIBC_TUNABLES), or 'glibc defaults'."
+    environment = start_environment() if environment is None else environment
+    return ":".join(t for t in environment.get("GLIBC_TUNABLES", "").split(":") if t.startswith("glibc.malloc.")) or "glibc defaults"
+
 
 # %% ../nbs/03_inference.ipynb #c021
 def answer_inputs(model, inputs: dict, n: int) -> tuple[list[str], list[float]]:
