@@ -157,27 +157,29 @@ with inference.PrivatePeak() as private:
 print(json.dumps({**inference.peak_memory_mb(private), "seconds": time.time() - start, "answers": 2 * len(grid) * len(split)}))
 """
 
-TRIM_POLICIES = {"none": "never", "chunk": "after each saved chunk (the library)", "batch": "after every batch too (what-if)",
-                 "chunk+tcache0": "after each saved chunk, glibc's tcache off (scripts/run.sh)"}
-POLICY_ENV = {"chunk+tcache0": {"GLIBC_TUNABLES": "glibc.malloc.tcache_count=0"}}  # tunables glibc reads when the child starts
+MEMORY_POLICIES = {  # name -> (when MEMORY_CHILD trims, environment the child starts with (glibc reads its tunables then), label)
+    "none": ("none", {}, "never"),
+    "chunk": ("chunk", {}, "after each saved chunk (the library)"),
+    "batch": ("batch", {}, "after every batch too (what-if)"),
+    "chunk+tcache0": ("chunk", {"GLIBC_TUNABLES": "glibc.malloc.tcache_count=0"}, "after each saved chunk, glibc's tcache off (scripts/run.sh)")}
 
 def bench_memory(args, work: Path):
     "Peak resident memory of a run of the shipped models on easy-VQA images, against the number of conditions, for each trimming policy, each run `--memory-repeats` times (with a data worker the peak varies from run to run: glibc heap fragmentation in the main process)."
     import statistics
     rows = []
     for n_conditions in args.memory_conditions:
-        runs = {policy: [] for policy in TRIM_POLICIES}
+        runs = {policy: [] for policy in MEMORY_POLICIES}
         for _ in range(args.memory_repeats):
-            for policy in TRIM_POLICIES:  # interleaved, so that a busy moment of the machine falls on every policy alike
+            for policy, (trim, env, _) in MEMORY_POLICIES.items():  # interleaved, so that a busy moment of the machine falls on every policy alike
                 out = Path(tempfile.mkdtemp(dir=work))
-                p = subprocess.run([sys.executable, "-c", MEMORY_CHILD, str(n_conditions), policy.split("+")[0], str(args.memory_workers), str(out), str(args.memory_images)],
-                                   capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1", **POLICY_ENV.get(policy, {})})
+                p = subprocess.run([sys.executable, "-c", MEMORY_CHILD, str(n_conditions), trim, str(args.memory_workers), str(out), str(args.memory_images)],
+                                   capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1", **env})
                 if p.returncode: raise SystemExit(p.stderr[-3000:])
                 runs[policy].append(json.loads(p.stdout.strip().splitlines()[-1]))
         speed = {policy: statistics.median(r["answers"] / r["seconds"] for r in results) for policy, results in runs.items()}
         for policy, results in runs.items():
             peaks, private = [r["process"] for r in results], [r.get("private", float("nan")) for r in results]
-            rows.append({"images": args.memory_images, "conditions": n_conditions, "malloc_trim": TRIM_POLICIES[policy], "runs": len(results),
+            rows.append({"images": args.memory_images, "conditions": n_conditions, "policy": MEMORY_POLICIES[policy][2], "runs": len(results),
                          "peak MB (main) min/median/max": "/".join(f"{v:.0f}" for v in (min(peaks), statistics.median(peaks), max(peaks))),
                          "private MB min/median/max": "/".join(f"{v:.0f}" for v in (min(private), statistics.median(private), max(private))),
                          "peak MB (worker)": max(r["workers"] for r in results), "answers/s": speed[policy], "ratio": speed[policy] / speed["chunk"]})
