@@ -14,7 +14,7 @@ mkdir -p "$out"
 # created at import adds 50-100 MB of allocator arenas to the kernel's peak memory and buys nothing at threads 1.
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 # glibc's per-thread cache of freed small blocks off (unless GLIBC_TUNABLES already sets it): the blocks it holds sit between
-# each batch's tensors, which then cannot merge when freed, and the heap crept by 120-240 MB over a measured run (nbs/03_inference.ipynb,
+# each batch's tensors, which then cannot merge when freed, and the heap crept by 120-260 MB over a measured run (nbs/03_inference.ipynb,
 # "Memory"); about 10% slower answering. A tunable glibc reads at start: run.log's "malloc:" says what the run started with.
 case "${GLIBC_TUNABLES:-}" in
   *glibc.malloc.tcache_count=*) ;;
