@@ -7,6 +7,7 @@ workers, with its ratio to model-only. Batch size, dtype, device and worker coun
     .venv/bin/python scripts/bench_inference.py                       # shipped models + full-size random ViLT-B/32 and BLIP-base
     .venv/bin/python scripts/bench_inference.py --models vilt-b32-random --device cuda --dtype bfloat16 --questions 4096
     .venv/bin/python scripts/bench_inference.py --memory              # peak memory against the number of conditions, per malloc_trim policy (and glibc's tcache off), repeated
+    .venv/bin/python scripts/bench_inference.py --results             # memory and time of writing a run's results, per pyarrow memory pool
     .venv/bin/python scripts/bench_inference.py --agreement           # bfloat16 against float32 answers of the shipped models
     .venv/bin/python scripts/bench_inference.py --defences all         # each defence's time per image, beside the corruption's (bm3d: ask by name)
 
@@ -186,6 +187,47 @@ def bench_memory(args, work: Path):
     print_table(rows)
     print("ratio: answers/s against the library's policy (trim after each saved chunk)")
 
+RESULTS_CHILD = """
+import json, shutil, sys, time
+import vqa_robust.run as R
+from vqa_robust.inference import PrivatePeak, arrow_pool, peak_memory_mb
+source, out, n_images = sys.argv[1], sys.argv[2], int(sys.argv[3])
+shutil.copytree(source, out)  # the answers are reused: what is measured is scoring and the result sections
+measured, write = {}, R.write_run_folder
+def timed(*args, **kwargs):
+    with PrivatePeak(interval=0.01) as private:
+        start = time.time(); result = write(*args, **kwargs); measured.update(seconds=time.time() - start)
+    measured.update(private=private.mb); return result
+R.write_run_folder = timed
+R.run(model="easy-vqa-vilt,easy-vqa-blip", n_images=n_images, corruptions=RESULTS_CORRUPTIONS, severities="1,2,3,4,5", out_dir=out, progress=False)
+print(json.dumps({**measured, "process": peak_memory_mb()["process"], "pool": arrow_pool()}))
+"""
+RESULTS_CORRUPTIONS = "gaussian_noise,defocus_blur,brightness"  # README command 1's
+RESULTS_POOLS = {  # label -> environment the child starts with (pyarrow picks its pool then)
+    "mimalloc (pyarrow's default)": {},
+    "system (scripts/run.sh)": {"ARROW_DEFAULT_MEMORY_POOL": "system"}}
+
+def bench_results(args, work: Path):
+    "Private peak and time of scoring and writing a run folder's results (the answers of README command 1's job on `--results-images` images, made once and reused), under each pyarrow memory pool, glibc's tcache off as scripts/run.sh runs it, interleaved."
+    import statistics
+    from vqa_robust.run import run
+    source = work / "answers"
+    run(model="easy-vqa-vilt,easy-vqa-blip", n_images=args.results_images, corruptions=RESULTS_CORRUPTIONS, severities="1,2,3,4,5", out_dir=source, progress=False, figures=False)
+    child = RESULTS_CHILD.replace("RESULTS_CORRUPTIONS", repr(RESULTS_CORRUPTIONS))
+    runs = {label: [] for label in RESULTS_POOLS}
+    for i in range(args.memory_repeats):
+        for k, (label, env) in enumerate(RESULTS_POOLS.items()):
+            p = subprocess.run([sys.executable, "-c", child, str(source), str(work / f"results-{i}-{k}"), str(args.results_images)],
+                               capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1", "GLIBC_TUNABLES": "glibc.malloc.tcache_count=0", **env})
+            if p.returncode: raise SystemExit(p.stderr[-3000:])
+            runs[label].append(json.loads(p.stdout.strip().splitlines()[-1]))
+    base = statistics.median(r["private"] for r in runs[next(iter(RESULTS_POOLS))])
+    span = lambda values: "/".join(f"{v:.0f}" for v in (min(values), statistics.median(values), max(values)))
+    print_table([{"images": args.results_images, "pool": label, "runs": len(rs), "results private peak MB min/median/max": span([r["private"] for r in rs]),
+                  "child's whole peak MB (ru_maxrss) min/median/max": span([r["process"] for r in rs]), "results s (median)": statistics.median(r["seconds"] for r in rs),
+                  "private ratio": statistics.median(r["private"] for r in rs) / base} for label, rs in runs.items()])
+    print("private ratio: the results' private peak against pyarrow's default pool")
+
 def bench_agreement(args):
     "bfloat16 against float32: the share of answers unchanged and the speed, for the shipped models on easy-VQA."
     import torch
@@ -254,6 +296,8 @@ def main():
     parser.add_argument("--memory", action="store_true"); parser.add_argument("--memory-conditions", default="4,16")
     parser.add_argument("--memory-workers", type=int, default=1); parser.add_argument("--memory-images", type=int, default=200)
     parser.add_argument("--memory-repeats", type=int, default=3)
+    parser.add_argument("--results", action="store_true", help="memory and time of writing a run's results, per pyarrow memory pool (--memory-repeats each)")
+    parser.add_argument("--results-images", type=int, default=200)
     parser.add_argument("--agreement", action="store_true"); parser.add_argument("--flops", action="store_true")
     parser.add_argument("--data-only", action="store_true", help="measure the data side only")
     parser.add_argument("--defences", default="", help="time these defences (comma-separated, or 'all': every one but bm3d) instead of the models")
@@ -268,6 +312,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         if args.memory: return bench_memory(args, work)
+        if args.results: return bench_results(args, work)
         if args.agreement: return bench_agreement(args)
         if args.flops: return bench_flops(args, work)
         images = work / "images"; images.mkdir()

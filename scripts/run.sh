@@ -20,6 +20,10 @@ case "${GLIBC_TUNABLES:-}" in
   *glibc.malloc.tcache_count=*) ;;
   *) export GLIBC_TUNABLES="${GLIBC_TUNABLES:+$GLIBC_TUNABLES:}glibc.malloc.tcache_count=0" ;;
 esac
+# pyarrow's memory pool on glibc's malloc (unless ARROW_DEFAULT_MEMORY_POOL is set): Parquet and pandas' string columns then
+# allocate where malloc_trim returns freed pages, while pyarrow's own pool (mimalloc) keeps them: 26 MB less at the results'
+# private peak, same time (scripts/bench_inference.py --results). run.log's "arrow pool:" says which pool the run had.
+export ARROW_DEFAULT_MEMORY_POOL=${ARROW_DEFAULT_MEMORY_POOL:-system}
 # The executed notebook is written apart and moved into the folder only when the run finished: a run refused by the folder's
 # lock (another run is writing it) or one that failed leaves the folder's run.ipynb as it was.
 executed=$(mktemp -d)/run.ipynb

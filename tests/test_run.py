@@ -135,7 +135,8 @@ def test_store_and_log(small_run):
     run = json.loads((small_run / "run.json").read_text())
     assert run["peak_memory_mb"]["process"] > 0 and run["batch_sizes"] == {"easy-vqa-vilt": 64, "easy-vqa-blip": 32}
     tunables = [t for t in os.environ.get("GLIBC_TUNABLES", "").split(":") if t.startswith("glibc.malloc.")]  # this test's environment, which the run inherited
-    assert run["malloc"] == (":".join(tunables) or "glibc defaults") and f"data worker(s), malloc: {run['malloc']}\n" in log  # the allocator beside its peaks
+    assert run["malloc"] == (":".join(tunables) or "glibc defaults") and run["arrow_pool"] == os.environ.get("ARROW_DEFAULT_MEMORY_POOL", "mimalloc")
+    assert f"data worker(s), malloc: {run['malloc']}, arrow pool: {run['arrow_pool']}\n" in log  # the allocators beside the peaks they made
     answering = [int(m) for m in re.findall(r"done: .*peak resident memory (\d+) MB", log)]
     whole = [int(m) for m in re.findall(r"results written in .*peak resident memory of the whole run (\d+) MB", log)]
     assert len(whole) == len(answering) >= 1 and whole[-1] >= answering[-1]  # the whole run's peak, the results' writing included, is logged last ...

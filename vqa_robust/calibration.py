@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from .base import LazyModule, CONDITION, Registry
 from .corruptions import CLEAN
-from .metrics import image_condition_answers, with_clean
+from .metrics import answer_columns, image_condition_answers, with_clean
 plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
 
 # %% auto #0
@@ -91,7 +91,7 @@ def calibration_table(scored: pd.DataFrame,   # a run's scored answers: model, c
                       correct: str = "soft",  # a key of CORRECTNESS: "soft" (the VQA accuracy) or "exact" (score == 1)
                      ) -> pd.DataFrame:       # model, corruption, severity, n, n_confidence, n_without_clean, accuracy, ece, brier, confidence, confidence_right, confidence_wrong, confidence_shift, question_confidence_shift
     "Calibration of every condition (over all its answers, as accuracy.csv counts them), with the shift of the mean confidence from the same model's clean condition."
-    rows = with_clean(scored, ("confidence",))
+    rows = with_clean(answer_columns(scored, "confidence", "score"), ("confidence",))  # the columns it reads: no copy of the questions' text
     table = pd.DataFrame([{**dict(zip(CONDITION, key)), **condition_calibration(group, n_bins, correct)}
                           for key, group in rows.groupby(list(CONDITION), sort=True)])
     clean = table[(table.corruption == CLEAN[0]) & (table.severity == CLEAN[1])].set_index("model").confidence
@@ -150,7 +150,7 @@ def robustness_alignment(scored: pd.DataFrame,   # a run's scored answers, with 
                          correct: str = "soft",  # a key of CORRECTNESS
                         ) -> pd.DataFrame:       # model, corruption, severity, n, clean_alignment, alignment, confidence_change, correctness_change, uncertainty_shift, ras
     "Per condition: the mean Brier alignment minus the uncertainty shift |mean(p - p_clean) - mean(y - y_clean)|, in [-3, 1]."
-    terms = alignment_terms(scored, correct)
+    terms = alignment_terms(answer_columns(scored, "confidence", "score"), correct)  # the columns it reads
     table = (terms.groupby(list(CONDITION)).agg(n=("alignment", "size"), clean_alignment=("clean_alignment", "mean"), alignment=("alignment", "mean"),
                                                        confidence_change=("confidence_change", "mean"), correctness_change=("correctness_change", "mean"))
              .reset_index())

@@ -8,7 +8,7 @@ import pandas as pd
 from .base import LazyModule
 from .corruptions import CLEAN
 from .data import VQADataset, images_under
-from .metrics import LEVELS, clean_mask, image_condition_answers
+from .metrics import LEVELS, answer_columns, clean_mask, image_condition_answers
 plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
 
 # %% auto #0
@@ -36,7 +36,7 @@ def severity_patterns(scored: pd.DataFrame,    # a run's scored answers, clean a
                       levels=LEVELS,           # the levels of a pattern, clean (0) first
                      ) -> pd.DataFrame:        # model, seed, corruption, question_id, pattern, switches, instability, non_monotone
     "Per model, corruption and question: the right/wrong pattern over the levels (clean as level 0), its switches, instability and whether it is non-monotone."
-    rows = image_condition_answers(scored)
+    rows = image_condition_answers(answer_columns(scored, "score"))  # the columns it reads: no copy of the questions' text
     clean, corrupted = rows[clean_mask(rows)], rows[~clean_mask(rows)]
     copies = [clean.assign(corruption=c) for c in sorted(corrupted.corruption.unique())]
     rows = pd.concat([*copies, corrupted], ignore_index=True)

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import numpy as np
 import pandas as pd
-from .metrics import clean_mask, question_bootstrap, with_clean
+from .metrics import answer_columns, clean_mask, question_bootstrap, with_clean
 from .vocabulary import answer_changed
 
 # %% auto #0
@@ -36,7 +36,7 @@ def flip_table(scored: pd.DataFrame,       # a run's scored answers
                confidence: float = 0.95,   # interval coverage
               ) -> pd.DataFrame:           # model, corruption, severity, n, n_without_clean, clean_accuracy, accuracy, accuracy_change, then each of FLIP_MEASURES with _low and _high
     "Destructive and corrective parts of each condition's accuracy change, counted flips and the answer flip rate, with bootstrap intervals over questions."
-    terms = flip_terms(scored, threshold)
+    terms = flip_terms(answer_columns(scored, "answer", "score"), threshold)  # the columns it reads: no copy of the questions' text
     terms = terms.assign(without_clean=~terms.has_clean, score_change=terms.score - terms.clean_score)  # NaN without a clean answer
     keys = ["model", "seed", "corruption", "severity"]
     table = terms.groupby(keys).agg(n=("score", "size"), n_without_clean=("without_clean", "sum"), clean_accuracy=("clean_score", "mean"),

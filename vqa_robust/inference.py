@@ -24,8 +24,9 @@ from .store import CHUNK_SIZE, StorePlan, condition_answers, n_chunks, save_chun
 __all__ = ['conditions', 'Batch', 'question_order', 'plan_batches', 'ConditionBatches', 'ImageInputError', 'as_is',
            'default_workers', 'batch_loader', 'ImagesUnder', 'condition_images', 'glibc', 'release_memory',
            'private_memory_mb', 'sample_private', 'PrivatePeak', 'peak_memory_mb', 'memory_text', 'start_environment',
-           'malloc_settings', 'answer_inputs', 'batch_seed', 'encoder_of', 'progress_bar', 'answered_batches',
-           'answer_plan', 'log_truncation', 'plan_bar', 'served_journal', 'run_conditions', 'answer_condition']
+           'malloc_settings', 'arrow_pool', 'answer_inputs', 'batch_seed', 'encoder_of', 'progress_bar',
+           'answered_batches', 'answer_plan', 'log_truncation', 'plan_bar', 'served_journal', 'run_conditions',
+           'answer_condition']
 
 # %% ../nbs/03_inference.ipynb #c006
 def conditions(corruptions,                 # names in CORRUPTIONS
@@ -215,6 +216,11 @@ def malloc_settings(environment: dict | None = None,  # a process's environment;
     "The glibc malloc tunables a process started with (the `glibc.malloc.*` entries of GLIBC_TUNABLES), or 'glibc defaults'."
     environment = start_environment() if environment is None else environment
     return ":".join(t for t in environment.get("GLIBC_TUNABLES", "").split(":") if t.startswith("glibc.malloc.")) or "glibc defaults"
+
+def arrow_pool() -> str:
+    "The allocator of pyarrow's default memory pool (Parquet reads and writes, pandas' string columns): 'mimalloc' as pyarrow's wheels are built, or what ARROW_DEFAULT_MEMORY_POOL chose when pyarrow started ('system': glibc's malloc)."
+    import pyarrow
+    return pyarrow.default_memory_pool().backend_name
 
 
 # %% ../nbs/03_inference.ipynb #c021

@@ -30,7 +30,7 @@ __all__ = ['ACCURACY_MODES', 'TEN_ANSWER_MODES', 'REFUSALS', 'API_FAILURE', 'OPT
            'submetrics', 'preference_weights', 'checked_weights', 'weighted_vre', 'aggregated_metrics', 'vre',
            'accuracy_matrix', 'severity_accuracy', 'model_accuracy', 'corruption_accuracy', 'relative_drop',
            'score_cube', 'resample_counts', 'resample_blocks', 'interval', 'bootstrap', 'question_bootstrap',
-           'image_condition_answers', 'clean_mask', 'with_clean']
+           'image_condition_answers', 'answer_columns', 'clean_mask', 'with_clean']
 
 # %% ../nbs/04_metrics.ipynb #c007
 def leave_one_out(prediction: str, answers: list[str]) -> float:
@@ -793,8 +793,16 @@ QUESTION_KEYS = ["model", "seed", "question_id"]  # a model's answer to one ques
 
 def image_condition_answers(scored: pd.DataFrame  # a run's scored answers (answers.parquet)
                            ) -> pd.DataFrame:     # the answers to the dataset's own questions
-    "The answers to the original questions: rows of perturbed questions (a `text` column other than 'original') left out."
-    return scored[scored.text == "original"] if "text" in scored else scored
+    "The answers to the original questions: rows of perturbed questions (a `text` column other than 'original') left out; `scored` itself, not a copy, when it has none."
+    if "text" not in scored: return scored
+    original = (scored.text == "original").to_numpy()
+    return scored if original.all() else scored[original]
+
+def answer_columns(scored: pd.DataFrame,  # a run's scored answers
+                   *columns: str,         # the columns a measure reads besides the keys, e.g. "score"
+                  ) -> pd.DataFrame:      # the keys (QUESTION_KEYS, CONDITION, `text`) and `columns`, those `scored` has
+    "Only the columns a measure reads: a measure that copies, merges or pivots a run's answers then copies no question text or annotation."
+    return scored[[c for c in dict.fromkeys([*QUESTION_KEYS, *CONDITION, "text", *columns]) if c in scored]]
 
 def clean_mask(answers: pd.DataFrame) -> np.ndarray:
     "Which rows are the clean condition (`CLEAN`: corruption 'clean', severity 0)."

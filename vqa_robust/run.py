@@ -23,7 +23,7 @@ from .models import hub_unreachable_reason, resolve_device, resolve_dtype, unava
 from .zoo import FAMILIES, MODELS, identity_of, model_spec, with_settings
 from .store import CHUNK_SIZE, atomic_write, checked_store, code_fingerprint, folder_lock, partition_dir, run_log
 from .generator import generate
-from .inference import PrivatePeak, condition_images, conditions, default_workers, malloc_settings, memory_text, peak_memory_mb, release_memory
+from .inference import PrivatePeak, arrow_pool, condition_images, conditions, default_workers, malloc_settings, memory_text, peak_memory_mb, release_memory
 from .distributed import EXECUTORS, executor as executor_named
 from .metrics import ACCURACY_MODES, OPTION_RULES, check_annotations, circular_by_set, score_answers, accuracy_table, accuracy_breakdown, bootstrap, extraction_table
 from .served import SERVED_FAMILY, load_judge, parse_served
@@ -892,7 +892,7 @@ def run_summary(config: RunConfig, result: RunResult, seconds: dict, elapsed: fl
             "question_conditions": [{"label": c.label, "kind": c.kind, "severity": c.severity, "image_conditions": None if c.image_conditions is None else [list(i) for i in c.image_conditions]} for c in p.text_conditions],
             "colour_metric": p.colour_metric, "colour_vocabulary": p.colour_vocabulary,
             "wordnet_choice": p.wordnet_choice, "near_colour_distance": p.near_colour_distance, "seconds": round(elapsed, 1),
-            "seconds_per_model": seconds, "peak_memory_mb": memory, "malloc": malloc_settings(), "served": served or {},
+            "seconds_per_model": seconds, "peak_memory_mb": memory, "malloc": malloc_settings(), "arrow_pool": arrow_pool(), "served": served or {},
             "option_rules": {"name": p.option_rules, "source": OPTION_RULES[p.option_rules].source} if "options" in config.dataset.questions else None,
             "judge": config.judge.identity if config.judge else None, "not_computed": result.not_computed}
 
@@ -931,7 +931,7 @@ def locked_run(config: RunConfig, progress: bool = True, figures: bool = True) -
     if previous: print(previous); log(previous)
     processor = torch.cuda.get_device_name() if p.device.startswith("cuda") else platform.processor() or platform.machine()
     log(f"run: models {p.models}, {len(p.grid)} conditions, {len(split)} questions on {len(split.image_ids)} images of {split.name}, seed {p.seed}; "
-        f"device {p.device} ({processor}), torch {torch.__version__}, {p.threads} thread(s), {p.num_workers} data worker(s), malloc: {malloc_settings()}")
+        f"device {p.device} ({processor}), torch {torch.__version__}, {p.threads} thread(s), {p.num_workers} data worker(s), malloc: {malloc_settings()}, arrow pool: {arrow_pool()}")
     start, served = time.time(), {}  # served: each served model's requests, retries, latency and tokens
     with PrivatePeak() as private:  # ru_maxrss also counts library pages mapped from the page cache: the private part is sampled
         answers, seconds = answer_all(config, log, progress, served)
