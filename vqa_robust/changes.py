@@ -10,7 +10,7 @@ from typing import Callable
 import pandas as pd
 from .base import LazyModule, CONDITION, Registry
 from .data import VQADataset, images_under
-from .metrics import clean_mask, vqa_accuracy, with_clean
+from .metrics import answer_columns, clean_mask, vqa_accuracy, with_clean
 from .vocabulary import ACHROMATIC, CHROMATIC, COLOURS, answer_changed, as_number, clean_text, most_common_answer, negated, same_answer
 plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
 
@@ -29,7 +29,7 @@ def answer_changes(answers: pd.DataFrame,  # a run's answers: model, corruption,
                    dataset: VQADataset,    # the run's questions
                   ) -> pd.DataFrame:       # CHANGE_COLUMNS, one row per changed answer
     "Answers under corruption that changed (`answer_changed`) from the same model's clean answer to the same question."
-    merged = with_clean(answers, columns=("answer",))  # each answer beside the same model's clean answer (vqa_robust.metrics)
+    merged = with_clean(answer_columns(answers, "answer"), columns=("answer",))  # each answer beside the same model's clean answer (vqa_robust.metrics), the columns it reads only
     merged = merged[~clean_mask(merged) & merged.has_clean.to_numpy()]
     changed = merged[[answer_changed(before, after) for before, after in zip(merged.clean_answer, merged.answer)]]
     q = dataset.questions.set_index("question_id")
