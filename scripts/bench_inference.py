@@ -191,7 +191,7 @@ RESULTS_CHILD = """
 import json, shutil, sys, time
 import vqa_robust.run as R
 from vqa_robust.inference import PrivatePeak, arrow_pool, peak_memory_mb
-source, out, n_images = sys.argv[1], sys.argv[2], int(sys.argv[3])
+source, out, n_images, corruptions = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 shutil.copytree(source, out)  # the answers are reused: what is measured is scoring and the result sections
 measured, write = {}, R.write_run_folder
 def timed(*args, **kwargs):
@@ -199,7 +199,7 @@ def timed(*args, **kwargs):
         start = time.time(); result = write(*args, **kwargs); measured.update(seconds=time.time() - start)
     measured.update(private=private.mb); return result
 R.write_run_folder = timed
-R.run(model="easy-vqa-vilt,easy-vqa-blip", n_images=n_images, corruptions=RESULTS_CORRUPTIONS, severities="1,2,3,4,5", out_dir=out, progress=False)
+R.run(model="easy-vqa-vilt,easy-vqa-blip", n_images=n_images, corruptions=corruptions, severities="1,2,3,4,5", out_dir=out, progress=False)
 print(json.dumps({**measured, "process": peak_memory_mb()["process"], "pool": arrow_pool()}))
 """
 RESULTS_CORRUPTIONS = "gaussian_noise,defocus_blur,brightness"  # README command 1's
@@ -213,11 +213,10 @@ def bench_results(args, work: Path):
     from vqa_robust.run import run
     source = work / "answers"
     run(model="easy-vqa-vilt,easy-vqa-blip", n_images=args.results_images, corruptions=RESULTS_CORRUPTIONS, severities="1,2,3,4,5", out_dir=source, progress=False, figures=False)
-    child = RESULTS_CHILD.replace("RESULTS_CORRUPTIONS", repr(RESULTS_CORRUPTIONS))
     runs = {label: [] for label in RESULTS_POOLS}
     for i in range(args.memory_repeats):
         for k, (label, env) in enumerate(RESULTS_POOLS.items()):
-            p = subprocess.run([sys.executable, "-c", child, str(source), str(work / f"results-{i}-{k}"), str(args.results_images)],
+            p = subprocess.run([sys.executable, "-c", RESULTS_CHILD, str(source), str(work / f"results-{i}-{k}"), str(args.results_images), RESULTS_CORRUPTIONS],
                                capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1", "GLIBC_TUNABLES": "glibc.malloc.tcache_count=0", **env})
             if p.returncode: raise SystemExit(p.stderr[-3000:])
             runs[label].append(json.loads(p.stdout.strip().splitlines()[-1]))
