@@ -158,11 +158,13 @@ with inference.PrivatePeak() as private:
 print(json.dumps({**inference.peak_memory_mb(private), "seconds": time.time() - start, "answers": 2 * len(grid) * len(split)}))
 """
 
+RUN_SH_MALLOC = {"GLIBC_TUNABLES": "glibc.malloc.tcache_count=0"}  # the malloc setting scripts/run.sh starts a run with
+
 MEMORY_POLICIES = {  # name -> (when MEMORY_CHILD trims, environment the child starts with (glibc reads its tunables then), label)
     "none": ("none", {}, "never"),
     "chunk": ("chunk", {}, "after each saved chunk (the library)"),
     "batch": ("batch", {}, "after every batch too (what-if)"),
-    "chunk+tcache0": ("chunk", {"GLIBC_TUNABLES": "glibc.malloc.tcache_count=0"}, "after each saved chunk, glibc's tcache off (scripts/run.sh)")}
+    "chunk+tcache0": ("chunk", RUN_SH_MALLOC, "after each saved chunk, glibc's tcache off (scripts/run.sh)")}
 
 def bench_memory(args, work: Path):
     "Peak resident memory of a run of the shipped models on easy-VQA images, against the number of conditions, for each trimming policy, each run `--memory-repeats` times (with a data worker the peak varies from run to run: glibc heap fragmentation in the main process)."
@@ -217,7 +219,7 @@ def bench_results(args, work: Path):
     for i in range(args.memory_repeats):
         for k, (label, env) in enumerate(RESULTS_POOLS.items()):
             p = subprocess.run([sys.executable, "-c", RESULTS_CHILD, str(source), str(work / f"results-{i}-{k}"), str(args.results_images), RESULTS_CORRUPTIONS],
-                               capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1", "GLIBC_TUNABLES": "glibc.malloc.tcache_count=0", **env})
+                               capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1", **RUN_SH_MALLOC, **env})
             if p.returncode: raise SystemExit(p.stderr[-3000:])
             runs[label].append(json.loads(p.stdout.strip().splitlines()[-1]))
     base = statistics.median(r["private"] for r in runs[next(iter(RESULTS_POOLS))])
