@@ -8,12 +8,12 @@ import pandas as pd
 from .base import LazyModule
 from .corruptions import CLEAN
 from .data import VQADataset, images_under
-from .metrics import LEVELS, answer_columns, clean_mask, image_condition_answers
+from .metrics import LEVELS, answer_columns, image_condition_answers
 plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
 
 # %% auto #0
-__all__ = ['plt', 'switches', 'instability', 'non_monotone', 'severity_patterns', 'consistency_table', 'most_unstable',
-           'plot_unstable']
+__all__ = ['plt', 'switches', 'instability', 'non_monotone', 'corruption_levels', 'severity_patterns', 'consistency_table',
+           'most_unstable', 'plot_unstable']
 
 # %% ../nbs/04c_consistency.ipynb #k043
 def switches(pattern: str  # right/wrong over the levels, e.g. "110100" ("1" right)
@@ -31,22 +31,31 @@ def non_monotone(pattern: str  # right/wrong over the levels 0-5
     "Whether the answer is ever wrong at one level and right at the next, stronger one (a '01' step)."
     return "01" in pattern
 
+def corruption_levels(by_condition: pd.DataFrame,  # scores: a row per (model, seed, question_id), a column per (corruption, severity)
+                      corruption: str,               # one corruption of the columns
+                     ) -> pd.DataFrame:              # its scores, a column per severity, the clean score (if any) as level 0
+    "One corruption's scores by severity beside the clean score as level 0: the clean answers are read, never copied per corruption."
+    levels = by_condition[corruption]
+    if CLEAN not in by_condition.columns: return levels
+    return pd.concat([by_condition[CLEAN].rename(0), levels], axis=1)
+
 def severity_patterns(scored: pd.DataFrame,    # a run's scored answers, clean and corruptions at levels 1-5
                       threshold: float = 1.0,  # a score at least this counts as right
                       levels=LEVELS,           # the levels of a pattern, clean (0) first
                      ) -> pd.DataFrame:        # model, seed, corruption, question_id, pattern, switches, instability, non_monotone
     "Per model, corruption and question: the right/wrong pattern over the levels (clean as level 0), its switches, instability and whether it is non-monotone."
     rows = image_condition_answers(answer_columns(scored, "score"))  # the columns it reads: no copy of the questions' text
-    clean, corrupted = rows[clean_mask(rows)], rows[~clean_mask(rows)]
-    copies = [clean.assign(corruption=c) for c in sorted(corrupted.corruption.unique())]
-    rows = pd.concat([*copies, corrupted], ignore_index=True)
-    wide = rows.pivot_table(index=["model", "seed", "corruption", "question_id"], columns="severity", values="score", aggfunc="first")
+    by_condition = rows.pivot_table(index=["model", "seed", "question_id"], columns=["corruption", "severity"], values="score", aggfunc="first")
+    corruptions = sorted(set(by_condition.columns.get_level_values("corruption")) - {CLEAN[0]})
+    wide = (pd.concat({c: corruption_levels(by_condition, c) for c in corruptions}, names=["corruption"])
+              .reorder_levels(["model", "seed", "corruption", "question_id"]).sort_index() if corruptions else pd.DataFrame())
     absent = [l for l in levels if l not in wide.columns]
     if absent: raise ValueError(f"no answers at severity level(s) {absent}: a pattern needs every level of {list(levels)}")
     wide = wide[list(levels)].dropna()
     patterns = ["".join("1" if s >= threshold else "0" for s in row) for row in wide.to_numpy()]
     out = wide.index.to_frame(index=False).assign(pattern=patterns)
     return out.assign(switches=out.pattern.map(switches), instability=out.pattern.map(instability), non_monotone=out.pattern.map(non_monotone))
+
 
 # %% ../nbs/04c_consistency.ipynb #k043p1
 def consistency_table(patterns: pd.DataFrame  # from `severity_patterns`
