@@ -56,7 +56,6 @@ def severity_patterns(scored: pd.DataFrame,    # a run's scored answers, clean a
     out = wide.index.to_frame(index=False).assign(pattern=patterns)
     return out.assign(switches=out.pattern.map(switches), instability=out.pattern.map(instability), non_monotone=out.pattern.map(non_monotone))
 
-
 # %% ../nbs/04c_consistency.ipynb #k043p1
 def consistency_table(patterns: pd.DataFrame  # from `severity_patterns`
                      ) -> pd.DataFrame:       # model, corruption, n, always_right, always_wrong, non_monotone, instability
