@@ -4,7 +4,7 @@
 
 # %% ../nbs/08_run_library.ipynb #c003
 from __future__ import annotations
-import argparse, difflib, inspect, json, os, platform, re, shutil, sys, time
+import argparse, difflib, gc, inspect, io, json, os, platform, re, shutil, sys, time
 from collections import Counter
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
@@ -53,14 +53,15 @@ __all__ = ['plt', 'RUN_PARAMETERS', 'TRANSPORT_PARAMETERS', 'TEXT_SEVERITY', 'SA
            'load_questions', 'blind_answers', 'perturbed_questions', 'refuse_unreachable', 'checked_out_dir',
            'run_config', 'RunScores', 'ResultSection', 'result_section', 'result_files', 'section_attributes',
            'previous_run', 'clear_results', 'prepare_stores', 'answer_all', 'scored_answers', 'RunResult',
-           'images_apart', 'save_figure', 'save_table', 'accuracy_results', 'extraction_results', 'robustness_results',
-           'mce_results', 'effective_robustness_results', 'change_results', 'calibration_results', 'flip_results',
-           'consistency_results', 'answer_changing_words', 'comparability_results', 'text_perturbation_results',
-           'defence_results', 'defence_sample', 'interaction_results', 'resolution_results', 'harness_results',
-           'run_summary', 'run', 'write_sections', 'locked_run', 'write_run_folder', 'grid_questions', 'corrupt',
-           'export_benchmark', 'exported_questions', 'harness_parameters', 'harness_identity', 'score_predictions',
-           'registry_table', 'show_default', 'parameter_options', 'add_parameters', 'command_parser', 'refused',
-           'error_line', 'combine_command', 'export_line', 'main']
+           'images_apart', 'SavedFigure', 'save_figure', 'save_table', 'accuracy_results', 'extraction_results',
+           'robustness_results', 'mce_results', 'effective_robustness_results', 'change_results', 'calibration_results',
+           'flip_results', 'consistency_results', 'answer_changing_words', 'comparability_results',
+           'text_perturbation_results', 'defence_results', 'defence_sample', 'interaction_results',
+           'resolution_results', 'harness_results', 'run_summary', 'run', 'give_back', 'write_sections', 'locked_run',
+           'write_run_folder', 'grid_questions', 'corrupt', 'export_benchmark', 'exported_questions',
+           'harness_parameters', 'harness_identity', 'score_predictions', 'registry_table', 'show_default',
+           'parameter_options', 'add_parameters', 'command_parser', 'refused', 'error_line', 'combine_command',
+           'export_line', 'main']
 
 # %% ../nbs/08_run_library.ipynb #c012p
 def parameter(default,      # the parameter's default (a list is copied for each run)
@@ -667,7 +668,7 @@ class RunResult:
     answers: pd.DataFrame                              # answers.parquet: every scored answer (original and perturbed questions)
     not_computed: dict = field(default_factory=dict)   # result file -> why this run could not compute it
     summary: dict = field(default_factory=dict)        # run.json
-    figures: dict = field(default_factory=dict)        # figure name -> matplotlib Figure (saved as <name>.png)
+    figures: dict = field(default_factory=dict)        # figure name -> SavedFigure (<name>.png, shown in a notebook)
     paths: list = field(default_factory=list)          # every result file written
     draw_figures: bool = True                          # False: the run writes its tables only (`run(figures=False)`)
 
@@ -692,13 +693,25 @@ def images_apart(config: RunConfig):
     workers = min(1, config.parameters.num_workers)
     return lambda dataset, requests: condition_images(dataset, requests, workers)
 
+@dataclass(repr=False)
+class SavedFigure:
+    "A figure of the run folder as a notebook shows it: the PNG file and its bytes. The matplotlib figure itself is closed and let go once saved."
+    path: Path   # <name>.png in the run folder
+    png: bytes   # the file's bytes, as written
+    def _repr_png_(self) -> bytes: return self.png
+    def __repr__(self): return f"SavedFigure({self.path.name}, {len(self.png)} bytes)"
+
 def save_figure(result: RunResult, name: str, draw, dpi: int = 120) -> None:
-    "Draw a figure (`draw()`), save it into the run folder as name.png, keep it in the result and close it; nothing drawn when the run wants no figures."
+    """Draw a figure (`draw()`), save it into the run folder as name.png, close it and keep the PNG in the result (`SavedFigure`); nothing
+    drawn when the run wants no figures. Nothing keeps the Figure: not the result, and not a notebook's inline backend, which queues
+    every figure drawn in interactive mode until the cell ends (a run is one cell): it is drawn with interactive mode off."""
     if not result.draw_figures: result.not_computed[f"{name}.png"] = "figures=False: tables only"; return
-    figure = draw()
-    atomic_write(result.out_dir / f"{name}.png", lambda path: figure.savefig(path, format="png", dpi=dpi, bbox_inches="tight"))
-    plt.close(figure)
-    result.figures[name], result.paths = figure, result.paths + [result.out_dir / f"{name}.png"]
+    with plt.ioff(): figure = draw()
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight"); plt.close(figure)
+    path = result.out_dir / f"{name}.png"
+    atomic_write(path, lambda partial: partial.write_bytes(buffer.getvalue()))
+    result.figures[name], result.paths = SavedFigure(path, buffer.getvalue()), result.paths + [path]
 
 def save_table(result: RunResult, name: str, table: pd.DataFrame, **options) -> pd.DataFrame:
     "Write a table into the run folder (csv or parquet by its name), atomically, and record its path."
@@ -908,11 +921,16 @@ def run(config: RunConfig | None = None,  # a checked run (`run_config`); None: 
     with folder_lock(config.out_dir):  # one writer per run folder: a second run into it stops here, having changed nothing
         return locked_run(config, progress, figures)
 
+def give_back() -> None:
+    """Collect what the last step left (a closed figure's artists refer to one another: only the collector frees them), then return the
+    freed heap to the system (`release_memory`): each result section then starts where the last one began, not above its peak."""
+    gc.collect(); release_memory()
+
 def write_sections(config: RunConfig, result: RunResult, scores: RunScores) -> None:
     "Each registered result section whose needs this run meets, in order; the files of the others named in `not_computed` with the reason."
     for section in RESULT_SECTIONS.values():
         why = next((reason for need in section.needs if (reason := NEEDS[need](config, scores))), None)
-        if why is None: section.write(config, result, scores); continue
+        if why is None: section.write(config, result, scores); give_back(); continue
         result.not_computed.update({name: why for name in section.files})
         if section.say: print(f"{section.files[0]} not written: {why}")
 
@@ -938,6 +956,7 @@ def locked_run(config: RunConfig, progress: bool = True, figures: bool = True) -
         elapsed = time.time() - start
         log(f"done: {len(answers)} answers in {elapsed:.1f} s; peak resident memory {memory_text(peak_memory_mb(private))}")
         print(f"{len(answers)} answers in {elapsed:.0f} s")
+        give_back()  # the batches' memory, before the results are computed
         if config.judge: config.judge.keep_journal(out / "judge" / "_served.jsonl")  # its replies kept as they arrive, reused by a rerun
         result = write_run_folder(config, answers, figures, run_summary_of=lambda result: run_summary(config, result, seconds, elapsed, peak_memory_mb(private), served))
     log(f"results written in {time.time() - start - elapsed:.1f} s; peak resident memory of the whole run {memory_text(result.summary['peak_memory_mb'])}")
