@@ -704,9 +704,10 @@ class SavedFigure:
 def save_figure(result: RunResult, name: str, draw, dpi: int = 120) -> None:
     """Draw a figure (`draw()`), save it into the run folder as name.png, close it and keep the PNG in the result (`SavedFigure`); nothing
     drawn when the run wants no figures. Nothing keeps the Figure: not the result, and not a notebook's inline backend, which queues
-    every figure drawn in interactive mode until the cell ends (a run is one cell): it is drawn with interactive mode off."""
+    every figure drawn in interactive mode until the cell ends (a run is one cell): it is drawn with interactive mode off (as an rc
+    setting: `plt.ioff()` also removes IPython's display hook, and fails in a shell that never installed it)."""
     if not result.draw_figures: result.not_computed[f"{name}.png"] = "figures=False: tables only"; return
-    with plt.ioff(): figure = draw()
+    with plt.rc_context({"interactive": False}): figure = draw()
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight"); plt.close(figure)
     path = result.out_dir / f"{name}.png"
