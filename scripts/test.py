@@ -3,7 +3,8 @@
     python scripts/test.py                 # default flags (notest, slow and gpu cells skipped)
     python scripts/test.py --flags slow    # also run cells flagged #| slow (and --flags gpu on a GPU machine)
 
-The notebooks and pytest's test files run side by side, `--workers` at a time (3 by default on 2 cores), longest first: pytest is
+The notebooks and pytest's test files run side by side, `--workers` at a time (3 by default on 2 cores), the two that wait
+on a cluster or on servers first (WAITING), then the longest first: pytest is
 split into groups of files, and the two that start Ray (nbs/03a_distributed and tests/test_distributed.py) run one after
 the other in one task, so that two local Ray clusters never share the machine; the other notebooks are tested in three
 processes, one after the other in each, as nbdev_test's own workers do (torch and transformers imported once a process, not
@@ -33,6 +34,7 @@ NOTEBOOK_SECONDS = {  # seconds each notebook took in a shared process on the pr
     "nbs/04c_consistency.ipynb": 20, "nbs/04d_discrimination.ipynb": 15,
     "nbs/07a_changes.ipynb": 29, "nbs/03_inference.ipynb": 28, "nbs/08_run_library.ipynb": 33, "nbs/05b_combine.ipynb": 33, "nbs/05c_harnesses.ipynb": 8, "nbs/07_explain.ipynb": 21, "nbs/01_corruptions.ipynb": 13,
     "nbs/02_models.ipynb": 11, "nbs/02c_pnp.ipynb": 6, "nbs/02e_model_zoo.ipynb": 6, "nbs/02f_served.ipynb": 8}
+WAITING = (" + ".join(RAY_CHAIN), "tests/test_served.py")  # tasks that wait much of their time (on a cluster, on servers): started first, beside the others
 EXPECTED_SECONDS = {  # seconds measured on the project's 2-core machine (CI, fresh clone): only the order tasks start in (longest first)
     "nbs/03a_distributed.ipynb + tests/test_distributed.py": 208, "tests/test_run.py": 138, "tests/test_docs.py": 138,
     "other tests": 64, "tests/test_served.py": 97, "tests/test_faults.py": 39,
@@ -191,7 +193,7 @@ def main():
         print(f"SKIP nbs/{nb.name} (skip_exec: tested by pytest through papermill)", flush=True); skipped += 1
     warm_numba_cache()
     todo = tasks([nb for nb in notebooks if not skips_execution(nb)], args.flags, not args.notebooks_only)
-    order = sorted(todo, key=lambda name: -EXPECTED_SECONDS.get(name, 10))  # longest first: the last to start are short
+    order = sorted(todo, key=lambda name: (name not in WAITING, -EXPECTED_SECONDS.get(name, 10)))  # the waiting tasks, then the longest first
     timeline = {}  # task -> (start, end) in seconds since the suite began: where the cores sat idle
     def timed(name):
         start = time.time() - began
