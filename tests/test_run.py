@@ -505,6 +505,30 @@ def test_run_script_refused_by_the_lock_leaves_run_ipynb(tmp_path):
     assert f"{out}/run.ipynb is left as it was" in done.stderr
     assert (out / "run.ipynb").read_text() == "the running run's notebook"
 
+RUN_ENV = ("OMP_NUM_THREADS", "GLIBC_TUNABLES", "ARROW_DEFAULT_MEMORY_POOL")
+
+@pytest.mark.parametrize("given, expected", [
+    ({}, {"OMP_NUM_THREADS": "1", "GLIBC_TUNABLES": "glibc.malloc.tcache_count=0", "ARROW_DEFAULT_MEMORY_POOL": "system"}),
+    ({"GLIBC_TUNABLES": "glibc.malloc.mmap_threshold=131072"}, {"GLIBC_TUNABLES": "glibc.malloc.mmap_threshold=131072:glibc.malloc.tcache_count=0"}),
+    ({"GLIBC_TUNABLES": "glibc.malloc.tcache_count=7", "OMP_NUM_THREADS": "4", "ARROW_DEFAULT_MEMORY_POOL": "mimalloc"},
+     {"GLIBC_TUNABLES": "glibc.malloc.tcache_count=7", "OMP_NUM_THREADS": "4", "ARROW_DEFAULT_MEMORY_POOL": "mimalloc"}),
+])
+def test_run_script_environment(given, expected):
+    "scripts/run.sh's settings (scripts/run_env.sh): one OpenMP thread, glibc's thread cache off, pyarrow's pool on malloc; each a user set is kept."
+    env = {k: v for k, v in os.environ.items() if k not in RUN_ENV} | given
+    p = subprocess.run(["bash", "-c", "set -euo pipefail; source scripts/run_env.sh; env"], cwd=root, env=env, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    found = dict(line.split("=", 1) for line in p.stdout.splitlines() if "=" in line)
+    assert {k: found.get(k) for k in expected} == expected
+    assert "\nsource scripts/run_env.sh\n" in (root / "scripts" / "run.sh").read_text()  # what run.sh runs its job in
+
+def test_run_script_environment_reaches_the_run():
+    "A process started in run_env.sh's environment reports it as run.log does: glibc read the tunable, pyarrow chose the system pool."
+    code = "from vqa_robust.inference import malloc_settings, arrow_pool; print(malloc_settings(), arrow_pool())"
+    p = subprocess.run(["bash", "-c", f"source scripts/run_env.sh; exec {sys.executable} -c '{code}'"], cwd=root, capture_output=True, text=True,
+                       env={k: v for k, v in os.environ.items() if k not in RUN_ENV})
+    assert p.stdout.split() == ["glibc.malloc.tcache_count=0", "system"], p.stdout + p.stderr[-2000:]
+
 def test_readme_run_folder_table_is_the_sections():
     "The README's run-folder table names every file a result section (or the core) writes, and no other result file."
     import re
