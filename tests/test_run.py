@@ -520,7 +520,6 @@ def test_run_script_environment(given, expected):
     assert p.returncode == 0, p.stderr
     found = dict(line.split("=", 1) for line in p.stdout.splitlines() if "=" in line)
     assert {k: found.get(k) for k in expected} == expected
-    assert "\nsource scripts/run_env.sh\n" in (root / "scripts" / "run.sh").read_text()  # what run.sh runs its job in
 
 def test_run_script_environment_reaches_the_run():
     "A process started in run_env.sh's environment reports it as run.log does: glibc read the tunable, pyarrow chose the system pool."
@@ -528,6 +527,7 @@ def test_run_script_environment_reaches_the_run():
     p = subprocess.run(["bash", "-c", f"source scripts/run_env.sh; exec {sys.executable} -c '{code}'"], cwd=root, capture_output=True, text=True,
                        env={k: v for k, v in os.environ.items() if k not in RUN_ENV})
     assert p.stdout.split() == ["glibc.malloc.tcache_count=0", "system"], p.stdout + p.stderr[-2000:]
+    assert "\nsource scripts/run_env.sh\n" in (root / "scripts" / "run.sh").read_text()  # the environment run.sh runs its job in
 
 def test_readme_run_folder_table_is_the_sections():
     "The README's run-folder table names every file a result section (or the core) writes, and no other result file."

@@ -710,9 +710,9 @@ def save_figure(result: RunResult, name: str, draw, dpi: int = 120) -> None:
     with plt.rc_context({"interactive": False}): figure = draw()
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight"); plt.close(figure)
-    path = result.out_dir / f"{name}.png"
-    atomic_write(path, lambda partial: partial.write_bytes(buffer.getvalue()))
-    result.figures[name], result.paths = SavedFigure(path, buffer.getvalue()), result.paths + [path]
+    path, png = result.out_dir / f"{name}.png", buffer.getvalue()
+    atomic_write(path, lambda partial: partial.write_bytes(png))
+    result.figures[name], result.paths = SavedFigure(path, png), result.paths + [path]
 
 def save_table(result: RunResult, name: str, table: pd.DataFrame, **options) -> pd.DataFrame:
     "Write a table into the run folder (csv or parquet by its name), atomically, and record its path."
