@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 import torch
-from .models import (IMAGE_BACKEND, TINY_WORDS, WEIGHTS_DIR, LoadOptions, ModelSpec, ProcessorEncoder, VQAAdapter, model_entry, model_family,
-                               pretrained, question_max_length, question_tokenizer, sequence_confidence, to_model)
+from .models import (IMAGE_BACKEND, TINY_WORDS, WEIGHTS_DIR, LoadOptions, ModelSpec, ProcessorEncoder, VQAAdapter, encode_each_image_once, model_entry,
+                               model_family, pretrained, question_max_length, question_tokenizer, sequence_confidence, to_model)
 
 
 # %% auto #0
@@ -260,6 +260,7 @@ def load_blip(spec: ModelSpec, options: LoadOptions) -> GenerativeVQA:
     "A BLIP VQA checkpoint in the generator adapter."
     from transformers import BlipForQuestionAnswering, BlipProcessor
     model = set_vision_layer_norm_eps(pretrained(BlipForQuestionAnswering, spec, options), spec.settings.get("vision_layer_norm_eps"))
+    if spec.settings.get("encode_each_image_once", True): encode_each_image_once(model.vision_model)  # the ViT sees no question: an image asked several questions in a batch is encoded once
     return GenerativeVQA(spec.name, spec, model.to(options.device).eval(), pretrained(BlipProcessor, spec, options, backend=IMAGE_BACKEND), options.device)
 
 # %% ../nbs/02h_blip.ipynb #b005
@@ -283,7 +284,8 @@ def tiny_blip(spec: ModelSpec, folder: Path) -> dict:
 # %% ../nbs/02h_blip.ipynb #b007
 BLIP_FAMILY = model_family("blip", load_blip, tiny_blip, defaults={"num_beams": 3, "max_length": 10, "min_length": 1, "image_size": None,
                                                          "question_start": "cls", "beam_search": "transformers", "vision_layer_norm_eps": None,
-                                                         "max_question_tokens": 35}, model_types=("blip",),
+                                                         "max_question_tokens": 35, "encode_each_image_once": True},
+                            model_types=("blip",),
                             batch_size=32)
 
 BLIP_SOURCES = {  # where the settings of the paper's BLIP entries come from (Salesforce/BLIP, which VRB's repository vendors)
@@ -294,6 +296,7 @@ BLIP_SOURCES = {  # where the settings of the paper's BLIP entries come from (Sa
     "beam_search": "transformers 4.x BeamSearchScorer, which BLIP's decoder.generate ran on (length counted with [DEC])",
     "vision_layer_norm_eps": "BLIP models/vit.py (norm_layer = partial(nn.LayerNorm, eps=1e-6))",
     "max_question_tokens": "BLIP models/blip_vqa.py forward (tokenizer(question, padding='longest', truncation=True, max_length=35))",
+    "encode_each_image_once": "this package: the ViT sees no question, so an image asked several questions in a batch is encoded once (False: once a question, as BLIP's code batches)",
 }
 
 BLIP_MODELS = [  # the shipped BLIPs, then the paper's
