@@ -180,8 +180,9 @@ def easy_vqa_table(split: str = "test",  # "train" or "test"
     if split not in ("train", "test"): raise ValueError(f"easy-VQA split must be 'train' or 'test', got {split!r}")
     texts, answers, image_ids = easy_vqa.get_train_questions() if split == "train" else easy_vqa.get_test_questions()
     colours = [a for a in easy_vqa.get_answers() if easy_vqa_answer_type(a) == "color"]
+    types = {q: easy_vqa_question_type(q, colours) for q in set(texts)}  # 107 distinct texts among the 38,575 questions of train
     return pd.DataFrame({"question_id": range(len(texts)), "image_id": [int(i) for i in image_ids], "question": texts,
-                         "question_type": [easy_vqa_question_type(q, colours) for q in texts],
+                         "question_type": [types[q] for q in texts],
                          "answer_type": [easy_vqa_answer_type(a) for a in answers], "multiple_choice_answer": answers,
                          "answers": [[a] * 10 for a in answers]})
 
