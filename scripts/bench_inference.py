@@ -10,6 +10,7 @@ workers, with its ratio to model-only. Batch size, dtype, device and worker coun
     .venv/bin/python scripts/bench_inference.py --results             # memory and time of writing a run's results, per pyarrow memory pool
     .venv/bin/python scripts/bench_inference.py --agreement           # bfloat16 against float32 answers of the shipped models
     .venv/bin/python scripts/bench_inference.py --defences all         # each defence's time per image, beside the corruption's (bm3d: ask by name)
+    .venv/bin/python scripts/bench_inference.py --image-once --questions 64   # BLIP's ViT once per distinct image against once per question
 
 Images are COCO-sized (640 x 480 JPEGs made from scikit-image's sample photographs), about 5.3 questions each as in
 VRB's split; `--images easy_vqa` uses the 64 x 64 easy-VQA images instead. Full-size random-weight models have the
@@ -267,6 +268,35 @@ def bench_flops(args, work: Path):
                      "GFLOP per answer": counter.get_total_flops() / len(order) / 1e9})
     print_table(rows)
 
+def bench_image_once(args, dataset, work: Path):
+    """BLIP's `encode_each_image_once` on and off, model only (inputs encoded beforehand), side by side: answers/s, the ratio,
+    answers unchanged and the largest confidence difference; the shipped BLIP on easy-VQA, the full-size random BLIP on `dataset`."""
+    from vqa_robust.inference import ConditionBatches, plan_batches, question_order
+    from vqa_robust.store import n_chunks
+    from vqa_robust.zoo import load_model
+    rows = []
+    for name, data in (("easy-vqa-blip", easy_vqa(args.questions)), ("blip-base-random", dataset)):
+        path = random_checkpoint(name, work / name) if name in RANDOM_MODELS else name
+        models = {once: load_model(path, device=args.device, encode_each_image_once=once) for once in (True, False)}
+        batch_size = args.batch_size or 32
+        order = question_order(data)
+        encoder = models[True].encoder()
+        batches = plan_batches(len(order), {(args.corruption, args.severity): set(range(n_chunks(len(order), 1024)))}, 1024, batch_size)
+        source = ConditionBatches(data, order, encoder, encoder.questions(order.question.tolist()), batches, 0)
+        encoded = [source[i][1] for i in range(len(batches))]
+        answers, seconds = {}, {}
+        for once, model in models.items():
+            model.predict_encoded(encoded[0])  # warm-up
+            start = time.perf_counter()
+            answers[once] = [out for inputs in encoded for out in zip(*model.predict_encoded(inputs))]
+            seconds[once] = time.perf_counter() - start
+        same = sum(a[0] == b[0] for a, b in zip(answers[True], answers[False])) / len(order)
+        rows.append({"model": name, "questions": len(order), "images": len(data.image_ids), "batch": batch_size,
+                     "once a question, answers/s": len(order) / seconds[False], "once an image, answers/s": len(order) / seconds[True],
+                     "speed-up": seconds[False] / seconds[True], "answers unchanged": f"{100 * same:.2f}%",
+                     "largest confidence difference": max(abs(a[1] - b[1]) for a, b in zip(answers[True], answers[False]))})
+    print_table(rows)
+
 def bench_defences(args, dataset):
     "Each defence's milliseconds per image (per question for text defences) on the dataset's images under the corruption, beside the corruption's own."
     from vqa_robust.corruptions import image_under_condition
@@ -303,6 +333,7 @@ def main():
     parser.add_argument("--data-only", action="store_true", help="measure the data side only")
     parser.add_argument("--defences", default="", help="time these defences (comma-separated, or 'all': every one but bm3d) instead of the models")
     parser.add_argument("--defence-images", type=int, default=8, help="images the defences are timed on")
+    parser.add_argument("--image-once", action="store_true", help="BLIP's ViT once per distinct image of a batch against once per question (encode_each_image_once)")
     args = parser.parse_args()
     args.workers = [int(w) for w in args.workers.split(",")]
     args.memory_conditions = [int(c) for c in args.memory_conditions.split(",")]
@@ -320,6 +351,7 @@ def main():
         dataset = coco_like(images, args.questions) if args.images == "coco_like" else easy_vqa(args.questions)
         print(f"{len(dataset)} questions on {len(dataset.image_ids)} images ({args.images})")
         if args.defences: return bench_defences(args, dataset)
+        if args.image_once: return bench_image_once(args, dataset, work)
         rows = []
         for name in args.models.split(","):
             rows += bench_model(name, dataset, args, work)
