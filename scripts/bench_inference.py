@@ -273,12 +273,12 @@ def bench_image_once(args, dataset, work: Path):
     answers unchanged and the largest confidence difference; the shipped BLIP on easy-VQA, the full-size random BLIP on `dataset`."""
     from vqa_robust.inference import ConditionBatches, plan_batches, question_order
     from vqa_robust.store import n_chunks
-    from vqa_robust.zoo import load_model
+    from vqa_robust.zoo import FAMILIES, load_model
     rows = []
     for name, data in (("easy-vqa-blip", easy_vqa(args.questions)), ("blip-base-random", dataset)):
         path = random_checkpoint(name, work / name) if name in RANDOM_MODELS else name
         models = {once: load_model(path, device=args.device, encode_each_image_once=once) for once in (True, False)}
-        batch_size = args.batch_size or 32
+        batch_size = args.batch_size or FAMILIES[models[True].spec.family].batch_size
         order = question_order(data)
         encoder = models[True].encoder()
         batches = plan_batches(len(order), {(args.corruption, args.severity): set(range(n_chunks(len(order), 1024)))}, 1024, batch_size)

@@ -560,7 +560,7 @@ def unique_rows(x: torch.Tensor  # a batch: rows along the first dimension
     "Distinct rows of a batch: `x[first][inverse]` is `x`, element for element (rows holding NaN are never merged)."
     flat = x.reshape(len(x), -1)
     first, inverse, by_sum = [], [], {}
-    for i, total in enumerate(flat.double().sum(1).tolist()):  # equal rows have equal sums: only rows of the same sum are compared
+    for i, total in enumerate(flat.sum(1, dtype=torch.float64).tolist()):  # equal rows have equal sums (added in float64, no copy of the batch): only rows of the same sum are compared
         same = next((j for j in by_sum.get(total, ()) if torch.equal(flat[i], flat[first[j]])), None)
         if same is None: same = len(first); first.append(i); by_sum.setdefault(total, []).append(same)
         inverse.append(same)
