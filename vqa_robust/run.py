@@ -922,16 +922,22 @@ def run(config: RunConfig | None = None,  # a checked run (`run_config`); None: 
     with folder_lock(config.out_dir):  # one writer per run folder: a second run into it stops here, having changed nothing
         return locked_run(config, progress, figures)
 
-def give_back() -> None:
+def give_back(collect: bool = True  # run the collector first (a step that drew figures; after answering)
+             ) -> None:
     """Collect what the last step left (a closed figure's artists refer to one another: only the collector frees them), then return the
-    freed heap to the system (`release_memory`): each result section then starts where the last one began, not above its peak."""
-    gc.collect(); release_memory()
+    freed heap to the system (`release_memory`): each result section then starts where the last one began, not above its peak.
+    `collect=False` after a step that drew nothing: it left no such cycles, and a full collection walks every object of the process
+    (torch, transformers, the models: about 0.2 s) to find none."""
+    if collect: gc.collect()
+    release_memory()
 
 def write_sections(config: RunConfig, result: RunResult, scores: RunScores) -> None:
     "Each registered result section whose needs this run meets, in order; the files of the others named in `not_computed` with the reason."
     for section in RESULT_SECTIONS.values():
         why = next((reason for need in section.needs if (reason := NEEDS[need](config, scores))), None)
-        if why is None: section.write(config, result, scores); give_back(); continue
+        if why is None:
+            drawn = len(result.figures)
+            section.write(config, result, scores); give_back(collect=len(result.figures) > drawn); continue
         result.not_computed.update({name: why for name in section.files})
         if section.say: print(f"{section.files[0]} not written: {why}")
 
