@@ -87,10 +87,11 @@ def test_run_on_ray(tmp_path, setup):
     start_ray(num_cpus=2, object_store_mb=200)  # the running Ray, or a new one if this test runs alone
     settings = dict(model="easy-vqa-vilt", n_images=6, corruptions="gaussian_noise", severities="2", progress=False, figures=False)
     a = run(out_dir=tmp_path / "local", **settings).answers
-    b = run(out_dir=tmp_path / "ray", executor="ray", **settings).answers
+    b = run(out_dir=tmp_path / "ray", executor="ray", replicas=1, **settings).answers  # one replica: the pool of two is tested above
     assert len(a) and a.drop(columns="confidence").to_dict("list") == b.drop(columns="confidence").to_dict("list")
     np.testing.assert_allclose(a.confidence.to_numpy(), b.confidence.to_numpy(), rtol=1e-6)
     assert json.loads((tmp_path / "ray" / "run.json").read_text())["executor"] == "ray"
+    assert "easy-vqa-vilt: 1 replica(s) on Ray" in (tmp_path / "ray" / "run.log").read_text()  # the run's replicas parameter reached ray_start
 
 def test_losing_the_driver_and_cluster_loses_no_finished_shard(setup):
     dataset, model, local, folder = setup

@@ -74,7 +74,7 @@ class Executor:
     map: Callable        # (fn, tasks, workers) -> an iterator of results in task order
     answer: Callable     # (model_name, identity, dataset, grid, out_dir, **options) -> answers (RESULT_COLUMNS)
     description: str
-    start: Callable | None = None  # (model_name, load, threads=, num_workers=, address=, log=) -> replicas, a dict of `answer`'s extra options
+    start: Callable | None = None  # (model_name, load, threads=, num_workers=, address=, replicas=, log=) -> replicas, a dict of `answer`'s extra options
     stop: Callable | None = None   # (replicas) -> None: releases what `start` made
 
 EXECUTORS = Registry("executor")  # name -> Executor
@@ -116,6 +116,7 @@ def local_start(model_name: str,       # a key of MODELS or a checkpoint folder
                 threads: int = 1,      # torch threads (the run sets them in this process)
                 num_workers: int = 0,  # data-worker processes (`local_answer` takes them per call)
                 address: str = "",     # unused (Ray's address)
+                replicas: int | None = None,  # unused (Ray's replicas: here the one model this process loads)
                 log=None,              # run_log's function, or None
                ) -> dict:              # {"model": the loaded adapter}, `local_answer`'s option
     "Load the model once in this process, for every question set a run answers with it."

@@ -110,6 +110,7 @@ class RunParameters:
     reference_model: str = parameter("", 'mCE and relative mCE (ImageNet-C) against this model of the run (its name, as in the results; with its defence: MODEL+DEFENCE); "": none (mce.csv not written)')
     executor: str = parameter("local", '"local" (this machine) or "ray" (a Ray cluster: one model replica per GPU; vqa_robust.distributed)')
     ray_address: str = parameter("", 'with executor "ray": the cluster\'s address ("auto", "ray://head:10001"); "": start Ray on this machine')
+    replicas: int | str = parameter("auto", 'with executor "ray": replicas of each model; "auto": one per GPU, or 2 sharing the CPUs of a cluster without GPUs')
     out_dir: str = parameter("runs/default", 'the run folder: answers, tables, figures, run.json (created if missing)')
 
 # %% ../nbs/08_run_library.ipynb #c012ps2
@@ -289,6 +290,7 @@ class CheckedParameters:
     option_rules: str       # a key of OPTION_RULES
     judge: str              # a served judge, or ""
     reference_model: str = ""  # the model mCE divides by (one of `models`), or ""
+    replicas: int | None = None  # with executor "ray": replicas of each model (None: one per GPU, or 2 sharing the CPUs)
 
 SAMPLE_IMAGES = 500  # images a run samples when n_images is "auto" (and the split is not VRB's)
 
@@ -374,14 +376,16 @@ def scoring_parameters(dataset: str, accuracy_mode: str, option_rules: str, judg
         if not OPTION_RULES[option_rules].judged: raise ValueError(f"judge: the option rules {option_rules!r} ask no judge (they read every answer or draw an option, as their benchmark's evaluation does)")
     return {"accuracy_mode": DATASETS[dataset].accuracy_mode if accuracy_mode == "auto" else accuracy_mode, "option_rules": option_rules, "judge": str(judge)}
 
-def compute_parameters(specs: dict, device: str, dtype: str, threads, batch_size, num_workers, executor: str, ray_address: str) -> dict:
-    "Where and how fast: the device, each model's dtype and batch size, threads, data workers, chunk size and executor."
+def compute_parameters(specs: dict, device: str, dtype: str, threads, batch_size, num_workers, executor: str, ray_address: str, replicas="auto") -> dict:
+    "Where and how fast: the device, each model's dtype and batch size, threads, data workers, chunk size, executor and Ray's replicas."
     threads = int_parameter(threads, "threads")
     if threads < 1: raise ValueError(f"threads must be at least 1, got {threads}")
     batch_size, num_workers = auto_parameter(batch_size, "batch_size", 1), auto_parameter(num_workers, "num_workers", 0)
     registry_parameter(EXECUTORS, [executor], "executor")
+    replicas = auto_parameter(replicas, "replicas", 1)
+    if replicas != "auto" and executor == "local": raise ValueError("replicas: only executor 'ray' makes replicas (executor 'local' loads each model once, in this process)")
     device = resolve_device(device)
-    return {"device": device, "threads": threads, "executor": executor, "ray_address": str(ray_address),
+    return {"device": device, "threads": threads, "executor": executor, "ray_address": str(ray_address), "replicas": None if replicas == "auto" else replicas,
             "dtypes": {m: resolve_dtype(dtype, device, FAMILIES[spec.family]) for m, spec in specs.items()},
             "batch_sizes": {m: FAMILIES[spec.family].batch_size if batch_size == "auto" else batch_size for m, spec in specs.items()},
             "chunk_size": CHUNK_SIZE,
@@ -400,7 +404,7 @@ def run_parameters(parameters: RunParameters | None = None,  # the run's paramet
                              text_conditions=question_conditions(r.text_perturbations, grid["grid"]),
                              **split_parameters(dataset, r.split, r.n_images, r.data_dir, r.questions_file, r.annotations_file, r.image_dir, r.dataset_split),
                              **scoring_parameters(dataset, r.accuracy_mode, r.option_rules, r.judge),
-                             **compute_parameters(models["specs"], r.device, r.dtype, r.threads, r.batch_size, r.num_workers, r.executor, r.ray_address))
+                             **compute_parameters(models["specs"], r.device, r.dtype, r.threads, r.batch_size, r.num_workers, r.executor, r.ray_address, r.replicas))
 
 # %% ../nbs/08_run_library.ipynb #c006
 @dataclass
@@ -625,7 +629,7 @@ def answer_all(config: RunConfig,  # the run
         began, identity = time.time(), config.identities[name]
         transport = {"transport": p.specs[name].transport} if p.specs[name].transport else {}  # a served model's requests: concurrency, timeout, retries
         load = {"device": p.device, "dtype": p.dtypes[name], "local_files_only": config.local_files_only, **transport, **p.model_settings[name]}
-        replicas = runner.start(name, load, threads=p.threads, num_workers=p.num_workers, address=p.ray_address, log=log)
+        replicas = runner.start(name, load, threads=p.threads, num_workers=p.num_workers, address=p.ray_address, replicas=p.replicas, log=log)
         if log: log(f"{identity['model']}: dtype {identity['dtype']}, batch size {p.batch_sizes[name]}, executor {runner.name}")
         try:
             for text, (questions, folder, fingerprint) in stores.items():
