@@ -9,7 +9,11 @@ sideways (at 1280 and 390 px), and weighs at most --max-page-mb with its images;
 anchor. The search box must find a documented function, with the site's own search index and no console error.
 Each page is checked with an empty search index served in place of the site's (MkDocs Material's search worker otherwise
 builds the whole site's index again on every page opened, about a CPU-second a page that no page check reads); the
-search check then loads the real one. Screenshots of the index and the metrics page, and a JSON report of what was
+search check then loads the real one. All pages are opened one after the other in one browser tab (a new tab a page started
+a renderer and MkDocs Material's scripts again for each: 58 against 28 CPU-seconds for the check), each page at 1280 px
+again whatever width the last left; each page's console errors and requests are collected by listeners of its own check,
+removed when it is done, so nothing one page logs counts against another (an outside request that two pages make, the
+second may take from the browser's cache: it fails the first). Screenshots of the index and the metrics page, and a JSON report of what was
 counted, go to --out. Exits 1 on any failure and prints each one.
 """
 from __future__ import annotations
@@ -84,6 +88,7 @@ PAGE_FACTS = """() => ({
   text: document.querySelector('article') ? document.querySelector('article').innerText : '',
   links: [...document.querySelectorAll('a[href]')].map(a => a.getAttribute('href')),
   overflow: document.documentElement.scrollWidth - window.innerWidth,
+  width: window.innerWidth,
   toc: document.querySelectorAll('.md-sidebar--secondary .md-nav__link').length,
   h2: document.querySelectorAll('article h2').length,
   footer: document.querySelectorAll('.md-footer__link').length,
@@ -92,11 +97,20 @@ PAGE_FACTS = """() => ({
 })"""
 
 def check_page(page, name: str, base: str, site: Path, max_mb: float, report: dict, screenshot: Path | None = None) -> list[str]:
-    "Open one page and return its failures (`screenshot`: save one at 1280 px first; the page is left at 390 px)."
-    fails, console, external = [], [], []
-    page.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: console.append(str(e)))
-    page.on("request", lambda r: external.append(r.url) if not r.url.startswith((base, "data:", "blob:")) else None)
+    "Open one page in the tab `page` and return its failures (`screenshot`: save one at 1280 px first; the tab is left at 390 px)."
+    console, external = [], []
+    listeners = {"console": lambda m: console.append(m.text) if m.type == "error" else None, "pageerror": lambda e: console.append(str(e)),
+                 "request": lambda r: external.append(r.url) if not r.url.startswith((base, "data:", "blob:")) else None}
+    for event, listener in listeners.items(): page.on(event, listener)
+    try: return page_failures(page, name, base, site, max_mb, report, screenshot, console, external)
+    finally:
+        for event, listener in listeners.items(): page.remove_listener(event, listener)
+
+def page_failures(page, name: str, base: str, site: Path, max_mb: float, report: dict, screenshot: Path | None,
+                  console: list, external: list) -> list[str]:
+    "`check_page`'s checks, with the console errors and outside requests its listeners collect while the page loads."
+    fails = []
+    page.set_viewport_size({"width": 1280, "height": 900})  # the tab may come from the last page's check, at 390 px
     url = base + name
     response = page.goto(url, wait_until="load")
     if response is None or response.status != 200: return [f"{name}: HTTP {response.status if response else 'no response'}"]
@@ -110,7 +124,7 @@ def check_page(page, name: str, base: str, site: Path, max_mb: float, report: di
         if m: fails.append(f"{name}: shows a {what}: ...{facts['text'][max(0, m.start() - 40):m.end() + 40]!r}...")
     fails += [f"{name}: image does not load: {src}" for src in images["broken"]]
     fails += [f"{name}: image wider than the page: {src}" for src in images["wider"]]
-    if facts["overflow"] > 1: fails.append(f"{name}: the page scrolls sideways by {facts['overflow']} px at 1280 px")
+    if facts["overflow"] > 1: fails.append(f"{name}: the page scrolls sideways by {facts['overflow']} px at {facts['width']} px")
     if facts["h2"] and not facts["toc"]: fails.append(f"{name}: no table of contents")
     if not facts["footer"]: fails.append(f"{name}: no previous/next links")
     if facts["code_blocks"] and not facts["highlighted"]: fails.append(f"{name}: code is not highlighted")
@@ -174,11 +188,11 @@ def main(argv=None) -> int:
             if (site / "search" / "search_index.json").is_file():
                 empty = empty_search_index(site)
                 context.route(SEARCH_INDEX, lambda route: route.fulfill(status=200, content_type="application/json", body=empty))
+            page = context.new_page()
             for name in args.pages or site_pages(site):
-                page = context.new_page()
                 shot = out / name.replace(".html", ".png") if name in ("index.html", "metrics.html") else None
                 fails += check_page(page, name, base, site, args.max_page_mb, report, shot)
-                page.close()
+            page.close()
             context.unroute(SEARCH_INDEX)  # the search check reads the site's own index
             page = context.new_page()
             n_results, search_fails = check_search(page, base)

@@ -117,17 +117,18 @@ def test_browser_check_fails_on_a_broken_page(tmp_path):
                         '<a href="models.html#no-such-anchor">x</a><a href="nowhere.html">y</a>'
                         '<script>console.error("boom")</script><div style="width:3000px">wide</div></article>', 1)
     page.write_text(html)
-    p = subprocess.run([sys.executable, "scripts/check_site.py", "--site", str(site), "--out", str(tmp_path / "out"), "--pages", "metrics.html", "models.html"],
-                       cwd=root, capture_output=True, text=True)
+    p = subprocess.run([sys.executable, "scripts/check_site.py", "--site", str(site), "--out", str(tmp_path / "out"), "--pages", "models.html", "metrics.html", "index.html"],
+                       cwd=root, capture_output=True, text=True)  # one tab, in this order: the damaged page between two sound ones
     assert p.returncode == 1
     fails = [l for l in p.stdout.splitlines() if l.startswith("FAIL metrics.html")]
     for fault in ("no page title", "shows a cell directive", "image does not load: assets/missing.png",
                   "broken link models.html#no-such-anchor: models.html has no anchor #no-such-anchor",
-                  "broken link nowhere.html: no such file nowhere.html", "console error: boom", "scrolls sideways"):
+                  "broken link nowhere.html: no such file nowhere.html", "console error: boom", "scrolls sideways by"):
         assert any(fault in f for f in fails), (fault, fails)
+    assert any(f.endswith("px at 1280 px") for f in fails), fails  # checked wide, though the tab was left at 390 px by the page before
     assert not any(l.startswith("FAIL") and not l.startswith("FAIL metrics.html") and "placeholder" not in l and "weighs" not in l
-                   for l in p.stdout.splitlines()), p.stdout  # models.html, undamaged, passes
-    assert "check_site: 2 pages" in p.stdout, p.stdout  # only the pages asked for
+                   for l in p.stdout.splitlines()), p.stdout  # models.html and index.html, undamaged, pass: nothing of metrics.html counted against the next
+    assert "check_site: 3 pages" in p.stdout, p.stdout  # only the pages asked for
 
 def test_every_notebook_has_a_page():
     "A notebook left out of sidebar.yml would be left out of the site (scripts/docs.py builds the pages sidebar.yml lists)."
