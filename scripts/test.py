@@ -36,8 +36,8 @@ NOTEBOOK_SECONDS = {  # seconds each notebook took in a shared process on the pr
     "nbs/02_models.ipynb": 11, "nbs/02c_pnp.ipynb": 6, "nbs/02e_model_zoo.ipynb": 6, "nbs/02f_served.ipynb": 8}
 WAITING = (" + ".join(RAY_CHAIN), "tests/test_served.py")  # tasks that wait much of their time (on a cluster, on servers): started first, beside the others
 EXPECTED_SECONDS = {  # seconds measured on the project's 2-core machine (CI, fresh clone): only the order tasks start in (longest first)
-    "nbs/03a_distributed.ipynb + tests/test_distributed.py": 208, "tests/test_run.py": 138, "tests/test_docs.py": 138,
-    "other tests": 64, "tests/test_served.py": 97, "tests/test_faults.py": 39,
+    "nbs/03a_distributed.ipynb + tests/test_distributed.py": 161, "tests/test_run.py": 136, "tests/test_docs.py": 77,
+    "other tests": 39, "tests/test_served.py": 92, "tests/test_faults.py": 30,
 }
 
 def notebook_groups(notebooks: list[Path], n: int) -> list[list[Path]]:
