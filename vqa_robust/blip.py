@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 import torch
-from .models import (IMAGE_BACKEND, TINY_WORDS, WEIGHTS_DIR, LoadOptions, ModelSpec, ProcessorEncoder, VQAAdapter, encode_each_image_once, model_entry,
-                               model_family, pretrained, question_max_length, question_tokenizer, sequence_confidence, to_model)
+from .models import (IMAGE_BACKEND, TINY_WORDS, WEIGHTS_DIR, LoadOptions, ModelSpec, ProcessorEncoder, VQAAdapter, model_entry, model_family,
+                               outputs_per_question, pretrained, question_max_length, question_tokenizer, sequence_confidence, to_model)
 
 
 # %% auto #0
@@ -236,14 +236,16 @@ def predict_encoded(self: GenerativeVQA, inputs):
     "Answers and their probabilities for inputs the encoder prepared: the best beam of transformers' `generate`, or of VRB's search."
     s, resize = self.spec.settings, self.image_kwargs()
     if s.get("beam_search", "transformers") not in BEAM_SEARCHES: raise ValueError(f"beam_search must be one of {BEAM_SEARCHES}, not {s['beam_search']!r}")
-    inputs = to_model(inputs, self.device, self.model.dtype)
-    if s.get("beam_search", "transformers") == "vrb":
-        sequences, _, sums = self.beams(inputs)
-        answers = [a.strip() for a in self.processor.batch_decode(sequences[:, 0], skip_special_tokens=True)]
-        return answers, sums[:, 0].exp().tolist()  # the best beam's probability: the product of its tokens' (the end token's too, where it ended)
-    generated = self.model.generate(**{**inputs, "input_ids": self.question_ids(inputs["input_ids"])}, num_beams=s["num_beams"],
-                                    max_length=s["max_length"], min_length=s["min_length"], interpolate_pos_encoding=bool(resize),
-                                    output_scores=True, return_dict_in_generate=True)
+    inputs = to_model(inputs, self.device, self.model.dtype, expand=not s.get("encode_each_image_once", True))  # the ViT sees no question: each image once
+    index = inputs.pop("image_index", None)
+    with outputs_per_question(self.model.vision_model, index, len(inputs["pixel_values"])):  # each question then gets its image's encoding
+        if s.get("beam_search", "transformers") == "vrb":
+            sequences, _, sums = self.beams(inputs)
+            answers = [a.strip() for a in self.processor.batch_decode(sequences[:, 0], skip_special_tokens=True)]
+            return answers, sums[:, 0].exp().tolist()  # the best beam's probability: the product of its tokens' (the end token's too, where it ended)
+        generated = self.model.generate(**{**inputs, "input_ids": self.question_ids(inputs["input_ids"])}, num_beams=s["num_beams"],
+                                        max_length=s["max_length"], min_length=s["min_length"], interpolate_pos_encoding=bool(resize),
+                                        output_scores=True, return_dict_in_generate=True)
     answers = [a.strip() for a in self.processor.batch_decode(generated.sequences, skip_special_tokens=True)]
     return answers, sequence_confidence(self.model, generated, self.model.config.text_config.sep_token_id)
 
@@ -260,7 +262,6 @@ def load_blip(spec: ModelSpec, options: LoadOptions) -> GenerativeVQA:
     "A BLIP VQA checkpoint in the generator adapter."
     from transformers import BlipForQuestionAnswering, BlipProcessor
     model = set_vision_layer_norm_eps(pretrained(BlipForQuestionAnswering, spec, options), spec.settings.get("vision_layer_norm_eps"))
-    if spec.settings.get("encode_each_image_once", True): encode_each_image_once(model.vision_model)  # the ViT sees no question: an image asked several questions in a batch is encoded once
     return GenerativeVQA(spec.name, spec, model.to(options.device).eval(), pretrained(BlipProcessor, spec, options, backend=IMAGE_BACKEND), options.device)
 
 # %% ../nbs/02h_blip.ipynb #b005

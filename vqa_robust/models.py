@@ -27,7 +27,7 @@ __all__ = ['DAMAGE_HINT', 'CHECKPOINT_JSON', 'UNREADABLE', 'FAST_PIXELS', 'PADDI
            'RawEncoder', 'ProcessorEncoder', 'text_positions', 'question_max_length', 'truncated_questions', 'to_model',
            'model_inputs', 'answer_probabilities', 'ClassifierVQA', 'write_vocab', 'question_tokenizer',
            'resolve_device', 'resolve_dtype', 'folder_sha256', 'checkpoint_fingerprint', 'weights_fingerprint',
-           'model_identity', 'unique_rows', 'rows_expanded', 'encode_each_image_once']
+           'model_identity', 'rows_expanded', 'outputs_per_question']
 
 # %% ../nbs/02_models.ipynb #c006
 class ModelUnavailableError(RuntimeError):
@@ -424,11 +424,13 @@ def truncated_questions(encoder,  # an adapter's `encoder()`; one without `max_l
 
 PER_IMAGE_KEYS = ("pixel_values", "pixel_mask")  # inputs made once per distinct image of a batch, when it carries an `image_index`
 
-def to_model(inputs: dict, device: str, dtype: torch.dtype) -> dict:
+def to_model(inputs: dict, device: str, dtype: torch.dtype,
+             expand: bool = True,  # images expanded to their questions; False: one row a distinct image, with the `image_index` that expands them
+            ) -> dict:
     "A batch's tensors on `device` (non-blocking, so copies from pinned memory overlap compute), floating ones in `dtype`, images expanded to their questions."
-    moved = {k: v.to(device, dtype=dtype if v.is_floating_point() else None, non_blocking=True) for k, v in inputs.items() if k != "image_index"}
-    if "image_index" in inputs:
-        index = inputs["image_index"].to(device, non_blocking=True)
+    moved = {k: v.to(device, dtype=dtype if v.is_floating_point() else None, non_blocking=True) for k, v in inputs.items()}
+    if "image_index" in moved and expand:
+        index = moved.pop("image_index")
         moved.update({k: moved[k].index_select(0, index) for k in PER_IMAGE_KEYS if k in moved})
     return moved
 
@@ -555,18 +557,6 @@ def model_identity(spec: ModelSpec,                # the entry, settings overrid
     return {**spec.identity(), "dtype": str(dtype).replace("torch.", "") if dtype else "checkpoint", "weights": fingerprint(spec)}
 
 # %% ../nbs/02_models.ipynb #c048e2
-def unique_rows(x: torch.Tensor  # a batch: rows along the first dimension
-               ) -> tuple[torch.Tensor, torch.Tensor]:  # the first row of each distinct value, and for each row which of those it equals
-    "Distinct rows of a batch: `x[first][inverse]` is `x`, element for element (rows holding NaN are never merged)."
-    flat = x.reshape(len(x), -1)
-    first, inverse, by_sum = [], [], {}
-    for i, total in enumerate(flat.sum(1, dtype=torch.float64).tolist()):  # equal rows have equal sums (added in float64, no copy of the batch): only rows of the same sum are compared
-        same = next((j for j in by_sum.get(total, ()) if torch.equal(flat[i], flat[first[j]])), None)
-        if same is None: same = len(first); first.append(i); by_sum.setdefault(total, []).append(same)
-        inverse.append(same)
-    return torch.tensor(first, device=x.device), torch.tensor(inverse, device=x.device)
-
-# %% ../nbs/02_models.ipynb #c048e5
 def rows_expanded(value, inverse: torch.Tensor, n: int):
     "`value` (a tensor, or a model output, tuple or dict of them) with each tensor of `n` rows indexed by `inverse`; anything else as it is."
     if torch.is_tensor(value): return value.index_select(0, inverse) if value.dim() and len(value) == n else value
@@ -574,23 +564,15 @@ def rows_expanded(value, inverse: torch.Tensor, n: int):
     if isinstance(value, (tuple, list)): return type(value)(rows_expanded(v, inverse, n) for v in value)
     return value
 
-def encode_each_image_once(encoder: torch.nn.Module,  # an image encoder that sees only the pixels (BLIP's vision model)
-                           key: str = "pixel_values",  # the keyword (or first positional argument) holding the batch
-                          ) -> torch.nn.Module:
-    "Hooks on `encoder`: without gradients, it encodes each distinct image of a batch once and every row gets its image's output."
-    pending = []  # per call in flight: the inverse index, or None when the batch was left whole
-    def before(module, args, kwargs):
-        pending.append(None)  # first: the hook after pops one entry a call, whatever happens here
-        x = kwargs[key] if key in kwargs else (args[0] if args else None)
-        if not torch.is_tensor(x) or len(x) < 2 or torch.is_grad_enabled(): return None
-        first, inverse = unique_rows(x)
-        if len(first) == len(x): return None
-        pending[-1] = (inverse, len(first))
-        x = x.index_select(0, first)
-        return (args, {**kwargs, key: x}) if key in kwargs else ((x, *args[1:]), kwargs)
-    def after(module, args, kwargs, output):
-        cut = pending.pop()
-        return output if cut is None else rows_expanded(output, *cut)
-    encoder.register_forward_pre_hook(before, with_kwargs=True)
-    encoder.register_forward_hook(after, with_kwargs=True, always_call=True)  # also when forward raises: no stale entry left
-    return encoder
+
+# %% ../nbs/02_models.ipynb #c048e5
+@contextmanager
+def outputs_per_question(encoder: torch.nn.Module,    # an image encoder that sees only the pixels (BLIP's vision model)
+                         index: torch.Tensor | None,  # which image each question asks about (`to_model(..., expand=False)`'s `image_index`); None: nothing to do
+                         n_images: int,               # the images the encoder is given (rows of its outputs)
+                        ):
+    "Within the block, each output of `encoder` (one row an image) expanded to one row a question by `index`; the hook removed on leaving, also on an error."
+    if index is None: yield; return
+    handle = encoder.register_forward_hook(lambda module, args, output: rows_expanded(output, index, n_images))
+    try: yield
+    finally: handle.remove()
