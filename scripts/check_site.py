@@ -17,7 +17,7 @@ second may take from the browser's cache: it fails the first). Screenshots of th
 counted, go to --out. Exits 1 on any failure and prints each one.
 """
 from __future__ import annotations
-import argparse, functools, http.server, json, os, re, shutil, socketserver, sys, threading
+import argparse, contextlib, functools, http.server, json, os, re, shutil, socketserver, sys, threading
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit, unquote
@@ -96,15 +96,21 @@ PAGE_FACTS = """() => ({
   code_blocks: document.querySelectorAll('.highlight pre').length,
 })"""
 
-def check_page(page, name: str, base: str, site: Path, max_mb: float, report: dict, screenshot: Path | None = None) -> list[str]:
-    "Open one page in the tab `page` and return its failures (`screenshot`: save one at 1280 px first; the tab is left at 390 px)."
+@contextlib.contextmanager
+def listening(page, base: str):
+    "Within the block, the console errors (page errors too) and the requests outside `base` of the tab `page`: (console, external), lists that fill as it runs."
     console, external = [], []
     listeners = {"console": lambda m: console.append(m.text) if m.type == "error" else None, "pageerror": lambda e: console.append(str(e)),
                  "request": lambda r: external.append(r.url) if not r.url.startswith((base, "data:", "blob:")) else None}
     for event, listener in listeners.items(): page.on(event, listener)
-    try: return page_failures(page, name, base, site, max_mb, report, screenshot, console, external)
+    try: yield console, external
     finally:
         for event, listener in listeners.items(): page.remove_listener(event, listener)
+
+def check_page(page, name: str, base: str, site: Path, max_mb: float, report: dict, screenshot: Path | None = None) -> list[str]:
+    "Open one page in the tab `page` and return its failures (`screenshot`: save one at 1280 px first; the tab is left at 390 px)."
+    with listening(page, base) as (console, external):
+        return page_failures(page, name, base, site, max_mb, report, screenshot, console, external)
 
 def page_failures(page, name: str, base: str, site: Path, max_mb: float, report: dict, screenshot: Path | None,
                   console: list, external: list) -> list[str]:
@@ -153,19 +159,16 @@ def empty_search_index(site: Path) -> str:
 
 def check_search(page, base: str, query: str = "vqa_accuracy") -> tuple[int, list[str]]:
     "Type `query` into the search box; returns the number of results and failures (console errors too)."
-    console = []
-    page.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: console.append(str(e)))
-    with page.expect_response(lambda r: r.url.endswith("search_index.json")) as index:
-        page.goto(base + "index.html", wait_until="load")
-    if '"docs": []' in index.value.text(): return 0, ["search: the page was served the empty search index, not the site's"]
-    page.click(".md-search__input")
-    page.wait_for_timeout(500)  # the search worker builds its index from search_index.json
-    page.type(".md-search__input", query, delay=30)
-    try: page.wait_for_selector(".md-search-result__item", timeout=10000)
-    except Exception: return 0, [f"search: no result for {query!r}"] + [f"search: console error: {c}" for c in console]
-    n = page.locator(".md-search-result__item").count()
-    return n, [f"search: console error: {c}" for c in console]
+    with listening(page, base) as (console, _):
+        with page.expect_response(lambda r: r.url.endswith("search_index.json")) as index:
+            page.goto(base + "index.html", wait_until="load")
+        if '"docs": []' in index.value.text(): return 0, ["search: the page was served the empty search index, not the site's"]
+        page.click(".md-search__input")
+        page.wait_for_timeout(500)  # the search worker builds its index from search_index.json
+        page.type(".md-search__input", query, delay=30)
+        try: page.wait_for_selector(".md-search-result__item", timeout=10000)
+        except Exception: return 0, [f"search: no result for {query!r}"] + [f"search: console error: {c}" for c in console]
+        return page.locator(".md-search-result__item").count(), [f"search: console error: {c}" for c in console]
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
