@@ -11,19 +11,16 @@ import hashlib, json, sys
 from pathlib import Path
 import numpy as np
 import pytest
-from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts" / "crosscheck"))
 from reference_corruptions import load_imagecorruptions
+from imagenet_c import change_statistics, photo, reference_statistics  # the fixture's own input and statistics
 from vqa_robust.corruptions import corrupt, SEVERITIES
 
 try: reference = load_imagecorruptions()
 except ImportError: reference = None
 needs_reference = pytest.mark.skipif(reference is None, reason="imagecorruptions not installed (pip install --no-deps imagecorruptions==1.1.2)")
-
-def photo(name: str, size=(320, 240)) -> np.ndarray:
-    from skimage import data
-    return np.asarray(Image.fromarray(getattr(data, name)()).convert("RGB").resize(size, Image.BICUBIC))
 
 def psnr(a, b) -> float:
     mse = np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2)
@@ -35,16 +32,12 @@ DETERMINISTIC = ["defocus_blur", "zoom_blur", "brightness", "contrast", "saturat
 @pytest.mark.parametrize("name", DETERMINISTIC)
 @pytest.mark.parametrize("image", ["astronaut", "coffee"])
 def test_deterministic_psnr(name, image):
-    x = photo(image)
+    x = photo(image, (320, 240))
     for s in SEVERITIES:
         assert psnr(corrupt(x, name, s), reference.corrupt(x, severity=s, corruption_name=name)) >= 40, (name, s)
 
 FIXTURE = json.loads((Path(__file__).resolve().parent / "fixtures" / "crosscheck" / "imagecorruptions" / "random_statistics.json").read_text())
 RANDOM = {c["corruption"]: c["draws"] for c in FIXTURE["cases"]}  # corruption -> draws, as the fixture was made
-
-def change_statistics(outputs, x) -> np.ndarray:
-    d = np.stack(outputs).astype(np.float64) - x
-    return np.array([np.abs(d).mean(), d.std()])
 
 def fixture_input() -> np.ndarray:
     "The photo the fixture was made from (its SHA-256 checked: another scikit-image or Pillow would compare other pictures)."
@@ -71,8 +64,6 @@ def test_random_statistics(name):
 @pytest.mark.parametrize("name", RANDOM)
 def test_fixture_is_what_imagecorruptions_gives(name):
     "imagecorruptions run again gives the fixture's statistics (its impulse noise, unseeded, within its run-to-run spread)."
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts" / "crosscheck"))
-    from imagenet_c import reference_statistics
     x = fixture_input()
     for case in (c for c in FIXTURE["cases"] if c["corruption"] == name):
         again = reference_statistics(reference, x, name, case["severity"], case["draws"])

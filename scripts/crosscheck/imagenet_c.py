@@ -6,7 +6,7 @@ Command (from the repository root):
 
     python scripts/crosscheck/imagenet_c.py --out tests/fixtures/crosscheck/imagecorruptions
 
-The input is scikit-image's astronaut resized to 64 x 64 (bicubic, as tests/test_reference_corruptions.py's `photo`). For each
+The input is scikit-image's astronaut resized to 64 x 64 (bicubic: `photo`, which tests/test_reference_corruptions.py uses too). For each
 random corruption and severities 1, 3 and 5 the reference corrupts it DRAWS[name] times, `np.random.seed(10_000 + k)` before
 draw k, and the fixture `random_statistics.json` keeps the mean absolute per-pixel change and its standard deviation over
 all draws, with the input's SHA-256, the versions that made it and this command. tests/test_reference_corruptions.py compares
@@ -30,17 +30,17 @@ DRAWS = {"gaussian_noise": 20, "shot_noise": 20, "impulse_noise": 300, "speckle_
 SEVERITIES = (1, 3, 5)
 FIRST_SEED = 10_000
 
-def astronaut(size=(64, 64)) -> np.ndarray:
-    "scikit-image's astronaut, RGB, resized bicubically to `size` (width, height)."
+def photo(name: str = "astronaut", size=(64, 64)) -> np.ndarray:
+    "One of scikit-image's sample photographs, RGB, resized bicubically to `size` (width, height)."
     from skimage import data
-    return np.asarray(Image.fromarray(data.astronaut()).convert("RGB").resize(size, Image.BICUBIC))
+    return np.asarray(Image.fromarray(getattr(data, name)()).convert("RGB").resize(size, Image.BICUBIC))
 
-def change_statistics(outputs, x) -> list[float]:
+def change_statistics(outputs, x) -> np.ndarray:
     "Mean absolute per-pixel change of `outputs` from `x`, and the change's standard deviation."
     d = np.stack(outputs).astype(np.float64) - x
-    return [float(np.abs(d).mean()), float(d.std())]
+    return np.array([np.abs(d).mean(), d.std()])
 
-def reference_statistics(reference, x, name: str, severity: int, draws: int) -> list[float]:
+def reference_statistics(reference, x, name: str, severity: int, draws: int) -> np.ndarray:
     "imagecorruptions' statistics for one corruption and severity: draw k after `np.random.seed(FIRST_SEED + k)`."
     outputs = []
     for k in range(draws):
@@ -53,8 +53,8 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(root / "tests/fixtures/crosscheck/imagecorruptions"))
     args = ap.parse_args(argv)
     import importlib.metadata as md
-    reference, x = load_imagecorruptions(), astronaut()
-    cases = [{"corruption": name, "severity": s, "draws": n, "statistics": reference_statistics(reference, x, name, s, n)}
+    reference, x = load_imagecorruptions(), photo()
+    cases = [{"corruption": name, "severity": s, "draws": n, "statistics": reference_statistics(reference, x, name, s, n).tolist()}
              for name, n in DRAWS.items() for s in SEVERITIES]
     fixture = {"provenance": {"package": "imagecorruptions==1.1.2 (PyPI), through scripts/reference_corruptions.py's shims",
                               "command": COMMAND, "made": datetime.date.today().isoformat(),
