@@ -247,8 +247,13 @@ def test_notebook_is_one_call():
     code = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
     assert not any(line.lstrip().startswith(("def ", "class ")) for c in code for line in c.splitlines())  # no orchestration defined here
     cell = [c for c in code if c.startswith("model")][0]
+    import ast
     assert len([line for line in cell.splitlines() if line.strip()]) == len(RUN_PARAMETERS)  # one line a parameter, nothing else
-    assert sum(len([line for line in c.splitlines() if line.strip()]) for c in code if c is not cell) <= 3  # the import, the one call, and what shows the result
+    assert [node.target.id for node in ast.parse(cell).body if isinstance(node, ast.AnnAssign)] == RUN_PARAMETERS == [
+        getattr(node, "target", None) and node.target.id for node in ast.parse(cell).body]  # each a typed assignment, in RunParameters' order
+    rest = [node for c in code if c is not cell for node in ast.parse(c).body]  # everything but the parameters: the import, the one call, the shown result
+    assert [ast.unparse(node) for node in rest] == ["from vqa_robust.run import run, RUN_PARAMETERS",
+                                                    "result = run(**{name: globals()[name] for name in RUN_PARAMETERS})", "result.show()"], [ast.unparse(n) for n in rest]
     namespace = {}
     exec(cell, namespace)
     assert {k: namespace[k] for k in RUN_PARAMETERS} == vars(RunParameters())
