@@ -83,21 +83,24 @@ def sync(device: str):
     import torch
     if device.startswith("cuda"): torch.cuda.synchronize()
 
-def bench_model(name: str, dataset, args, work: Path) -> list[dict]:
-    from vqa_robust.inference import ConditionBatches, plan_batches, question_order, run_conditions
+def batch_source(dataset, encoder, condition, batch_size: int, chunk_size: int = 1024):
+    "The dataset's questions in a run's order, a run's batches of them under `condition`, and each batch prepared on demand (`source[i]`): (order, batches, source)."
+    from vqa_robust.inference import ConditionBatches, plan_batches, question_order
     from vqa_robust.store import n_chunks
+    order = question_order(dataset)
+    batches = plan_batches(len(order), {condition: set(range(n_chunks(len(order), chunk_size)))}, chunk_size, batch_size)
+    return order, batches, ConditionBatches(dataset, order, encoder, encoder.questions(order.question.tolist()), batches, 0)
+
+def bench_model(name: str, dataset, args, work: Path) -> list[dict]:
+    from vqa_robust.inference import run_conditions
     from vqa_robust.models import resolve_dtype
     from vqa_robust.zoo import FAMILIES
     device = args.device
     model = load(name, device, resolve_dtype(args.dtype, device, FAMILIES["vilt" if "vilt" in name else "blip"]), work)
     batch_size = args.batch_size or FAMILIES[model.spec.family].batch_size
     dtype = str(model.model.dtype).replace("torch.", "")
-    order = question_order(dataset)
-    encoder = model.encoder()
-    question_inputs = encoder.questions(order.question.tolist())
     condition = (args.corruption, args.severity)
-    batches = plan_batches(len(order), {condition: set(range(n_chunks(len(order), 1024)))}, 1024, batch_size)
-    source = ConditionBatches(dataset, order, encoder, question_inputs, batches, 0)
+    order, batches, source = batch_source(dataset, model.encoder(), condition, batch_size)
     rows, n = [], len(order)
     where = dict(model=name, device=device, dtype=dtype, batch=batch_size)
 
@@ -252,15 +255,12 @@ def bench_agreement(args):
 def bench_flops(args, work: Path):
     "Floating-point operations per answer (torch's FlopCounterMode over one batch of COCO-sized images), for the plan of a full benchmark."
     from torch.utils.flop_counter import FlopCounterMode
-    from vqa_robust.inference import ConditionBatches, plan_batches, question_order
     images = work / "images"; images.mkdir(exist_ok=True)
     dataset = coco_like(images, 16)
     rows = []
     for name in args.models.split(","):
         model = load(name, "cpu", None, work)
-        order = question_order(dataset)
-        encoder = model.encoder()
-        source = ConditionBatches(dataset, order, encoder, encoder.questions(order.question.tolist()), plan_batches(len(order), {("clean", 0): {0}}, 16, 16), 0)
+        order, _, source = batch_source(dataset, model.encoder(), ("clean", 0), 16, chunk_size=16)
         inputs = source[0][1]
         with FlopCounterMode(display=False) as counter: model.predict_encoded(inputs)
         parameters = sum(p.numel() for p in model.model.parameters())
@@ -271,18 +271,13 @@ def bench_flops(args, work: Path):
 def bench_image_once(args, dataset, work: Path):
     """BLIP's `encode_each_image_once` on and off, model only (inputs encoded beforehand), side by side: answers/s, the ratio,
     answers unchanged and the largest confidence difference; the shipped BLIP on easy-VQA, the full-size random BLIP on `dataset`."""
-    from vqa_robust.inference import ConditionBatches, plan_batches, question_order
-    from vqa_robust.store import n_chunks
     from vqa_robust.zoo import FAMILIES, load_model
     rows = []
     for name, data in (("easy-vqa-blip", easy_vqa(args.questions)), ("blip-base-random", dataset)):
         path = random_checkpoint(name, work / name) if name in RANDOM_MODELS else name
         models = {once: load_model(path, device=args.device, encode_each_image_once=once) for once in (True, False)}
         batch_size = args.batch_size or FAMILIES[models[True].spec.family].batch_size
-        order = question_order(data)
-        encoder = models[True].encoder()
-        batches = plan_batches(len(order), {(args.corruption, args.severity): set(range(n_chunks(len(order), 1024)))}, 1024, batch_size)
-        source = ConditionBatches(data, order, encoder, encoder.questions(order.question.tolist()), batches, 0)
+        order, batches, source = batch_source(data, models[True].encoder(), (args.corruption, args.severity), batch_size)
         encoded = [source[i][1] for i in range(len(batches))]
         answers, seconds = {}, {}
         for once, model in models.items():
