@@ -19,7 +19,7 @@ def main(argv=None) -> int:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     import torch
     torch.set_num_threads(1)
-    from vqa_robust.data import load_easy_vqa, sample_images
+    from vqa_robust.vqav2 import load_easy_vqa, sample_images
     from vqa_robust.zoo import load_model
     from vqa_robust.inference import conditions, run_conditions
     from vqa_robust.distributed import start_ray, ray_pool, ray_resources, ray_answer

@@ -27,7 +27,7 @@ def coco_like(folder: Path, n_questions: int):
     import numpy as np
     from PIL import Image
     from skimage import data
-    from vqa_robust.data import VQADataset, load_easy_vqa
+    from vqa_robust.vqav2 import VQADataset, load_easy_vqa
     photos = [getattr(data, name)() for name in ("astronaut", "coffee", "chelsea", "rocket", "immunohistochemistry", "retina", "motorcycle_left")
               if hasattr(data, name)]
     questions = load_easy_vqa("test").questions.iloc[:n_questions].copy()
@@ -39,7 +39,7 @@ def coco_like(folder: Path, n_questions: int):
     return VQADataset(questions.reset_index(drop=True), folder, "{image_id}.jpg", "coco_like")
 
 def easy_vqa(n_questions: int):
-    from vqa_robust.data import VQADataset, load_easy_vqa
+    from vqa_robust.vqav2 import VQADataset, load_easy_vqa
     full = load_easy_vqa("test")
     return VQADataset(full.questions.iloc[:n_questions].reset_index(drop=True), full.image_dir, full.image_template, full.name)
 
@@ -142,7 +142,7 @@ import json, sys, time, torch
 torch.set_num_threads(1)
 import vqa_robust.inference as inference
 from pathlib import Path
-from vqa_robust.data import load_easy_vqa, sample_images
+from vqa_robust.vqav2 import load_easy_vqa, sample_images
 from vqa_robust.zoo import load_model
 n_conditions, trim, workers, out, n_images = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
 release = inference.release_memory

@@ -57,7 +57,7 @@ def main() -> int:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     import torch
     torch.set_num_threads(1)
-    from vqa_robust.data import load_easy_vqa
+    from vqa_robust.vqav2 import load_easy_vqa
     from vqa_robust.served import serve_checkpoint, stop_server, SERVED_DEFAULTS
     from vqa_robust.zoo import load_model, tiny_checkpoint
     bin_dir = Path(args.vllm_env) / "bin" if args.server == "vllm" else None

@@ -19,7 +19,7 @@ that parse on a dataset whose questions do not repeat (easy-VQA's 2,000 question
 """
 import argparse, os, random, statistics, subprocess, sys, tempfile, time
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-from vqa_robust.data import load_easy_vqa
+from vqa_robust.vqav2 import load_easy_vqa
 from vqa_robust.question_corruptions import QUESTION_CORRUPTIONS, SEVERITY_RATES, misspellings
 from vqa_robust.text import PERTURBATIONS, english_pipeline, lemminflect, parse, perturb, word_targets, wordnet
 

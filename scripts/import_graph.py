@@ -14,7 +14,7 @@ FLOORS = [  # bottom up
     ["base"],                  # registry, seeded generator, number checks, task maps
     ["vocabulary"],            # answer normalisation, number and colour words, negation
     ["corruptions"],
-    ["data"],
+    ["vqav2"],  
     ["metrics"],
     ["calibration", "flips", "consistency", "field_measures", "resolution"],  # beyond VRB, side by side: calibration, flips, consistency across severities, mCE and effective robustness, Res-Bench's resolution curve
     ["discrimination"],        # discriminative questions (their flip rate is flips' answer flip)

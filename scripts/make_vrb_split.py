@@ -1,6 +1,6 @@
 """Write the shipped list of VRB's 3,000 VQAv2 val2014 images, once, from the official questions file.
 
-The rule (see nbs/00_data.ipynb, "VRB's split"): sort the distinct image ids of v2_OpenEnded_mscoco_val2014_questions.json and draw
+The rule (see nbs/00_vqav2.ipynb, "VRB's split"): sort the distinct image ids of v2_OpenEnded_mscoco_val2014_questions.json and draw
 3,000 of them with numpy.random.RandomState(0).choice(ids, 3000, replace=False). The record goes to
 vqa_robust/splits/vqav2_val2014_vrb3000.json (package data); commit it, and every user evaluates the same questions.
 
@@ -8,7 +8,7 @@ vqa_robust/splits/vqav2_val2014_vrb3000.json (package data); commit it, and ever
 """
 import argparse, sys
 from pathlib import Path
-from vqa_robust.data import VRB_IMAGES, VRB_SEED, VRB_SPLIT, make_split, shipped_split, splits_folder, vqav2_files
+from vqa_robust.vqav2 import VRB_IMAGES, VRB_SEED, VRB_SPLIT, make_split, shipped_split, splits_folder, vqav2_files
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

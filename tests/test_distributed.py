@@ -18,7 +18,7 @@ def ray_stop():
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    from vqa_robust.data import load_easy_vqa, sample_images
+    from vqa_robust.vqav2 import load_easy_vqa, sample_images
     from vqa_robust.zoo import load_model
     from vqa_robust.inference import run_conditions
     folder = tmp_path_factory.mktemp("distributed")
@@ -66,7 +66,7 @@ def test_killing_a_replica_loses_and_doubles_nothing(setup):
 DRIVER = """
 import os, signal, sys
 from pathlib import Path
-from vqa_robust.data import load_easy_vqa, sample_images
+from vqa_robust.vqav2 import load_easy_vqa, sample_images
 from vqa_robust.zoo import load_model
 from vqa_robust.distributed import ray_answer, start_ray
 dataset = sample_images(load_easy_vqa("test"), 12, seed=4)

@@ -70,7 +70,7 @@ def test_full_disk_during_the_final_writes(tmp_path, monkeypatch):
 
 def test_empty_question_in_the_official_files(tmp_path):
     "An empty question in a VQAv2 questions file is refused, naming the file and the question id, before anything is written."
-    from vqa_robust.data import write_mini_vqav2
+    from vqa_robust.vqav2 import write_mini_vqav2
     from vqa_robust.run import run
     data_dir = write_mini_vqav2(tmp_path / "vqa", layout="flat")
     questions_file = data_dir / "v2_OpenEnded_mscoco_val2014_questions.json"
@@ -85,7 +85,7 @@ def test_empty_question_in_the_official_files(tmp_path):
 def test_any_aspect_ratio_and_long_questions_through_a_run(tmp_path):
     "Images of 10:1, 1:10, 2000x300 and 640x360 and a 63-word question, answered by both shipped models under a corruption; the cut questions are counted in run.log."
     from PIL import Image
-    from vqa_robust.data import coco_image_template, write_mini_vqav2
+    from vqa_robust.vqav2 import coco_image_template, write_mini_vqav2
     from vqa_robust.run import run
     data_dir = write_mini_vqav2(tmp_path / "vqa", layout="flat")
     shapes = {42: (640, 64), 73: (64, 640), 74: (2000, 300), 133: (640, 360)}  # width x height

@@ -2,7 +2,7 @@
 import numpy as np
 
 def test_corrupted_dataset_from_the_module(tmp_path):
-    from vqa_robust.data import load_easy_vqa, sample_images
+    from vqa_robust.vqav2 import load_easy_vqa, sample_images
     from vqa_robust.generator import generate, corrupted_dataset
     from vqa_robust.corruptions import image_under_condition
     ds = sample_images(load_easy_vqa("test"), 2, seed=0)

@@ -38,7 +38,7 @@ def lmms_eval(venv: Path, url: str, include: Path, tasks: str, out: Path) -> Non
 @pytest.mark.slow
 def test_lmms_eval_runs_an_exported_task_as_the_package_asks(tmp_path):
     from vqa_robust.harnesses import export, served_settings
-    from vqa_robust.data import load_easy_vqa, sample_images
+    from vqa_robust.vqav2 import load_easy_vqa, sample_images
     from vqa_robust.run import run, score_predictions
     from vqa_robust.testing import LocalChatServer
     venv = lmms_eval_venv()

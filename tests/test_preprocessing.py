@@ -18,7 +18,7 @@ import torch
 from PIL import Image
 from transformers import AutoImageProcessor
 
-from vqa_robust.data import VQADataset, coco_image_template
+from vqa_robust.vqav2 import VQADataset, coco_image_template
 from vqa_robust.models import FAST_PIXELS, PADDING_PROCESSORS, ProcessorEncoder, fast_pixels, pixel_table, to_model, WEIGHTS_DIR
 
 torch.set_num_threads(1)

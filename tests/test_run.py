@@ -39,7 +39,7 @@ SMALL = ("n_images=24", "corruptions=gaussian_noise,defocus_blur", "severities=1
 SHIPPED = {"easy-vqa-vilt", "easy-vqa-blip"}  # the default: both shipped models
 
 def test_import():
-    p = subprocess.run([sys.executable, "-c", "import vqa_robust, vqa_robust.data, vqa_robust.corruptions, vqa_robust.models, "
+    p = subprocess.run([sys.executable, "-c", "import vqa_robust, vqa_robust.vqav2, vqa_robust.corruptions, vqa_robust.models, "
                         "vqa_robust.inference, vqa_robust.metrics, vqa_robust.analysis; print(vqa_robust.__version__)"], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip().count(".") == 2
@@ -148,7 +148,7 @@ def test_store_and_log(small_run):
 
 def test_vqav2_from_its_official_files(tmp_path):
     "`dataset vqav2, data_dir ...` finds the official file names; per-type accuracy comes out per condition."
-    from vqa_robust.data import write_mini_vqav2
+    from vqa_robust.vqav2 import write_mini_vqav2
     data_dir = write_mini_vqav2(tmp_path / "vqa", layout="flat")
     out = tmp_path / "out"
     run_library(out, "model=easy-vqa-vilt", "dataset=vqav2", f"data_dir={data_dir}", "split=sample", "n_images=0",
@@ -159,7 +159,7 @@ def test_vqav2_from_its_official_files(tmp_path):
 
 def test_vqav2_number_of_images_is_a_sample(tmp_path):
     "A number of images asked for on VQAv2 is a sample (never silently VRB's 3,000); VRB's split of a folder that lacks its images says to sample."
-    from vqa_robust.data import write_mini_vqav2
+    from vqa_robust.vqav2 import write_mini_vqav2
     data_dir = write_mini_vqav2(tmp_path / "vqa", layout="flat")
     run_library(tmp_path / "out", "model=easy-vqa-vilt", "dataset=vqav2", f"data_dir={data_dir}", "n_images=2", "corruptions=brightness", "severities=1", figures=False)
     run = json.loads((tmp_path / "out" / "run.json").read_text())
@@ -548,7 +548,7 @@ def test_a_new_dataset_needs_no_edit_of_run_py(tmp_path):
     "A dataset registered from outside (its loader, its writer, its scoring and its blind baseline's training questions) runs end to end: run.py names no dataset of its own."
     import ast
     import vqa_robust.run as run_module
-    from vqa_robust.data import load_easy_vqa
+    from vqa_robust.vqav2 import load_easy_vqa
     from vqa_robust.datasets import DATASETS, register_dataset, write_easy_vqa_records
     code = ast.parse(Path(run_module.__file__).read_text())
     compared = [n for n in ast.walk(code) if isinstance(n, ast.Compare) and any(isinstance(c, ast.Constant) and c.value in DATASETS for c in n.comparators)]

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 import pandas as pd
 import pytest
-from vqa_robust.data import VQADataset
+from vqa_robust.vqav2 import VQADataset
 from vqa_robust.metrics import (OPTION_RULES, accuracy_anls, accuracy_relaxed, evalai_answer, mmmu_pro_option, score_answers, vqa_accuracy,
                                 vlmevalkit_2025_04_option, vlmevalkit_option)
 

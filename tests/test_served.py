@@ -182,7 +182,7 @@ def test_vllm_served_answers_equal_in_process():
 def test_store_answered_by_two_reported_models_is_refused(tmp_path):
     """Chunks record the model the replies named: a resumed run whose server now answers as another model (the same /v1/models entry
     when the identity was taken, the journal gone) stops before it saves a chunk of the other model."""
-    from vqa_robust.data import load_easy_vqa
+    from vqa_robust.vqav2 import load_easy_vqa
     from vqa_robust.inference import run_conditions
     from vqa_robust.served import ServedModelError
     from vqa_robust.testing import LocalChatServer

@@ -12,7 +12,7 @@ import pandas as pd
 import vqa_robust
 from .base import LazyModule, CONDITION
 from .corruptions import CORRUPTIONS, PRESETS
-from .data import VQADataset
+from .vqav2 import VQADataset
 from .vocabulary import most_common_answer
 from .metrics import (submetrics, minmax_scale, DEFAULT_WEIGHTS, SUBMETRICS, vre, weighted_vre, aggregated_metrics, severity_accuracy,
                                 model_accuracy, corruption_accuracy, relative_drop, LEVELS, check_fractions, with_clean_level)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Callable
 import pandas as pd
 from .base import LazyModule, CONDITION, Registry
-from .data import VQADataset, images_under
+from .vqav2 import VQADataset, images_under
 from .metrics import answer_columns, clean_mask, vqa_accuracy, with_clean
 from .vocabulary import ACHROMATIC, CHROMATIC, COLOURS, answer_changed, as_number, clean_text, most_common_answer, negated, same_answer
 plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn

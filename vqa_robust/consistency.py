@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 from .base import LazyModule
 from .corruptions import CLEAN
-from .data import VQADataset, images_under
+from .vqav2 import VQADataset, images_under
 from .metrics import LEVELS, answer_columns, image_condition_answers
 plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
 

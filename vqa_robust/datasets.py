@@ -11,7 +11,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 from PIL import Image
-from .data import (VQADataset, check_ids, easy_vqa_dataset, easy_vqa_to_vqav2, load_easy_vqa, load_vqav2, load_vqav2_dir, vqav2_files, write_mini_vqav2)
+from .vqav2 import (VQADataset, check_ids, easy_vqa_dataset, easy_vqa_to_vqav2, load_easy_vqa, load_vqav2, load_vqav2_dir, vqav2_files, write_mini_vqav2)
 from .base import Registry
 from .metrics import ACCURACY_MODES, ANSWER_KEYS, OPTION_RULES, rotated
 from .vocabulary import most_common_answer, normalize_answer

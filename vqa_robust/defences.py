@@ -16,7 +16,7 @@ import torch
 from torch import nn
 from .base import CONDITION, LazyModule, Registry, seeded_rng
 from .corruptions import image_under_condition, to_uint8_rgb
-from .data import load_easy_vqa
+from .vqav2 import load_easy_vqa
 from .metrics import question_bootstrap
 from .text import perturb
 cv2 = LazyModule("cv2")  # imported by the first filter that runs

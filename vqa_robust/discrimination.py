@@ -6,7 +6,7 @@
 from __future__ import annotations
 import pandas as pd
 from .base import seeded_rng
-from .data import VQADataset, write_split
+from .vqav2 import VQADataset, write_split
 from .flips import flip_terms
 from .metrics import bootstrap, clean_mask, image_condition_answers
 from .vocabulary import answer_key

@@ -14,7 +14,7 @@ import pandas as pd
 import torch
 
 from .base import Registry, local_map, ray_map, start_ray
-from .data import VQADataset
+from .vqav2 import VQADataset
 from .zoo import load_model
 from .store import CHUNK_SIZE, chunk_file, condition_answers, identity_digest, partition_dir, reported_model, store_plan, write_chunk, write_record
 from .inference import answer_plan, encoder_of, plan_bar, plan_batches, question_order, release_memory, run_conditions, served_journal

@@ -12,7 +12,7 @@ import pandas as pd
 import torch
 from PIL import Image
 from .corruptions import CLEAN, CORRUPTIONS, image_under_condition, to_uint8_rgb
-from .data import VQADataset
+from .vqav2 import VQADataset
 from .inference import answer_condition
 from .store import RESULT_COLUMNS
 from .base import LazyModule, Registry

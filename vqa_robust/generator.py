@@ -12,7 +12,7 @@ from PIL import Image
 from tqdm import tqdm
 from .base import MAPS, listed, non_negative_integer, positive_integer, whole_number
 from .corruptions import CORRUPTIONS, check_condition, check_severity, corrupt_levels, image_under_condition
-from .data import VQADataset, source_images
+from .vqav2 import VQADataset, source_images
 from .store import atomic_write, code_fingerprint, folder_lock
 
 # %% auto #0

@@ -12,7 +12,7 @@ from PIL import Image
 import vqa_robust
 from .base import CONDITION, Registry
 from .corruptions import CLEAN, image_under_condition
-from .data import VQADataset, dataset_fingerprint
+from .vqav2 import VQADataset, dataset_fingerprint
 from .store import atomic_write, code_fingerprint, folder_lock
 from .datasets import DATASETS
 from .metrics import accuracy_table

@@ -16,7 +16,7 @@ from PIL import Image
 from tqdm import tqdm
 from .base import listed, seed_of
 from .corruptions import CORRUPTIONS, CLEAN
-from .data import VQADataset, blank_questions, condition_image, images_under
+from .vqav2 import VQADataset, blank_questions, condition_image, images_under
 from .models import RawEncoder, truncated_questions
 from .store import CHUNK_SIZE, StorePlan, condition_answers, n_chunks, save_chunk, store_plan
 

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from .base import CONDITION, Registry, listed, seeded_rng
 from .corruptions import CLEAN
-from .data import VQADataset
+from .vqav2 import VQADataset
 from .vocabulary import strip_whitespace, process_punctuation, process_digit_article, normalize_answer, most_common_answer
 
 # %% auto #0

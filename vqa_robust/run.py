@@ -16,7 +16,7 @@ from fastcore.docments import docments
 from tqdm import tqdm
 
 from .base import LazyModule, CONDITION, Registry, UnknownNameError, listed, non_negative_integer, positive_integer
-from .data import VQADataset, read_split, sample_images, vrb_split, write_split, dataset_fingerprint
+from .vqav2 import VQADataset, read_split, sample_images, vrb_split, write_split, dataset_fingerprint
 from .datasets import DATASETS, answerability
 from .corruptions import CLEAN, CORRUPTIONS, PRESETS, RES_BENCH_RESOLUTIONS, RESOLUTIONS, expand_corruptions, image_under_condition
 from .models import hub_unreachable_reason, resolve_device, resolve_dtype, unavailable
@@ -80,7 +80,7 @@ class RunParameters:
     dataset: str = parameter("easy_vqa", '"easy_vqa" (offline, shipped), "vqav2" (with data_dir, or the three paths below), "vg", "gqa", "vizwiz", "mmbench", "textvqa", "chartqa", "docvqa", "mmmu_pro" (with data_dir): vqa_robust.datasets.DATASETS')
     data_dir: str = parameter("", 'folder the dataset was downloaded into, official file names (VQAv2: v2_OpenEnded_mscoco_val2014_questions.json, ..., val2014/)')
     dataset_split: str = parameter("", 'the dataset\'s own split (gqa: testdev, val, train; vizwiz: val, train; mmbench: dev_en, dev_en_v11; textvqa: val, train; chartqa: test, val, train; docvqa: val, train; mmmu_pro: vision); "": its first')
-    split: str = parameter("auto", '"vrb": VRB\'s 3,000 val2014 images with all their questions; "sample": n_images drawn with the seed; "auto": "vrb" for vqav2 when n_images is "auto", else "sample"; or a split file (.json: vqa_robust.data.write_split\'s, e.g. vqa_robust.discrimination.discriminative_split\'s)')
+    split: str = parameter("auto", '"vrb": VRB\'s 3,000 val2014 images with all their questions; "sample": n_images drawn with the seed; "auto": "vrb" for vqav2 when n_images is "auto", else "sample"; or a split file (.json: vqa_robust.vqav2.write_split\'s, e.g. vqa_robust.discrimination.discriminative_split\'s)')
     questions_file: str = parameter("", 'or the VQAv2 questions JSON ...')
     annotations_file: str = parameter("", '... the annotations JSON ...')
     image_dir: str = parameter("", '... and the image folder')
@@ -339,7 +339,7 @@ def split_parameters(dataset: str, split: str, n_images, data_dir: str, question
     if dataset_split and dataset_split not in DATASETS[dataset].splits:
         raise ValueError(f"dataset_split: {dataset} has the splits {list(DATASETS[dataset].splits)}, got {dataset_split!r}")
     if split not in ("auto", "sample", "vrb") and not str(split).endswith(".json"):
-        raise ValueError(f"split must be 'auto', 'sample', 'vrb' or a split file (.json, as vqa_robust.data.write_split writes), got {split!r}")
+        raise ValueError(f"split must be 'auto', 'sample', 'vrb' or a split file (.json, as vqa_robust.vqav2.write_split writes), got {split!r}")
     auto = is_auto(n_images)
     if str(split).endswith(".json"):
         if not Path(split).is_file(): raise ValueError(f"split: no split file at {split}")

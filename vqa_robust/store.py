@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from .base import CONDITION, listed
 from .corruptions import CLEAN, image_under_condition
-from .data import VQADataset, dataset_fingerprint, file_sha256
+from .vqav2 import VQADataset, dataset_fingerprint, file_sha256
 
 # %% auto #0
 __all__ = ['LOCK', 'RESULT_COLUMNS', 'CHUNK_SIZE', 'CHUNK_COLUMNS', 'RECORD', 'SAFE_NAME', 'atomic_write', 'FolderLockedError',

@@ -8,7 +8,7 @@ import json, re, warnings
 import numpy as np
 import pandas as pd
 from .base import LazyModule, CONDITION, Registry, listed, non_negative_integer, seeded_rng
-from .data import VQADataset
+from .vqav2 import VQADataset
 from .question_corruptions import QUESTION_CORRUPTIONS
 from .metrics import check_fractions, question_bootstrap, resample_counts
 from .vocabulary import answer_changed, negated, normalize_answer

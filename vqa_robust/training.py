@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from PIL import Image
 from .base import seeded_rng
 from .corruptions import corrupt, image_under_condition
-from .data import VQADataset
+from .vqav2 import VQADataset
 from .models import question_tokenizer, text_positions
 
 # %% auto #0
