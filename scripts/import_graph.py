@@ -12,7 +12,7 @@ from pathlib import Path
 
 FLOORS = [  # bottom up
     ["base"],                  # registry, seeded generator, number checks, task maps
-    ["vocabulary"],            # answer normalisation, number and colour words, negation
+    ["vocabulary", "parallel"],  # answer normalisation, number and colour words, negation; a function mapped over tasks in processes or Ray
     ["corruptions"],
     ["vqav2"],  
     ["metrics"],

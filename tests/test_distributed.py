@@ -82,7 +82,7 @@ ray_answer("easy-vqa-vilt", load_model("easy-vqa-vilt").identity, dataset, {grid
 
 def test_run_on_ray(tmp_path, setup):
     "A whole run with executor 'ray' on the Ray the test above left running (as a job on a running cluster): the same answers as the local executor's run."
-    from vqa_robust.base import start_ray
+    from vqa_robust.parallel import start_ray
     from vqa_robust.run import run
     start_ray(num_cpus=2, object_store_mb=200)  # the running Ray, or a new one if this test runs alone
     settings = dict(model="easy-vqa-vilt", n_images=6, corruptions="gaussian_noise", severities="2", progress=False, figures=False)

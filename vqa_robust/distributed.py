@@ -13,7 +13,8 @@ from typing import Callable, Iterable
 import pandas as pd
 import torch
 
-from .base import Registry, local_map, ray_map, start_ray
+from .base import Registry
+from .parallel import local_map, ray_map, start_ray
 from .vqav2 import VQADataset
 from .zoo import load_model
 from .store import CHUNK_SIZE, chunk_file, condition_answers, identity_digest, partition_dir, reported_model, store_plan, write_chunk, write_record

@@ -10,7 +10,8 @@ from typing import Iterator
 import numpy as np
 from PIL import Image
 from tqdm import tqdm
-from .base import MAPS, listed, non_negative_integer, positive_integer, whole_number
+from .base import listed, non_negative_integer, positive_integer, whole_number
+from .parallel import MAPS
 from .corruptions import CORRUPTIONS, check_condition, check_severity, corrupt_levels, image_under_condition
 from .vqav2 import VQADataset, source_images
 from .store import atomic_write, code_fingerprint, folder_lock
@@ -198,7 +199,7 @@ def generate(dataset: VQADataset,      # images to corrupt (all of them)
              overwrite: bool = False,  # delete the folder's generated files first (else a folder made from other inputs is refused)
              verify: bool = True,      # decode the files already there and rewrite damaged ones (False: trust every existing file)
              progress: bool = True,    # a progress bar
-             executor: str = "local",  # where the chunks run: a key of vqa_robust.base.MAPS ("local" processes, "ray" tasks)
+             executor: str = "local",  # where the chunks run: a key of vqa_robust.parallel.MAPS ("local" processes, "ray" tasks)
             ) -> dict:  # the manifest
     "Write every image of `dataset` under every (corruption, severity), resuming a folder generated from the same inputs."
     grid = list(dict.fromkeys((c, check_severity(c, s)) for c in as_list(corruptions, "corruptions") for s in as_list(severities, "severities")))
