@@ -47,6 +47,7 @@ CONTRACTIONS = {  # the official script's table: apostrophe-less spellings to th
 DIGIT_COMMA_DIGIT = re.compile(r"(\d)(,)(\d)")
 PERIOD_NOT_BEFORE_DIGIT = re.compile(r"(?!<=\d)(\.)(?!\d)")  # sic: a lookahead, so it is only "a period not followed by a digit"
 
+# %% ../nbs/00b_vocabulary.ipynb #v011s
 def strip_whitespace(text: str  # an answer as given
                     ) -> str:
     "Newlines and tabs to spaces, then strip: what the script does to every answer first."
