@@ -36,6 +36,7 @@ def correctness(score,               # VQA accuracy per answer, fractions in [0,
     "What 'correct' means for calibration: the soft VQA accuracy (default), or 1 for full credit only (`exact`)."
     return CORRECTNESS[correct](score)
 
+# %% ../nbs/04a_calibration.ipynb #k013b
 def bin_index(confidence,       # confidences in [0, 1]
               n_bins: int = 15, # equal-width bins on [0, 1]
              ) -> np.ndarray:   # the bin of each confidence, 0 .. n_bins - 1
@@ -43,6 +44,7 @@ def bin_index(confidence,       # confidences in [0, 1]
     edges = np.arange(1, n_bins) / n_bins  # the inner edges 1/B, ..., (B - 1)/B, compared with as they are
     return np.searchsorted(edges, np.asarray(confidence, dtype=float), side="left")
 
+# %% ../nbs/04a_calibration.ipynb #k013r
 def reliability_bins(confidence,          # confidences in [0, 1] (no NaN)
                      correct,             # correctness per answer, in [0, 1]
                      n_bins: int = 15,    # equal-width bins

@@ -11,15 +11,7 @@ from .models import (IMAGE_BACKEND, ClassifierVQA, LoadOptions, ModelSpec, TINY_
 
 
 # %% auto #0
-__all__ = ['VILT_FAMILY', 'VILT_MODELS', 'load_vilt', 'tiny_vilt']
-
-# %% ../nbs/02g_vilt.ipynb #v004
-def load_vilt(spec: ModelSpec, options: LoadOptions) -> ClassifierVQA:
-    "A ViLT VQA checkpoint in the classifier adapter."
-    from transformers import ViltForQuestionAnswering, ViltProcessor
-    model = pretrained(ViltForQuestionAnswering, spec, options)
-    return ClassifierVQA(spec.name, spec, model.to(options.device).eval(), pretrained(ViltProcessor, spec, options, backend=IMAGE_BACKEND), options.device)
-
+__all__ = ['VILT_FAMILY', 'VILT_MODELS', 'tiny_vilt', 'load_vilt']
 
 # %% ../nbs/02g_vilt.ipynb #v006
 def tiny_vilt(spec: ModelSpec, folder: Path) -> dict:
@@ -33,6 +25,14 @@ def tiny_vilt(spec: ModelSpec, folder: Path) -> dict:
     ViltForQuestionAnswering(config).save_pretrained(folder)
     ViltProcessor(ViltImageProcessor(size={"shortest_edge": 32}, size_divisor=32), tokenizer).save_pretrained(folder)
     return {}
+
+
+# %% ../nbs/02g_vilt.ipynb #v004
+def load_vilt(spec: ModelSpec, options: LoadOptions) -> ClassifierVQA:
+    "A ViLT VQA checkpoint in the classifier adapter."
+    from transformers import ViltForQuestionAnswering, ViltProcessor
+    model = pretrained(ViltForQuestionAnswering, spec, options)
+    return ClassifierVQA(spec.name, spec, model.to(options.device).eval(), pretrained(ViltProcessor, spec, options, backend=IMAGE_BACKEND), options.device)
 
 
 # %% ../nbs/02g_vilt.ipynb #v009
