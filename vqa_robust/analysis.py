@@ -143,6 +143,7 @@ def load_vrb_paper_accuracy(path: str | Path | None = None,  # a CSV of model, c
     if unknown: raise ValueError(f"{path}: unknown corruption name(s) {unknown}")
     return pd.DataFrame({"model": raw.model, "corruption": raw.corruption, "severity": raw.level.astype(int), "accuracy": raw.accuracy_pct / 100})
 
+# %% ../nbs/05_analysis.ipynb #c021a
 def accuracy_tables(acc: pd.DataFrame,  # model, corruption, severity (0-5), accuracy (a fraction); clean as level 0 or a `clean` row
                     levels=LEVELS,      # the levels A_{v,c} averages
                    ) -> dict[str, pd.DataFrame]:  # "A_vc", "models", "corruptions"
@@ -150,6 +151,7 @@ def accuracy_tables(acc: pd.DataFrame,  # model, corruption, severity (0-5), acc
     return {"A_vc": 100 * severity_accuracy(acc, levels).unstack("corruption"),
             "models": 100 * model_accuracy(acc, levels), "corruptions": 100 * corruption_accuracy(acc, levels)}
 
+# %% ../nbs/05_analysis.ipynb #c021s
 def submetric_tables(acc: pd.DataFrame,             # model, corruption, severity (0-5), accuracy (a fraction); clean as level 0 or a `clean` row
                      weights: dict | None = None,  # a weight per sub-metric, summing to 1; default 0.2 each
                     ) -> dict[str, pd.DataFrame]:  # "models", "corruptions"
@@ -158,6 +160,7 @@ def submetric_tables(acc: pd.DataFrame,             # model, corruption, severit
     return {"models": raw.groupby(level="model").mean().assign(VRE=vre(acc, "model", weights)),
             "corruptions": raw.groupby(level="corruption").mean().assign(VRE=vre(acc, "corruption", weights))}
 
+# %% ../nbs/05_analysis.ipynb #c021f
 def family_of(corruption: str) -> str:
     "The paper's class of a registered corruption (noise, blur, weather, attribute, physical, digital)."
     return CORRUPTIONS[corruption].family
@@ -191,6 +194,7 @@ def legend_above(ax,                      # the axes whose labelled artists the 
     "A one-row legend above the axes, outside the plotted area."
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.01), ncol=ncol, fontsize=9, frameon=False, title=title, title_fontsize=9)
 
+# %% ../nbs/05_analysis.ipynb #c022a
 def plot_average_error(acc: pd.DataFrame  # model, corruption, severity (0-5), accuracy (a fraction)
                       ):                    # the matplotlib figure
     "Figure 4: average error mu (%, eq. 13) per corruption, one bar per model."
@@ -202,6 +206,7 @@ def plot_average_error(acc: pd.DataFrame  # model, corruption, severity (0-5), a
     plt.setp(ax.get_xticklabels(), rotation=35, ha="right")
     return fig
 
+# %% ../nbs/05_analysis.ipynb #c022r
 def plot_relative_drop(acc: pd.DataFrame  # model, corruption, severity (0-5), accuracy (a fraction)
                       ):                    # the matplotlib figure
     "Heatmap of the relative accuracy drop (A_{v,0} - A_{v,c}) / A_{v,0} (%, eq. 6) per model and corruption."

@@ -21,20 +21,19 @@ __all__ = ['VQA_COLUMNS', 'W_WORDS', 'NUMBER', 'VG_QUESTIONS', 'VG_IMAGE_FOLDERS
            'GQA_SPLITS', 'GQA_QUESTION_PLACES', 'GQA_FIELDS', 'GQA_DOWNLOAD', 'GQA_RECORDS', 'VIZWIZ_SPLITS',
            'VIZWIZ_SPLIT_OFFSET', 'VIZWIZ_ANNOTATION_PLACES', 'VIZWIZ_IMAGE_PLACES', 'VIZWIZ_FIELDS', 'VIZWIZ_DOWNLOAD',
            'VIZWIZ_RECORDS', 'MMBENCH_FILES', 'MMBENCH_FIELDS', 'MMBENCH_DOWNLOAD', 'OPTION_LETTERS', 'CIRCULAR_STRIDE',
-           'MC_PROMPT', 'MC_SETTINGS', 'MC_MODEL_SETTINGS', 'MMBENCH_RECORDS', 'TEXTVQA_SPLITS', 'TEXTVQA_FIELDS',
-           'TEXTVQA_IMAGE_PLACES', 'TEXTVQA_DOWNLOAD', 'TEXTVQA_RECORDS', 'CHARTQA_SPLITS', 'CHARTQA_SOURCES',
+           'MC_PROMPT', 'MC_SETTINGS', 'MC_MODEL_SETTINGS', 'MMBENCH_RECORDS', 'TEXTVQA_RECORDS', 'TEXTVQA_SPLITS',
+           'TEXTVQA_FIELDS', 'TEXTVQA_IMAGE_PLACES', 'TEXTVQA_DOWNLOAD', 'CHARTQA_SPLITS', 'CHARTQA_SOURCES',
            'CHARTQA_FIELDS', 'CHARTQA_DOWNLOAD', 'CHARTQA_RECORDS', 'DOCVQA_SPLITS', 'DOCVQA_FIELDS', 'DOCVQA_DOWNLOAD',
            'DOCVQA_RECORDS', 'MMMU_PRO_SPLITS', 'MMMU_PRO_FIELDS', 'MMMU_PRO_QUESTION', 'MMMU_PRO_DOWNLOAD',
            'MMMU_PRO_RECORDS', 'DATASETS', 'VQAV2_FILES', 'read_json', 'require', 'find_place', 'data_list',
-           'w_question_type', 'derived_answer_type', 'vg_image_files', 'load_vg', 'write_vg_records', 'source_int_id',
-           'int_ids', 'with_image_ids', 'gqa_answer_type', 'load_gqa', 'write_gqa_records', 'vizwiz_image_id',
-           'load_vizwiz', 'write_vizwiz_records', 'average_precision', 'f1_score', 'answerability_metrics',
+           'w_question_type', 'derived_answer_type', 'vg_image_files', 'write_vg_records', 'load_vg', 'source_int_id',
+           'int_ids', 'with_image_ids', 'gqa_answer_type', 'write_gqa_records', 'load_gqa', 'vizwiz_image_id',
+           'write_vizwiz_records', 'load_vizwiz', 'average_precision', 'f1_score', 'answerability_metrics',
            'answerable_from_answer', 'answerability', 'present', 'mmbench_text', 'image_suffix', 'write_once',
-           'mmbench_images', 'load_mmbench', 'write_mmbench_records', 'load_textvqa', 'write_textvqa_records',
-           'chartqa_label', 'load_chartqa', 'write_chartqa_records', 'docvqa_file', 'load_docvqa',
-           'write_docvqa_records', 'option_list', 'load_mmmu_pro', 'write_mmmu_pro_records', 'DatasetSpec',
-           'register_dataset', 'dataset_spec', 'load_dataset', 'vqav2_run_files', 'read_vqav2_files',
-           'write_easy_vqa_records']
+           'mmbench_images', 'write_mmbench_records', 'load_mmbench', 'write_textvqa_records', 'load_textvqa',
+           'chartqa_label', 'write_chartqa_records', 'load_chartqa', 'docvqa_file', 'write_docvqa_records',
+           'load_docvqa', 'option_list', 'write_mmmu_pro_records', 'load_mmmu_pro', 'DatasetSpec', 'register_dataset',
+           'vqav2_run_files', 'read_vqav2_files', 'write_easy_vqa_records', 'dataset_spec', 'load_dataset']
 
 # %% ../nbs/00a_datasets.ipynb #c006
 VQA_COLUMNS = ("question_id", "image_id", "question", "question_type", "answer_type", "multiple_choice_answer", "answers")  # every loader's first columns
@@ -116,6 +115,29 @@ def vg_image_files(name: str,       # the dataset, for messages
     if missing: raise FileNotFoundError(f"{name}: {len(missing)} image(s) in neither {VG_IMAGE_FOLDERS[0]}/ nor {VG_IMAGE_FOLDERS[1]}/ of {data_dir}, e.g. {missing[0]}.jpg")
     return files
 
+# %% ../nbs/00a_datasets.ipynb #c019
+VG_RECORDS = {  # image id -> its folder and its (qa_id, question, answer); the answers as Visual Genome writes them
+    1: ("VG_100K", [(986768, "What color is the clock?", "Green."), (986769, "How many people are there?", "Two."),
+                    (986770, "Why is the man smiling?", "Because he is happy.")]),
+    10: ("VG_100K", [(1002, "Where is the cat?", "On the table."), (1003, "When was the photo taken?", "Daytime.")]),
+    2: ("VG_100K", []),
+    2417997: ("VG_100K_2", [(2417001, "Who is holding the umbrella?", "A woman."), (2417002, "What is on the plate?", "Pizza.")]),
+}
+
+def write_vg_records(data_dir: str | Path,  # folder to write into
+                     split: str = "all",     # Visual Genome QA's only split
+                     size: int = 32,         # image side in pixels
+                    ) -> Path:               # data_dir
+    "A few Visual Genome QA records in the official layout: question_answers.json, VG_100K/ and VG_100K_2/ with one-colour JPEGs."
+    data_dir = Path(data_dir)
+    records = [{"id": image_id, "qas": [{"a_objects": [], "question": q, "image_id": image_id, "qa_id": qa_id, "answer": a, "q_objects": []}
+                                        for qa_id, q, a in qas]} for image_id, (_, qas) in VG_RECORDS.items()]
+    for k, (image_id, (folder, _)) in enumerate(VG_RECORDS.items()):
+        (data_dir / folder).mkdir(parents=True, exist_ok=True)
+        Image.new("RGB", (size, size), (40 + 50 * k, 120, 200 - 40 * k)).save(data_dir / folder / f"{image_id}.jpg", quality=90)
+    (data_dir / VG_QUESTIONS).write_text(json.dumps(records))
+    return data_dir
+
 # %% ../nbs/00a_datasets.ipynb #c017p1
 def load_vg(data_dir: str | Path,  # folder holding question_answers.json, VG_100K/ and VG_100K_2/
             split: str = "all",     # Visual Genome QA has no official split: "all"
@@ -140,29 +162,6 @@ def load_vg(data_dir: str | Path,  # folder holding question_answers.json, VG_10
     check_ids(questions, path, "qas")
     files = vg_image_files(name, data_dir, questions.image_id.unique().tolist())
     return VQADataset(questions.assign(image_file=questions.image_id.map(files)), data_dir, "{image_id}.jpg", name)
-
-# %% ../nbs/00a_datasets.ipynb #c019
-VG_RECORDS = {  # image id -> its folder and its (qa_id, question, answer); the answers as Visual Genome writes them
-    1: ("VG_100K", [(986768, "What color is the clock?", "Green."), (986769, "How many people are there?", "Two."),
-                    (986770, "Why is the man smiling?", "Because he is happy.")]),
-    10: ("VG_100K", [(1002, "Where is the cat?", "On the table."), (1003, "When was the photo taken?", "Daytime.")]),
-    2: ("VG_100K", []),
-    2417997: ("VG_100K_2", [(2417001, "Who is holding the umbrella?", "A woman."), (2417002, "What is on the plate?", "Pizza.")]),
-}
-
-def write_vg_records(data_dir: str | Path,  # folder to write into
-                     split: str = "all",     # Visual Genome QA's only split
-                     size: int = 32,         # image side in pixels
-                    ) -> Path:               # data_dir
-    "A few Visual Genome QA records in the official layout: question_answers.json, VG_100K/ and VG_100K_2/ with one-colour JPEGs."
-    data_dir = Path(data_dir)
-    records = [{"id": image_id, "qas": [{"a_objects": [], "question": q, "image_id": image_id, "qa_id": qa_id, "answer": a, "q_objects": []}
-                                        for qa_id, q, a in qas]} for image_id, (_, qas) in VG_RECORDS.items()]
-    for k, (image_id, (folder, _)) in enumerate(VG_RECORDS.items()):
-        (data_dir / folder).mkdir(parents=True, exist_ok=True)
-        Image.new("RGB", (size, size), (40 + 50 * k, 120, 200 - 40 * k)).save(data_dir / folder / f"{image_id}.jpg", quality=90)
-    (data_dir / VG_QUESTIONS).write_text(json.dumps(records))
-    return data_dir
 
 # %% ../nbs/00a_datasets.ipynb #c028
 STRING_ID_BASE = 10 ** 15  # integers of non-numeric ids start here; numeric ids (at most 15 digits) stay below
@@ -208,6 +207,31 @@ def gqa_answer_type(structural: str  # the question's types["structural"]
     "GQA's evaluation's answer type: 'open' for a query question, 'binary' for the others (verify, logical, choose, compare)."
     return "open" if structural == "query" else "binary"
 
+# %% ../nbs/00a_datasets.ipynb #c033
+GQA_RECORDS = [  # question id, image id, question, answer, full answer, (structural, semantic, detailed)
+    ("02930152", "2354786", "Is the sky dark?", "yes", "Yes, the sky is dark.", ("verify", "attr", "verifyAttr")),
+    ("07333408", "2354786", "What is on the white wall?", "pipe", "The pipe is on the wall.", ("query", "rel", "relS")),
+    ("20968379", "n161313", "Which room is it?", "bedroom", "It is a bedroom.", ("query", "global", "place")),
+    ("20968380", "n161313", "Is the lamp on the left or on the right?", "left", "The lamp is on the left of the image.", ("choose", "attr", "positionChoose")),
+    ("20968381", "n161313", "Are there both pillows and blankets in the picture?", "no", "No, there is a pillow but no blankets.", ("logical", "obj", "twoCommon")),
+]
+
+def write_gqa_records(data_dir: str | Path,   # folder to write into
+                      split: str = "testdev",  # the split named in the file
+                      size: int = 32,          # image side in pixels
+                     ) -> Path:                # data_dir
+    "A few GQA questions in the official layout: {split}_balanced_questions.json and images/{imageId}.jpg."
+    data_dir = Path(data_dir); (data_dir / "images").mkdir(parents=True, exist_ok=True)
+    questions = {qid: {"semantic": [], "entailed": [], "equivalent": [qid], "question": q, "imageId": image, "isBalanced": True,
+                       "groups": {"global": None, "local": None}, "answer": a, "semanticStr": "", "annotations": {"answer": {}, "question": {}, "fullAnswer": {}},
+                       "types": {"structural": s, "semantic": sem, "detailed": d}, "fullAnswer": full}
+                 for qid, image, q, a, full, (s, sem, d) in GQA_RECORDS}
+    (data_dir / f"{split}_balanced_questions.json").write_text(json.dumps(questions))
+    for k, image in enumerate(dict.fromkeys(r[1] for r in GQA_RECORDS)):
+        Image.new("RGB", (size, size), (200 - 120 * k, 60, 60 + 120 * k)).save(data_dir / "images" / f"{image}.jpg", quality=90)
+    return data_dir
+
+# %% ../nbs/00a_datasets.ipynb #c031p1
 def load_gqa(data_dir: str | Path,     # folder holding {split}_balanced_questions.json (or questions1.2/) and images/
              split: str = "testdev",   # "testdev", "val" or "train"
              name: str | None = None,  # name used in results; default "gqa_<split>"
@@ -233,30 +257,6 @@ def load_gqa(data_dir: str | Path,     # folder holding {split}_balanced_questio
     images = find_place("gqa", data_dir, ("",), "images", folder=True)
     return VQADataset(q, images, "{image_id}.jpg", name)
 
-# %% ../nbs/00a_datasets.ipynb #c033
-GQA_RECORDS = [  # question id, image id, question, answer, full answer, (structural, semantic, detailed)
-    ("02930152", "2354786", "Is the sky dark?", "yes", "Yes, the sky is dark.", ("verify", "attr", "verifyAttr")),
-    ("07333408", "2354786", "What is on the white wall?", "pipe", "The pipe is on the wall.", ("query", "rel", "relS")),
-    ("20968379", "n161313", "Which room is it?", "bedroom", "It is a bedroom.", ("query", "global", "place")),
-    ("20968380", "n161313", "Is the lamp on the left or on the right?", "left", "The lamp is on the left of the image.", ("choose", "attr", "positionChoose")),
-    ("20968381", "n161313", "Are there both pillows and blankets in the picture?", "no", "No, there is a pillow but no blankets.", ("logical", "obj", "twoCommon")),
-]
-
-def write_gqa_records(data_dir: str | Path,   # folder to write into
-                      split: str = "testdev",  # the split named in the file
-                      size: int = 32,          # image side in pixels
-                     ) -> Path:                # data_dir
-    "A few GQA questions in the official layout: {split}_balanced_questions.json and images/{imageId}.jpg."
-    data_dir = Path(data_dir); (data_dir / "images").mkdir(parents=True, exist_ok=True)
-    questions = {qid: {"semantic": [], "entailed": [], "equivalent": [qid], "question": q, "imageId": image, "isBalanced": True,
-                       "groups": {"global": None, "local": None}, "answer": a, "semanticStr": "", "annotations": {"answer": {}, "question": {}, "fullAnswer": {}},
-                       "types": {"structural": s, "semantic": sem, "detailed": d}, "fullAnswer": full}
-                 for qid, image, q, a, full, (s, sem, d) in GQA_RECORDS}
-    (data_dir / f"{split}_balanced_questions.json").write_text(json.dumps(questions))
-    for k, image in enumerate(dict.fromkeys(r[1] for r in GQA_RECORDS)):
-        Image.new("RGB", (size, size), (200 - 120 * k, 60, 60 + 120 * k)).save(data_dir / "images" / f"{image}.jpg", quality=90)
-    return data_dir
-
 # %% ../nbs/00a_datasets.ipynb #c041
 VIZWIZ_SPLITS = ("val", "train")  # the splits whose answers are public (test withholds them)
 VIZWIZ_SPLIT_OFFSET = {"train": 0, "val": 10 ** 8, "test": 2 * 10 ** 8}
@@ -272,6 +272,30 @@ def vizwiz_image_id(file_name: str,  # e.g. "VizWiz_val_00000123.jpg"
     m = re.fullmatch(r"VizWiz_(train|val|test)_(\d{1,8})\.jpg", file_name)
     if m is None or m.group(1) != split: raise ValueError(f"vizwiz: image {file_name!r} is not named VizWiz_{split}_<8 digits>.jpg")
     return VIZWIZ_SPLIT_OFFSET[split] + int(m.group(2))
+
+# %% ../nbs/00a_datasets.ipynb #c043
+VIZWIZ_RECORDS = [  # question, answer type, answerable, the ten answers
+    ("What is in this bottle?", "other", 1, ["advil"] * 4 + ["Medicine"] * 3 + ["pills"] * 2 + ["unanswerable"]),
+    ("What does this label say?", "unanswerable", 0, ["unanswerable"] * 10),
+    ("Is this milk expired?", "yes/no", 1, ["no"] * 7 + ["yes"] * 2 + ["unanswerable"]),
+    ("How many cans are there?", "number", 1, ["3"] * 4 + ["three"] * 2 + ["4"] * 2 + ["unanswerable"] * 2),
+]
+
+def write_vizwiz_records(data_dir: str | Path,  # folder to write into
+                         split: str = "val",     # the split: its annotations file and image folder
+                         size: int = 32,         # image side in pixels
+                        ) -> Path:               # data_dir
+    "A few VizWiz-VQA records in the official layout: annotations/{split}.json and {split}/VizWiz_{split}_<8 digits>.jpg."
+    data_dir = Path(data_dir)
+    for folder in ("annotations", split): (data_dir / folder).mkdir(parents=True, exist_ok=True)
+    records = []
+    for k, (question, answer_type, answerable, answers) in enumerate(VIZWIZ_RECORDS):
+        image = f"VizWiz_{split}_{k:08d}.jpg"
+        records.append({"image": image, "question": question, "answers": [{"answer": a, "answer_confidence": "yes" if j % 3 else "maybe"} for j, a in enumerate(answers)],
+                        "answer_type": answer_type, "answerable": answerable})
+        Image.new("RGB", (size, size), (60 * k, 200 - 40 * k, 90)).save(data_dir / split / image, quality=90)
+    (data_dir / "annotations" / f"{split}.json").write_text(json.dumps(records))
+    return data_dir
 
 # %% ../nbs/00a_datasets.ipynb #c041p1
 def load_vizwiz(data_dir: str | Path,     # folder holding annotations/{split}.json and {split}/
@@ -303,30 +327,6 @@ def load_vizwiz(data_dir: str | Path,     # folder holding annotations/{split}.j
     images = find_place("vizwiz", data_dir, VIZWIZ_IMAGE_PLACES, split, folder=True)
     return VQADataset(q, images, f"VizWiz_{split}_{{image_id}}.jpg", name)
 
-# %% ../nbs/00a_datasets.ipynb #c043
-VIZWIZ_RECORDS = [  # question, answer type, answerable, the ten answers
-    ("What is in this bottle?", "other", 1, ["advil"] * 4 + ["Medicine"] * 3 + ["pills"] * 2 + ["unanswerable"]),
-    ("What does this label say?", "unanswerable", 0, ["unanswerable"] * 10),
-    ("Is this milk expired?", "yes/no", 1, ["no"] * 7 + ["yes"] * 2 + ["unanswerable"]),
-    ("How many cans are there?", "number", 1, ["3"] * 4 + ["three"] * 2 + ["4"] * 2 + ["unanswerable"] * 2),
-]
-
-def write_vizwiz_records(data_dir: str | Path,  # folder to write into
-                         split: str = "val",     # the split: its annotations file and image folder
-                         size: int = 32,         # image side in pixels
-                        ) -> Path:               # data_dir
-    "A few VizWiz-VQA records in the official layout: annotations/{split}.json and {split}/VizWiz_{split}_<8 digits>.jpg."
-    data_dir = Path(data_dir)
-    for folder in ("annotations", split): (data_dir / folder).mkdir(parents=True, exist_ok=True)
-    records = []
-    for k, (question, answer_type, answerable, answers) in enumerate(VIZWIZ_RECORDS):
-        image = f"VizWiz_{split}_{k:08d}.jpg"
-        records.append({"image": image, "question": question, "answers": [{"answer": a, "answer_confidence": "yes" if j % 3 else "maybe"} for j, a in enumerate(answers)],
-                        "answer_type": answer_type, "answerable": answerable})
-        Image.new("RGB", (size, size), (60 * k, 200 - 40 * k, 90)).save(data_dir / split / image, quality=90)
-    (data_dir / "annotations" / f"{split}.json").write_text(json.dumps(records))
-    return data_dir
-
 # %% ../nbs/00a_datasets.ipynb #c050
 def average_precision(labels,  # 1 for a positive, 0 for a negative
                       scores,  # higher: more likely positive
@@ -343,6 +343,7 @@ def average_precision(labels,  # 1 for a positive, 0 for a negative
     precision, recall = tp / (tp + fp), tp / labels.sum()
     return float(np.sum(np.diff(np.r_[0.0, recall]) * precision))
 
+# %% ../nbs/00a_datasets.ipynb #c050f
 def f1_score(labels,     # 1 for a positive, 0 for a negative
              predicted,  # 1 (or True) where a positive is predicted
             ) -> float:
@@ -400,6 +401,7 @@ def mmbench_text(question: str, hint, options: dict) -> str:
     "The question as a model sees it: the hint (if any), the question, then one 'A. option' line per option."
     return "\n".join([*([str(hint)] if present(hint) else []), str(question), *(f"{k}. {v}" for k, v in options.items())])
 
+# %% ../nbs/00a_datasets.ipynb #b740f02dsb
 def image_suffix(data: bytes) -> str:
     "A file suffix from an image's first bytes (JPEG or PNG; MMBench ships these two)."
     return ".png" if data.startswith(b"\x89PNG") else ".jpg" if data.startswith(b"\xff\xd8") else ".img"
@@ -428,6 +430,28 @@ def mmbench_images(path: Path,            # the TSV
         write_once(folder, name, data)
         files[index] = files[holder] = (int(holder), name)
     return folder, files
+
+# %% ../nbs/00a_datasets.ipynb #4da06024
+MMBENCH_RECORDS = [  # index, question, hint, options, answer, category, the row whose image it shows (None: its own)
+    (0, "What is the main colour of the image?", "The image is a flat square.", ["red", "green", "blue", "yellow"], "B", "attribute_recognition", None),
+    (1, "Is this a photograph of a person?", None, ["yes", "no"], "B", "image_scene", None),
+    (2, "Which shape fills the image?", None, ["a square", "a circle", "a triangle"], "A", "object_localization", 0),
+]
+
+def write_mmbench_records(data_dir: str | Path,  # folder to write into
+                          split: str = "dev_en",  # the split: its TSV's name
+                          size: int = 32,         # image side in pixels
+                         ) -> Path:               # data_dir
+    "A few MMBench rows in the official layout: one TSV, base64 images inline (a repeated image as the index of its row)."
+    data_dir = Path(data_dir); data_dir.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for index, question, hint, options, answer, category, shared in MMBENCH_RECORDS:
+        buffer = io.BytesIO(); Image.new("RGB", (size, size), (40 + 100 * index, 160, 90)).save(buffer, "JPEG", quality=90)
+        image = str(shared) if shared is not None else base64.b64encode(buffer.getvalue()).decode()
+        rows.append({"index": index, "question": question, "hint": hint or "", **{k: v for k, v in zip("ABCD", options)}, "answer": answer,
+                     "category": category, "image": image, "source": "vqa_robust", "l2-category": category.split("_")[0], "split": "dev"})
+    pd.DataFrame(rows).to_csv(data_dir / MMBENCH_FILES[split][0], sep="\t", index=False)
+    return data_dir
 
 # %% ../nbs/00a_datasets.ipynb #b740f02ds2
 def load_mmbench(data_dir: str | Path,     # folder holding the split's TSV
@@ -465,26 +489,24 @@ def load_mmbench(data_dir: str | Path,     # folder holding the split's TSV
     check_ids(q, path, "rows")
     return VQADataset(q, folder, "{image_id}.jpg", name)
 
-# %% ../nbs/00a_datasets.ipynb #4da06024
-MMBENCH_RECORDS = [  # index, question, hint, options, answer, category, the row whose image it shows (None: its own)
-    (0, "What is the main colour of the image?", "The image is a flat square.", ["red", "green", "blue", "yellow"], "B", "attribute_recognition", None),
-    (1, "Is this a photograph of a person?", None, ["yes", "no"], "B", "image_scene", None),
-    (2, "Which shape fills the image?", None, ["a square", "a circle", "a triangle"], "A", "object_localization", 0),
+# %% ../nbs/00a_datasets.ipynb #7dde54cbp1
+TEXTVQA_RECORDS = [  # question id, image id, question, ten answers
+    (34602, "003a8ae2ef43b901", "what is the brand of this camera?", ["nous les gosses"] * 3 + ["dakota"] * 6 + ["clos culombu"]),
+    (34603, "003a8ae2ef43b901", "what does the small white text spell?", ["copenhagen"] * 8 + ["thursday"] + ["copenhagen "]),
+    (34604, "00685bc495504d61", "what is the number on the jersey?", ["22"] * 7 + ["twenty two"] * 2 + ["22."]),
 ]
 
-def write_mmbench_records(data_dir: str | Path,  # folder to write into
-                          split: str = "dev_en",  # the split: its TSV's name
+def write_textvqa_records(data_dir: str | Path,  # folder to write into
+                          split: str = "val",     # the split named in the file
                           size: int = 32,         # image side in pixels
                          ) -> Path:               # data_dir
-    "A few MMBench rows in the official layout: one TSV, base64 images inline (a repeated image as the index of its row)."
-    data_dir = Path(data_dir); data_dir.mkdir(parents=True, exist_ok=True)
-    rows = []
-    for index, question, hint, options, answer, category, shared in MMBENCH_RECORDS:
-        buffer = io.BytesIO(); Image.new("RGB", (size, size), (40 + 100 * index, 160, 90)).save(buffer, "JPEG", quality=90)
-        image = str(shared) if shared is not None else base64.b64encode(buffer.getvalue()).decode()
-        rows.append({"index": index, "question": question, "hint": hint or "", **{k: v for k, v in zip("ABCD", options)}, "answer": answer,
-                     "category": category, "image": image, "source": "vqa_robust", "l2-category": category.split("_")[0], "split": "dev"})
-    pd.DataFrame(rows).to_csv(data_dir / MMBENCH_FILES[split][0], sep="\t", index=False)
+    "A few TextVQA records in the official layout: TextVQA_0.5.1_{split}.json and train_images/{image_id}.jpg."
+    data_dir = Path(data_dir); (data_dir / "train_images").mkdir(parents=True, exist_ok=True)
+    data = [{"question": q, "image_id": image, "image_classes": ["Camera"], "flickr_original_url": "", "flickr_300k_url": "", "image_width": size,
+             "image_height": size, "answers": answers, "question_tokens": q.split(), "question_id": qid, "set_name": split} for qid, image, q, answers in TEXTVQA_RECORDS]
+    (data_dir / f"TextVQA_0.5.1_{split}.json").write_text(json.dumps({"dataset_type": split, "dataset_name": "textvqa", "dataset_version": "0.5.1", "data": data}))
+    for k, image in enumerate(dict.fromkeys(r[1] for r in TEXTVQA_RECORDS)):
+        Image.new("RGB", (size, size), (220, 80 + 100 * k, 40)).save(data_dir / "train_images" / f"{image}.jpg", quality=90)
     return data_dir
 
 # %% ../nbs/00a_datasets.ipynb #7dde54cb
@@ -514,26 +536,6 @@ def load_textvqa(data_dir: str | Path,     # folder holding TextVQA_0.5.1_{split
     q = with_image_ids("textvqa", path, q)
     return VQADataset(q, find_place("textvqa", data_dir, TEXTVQA_IMAGE_PLACES, "", folder=True), "{image_id}.jpg", name)
 
-TEXTVQA_RECORDS = [  # question id, image id, question, ten answers
-    (34602, "003a8ae2ef43b901", "what is the brand of this camera?", ["nous les gosses"] * 3 + ["dakota"] * 6 + ["clos culombu"]),
-    (34603, "003a8ae2ef43b901", "what does the small white text spell?", ["copenhagen"] * 8 + ["thursday"] + ["copenhagen "]),
-    (34604, "00685bc495504d61", "what is the number on the jersey?", ["22"] * 7 + ["twenty two"] * 2 + ["22."]),
-]
-
-# %% ../nbs/00a_datasets.ipynb #7dde54cbp1
-def write_textvqa_records(data_dir: str | Path,  # folder to write into
-                          split: str = "val",     # the split named in the file
-                          size: int = 32,         # image side in pixels
-                         ) -> Path:               # data_dir
-    "A few TextVQA records in the official layout: TextVQA_0.5.1_{split}.json and train_images/{image_id}.jpg."
-    data_dir = Path(data_dir); (data_dir / "train_images").mkdir(parents=True, exist_ok=True)
-    data = [{"question": q, "image_id": image, "image_classes": ["Camera"], "flickr_original_url": "", "flickr_300k_url": "", "image_width": size,
-             "image_height": size, "answers": answers, "question_tokens": q.split(), "question_id": qid, "set_name": split} for qid, image, q, answers in TEXTVQA_RECORDS]
-    (data_dir / f"TextVQA_0.5.1_{split}.json").write_text(json.dumps({"dataset_type": split, "dataset_name": "textvqa", "dataset_version": "0.5.1", "data": data}))
-    for k, image in enumerate(dict.fromkeys(r[1] for r in TEXTVQA_RECORDS)):
-        Image.new("RGB", (size, size), (220, 80 + 100 * k, 40)).save(data_dir / "train_images" / f"{image}.jpg", quality=90)
-    return data_dir
-
 # %% ../nbs/00a_datasets.ipynb #c5d5faae
 CHARTQA_SPLITS = ("test", "val", "train")
 CHARTQA_SOURCES = {"human": 0, "augmented": 10_000_000}  # file -> question id offset
@@ -547,26 +549,6 @@ def chartqa_label(value, where: str) -> str:
         value = value[0]
     if isinstance(value, bool) or not isinstance(value, (str, int, float)): raise ValueError(f"chartqa: {where} has a label that is not text or a number: {value!r}")
     return str(value)
-
-def load_chartqa(data_dir: str | Path,     # the "ChartQA Dataset" folder, holding {split}/
-                 split: str = "test",      # "test", "val" or "train"
-                 name: str | None = None,  # name used in results; default "chartqa_<split>"
-                ) -> VQADataset:
-    "ChartQA's `split` (human and augmented questions) as a `VQADataset`: one answer each, ids from positions, question_type the source file."
-    name, data_dir = name or f"chartqa_{split}", Path(data_dir)
-    if split not in CHARTQA_SPLITS: raise ValueError(f"chartqa: unknown split {split!r}; known: {list(CHARTQA_SPLITS)}")
-    rows = []
-    for source, offset in CHARTQA_SOURCES.items():
-        path = find_place("chartqa", data_dir, (split, f"ChartQA Dataset/{split}"), f"{split}_{source}.json")
-        records = read_json("chartqa", path)
-        if not isinstance(records, list): raise ValueError(f"chartqa: {path} must hold a list of records, got {type(records).__name__}")
-        for i, r in enumerate(records):
-            require("chartqa", r, CHARTQA_FIELDS, f"record {i} of {path.name}")
-            label = chartqa_label(r["label"], f"record {i} of {path.name}")
-            rows.append((offset + i, Path(r["imgname"]).stem, r["query"], source, derived_answer_type(label), label, [label], r["imgname"]))
-    q = pd.DataFrame(rows, columns=["question_id", "source_image_id", "question", "question_type", "answer_type", "multiple_choice_answer", "answers", "image_file"])
-    q = with_image_ids("chartqa", path, q)
-    return VQADataset(q, path.parent / "png", "{image_id}.png", name)
 
 # %% ../nbs/00a_datasets.ipynb #c5d5faaep1
 CHARTQA_RECORDS = {  # source -> (image, question, label)
@@ -587,6 +569,27 @@ def write_chartqa_records(data_dir: str | Path,  # folder to write into (the "Ch
         Image.new("RGB", (size, size), (250 - 60 * k, 250, 250)).save(folder / "png" / image)
     return Path(data_dir)
 
+# %% ../nbs/00a_datasets.ipynb #c5d5faaes
+def load_chartqa(data_dir: str | Path,     # the "ChartQA Dataset" folder, holding {split}/
+                 split: str = "test",      # "test", "val" or "train"
+                 name: str | None = None,  # name used in results; default "chartqa_<split>"
+                ) -> VQADataset:
+    "ChartQA's `split` (human and augmented questions) as a `VQADataset`: one answer each, ids from positions, question_type the source file."
+    name, data_dir = name or f"chartqa_{split}", Path(data_dir)
+    if split not in CHARTQA_SPLITS: raise ValueError(f"chartqa: unknown split {split!r}; known: {list(CHARTQA_SPLITS)}")
+    rows = []
+    for source, offset in CHARTQA_SOURCES.items():
+        path = find_place("chartqa", data_dir, (split, f"ChartQA Dataset/{split}"), f"{split}_{source}.json")
+        records = read_json("chartqa", path)
+        if not isinstance(records, list): raise ValueError(f"chartqa: {path} must hold a list of records, got {type(records).__name__}")
+        for i, r in enumerate(records):
+            require("chartqa", r, CHARTQA_FIELDS, f"record {i} of {path.name}")
+            label = chartqa_label(r["label"], f"record {i} of {path.name}")
+            rows.append((offset + i, Path(r["imgname"]).stem, r["query"], source, derived_answer_type(label), label, [label], r["imgname"]))
+    q = pd.DataFrame(rows, columns=["question_id", "source_image_id", "question", "question_type", "answer_type", "multiple_choice_answer", "answers", "image_file"])
+    q = with_image_ids("chartqa", path, q)
+    return VQADataset(q, path.parent / "png", "{image_id}.png", name)
+
 # %% ../nbs/00a_datasets.ipynb #7173d751
 DOCVQA_SPLITS = ("val", "train")  # the splits whose answers are public (test withholds them)
 DOCVQA_FIELDS = ("questionId", "question", "answers", "image")
@@ -599,6 +602,27 @@ def docvqa_file(data_dir: Path, split: str) -> Path:
     if found is None: raise FileNotFoundError(f"docvqa: {tried[0]} not found (tried {', '.join(map(str, tried))})")
     return found
 
+# %% ../nbs/00a_datasets.ipynb #7173d751p1
+DOCVQA_RECORDS = [  # question id, page, question, answers, question type
+    (49153, "pybv0228_81", "What is the 'actual' value per 1000, during the year 1975?", ["0.28"], "figure/diagram"),
+    (24581, "nkbl0226_1", "What is name of university?", ["university of california", "University of California"], "layout"),
+    (57349, "pybv0228_81", "Who is the Chairman?", ["Dr. John Smith"], "form"),
+]
+
+def write_docvqa_records(data_dir: str | Path,  # folder to write into
+                         split: str = "val",     # the split: its file's name
+                         size: int = 32,         # image side in pixels
+                        ) -> Path:               # data_dir
+    "A few DocVQA records in the official layout: {split}_v1.0_withQT.json and documents/<page>.png beside it."
+    data_dir = Path(data_dir); (data_dir / "documents").mkdir(parents=True, exist_ok=True)
+    data = [{"questionId": qid, "question": q, "question_types": [t], "image": f"documents/{page}.png", "docId": 14465 + k, "ucsf_document_id": page.split("_")[0],
+             "ucsf_document_page_no": page.split("_")[1], "answers": answers, "data_split": split} for k, (qid, page, q, answers, t) in enumerate(DOCVQA_RECORDS)]
+    (data_dir / f"{split}_v1.0_withQT.json").write_text(json.dumps({"dataset_name": "docvqa", "dataset_split": split, "dataset_version": "1.0", "data": data}))
+    for k, page in enumerate(dict.fromkeys(r[1] for r in DOCVQA_RECORDS)):
+        Image.new("RGB", (size, size), (255, 255 - 30 * k, 250)).save(data_dir / "documents" / f"{page}.png")
+    return data_dir
+
+# %% ../nbs/00a_datasets.ipynb #7173d751s
 def load_docvqa(data_dir: str | Path,     # folder holding the split's question file and its documents/ (or spdocvqa_qas/ and spdocvqa_images/)
                 split: str = "val",       # "val" or "train"
                 name: str | None = None,  # name used in results; default "docvqa_<split>"
@@ -624,26 +648,6 @@ def load_docvqa(data_dir: str | Path,     # folder holding the split's question 
         images, q["image_file"] = path.parent.parent / "spdocvqa_images", q.image_file.map(lambda f: Path(f).name)
     return VQADataset(q, images, "{image_id}.png", name)
 
-# %% ../nbs/00a_datasets.ipynb #7173d751p1
-DOCVQA_RECORDS = [  # question id, page, question, answers, question type
-    (49153, "pybv0228_81", "What is the 'actual' value per 1000, during the year 1975?", ["0.28"], "figure/diagram"),
-    (24581, "nkbl0226_1", "What is name of university?", ["university of california", "University of California"], "layout"),
-    (57349, "pybv0228_81", "Who is the Chairman?", ["Dr. John Smith"], "form"),
-]
-
-def write_docvqa_records(data_dir: str | Path,  # folder to write into
-                         split: str = "val",     # the split: its file's name
-                         size: int = 32,         # image side in pixels
-                        ) -> Path:               # data_dir
-    "A few DocVQA records in the official layout: {split}_v1.0_withQT.json and documents/<page>.png beside it."
-    data_dir = Path(data_dir); (data_dir / "documents").mkdir(parents=True, exist_ok=True)
-    data = [{"questionId": qid, "question": q, "question_types": [t], "image": f"documents/{page}.png", "docId": 14465 + k, "ucsf_document_id": page.split("_")[0],
-             "ucsf_document_page_no": page.split("_")[1], "answers": answers, "data_split": split} for k, (qid, page, q, answers, t) in enumerate(DOCVQA_RECORDS)]
-    (data_dir / f"{split}_v1.0_withQT.json").write_text(json.dumps({"dataset_name": "docvqa", "dataset_split": split, "dataset_version": "1.0", "data": data}))
-    for k, page in enumerate(dict.fromkeys(r[1] for r in DOCVQA_RECORDS)):
-        Image.new("RGB", (size, size), (255, 255 - 30 * k, 250)).save(data_dir / "documents" / f"{page}.png")
-    return data_dir
-
 # %% ../nbs/00a_datasets.ipynb #8b9577a9
 MMMU_PRO_SPLITS = ("vision",)  # the setting with one image per question (question and options in it)
 MMMU_PRO_FIELDS = ("id", "image", "options", "answer")
@@ -658,6 +662,27 @@ def option_list(value, where: str) -> list[str]:
     if not isinstance(value, (list, tuple, np.ndarray)) or not 2 <= len(value) <= len(OPTION_LETTERS):
         raise ValueError(f"mmmu_pro: {where} has 'options' that are not a list of 2-{len(OPTION_LETTERS)} options")
     return [str(v) for v in value]
+
+# %% ../nbs/00a_datasets.ipynb #8b9577a9s2
+MMMU_PRO_RECORDS = [  # id, subject, options, answer
+    ("test_Accounting_1", "Accounting", ["$6", "$7", "$8", "$9", "$10", "$11", "$12", "$13", "$14", "$15"], "C"),
+    ("test_Art_2", "Art", ["Baroque", "Rococo", "Cubism", "Impressionism", "Fauvism", "Surrealism", "Futurism", "Dada", "Pop art", "Op art"], "J"),
+]
+
+def write_mmmu_pro_records(data_dir: str | Path,   # folder to write into (the dataset's folder)
+                           split: str = "vision",   # the setting
+                           size: int = 32,          # image side in pixels
+                          ) -> Path:                # data_dir
+    "A few MMMU-Pro vision records in the Hugging Face layout: {split}/test-00000-of-00001.parquet, images as PNG bytes inside."
+    import pyarrow as pa, pyarrow.parquet as pq
+    data_dir = Path(data_dir); (data_dir / split).mkdir(parents=True, exist_ok=True)
+    images = []
+    for k in range(len(MMMU_PRO_RECORDS)):
+        buffer = io.BytesIO(); Image.new("RGB", (size, size), (250, 250 - 80 * k, 240)).save(buffer, "PNG"); images.append({"bytes": buffer.getvalue(), "path": None})
+    table = pa.table({"id": [r[0] for r in MMMU_PRO_RECORDS], "image": images, "options": [r[2] for r in MMMU_PRO_RECORDS],
+                      "answer": [r[3] for r in MMMU_PRO_RECORDS], "subject": [r[1] for r in MMMU_PRO_RECORDS]})
+    pq.write_table(table, data_dir / split / "test-00000-of-00001.parquet")
+    return data_dir
 
 # %% ../nbs/00a_datasets.ipynb #8b9577a9s1
 def load_mmmu_pro(data_dir: str | Path,     # folder holding vision/*.parquet (the dataset's folder)
@@ -687,27 +712,6 @@ def load_mmmu_pro(data_dir: str | Path,     # folder holding vision/*.parquet (t
     q = pd.DataFrame(rows, columns=list(VQA_COLUMNS) + ["options", "source_question_id", "image_file"])
     check_ids(q, data_dir / split, "records")
     return VQADataset(q, folder, "{image_id}.png", name)
-
-MMMU_PRO_RECORDS = [  # id, subject, options, answer
-    ("test_Accounting_1", "Accounting", ["$6", "$7", "$8", "$9", "$10", "$11", "$12", "$13", "$14", "$15"], "C"),
-    ("test_Art_2", "Art", ["Baroque", "Rococo", "Cubism", "Impressionism", "Fauvism", "Surrealism", "Futurism", "Dada", "Pop art", "Op art"], "J"),
-]
-
-# %% ../nbs/00a_datasets.ipynb #8b9577a9s2
-def write_mmmu_pro_records(data_dir: str | Path,   # folder to write into (the dataset's folder)
-                           split: str = "vision",   # the setting
-                           size: int = 32,          # image side in pixels
-                          ) -> Path:                # data_dir
-    "A few MMMU-Pro vision records in the Hugging Face layout: {split}/test-00000-of-00001.parquet, images as PNG bytes inside."
-    import pyarrow as pa, pyarrow.parquet as pq
-    data_dir = Path(data_dir); (data_dir / split).mkdir(parents=True, exist_ok=True)
-    images = []
-    for k in range(len(MMMU_PRO_RECORDS)):
-        buffer = io.BytesIO(); Image.new("RGB", (size, size), (250, 250 - 80 * k, 240)).save(buffer, "PNG"); images.append({"bytes": buffer.getvalue(), "path": None})
-    table = pa.table({"id": [r[0] for r in MMMU_PRO_RECORDS], "image": images, "options": [r[2] for r in MMMU_PRO_RECORDS],
-                      "answer": [r[3] for r in MMMU_PRO_RECORDS], "subject": [r[1] for r in MMMU_PRO_RECORDS]})
-    pq.write_table(table, data_dir / split / "test-00000-of-00001.parquet")
-    return data_dir
 
 # %% ../nbs/00a_datasets.ipynb #c060
 @dataclass(frozen=True)
@@ -763,23 +767,6 @@ def register_dataset(name: str,                  # key of DATASETS
     return DATASETS.register(name, DatasetSpec(name, load, write_records, tuple(splits), accuracy_mode, description, source, needs_data_dir,
                                                  dict(model_settings or {}), option_rules, **reading))
 
-def dataset_spec(name: str  # a key of DATASETS
-                ) -> DatasetSpec:
-    "The registry entry `name`, or an error listing the known ones."
-    return DATASETS[name]
-
-def load_dataset(name: str,                         # a key of DATASETS
-                 data_dir: str | Path | None = None, # folder holding the official files (easy-VQA: where its converted files are cached)
-                 split: str | None = None,           # one of the entry's splits; None: its default (the first)
-                ) -> VQADataset:
-    "Read dataset `name`'s `split` from its official files under `data_dir`."
-    spec = dataset_spec(name)
-    split = spec.splits[0] if split is None else split
-    if split not in spec.splits: raise ValueError(f"{name}: unknown split {split!r}; known: {list(spec.splits)}")
-    if data_dir is None and spec.needs_data_dir: raise ValueError(f"{name}: give data_dir, the folder holding its official files ({spec.source})")
-    if data_dir is not None and spec.needs_data_dir and not Path(data_dir).is_dir(): raise FileNotFoundError(f"{name}: data folder not found: {data_dir}")
-    return spec.load(Path(data_dir) if data_dir is not None else None, split)
-
 # %% ../nbs/00a_datasets.ipynb #c060v1
 VQAV2_FILES = {"questions_file": "is_file", "annotations_file": "is_file", "image_dir": "is_dir"}  # a run's VQAv2 files, and what each must be
 
@@ -834,3 +821,21 @@ register_dataset("docvqa", load_docvqa, write_docvqa_records, DOCVQA_SPLITS, "an
 register_dataset("mmmu_pro", load_mmmu_pro, write_mmmu_pro_records, MMMU_PRO_SPLITS, "exact",
                  "MMMU-Pro, vision setting: the question and ten options only in the image, the option chosen by its own parser", MMMU_PRO_DOWNLOAD,
                  model_settings=MC_MODEL_SETTINGS, option_rules="mmmu_pro");
+
+# %% ../nbs/00a_datasets.ipynb #c060p1b
+def dataset_spec(name: str  # a key of DATASETS
+                ) -> DatasetSpec:
+    "The registry entry `name`, or an error listing the known ones."
+    return DATASETS[name]
+
+def load_dataset(name: str,                         # a key of DATASETS
+                 data_dir: str | Path | None = None, # folder holding the official files (easy-VQA: where its converted files are cached)
+                 split: str | None = None,           # one of the entry's splits; None: its default (the first)
+                ) -> VQADataset:
+    "Read dataset `name`'s `split` from its official files under `data_dir`."
+    spec = dataset_spec(name)
+    split = spec.splits[0] if split is None else split
+    if split not in spec.splits: raise ValueError(f"{name}: unknown split {split!r}; known: {list(spec.splits)}")
+    if data_dir is None and spec.needs_data_dir: raise ValueError(f"{name}: give data_dir, the folder holding its official files ({spec.source})")
+    if data_dir is not None and spec.needs_data_dir and not Path(data_dir).is_dir(): raise FileNotFoundError(f"{name}: data folder not found: {data_dir}")
+    return spec.load(Path(data_dir) if data_dir is not None else None, split)

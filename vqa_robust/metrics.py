@@ -39,6 +39,7 @@ def leave_one_out(prediction: str, answers: list[str]) -> float:
     per_subset = [min(1.0, (matches - (a == prediction)) / 3) for a in answers]
     return float(sum(per_subset)) / len(per_subset)
 
+# %% ../nbs/04_metrics.ipynb #c007o
 def accuracy_official(prediction: str, answers: list[str], multiple_choice_answer: str | None = None) -> float:
     "Bit-exact with GT-Vision-Lab/VQA's vqaEval.py: normalise only when the humans disagree, leave one annotator out."
     prediction, answers = strip_whitespace(prediction), [strip_whitespace(a) for a in answers]
@@ -47,6 +48,7 @@ def accuracy_official(prediction: str, answers: list[str], multiple_choice_answe
         prediction = process_digit_article(process_punctuation(prediction))
     return leave_one_out(prediction, answers)
 
+# %% ../nbs/04_metrics.ipynb #c007m
 def accuracy_normalize(prediction: str, answers: list[str], multiple_choice_answer: str | None = None) -> float:
     "The official formula with both sides always normalised (lmms-eval, VLMEvalKit)."
     return leave_one_out(normalize_answer(prediction), [normalize_answer(a) for a in answers])
@@ -85,6 +87,7 @@ for _name, _accuracy in {"official": accuracy_official, "normalize": accuracy_no
     ACCURACY_MODES.register(_name, _accuracy)
 TEN_ANSWER_MODES = ("official", "normalize", "simple", "textvqa")  # their "3 of 10 humans" counts VQA's ten answers per question
 
+# %% ../nbs/04_metrics.ipynb #c007p
 def answers_problem(answers,                 # the human answers of one question
                     mode: str = "official",  # a key of ACCURACY_MODES
                    ) -> str | None:          # what is wrong with them, or None
@@ -97,6 +100,7 @@ def answers_problem(answers,                 # the human answers of one question
         return f"{len(answers)} human answer(s), but mode {mode!r} needs the ten VQA collects per question (for one reference answer use mode='exact')"
     return None if len(answers) else "no human answers"
 
+# %% ../nbs/04_metrics.ipynb #c007v
 def vqa_accuracy(prediction: str,        # the model's answer
                  answers: list[str],     # the ten human answers (any number for `exact`)
                  mode: str = "official", # a key of ACCURACY_MODES
@@ -164,6 +168,7 @@ def letter_named(answer: str,            # the model's answer
     if answer_is and (found := ANSWER_IS.search(answer)) and found.group(1).upper() in options: return found.group(1).upper(), "answer_is"
     return None, "none"
 
+# %% ../nbs/04_metrics.ipynb #d3c13b11t
 def text_named(answer: str,               # the model's answer
                options: dict,             # letter -> option text
                longest: float | None = 2.0,  # an answer longer than this many times the options' text together is not read; None: any length
@@ -174,12 +179,12 @@ def text_named(answer: str,               # the model's answer
     named = [letter for letter, text in options.items() if str(text).lower() in answer]
     return (named[0], "option_text") if len(named) == 1 else (None, "none")
 
+# %% ../nbs/04_metrics.ipynb #d3c13b11v
 def vlmevalkit_option(answer: str, options: dict) -> tuple[str | None, str]:
     "VLMEvalKit's `can_infer` (e8e78f05): the letter rules, then the option text."
     read = letter_named(answer, options)
     return read if read[0] else text_named(answer, options)
 
-# %% ../nbs/04_metrics.ipynb #d3c13b11p1
 def vlmevalkit_2025_04_option(answer: str, options: dict) -> tuple[str | None, str]:
     "VLMEvalKit's `can_infer` before August 2025 (aca64dbb): one letter anywhere, no 'answer is' rule, the text rule at any length."
     read = letter_named(answer, options, last_words=None, answer_is=False)
@@ -276,12 +281,14 @@ def plain(value):
     if isinstance(value, tuple): return tuple(plain(v) for v in value)
     return value.item() if isinstance(value, np.generic) else value
 
+# %% ../nbs/04_metrics.ipynb #c017u
 def check_unique_ids(dataset: VQADataset) -> None:
     "Refuse a dataset that repeats a question id."
     ids = dataset.questions.question_id.to_numpy()
     repeated = pd.Series(ids).duplicated().to_numpy()
     if repeated.any(): raise ValueError(f"dataset '{dataset.name}' repeats question id(s) {listed(map(plain, sorted(set(ids[repeated]))))}")
 
+# %% ../nbs/04_metrics.ipynb #c017a
 def check_answered(answers: pd.DataFrame, dataset: VQADataset) -> None:
     "Every answered question is in `dataset`, answered once per condition; every condition answers all of `dataset`."
     for col in ("question_id", "answer"):
@@ -305,6 +312,7 @@ def rotated(options: dict, answer: str, r: int) -> tuple[dict, str]:
     n = len(letters)
     return {letters[k]: texts[(k + r) % n] for k in range(n)}, letters[(letters.index(answer) - r) % n]
 
+# %% ../nbs/04_metrics.ipynb #c017c
 def circular_scores(scored: pd.DataFrame,  # scored answers of every rotation (`score_answers` with circular=False)
                     dataset: VQADataset,    # questions with a `circular_of` column (the original question's id)
                    ) -> pd.DataFrame:       # one row per original question and condition; score the minimum, `rotations` their count
@@ -322,6 +330,7 @@ def folded_rotations(rows: pd.DataFrame  # scored answers of every rotation, eac
     rows = rows.assign(**folded)
     return rows[rows.question_id == rows.circular_of].reset_index(drop=True)
 
+# %% ../nbs/04_metrics.ipynb #c017b
 def circular_by_set(scored: pd.DataFrame | None,  # scored answers of several question sets, a column `text` naming each set
                     question_sets: dict,          # set name -> its questions (VQADataset)
                    ) -> pd.DataFrame | None:      # each set with rotations (a `circular_of` column) folded by `circular_scores`, the others as they are
@@ -337,6 +346,7 @@ def drawn_option(pool: list,  # the letters to draw from
     "One letter of `pool`, drawn by a generator seeded by `keys`: the same draw for the same answer in every run and process."
     return pool[int(seeded_rng(**{k: str(plain(v)) for k, v in keys.items()}).integers(len(pool)))]
 
+# %% ../nbs/04_metrics.ipynb #536d60far
 def read_choices(answers: pd.DataFrame,  # one row per answer: question_id, answer (and the condition's columns)
                  gold: pd.DataFrame,     # the answers' questions, row for row: options (and question)
                  rules: OptionRules,     # how the benchmark reads an answer
@@ -369,6 +379,7 @@ def checked_predictions(answers: pd.DataFrame) -> None:
         ids, example = answers.question_id.to_numpy()[~text], answers.answer.to_numpy()[~text][0]
         raise ValueError(f"predictions must be strings: the answer to question id(s) {listed(map(plain, sorted(set(ids))))} is not (e.g. {plain(example)!r})")
 
+# %% ../nbs/04_metrics.ipynb #db82d02ca
 def check_annotations(dataset: VQADataset,  # the questions with their human answers
                       mode: str = "official",  # a key of ACCURACY_MODES
                      ) -> None:
@@ -520,6 +531,7 @@ def with_clean_level(acc: pd.DataFrame) -> pd.DataFrame:
     copies = [clean[clean.model == m].assign(corruption=c) for m, c in corrupted[["model", "corruption"]].drop_duplicates().itertuples(index=False)]
     return pd.concat([corrupted, *copies], ignore_index=True).sort_values(list(CONDITION), ignore_index=True)
 
+# %% ../nbs/04_metrics.ipynb #c022f
 def check_fractions(table: pd.DataFrame, column: str = "accuracy") -> None:
     "Refuse values of `column` outside [0, 1], naming the first and suggesting percent to fraction."
     values = table[column].astype(float)
@@ -530,6 +542,7 @@ def check_fractions(table: pd.DataFrame, column: str = "accuracy") -> None:
         hint = " (percentages? divide by 100)" if values.max() <= 100 and (values >= 0).all() else ""
         raise ValueError(f"{column} must be a fraction in [0, 1], got {bad.iloc[0]:g} for {where or f'row {bad.index[0]}'}{hint}")
 
+# %% ../nbs/04_metrics.ipynb #c022m
 def error_matrix(acc: pd.DataFrame) -> pd.DataFrame:
     "E = 1 - A (eq. 9) as a table: rows (model, corruption), columns levels 0-5."
     for col in (*CONDITION, "accuracy"):
@@ -569,12 +582,14 @@ def range_of_error(E: np.ndarray,  # errors, levels 0-5 on the last axis
     "Eq. 11, range of error R = (max_l E_l - min_l E_l) / min_l E_l: the spread of the error over the levels, relative to its minimum."
     return (E.max(-1) - E.min(-1)) / np.maximum(E.min(-1), floor)
 
+# %% ../nbs/04_metrics.ipynb #c024r
 def error_rate(E: np.ndarray  # errors, levels 0-5 on the last axis
               ) -> np.ndarray:  # rho per leading index
     "Eq. 12, error rate rho: the least-squares slope of the error E_l against the level l."
     l = np.arange(E.shape[-1], dtype=float); L = len(l)
     return (L * (E * l).sum(-1) - l.sum() * E.sum(-1)) / (L * (l ** 2).sum() - l.sum() ** 2)
 
+# %% ../nbs/04_metrics.ipynb #c024m
 def average_error(E: np.ndarray  # errors, levels 0-5 on the last axis
                  ) -> np.ndarray:  # mu per leading index
     "Eq. 13, average error mu: the mean of the error over the levels 0-5."
@@ -586,6 +601,7 @@ def average_difference(E: np.ndarray,             # errors, levels 0-5 on the la
     "Eq. 14, average difference of corruption error Delta: the mean over levels 1-5 of E_l - E_0."
     return (E[..., 1:] - E[..., :1]).sum(-1) / (E.shape[-1] if divide_by_six else E.shape[-1] - 1)
 
+# %% ../nbs/04_metrics.ipynb #c024s
 SUBMETRICS = {"F": first_drop, "R": range_of_error, "rho": error_rate, "mu": average_error, "delta": average_difference}
 RELATIVE = ("F", "R")  # the sub-metrics that divide by an error, and so take the floor
 
@@ -605,6 +621,7 @@ def minmax_scale(values,       # a DataFrame (rows: the pairs) or an array
     scaled = (x - lo) / np.where(hi > lo, hi - lo, 1.0)
     return pd.DataFrame(scaled, index=values.index, columns=values.columns) if isinstance(values, pd.DataFrame) else scaled
 
+# %% ../nbs/04_metrics.ipynb #c026s
 def submetrics(acc: pd.DataFrame,     # columns model, corruption, severity (0-5), accuracy (a fraction), and n (questions) if known
                scaled: bool = False,  # min-max scale each sub-metric (eq. 15)
                divide_by_six: bool = False,  # Delta as the sum over l = 1..5 divided by 6 (the other reading of eq. 14)
@@ -631,6 +648,7 @@ def preference_weights(scores: dict) -> dict:
     w = np.exp(p - p.max()); w /= w.sum()
     return dict(zip(SUBMETRICS, w))
 
+# %% ../nbs/04_metrics.ipynb #c028c
 def checked_weights(weights: dict | None) -> dict:
     "Sub-metric weights (default 0.2 each), checked: every sub-metric named, each a non-negative number, summing to 1."
     weights = DEFAULT_WEIGHTS if weights is None else weights
@@ -641,6 +659,7 @@ def checked_weights(weights: dict | None) -> dict:
     if not np.isclose(total, 1): raise ValueError(f"weights must sum to 1 (eq. 18), got {total:g}: divide them by their sum, or turn preference scores into weights with preference_weights")
     return {m: float(weights[m]) for m in SUBMETRICS}
 
+# %% ../nbs/04_metrics.ipynb #c028w
 def weighted_vre(scaled: np.ndarray,          # scaled sub-metrics, SUBMETRICS in order on the last axis
                  weights: dict | None = None,  # sub-metric weights (default 0.2 each)
                 ) -> np.ndarray:              # VRE, the last axis summed away
@@ -650,6 +669,7 @@ def weighted_vre(scaled: np.ndarray,          # scaled sub-metrics, SUBMETRICS i
     if not np.isfinite(out).all(): raise ValueError("VRE is not finite: the scaled sub-metrics hold NaN or infinity")
     return out
 
+# %% ../nbs/04_metrics.ipynb #c028a
 def aggregated_metrics(scaled: pd.DataFrame,   # scaled sub-metrics per (model, corruption)
                        by: str = "model",      # 'model' (eq. 16) or 'corruption' (eq. 17)
                        weights: dict | None = None,
@@ -722,6 +742,7 @@ def score_cube(scored: pd.DataFrame) -> tuple[np.ndarray, list, list]:
         raise ValueError(f"condition {bad} lacks answers to {int(wide[bad].isna().sum())} question(s) that other conditions answered")
     return wide.to_numpy().reshape(len(wide), len(models), len(corruptions), len(LEVELS)), models, corruptions
 
+# %% ../nbs/04_metrics.ipynb #c032r
 def resample_counts(n: int,                   # questions
                     n_boot: int,              # resamples
                     rng: np.random.Generator, # e.g. np.random.default_rng(seed)
@@ -738,6 +759,7 @@ def resample_blocks(n: int, n_boot: int, rng: np.random.Generator) -> Iterator[n
     for start in range(0, n_boot, RESAMPLE_BLOCK):
         yield rng.multinomial(n, np.full(n, 1 / n), size=min(RESAMPLE_BLOCK, n_boot - start)).astype(np.float64)
 
+# %% ../nbs/04_metrics.ipynb #c032i
 def interval(samples: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
     "Percentile interval over the first axis."
     a = (1 - confidence) / 2

@@ -21,7 +21,7 @@ __all__ = ['LOCK', 'RESULT_COLUMNS', 'CHUNK_SIZE', 'CHUNK_COLUMNS', 'RECORD', 'S
            'library_versions', 'source_sha256', 'code_fingerprint', 'n_chunks', 'partition_dir', 'chunk_file',
            'chunk_sidecar', 'identity_digest', 'condition_identity', 'identity_changes', 'ChangedInputsError',
            'write_record', 'write_chunk', 'save_chunk', 'sidecar_entry', 'chunk_damage', 'checked_record',
-           'saved_chunks', 'checked_store', 'run_log', 'read_store', 'StorePlan', 'store_plan', 'reported_model',
+           'saved_chunks', 'checked_store', 'run_log', 'read_store', 'reported_model', 'StorePlan', 'store_plan',
            'condition_answers']
 
 # %% ../nbs/01_store.ipynb #c006
@@ -155,6 +155,7 @@ def chunk_sidecar(chunk: int) -> str:
     "The file beside a chunk that says what produced it (its name starts with `_`, so Parquet readers skip it)."
     return f"_part-{chunk:05d}.json"
 
+# %% ../nbs/01_store.ipynb #c013i
 def identity_digest(identity: dict) -> str:
     "sha256 of a condition identity in canonical JSON."
     return hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()
@@ -313,6 +314,18 @@ def read_store(out_dir: str | Path,  # the run folder
     if not frames: return pd.DataFrame(columns=RESULT_COLUMNS)
     return pd.concat(frames, ignore_index=True)[RESULT_COLUMNS].sort_values([*CONDITION, "question_id"], ignore_index=True)
 
+# %% ../nbs/01_store.ipynb #c025r
+def reported_model(name: str, entries: dict, overwrite: bool) -> str | None | bool:
+    "The one model the saved chunks' replies named (None: none named); two: an error naming them, or False with `overwrite` (ask all again)."
+    named = {}
+    for condition, chunks in entries.items():
+        for file, entry in chunks.items():
+            if entry.get("reported"): named.setdefault(entry["reported"], f"{condition[0]} {condition[1]} {file}")
+    if len(named) <= 1: return next(iter(named), None)
+    if overwrite: return False
+    raise ChangedInputsError(f"the saved answers of {name} were answered by {len(named)} served models: "
+                             + "; ".join(f"{m!r} ({where} ...)" for m, where in named.items()) + ". Rerun with overwrite=True to ask every question again.")
+
 # %% ../nbs/01_store.ipynb #c025
 @dataclass
 class StorePlan:
@@ -326,7 +339,6 @@ class StorePlan:
     records: dict      # condition (of todo) -> its record's chunk entries
     reported: str | None = None  # the model a served model's saved replies named (one for the whole store), None: none named
 
-# %% ../nbs/01_store.ipynb #c025p1
 def store_plan(name: str,              # the model's name in the store
                model_identity: dict,   # the model's identity
                dataset: VQADataset,    # the questions
@@ -353,17 +365,6 @@ def store_plan(name: str,              # the model's name in the store
     records = {c: entries[c] for c in todo}
     for c in todo: write_record(folders[c], identities[c], records[c])  # drops damaged or unfinished chunks from the record
     return StorePlan(ids, data, identities, folders, done, todo, records, reported or None)
-
-def reported_model(name: str, entries: dict, overwrite: bool) -> str | None | bool:
-    "The one model the saved chunks' replies named (None: none named); two: an error naming them, or False with `overwrite` (ask all again)."
-    named = {}
-    for condition, chunks in entries.items():
-        for file, entry in chunks.items():
-            if entry.get("reported"): named.setdefault(entry["reported"], f"{condition[0]} {condition[1]} {file}")
-    if len(named) <= 1: return next(iter(named), None)
-    if overwrite: return False
-    raise ChangedInputsError(f"the saved answers of {name} were answered by {len(named)} served models: "
-                             + "; ".join(f"{m!r} ({where} ...)" for m, where in named.items()) + ". Rerun with overwrite=True to ask every question again.")
 
 # %% ../nbs/01_store.ipynb #c025p2
 def condition_answers(model_name: str, corruption: str, severity: int, chunks: dict[int, pd.DataFrame]) -> pd.DataFrame:

@@ -19,8 +19,8 @@ __all__ = ['QUESTION_FIELDS', 'ANNOTATION_FIELDS', 'EASY_VQA_SHAPES', 'EASY_VQA_
            'SPLIT_FIELDS', 'read_json_list', 'blank_questions', 'check_ids', 'answer_strings', 'answer_lists',
            'coco_image_template', 'read_image', 'VQADataset', 'load_vqav2', 'easy_vqa_answer_type',
            'easy_vqa_question_type', 'easy_vqa_image_dir', 'easy_vqa_table', 'easy_vqa_to_vqav2', 'load_easy_vqa',
-           'easy_vqa_dataset', 'condition_image', 'images_under', 'vqav2_names', 'find_vqav2_part', 'vqav2_files',
-           'load_vqav2_dir', 'mini_annotations', 'write_mini_vqav2', 'sample_images', 'write_split', 'read_split',
+           'easy_vqa_dataset', 'condition_image', 'images_under', 'vqav2_names', 'find_vqav2_part', 'mini_annotations',
+           'write_mini_vqav2', 'vqav2_files', 'load_vqav2_dir', 'sample_images', 'write_split', 'read_split',
            'file_sha256', 'source_images', 'dataset_fingerprint', 'split_rule', 'vrb_split_ids', 'splits_folder',
            'shipped_split', 'make_split', 'vrb_split']
 
@@ -164,10 +164,6 @@ def easy_vqa_question_type(question: str, colours) -> str:
     return " ".join(words[:max(n, 2)])
 
 # %% ../nbs/00_vqav2.ipynb #c013
-EASY_VQA_INFO = {"description": "easy-VQA (Victor Zhou), converted to the VQAv2 layout by vqa_robust",
-                 "url": "https://github.com/vzhou842/easy-VQA", "version": "1.0 (PyPI easy-vqa)"}
-EASY_VQA_LICENSE = {"name": "MIT License", "url": "https://github.com/vzhou842/easy-VQA/blob/master/LICENSE"}
-
 def easy_vqa_image_dir(split: str = "test") -> Path:
     "Folder of easy-VQA's images for `split`, inside the installed `easy_vqa` package."
     import easy_vqa
@@ -186,6 +182,11 @@ def easy_vqa_table(split: str = "test",  # "train" or "test"
                          "answer_type": [easy_vqa_answer_type(a) for a in answers], "multiple_choice_answer": answers,
                          "answers": [[a] * 10 for a in answers]})
 
+# %% ../nbs/00_vqav2.ipynb #c013f
+EASY_VQA_INFO = {"description": "easy-VQA (Victor Zhou), converted to the VQAv2 layout by vqa_robust",
+                 "url": "https://github.com/vzhou842/easy-VQA", "version": "1.0 (PyPI easy-vqa)"}
+EASY_VQA_LICENSE = {"name": "MIT License", "url": "https://github.com/vzhou842/easy-VQA/blob/master/LICENSE"}
+
 def easy_vqa_to_vqav2(out_dir: str | Path,  # where the two JSON files go
                       split: str = "test",  # "train" or "test"
                      ) -> tuple[Path, Path]:  # questions file, annotations file
@@ -201,6 +202,7 @@ def easy_vqa_to_vqav2(out_dir: str | Path,  # where the two JSON files go
     af.write_text(json.dumps({**header, "annotations": annotations}))
     return qf, af
 
+# %% ../nbs/00_vqav2.ipynb #c013l
 def load_easy_vqa(split: str = "test",              # "train" or "test"
                   cache_dir: str | Path | None = None,  # where the converted JSON files are kept; default ~/.cache/vqa_robust
                  ) -> VQADataset:
@@ -209,7 +211,6 @@ def load_easy_vqa(split: str = "test",              # "train" or "test"
     qf, af = cache_dir / f"easy_vqa_{split}_questions.json", cache_dir / f"easy_vqa_{split}_annotations.json"
     if not (qf.is_file() and af.is_file()): qf, af = easy_vqa_to_vqav2(cache_dir, split)
     return load_vqav2(qf, af, easy_vqa_image_dir(split), image_template="{image_id}.png", name=f"easy_vqa_{split}")
-
 
 # %% ../nbs/00_vqav2.ipynb #d006
 def easy_vqa_dataset(split: str = "test",  # "train" or "test"
@@ -255,35 +256,6 @@ def find_vqav2_part(data_dir: str | Path, part: str, subtype: str = "val2014") -
     exists = Path.is_dir if part == "images" else Path.is_file
     return next((p for p in tried if exists(p)), None), tried
 
-# %% ../nbs/00_vqav2.ipynb #c033p1
-def vqav2_files(data_dir: str | Path,     # folder VQAv2 was downloaded and unzipped into
-                subtype: str = "val2014",  # COCO split
-                parts: tuple = ("questions", "annotations", "images"),  # the parts that must be there
-               ) -> tuple[Path, ...]:      # their paths, in the order of `parts`
-    "Paths of VQAv2's official questions file, annotations file and image folder under `data_dir`; a missing part names every path tried."
-    data_dir = Path(data_dir)
-    unknown = [p for p in parts if p not in VQAV2_PLACES]
-    if unknown: raise ValueError(f"unknown VQAv2 part(s) {unknown}; known: {list(VQAV2_PLACES)}")
-    if not data_dir.is_dir(): raise FileNotFoundError(f"VQAv2 data folder not found: {data_dir}")
-    found, missing = [], []
-    for part in parts:
-        path, tried = find_vqav2_part(data_dir, part, subtype)
-        found.append(path)
-        if path is None:
-            missing.append(f"{part} ({'folder' if part == 'images' else 'file'} {vqav2_names(subtype)[part]}); tried " + ", ".join(map(str, tried)))
-    if missing:
-        raise FileNotFoundError(f"VQAv2 {subtype} is incomplete in {data_dir}: no\n  " + "\n  ".join(missing) +
-                                f"\nDownload the questions and annotations from {VQAV2_DOWNLOAD} and COCO's {subtype} images "
-                                f"(linked there), and unzip them into {data_dir} (side by side, or as Questions/, Annotations/, Images/mscoco/{subtype}/).")
-    return tuple(found)
-
-def load_vqav2_dir(data_dir: str | Path,     # folder VQAv2 was downloaded and unzipped into
-                   subtype: str = "val2014",  # COCO split
-                   name: str | None = None,   # name used in results; default "vqav2_<subtype>"
-                  ) -> VQADataset:
-    "VQAv2's `subtype` read from its official files under `data_dir`."
-    return load_vqav2(*vqav2_files(data_dir, subtype), name=name or f"vqav2_{subtype}")
-
 # %% ../nbs/00_vqav2.ipynb #c035
 VQAV2_LAYOUTS = {"flat": ("", "", ""), "vqa_api": ("Questions", "Annotations", "Images/mscoco")}  # questions, annotations, images
 MINI_COLOURS = {"red": (200, 30, 30), "green": (30, 160, 60), "blue": (30, 60, 200), "yellow": (230, 210, 40)}
@@ -327,6 +299,35 @@ def write_mini_vqav2(data_dir: str | Path,  # folder to write into
         colour = MINI_COLOURS[list(MINI_COLOURS)[int(image_id) % 4]]
         Image.new("RGB", (size, size), colour).save(i_dir / subtype / coco_image_template(subtype).format(image_id=int(image_id)), quality=90)
     return data_dir
+
+# %% ../nbs/00_vqav2.ipynb #c033p1
+def vqav2_files(data_dir: str | Path,     # folder VQAv2 was downloaded and unzipped into
+                subtype: str = "val2014",  # COCO split
+                parts: tuple = ("questions", "annotations", "images"),  # the parts that must be there
+               ) -> tuple[Path, ...]:      # their paths, in the order of `parts`
+    "Paths of VQAv2's official questions file, annotations file and image folder under `data_dir`; a missing part names every path tried."
+    data_dir = Path(data_dir)
+    unknown = [p for p in parts if p not in VQAV2_PLACES]
+    if unknown: raise ValueError(f"unknown VQAv2 part(s) {unknown}; known: {list(VQAV2_PLACES)}")
+    if not data_dir.is_dir(): raise FileNotFoundError(f"VQAv2 data folder not found: {data_dir}")
+    found, missing = [], []
+    for part in parts:
+        path, tried = find_vqav2_part(data_dir, part, subtype)
+        found.append(path)
+        if path is None:
+            missing.append(f"{part} ({'folder' if part == 'images' else 'file'} {vqav2_names(subtype)[part]}); tried " + ", ".join(map(str, tried)))
+    if missing:
+        raise FileNotFoundError(f"VQAv2 {subtype} is incomplete in {data_dir}: no\n  " + "\n  ".join(missing) +
+                                f"\nDownload the questions and annotations from {VQAV2_DOWNLOAD} and COCO's {subtype} images "
+                                f"(linked there), and unzip them into {data_dir} (side by side, or as Questions/, Annotations/, Images/mscoco/{subtype}/).")
+    return tuple(found)
+
+def load_vqav2_dir(data_dir: str | Path,     # folder VQAv2 was downloaded and unzipped into
+                   subtype: str = "val2014",  # COCO split
+                   name: str | None = None,   # name used in results; default "vqav2_<subtype>"
+                  ) -> VQADataset:
+    "VQAv2's `subtype` read from its official files under `data_dir`."
+    return load_vqav2(*vqav2_files(data_dir, subtype), name=name or f"vqav2_{subtype}")
 
 # %% ../nbs/00_vqav2.ipynb #c021
 def sample_images(dataset: VQADataset,  # the full dataset
@@ -451,6 +452,7 @@ def make_split(questions_file: str | Path,       # an official questions file, e
     path.write_text(json.dumps(record, indent=1) + "\n")
     return path
 
+# %% ../nbs/00_vqav2.ipynb #c050s2
 def vrb_split(dataset: VQADataset,               # VQAv2 val2014 as loaded from the official files
               name: str = VRB_SPLIT,             # the shipped split to use
               n_images: int = VRB_IMAGES,        # images of the split
