@@ -407,8 +407,8 @@ def image_suffix(data: bytes) -> str:
     return ".png" if data.startswith(b"\x89PNG") else ".jpg" if data.startswith(b"\xff\xd8") else ".img"
 
 def write_once(folder: Path, name: str, data: bytes) -> None:
-    "Write an image's bytes to folder/name unless the same number of bytes is there already; never a half-written file (a temporary name, then a rename)."
-    if (folder / name).is_file() and (folder / name).stat().st_size == len(data): return
+    "Write an image's bytes to folder/name unless the same bytes are there already (a replaced source rewrites an image of the same size too); never a half-written file (a temporary name, then a rename)."
+    if (folder / name).is_file() and (folder / name).read_bytes() == data: return
     partial = folder / f".{name}.{os.getpid()}-{secrets.token_hex(4)}.partial"  # one name per writer: two loads of one file at once do not collide
     partial.write_bytes(data); os.replace(partial, folder / name)
 
