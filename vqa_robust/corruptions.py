@@ -23,14 +23,14 @@ __all__ = ['cv2', 'special', 'CORRUPTIONS', 'SEVERITIES', 'CLEAN', 'EXPECTED_VAL
            'WATERMARK_LOGO_SIZE', 'WATERMARK_WORDS', 'RES_BENCH_RESOLUTIONS', 'RESOLUTIONS', 'PRESETS', 'PROVENANCE',
            'Corruption', 'register_corruption', 'uint8_levels', 'to_uint8_rgb', 'truncated_level', 'truncate_to_uint8',
            'corruption_rng', 'check_severity', 'check_corruption', 'corrupt', 'corrupt_levels', 'check_condition',
-           'image_under_condition', 'uniform16', 'normal_quantiles', 'poisson_quantiles', 'level_noise_table',
-           'normal_quantiles32', 'additive_gaussian_table', 'add_clipped', 'lookup_levels', 'table_noise',
-           'gaussian_noise', 'shot_noise', 'shot_noise_vrb', 'salt_and_pepper_kernel', 'salt_and_pepper_where',
-           'impulse_noise', 'speckle_noise', 'salt_and_pepper', 'random_impulse_noise', 'disk_kernel',
-           'skimage_gaussian', 'trimmed_disk_kernel', 'separable_terms', 'defocus_blur', 'gaussian_blur', 'median_blur',
-           'copy_shuffle', 'glass_blur', 'motion_kernel', 'shifted_sum', 'motion_blurred', 'motion_blur', 'zoom_matrix',
-           'clipped_zoom', 'zoom_blur_levels', 'zoom_blur', 'snow_flakes', 'snow_blend', 'add_snow', 'snow',
-           'snow_wand', 'plasma_fractal', 'fog', 'lookup_with_max', 'brightness_table', 'brightness', 'contrast',
+           'image_under_condition', 'uniform16', 'normal_quantiles', 'normal_quantiles32', 'additive_gaussian_table',
+           'add_clipped', 'gaussian_noise', 'poisson_quantiles', 'level_noise_table', 'lookup_levels', 'table_noise',
+           'shot_noise', 'shot_noise_vrb', 'salt_and_pepper_kernel', 'salt_and_pepper_where', 'impulse_noise',
+           'speckle_noise', 'salt_and_pepper', 'random_impulse_noise', 'disk_kernel', 'trimmed_disk_kernel',
+           'skimage_gaussian', 'separable_terms', 'defocus_blur', 'gaussian_blur', 'median_blur', 'copy_shuffle',
+           'glass_blur', 'motion_kernel', 'shifted_sum', 'motion_blurred', 'motion_blur', 'zoom_matrix', 'clipped_zoom',
+           'zoom_blur_levels', 'zoom_blur', 'snow_flakes', 'snow_blend', 'add_snow', 'snow', 'snow_wand',
+           'plasma_fractal', 'fog', 'lookup_with_max', 'brightness_table', 'brightness', 'contrast',
            'saturation_ratio_table', 'saturation_scaled', 'saturate', 'luma', 'gray3', 'color_inversion', 'grayscale',
            'grayscale_mean', 'grayscale_inversion', 'grayscale_inversion_mean', 'grayscale_bgr',
            'grayscale_inversion_bgr', 'binary_threshold', 'pixel_grid', 'elastic_transform', 'standard_normal16',
@@ -223,31 +223,18 @@ def uniform16(rng: np.random.Generator,  # the generator to draw from
     "Uniform 16-bit integers: the random input of every lookup-table noise."
     return rng.integers(0, UNIFORM_LEVELS, size=shape, dtype=np.uint16)
 
+# %% ../nbs/01_corruptions.ipynb #c018n
 @lru_cache(maxsize=None)
 def normal_quantiles(bits: int = 16) -> np.ndarray:
     "The standard normal at 2**bits equally spaced probabilities (midpoints)."
     return special.ndtri((np.arange(2 ** bits) + 0.5) / 2 ** bits)
-
-
-def poisson_quantiles(lam: np.ndarray, q: np.ndarray) -> np.ndarray:
-    "Quantiles `q` of Poisson(lam) for each lam, by search in the cumulative distribution."
-    kmax = int(lam.max() + 12 * np.sqrt(lam.max()) + 20)
-    cdf = special.pdtr(np.arange(kmax)[None, :], lam[:, None])  # P(X <= k), X ~ Poisson(lam)
-    return np.stack([np.searchsorted(row, q) for row in cdf]).astype(np.float64)
-
-@lru_cache(maxsize=None)
-def level_noise_table(kind: str, c: float, bits: int = 12) -> np.ndarray:
-    "Corrupted level for each (level, quantile) pair, flattened: index level << bits | quantile."
-    q = (np.arange(2 ** bits) + 0.5) / 2 ** bits
-    v = np.arange(256) / 255.0
-    out = v[:, None] + v[:, None] * c * special.ndtri(q)[None, :] if kind == "speckle" else poisson_quantiles(v * c, q) / c
-    return (np.clip(out, 0, 1) * 255).astype(np.uint8).ravel()
 
 @lru_cache(maxsize=None)
 def normal_quantiles32() -> np.ndarray:
     "`normal_quantiles()` in float32, cached: standard normal draws by table lookup."
     return normal_quantiles().astype(np.float32)
 
+# %% ../nbs/01_corruptions.ipynb #c018a
 @lru_cache(maxsize=None)
 def additive_gaussian_table(c: float) -> np.ndarray:
     "Change of a level under Gaussian noise of std c (in [0,1] units) at 65,536 quantiles, truncated as np.uint8 does."
@@ -262,6 +249,32 @@ def add_clipped(x, u, table):
     for i in range(xf.size): out[i] = min(max(np.int32(xf[i]) + table[uf[i]], 0), 255)
     return out.reshape(x.shape)
 
+# %% ../nbs/01_corruptions.ipynb #c019
+@register_corruption("noise", random=True)
+def gaussian_noise(x,         # uint8 RGB image, HxWx3
+                   severity,  # level 1-5
+                   rng,       # from `corruption_rng`
+                  ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
+    "Additive Gaussian noise."
+    c = [.08, .12, 0.18, 0.26, 0.38][severity - 1]
+    return add_clipped(x, uniform16(rng, x.shape), additive_gaussian_table(c))
+
+# %% ../nbs/01_corruptions.ipynb #c018p
+def poisson_quantiles(lam: np.ndarray, q: np.ndarray) -> np.ndarray:
+    "Quantiles `q` of Poisson(lam) for each lam, by search in the cumulative distribution."
+    kmax = int(lam.max() + 12 * np.sqrt(lam.max()) + 20)
+    cdf = special.pdtr(np.arange(kmax)[None, :], lam[:, None])  # P(X <= k), X ~ Poisson(lam)
+    return np.stack([np.searchsorted(row, q) for row in cdf]).astype(np.float64)
+
+@lru_cache(maxsize=None)
+def level_noise_table(kind: str, c: float, bits: int = 12) -> np.ndarray:
+    "Corrupted level for each (level, quantile) pair, flattened: index level << bits | quantile."
+    q = (np.arange(2 ** bits) + 0.5) / 2 ** bits
+    v = np.arange(256) / 255.0
+    out = v[:, None] + v[:, None] * c * special.ndtri(q)[None, :] if kind == "speckle" else poisson_quantiles(v * c, q) / c
+    return (np.clip(out, 0, 1) * 255).astype(np.uint8).ravel()
+
+# %% ../nbs/01_corruptions.ipynb #c018l
 @lazy_njit(cache=True, nogil=True)
 def lookup_levels(x, u, table, bits):
     "table[x << bits | u >> (16 - bits)] for every value: the (level, quantile) lookup in one compiled pass."
@@ -274,16 +287,7 @@ def table_noise(x: np.ndarray, table: np.ndarray, rng, bits: int = 12) -> np.nda
     "Per-value noise from a (level, quantile) table."
     return lookup_levels(x, uniform16(rng, x.shape), table, bits)
 
-# %% ../nbs/01_corruptions.ipynb #c019
-@register_corruption("noise", random=True)
-def gaussian_noise(x,         # uint8 RGB image, HxWx3
-                   severity,  # level 1-5
-                   rng,       # from `corruption_rng`
-                  ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
-    "Additive Gaussian noise."
-    c = [.08, .12, 0.18, 0.26, 0.38][severity - 1]
-    return add_clipped(x, uniform16(rng, x.shape), additive_gaussian_table(c))
-
+# %% ../nbs/01_corruptions.ipynb #c019s
 @register_corruption("noise", random=True)
 def shot_noise(x,         # uint8 RGB image, HxWx3
                severity,  # level 1-5
@@ -321,6 +325,7 @@ def salt_and_pepper_where(x, u, amount: float):
     if u.ndim == 2: u = np.repeat(u[..., None], x.shape[2], axis=-1)
     return salt_and_pepper_kernel(x, u, round(amount * UNIFORM_LEVELS / 2), round(amount * UNIFORM_LEVELS))
 
+# %% ../nbs/01_corruptions.ipynb #c079i
 @register_corruption("noise", random=True)
 def impulse_noise(x,         # uint8 RGB image, HxWx3
                   severity,  # level 1-5
@@ -329,6 +334,7 @@ def impulse_noise(x,         # uint8 RGB image, HxWx3
     "Salt-and-pepper noise on each value independently (scikit-image's `s&p`, as ImageNet-C)."
     return salt_and_pepper_where(x, uniform16(rng, x.shape), IMPULSE_AMOUNTS[severity - 1])
 
+# %% ../nbs/01_corruptions.ipynb #c079s
 @register_corruption("noise", random=True)
 def speckle_noise(x,         # uint8 RGB image, HxWx3
                   severity,  # level 1-5
@@ -368,11 +374,6 @@ def disk_kernel(radius: float, alias_blur: float) -> np.ndarray:
     disk /= disk.sum()
     return cv2.GaussianBlur(disk, ksize=(3, 3) if radius <= 8 else (5, 5), sigmaX=alias_blur)
 
-def skimage_gaussian(x: np.ndarray, sigma: float) -> np.ndarray:
-    "scikit-image's `gaussian` (mode 'nearest', truncate 4) over the two spatial axes."
-    r = int(4.0 * sigma + 0.5)
-    return cv2.GaussianBlur(x, (2 * r + 1, 2 * r + 1), sigmaX=sigma, sigmaY=sigma, borderType=cv2.BORDER_REPLICATE)
-
 @lru_cache(maxsize=None)
 def trimmed_disk_kernel(radius: float, alias_blur: float) -> np.ndarray:
     "The disk kernel without its negligible taps (< 1e-6, below 0.0003 of a level), cropped to its support around the centre."
@@ -382,6 +383,13 @@ def trimmed_disk_kernel(radius: float, alias_blur: float) -> np.ndarray:
     r = int(np.abs(np.argwhere(k > 0) - centre).max())
     return np.ascontiguousarray(k[centre - r:centre + r + 1, centre - r:centre + r + 1])
 
+# %% ../nbs/01_corruptions.ipynb #c023g
+def skimage_gaussian(x: np.ndarray, sigma: float) -> np.ndarray:
+    "scikit-image's `gaussian` (mode 'nearest', truncate 4) over the two spatial axes."
+    r = int(4.0 * sigma + 0.5)
+    return cv2.GaussianBlur(x, (2 * r + 1, 2 * r + 1), sigmaX=sigma, sigmaY=sigma, borderType=cv2.BORDER_REPLICATE)
+
+# %% ../nbs/01_corruptions.ipynb #c023s
 @lru_cache(maxsize=None)
 def separable_terms(radius: float, alias_blur: float, rank: int) -> list:
     "The `rank` leading (row, column) filter pairs of the disk kernel's singular value decomposition."
@@ -401,6 +409,7 @@ def defocus_blur(x,         # uint8 RGB image, HxWx3
     first = cv2.sepFilter2D(x, cv2.CV_32F, r1, c1)
     return cv2.add(first, cv2.sepFilter2D(x, cv2.CV_32F, r2, c2), dst=first)
 
+# %% ../nbs/01_corruptions.ipynb #c023b
 @register_corruption("blur", source="vrb_appendix")
 def gaussian_blur(x,         # uint8 RGB image, HxWx3
                   severity,  # level 1-5
@@ -432,6 +441,7 @@ def copy_shuffle(x, offsets, delta):
                 for ch in range(C): x[h, w, ch] = x[hp, wp, ch]
     return x
 
+# %% ../nbs/01_corruptions.ipynb #c024g
 @register_corruption("blur", random=True)
 def glass_blur(x,         # uint8 RGB image, HxWx3
                severity,  # level 1-5
@@ -514,6 +524,7 @@ def clipped_zoom(x: np.ndarray,        # image, HxW or HxWxC
     if exact: return cv2.warpAffine(x, zoom_matrix(h, w, z), size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
     return cv2.resize(x[top0:top0 + ch0, top1:top1 + ch1], size, interpolation=cv2.INTER_LINEAR)
 
+# %% ../nbs/01_corruptions.ipynb #c028z
 ZOOM_FACTORS = [np.arange(1, 1.11, 0.01), np.arange(1, 1.16, 0.01), np.arange(1, 1.21, 0.02), np.arange(1, 1.26, 0.02), np.arange(1, 1.31, 0.03)]
 
 def zoom_blur_levels(x: np.ndarray,  # uint8 RGB image, HxWx3
@@ -554,6 +565,7 @@ def snow_flakes(shape, c, rng) -> np.ndarray:
     layer[layer < c[3]] = 0
     return np.clip(layer, 0, 1)
 
+# %% ../nbs/01_corruptions.ipynb #c030b
 @lazy_njit(cache=True, nogil=True)
 def snow_blend(x, flakes, keep):
     "keep x + (1 - keep) max(x, 1.5 gray + 127.5) + flakes + flakes rotated 180 degrees, truncated to uint8 (one compiled pass)."
@@ -585,6 +597,7 @@ def snow(x,         # uint8 RGB image, HxWx3
     flakes = snow_flakes(x.shape, c, rng)
     return add_snow(x, motion_blurred(flakes, c[4], c[5], rng.uniform(-135, -45)), c)
 
+# %% ../nbs/01_corruptions.ipynb #c030w
 def snow_wand(x,         # uint8 RGB image, HxWx3
               severity,  # level 1-5
               rng,       # from `corruption_rng`
@@ -619,6 +632,7 @@ def plasma_fractal(size: int, wibble_decay: float, rng) -> np.ndarray:
     a -= a.min()
     return a / a.max()
 
+# %% ../nbs/01_corruptions.ipynb #c031f
 @register_corruption("weather", random=True)
 def fog(x,         # uint8 RGB image, HxWx3
         severity,  # level 1-5
@@ -653,6 +667,7 @@ def brightness_table(c: float) -> np.ndarray:
     out = np.where(v > 0, x * new_v / np.maximum(v, 1), new_v)
     return np.clip(out + 1e-6, 0, 255).astype(np.uint8).ravel()
 
+# %% ../nbs/01_corruptions.ipynb #c033b
 @register_corruption("attribute")
 def brightness(x,         # uint8 RGB image, HxWx3
                severity,  # level 1-5
@@ -662,6 +677,7 @@ def brightness(x,         # uint8 RGB image, HxWx3
     c = [.1, .2, .3, .4, .5][severity - 1]
     return lookup_with_max(x, brightness_table(c))
 
+# %% ../nbs/01_corruptions.ipynb #c033c
 @register_corruption("attribute")
 def contrast(x,         # uint8 RGB image, HxWx3
              severity,  # level 1-5
@@ -702,6 +718,7 @@ def saturation_scaled(x, ratio_table, gray_gain):
                 out[i, j, k] = truncated_level(o)
     return out
 
+# %% ../nbs/01_corruptions.ipynb #c033s2
 @register_corruption("attribute")
 def saturate(x,         # uint8 RGB image, HxWx3
              severity,  # level 1-5
@@ -722,6 +739,7 @@ def gray3(y: np.ndarray,  # gray image, HxW
     "A gray HxW image as HxWx3, its one channel repeated."
     return np.repeat(np.asarray(y)[..., None], 3, axis=-1)
 
+# %% ../nbs/01_corruptions.ipynb #c035i
 @register_corruption("attribute", source="vrb_appendix", levels=(1,))
 def color_inversion(x,         # uint8 RGB image, HxWx3
                     severity,  # 1, its only level
@@ -797,6 +815,7 @@ def pixel_grid(h: int, w: int) -> np.ndarray:
     grid.flags.writeable = False
     return grid
 
+# %% ../nbs/01_corruptions.ipynb #c037e
 @register_corruption("physical", random=True)
 def elastic_transform(x,         # uint8 RGB image, HxWx3
                       severity,  # level 1-5
@@ -811,6 +830,7 @@ def elastic_transform(x,         # uint8 RGB image, HxWx3
     field = cv2.GaussianBlur(noise, ksize, sigmaX=sx, sigmaY=sy, borderType=cv2.BORDER_REFLECT)
     return cv2.remap(x, cv2.scaleAdd(field, alpha, pixel_grid(h, w)), None, interpolation=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
 
+# %% ../nbs/01_corruptions.ipynb #c037t
 def standard_normal16(rng: np.random.Generator,  # the generator to draw from
                       shape,                     # shape of the output
                      ) -> np.ndarray:            # float32 standard normal draws
@@ -890,6 +910,7 @@ def box_downsample(x: np.ndarray,  # uint8 RGB image, HxWx3
     h, w = x.shape[:2]
     return Image.fromarray(x).resize((max(1, int(w * factor)), max(1, int(h * factor))), Image.BOX)
 
+# %% ../nbs/01_corruptions.ipynb #c039p
 @register_corruption("digital")
 def pixelate(x,         # uint8 RGB image, HxWx3
              severity,  # level 1-5
@@ -1001,6 +1022,7 @@ def perspective(x,         # uint8 RGB image, HxWx3
     return cv2.warpPerspective(x, cv2.getPerspectiveTransform(source, target), (w, h), flags=cv2.INTER_LINEAR,
                                borderMode=cv2.BORDER_CONSTANT, borderValue=(GEOMETRIC_FILL,) * 3)
 
+# %% ../nbs/01_corruptions.ipynb #g010z
 def scaled_size(h: int, w: int,  # a height and a width
                 factor: float,   # scale, > 0
                ) -> tuple[int, int]:  # (height, width), each round(side * factor), at least 1
@@ -1023,6 +1045,7 @@ def zoom_out(x,         # uint8 RGB image, HxWx3
     out[top:top + nh, left:left + nw] = cv2.resize(x, (nw, nh), interpolation=cv2.INTER_AREA)
     return out
 
+# %% ../nbs/01_corruptions.ipynb #g010t
 TRANSLATION_FRACTIONS = [0.03, 0.06, 0.1, 0.15, 0.2]
 
 def translation_offset(h: int, w: int,  # the image's height and width
@@ -1053,6 +1076,7 @@ def translation(x,         # uint8 RGB image, HxWx3
     h, w = x.shape[:2]
     return shifted(x, *translation_offset(h, w, TRANSLATION_FRACTIONS[severity - 1], rng))
 
+# %% ../nbs/01_corruptions.ipynb #g010c
 CROP_FRACTIONS = [0.9, 0.8, 0.7, 0.6, 0.5]
 
 @register_corruption("geometric", source="vlm_robustbench", changes_answers=("how many", "is there", "are there", "how big", "size", "close", "far"))
@@ -1068,6 +1092,7 @@ def crop_and_resize(x,         # uint8 RGB image, HxWx3
 
 # %% ../nbs/01_corruptions.ipynb #g016
 RESAMPLE_FACTORS = [0.7, 0.5, 0.35, 0.25, 0.18]
+
 UPSAMPLE_FACTORS = [0.5, 0.35, 0.25, 0.18, 0.125]
 
 def down_up(x: np.ndarray,     # uint8 RGB image, HxWx3
@@ -1079,6 +1104,7 @@ def down_up(x: np.ndarray,     # uint8 RGB image, HxWx3
     nh, nw = scaled_size(h, w, factor)
     return cv2.resize(cv2.resize(x, (nw, nh), interpolation=down), (w, h), interpolation=up)
 
+# %% ../nbs/01_corruptions.ipynb #g016r
 @register_corruption("resampling", source="vlm_robustbench")
 def resample_nearest(x,         # uint8 RGB image, HxWx3
                      severity,  # level 1-5
@@ -1103,7 +1129,6 @@ def resample_bicubic(x,         # uint8 RGB image, HxWx3
     "Down and up again with bicubic interpolation."
     return down_up(x, RESAMPLE_FACTORS[severity - 1], cv2.INTER_CUBIC, cv2.INTER_CUBIC)
 
-# %% ../nbs/01_corruptions.ipynb #g016p1
 @register_corruption("resampling", source="vlm_robustbench")
 def resample_area(x,         # uint8 RGB image, HxWx3
                   severity,  # level 1-5
@@ -1112,6 +1137,7 @@ def resample_area(x,         # uint8 RGB image, HxWx3
     "Down and up again with OpenCV's area interpolation (a box mean down, nearest-like up)."
     return down_up(x, RESAMPLE_FACTORS[severity - 1], cv2.INTER_AREA, cv2.INTER_AREA)
 
+# %% ../nbs/01_corruptions.ipynb #g016p1
 @register_corruption("resampling", source="vlm_robustbench")
 def upsample(x,         # uint8 RGB image, HxWx3
              severity,  # level 1-5
@@ -1155,7 +1181,9 @@ def pincushion_distortion(x,         # uint8 RGB image, HxWx3
 
 # %% ../nbs/01_corruptions.ipynb #g025
 LOW_LIGHT_FRACTIONS = [0.5, 0.25, 0.12, 0.06, 0.03]
+
 LOW_LIGHT_ELECTRONS = 1000  # photo-electrons a white pixel collects at full exposure
+
 LOW_LIGHT_READ_NOISE = 3.0  # Gaussian read noise, electrons
 
 def srgb_to_linear_table_continuous(v: np.ndarray  # sRGB values in [0, 1]
@@ -1174,6 +1202,7 @@ def linear_to_srgb_table(bits: int = 16) -> np.ndarray:
     y = np.arange(2 ** bits + 1) / 2 ** bits
     return np.round(np.where(y <= 0.0031308, 12.92 * y, 1.055 * y ** (1 / 2.4) - 0.055) * 255).astype(np.uint8)
 
+# %% ../nbs/01_corruptions.ipynb #g025t
 @lru_cache(maxsize=None)
 def low_light_table(g: float,      # light fraction: the mean photo-electrons of a white pixel are g N
                     bits: int = 12,  # quantile resolution: 2**bits quantiles per level
@@ -1327,8 +1356,11 @@ def watermark_damage(x,         # uint8 RGB image, HxWx3
 
 # %% ../nbs/01_corruptions.ipynb #cap16
 WATERMARK_OPACITY = [0.2, 0.3, 0.4, 0.5, 0.6]
+
 WATERMARK_TEXT_WIDTH = [0.4, 0.5, 0.6, 0.7, 0.8]  # the text's width, a share of the image's width
+
 WATERMARK_LOGO_SIZE = [0.2, 0.3, 0.4, 0.5, 0.6]   # the logo's side, a share of the image's shorter side
+
 WATERMARK_WORDS = ("SAMPLE", "PREVIEW", "STOCK", "PROOF", "COPYRIGHT")
 
 def alpha_blended(x: np.ndarray,     # uint8 RGB image, HxWx3
@@ -1352,6 +1384,7 @@ def laid_over(x: np.ndarray,        # uint8 RGB image, HxWx3
     out[top:top + ph, left:left + pw] = alpha_blended(x[top:top + ph, left:left + pw], pattern, opacity)
     return out
 
+# %% ../nbs/01_corruptions.ipynb #cap16t
 def text_pattern(text: str, width: int, max_height: int) -> np.ndarray:
     "float32 mask of `text` in Hershey sans-serif, about `width` pixels wide (at most `max_height` high), anti-aliased, strokes 1/12 of its height (2 px at least)."
     (w1, h1), base1 = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, 1.0, 1)
