@@ -15,13 +15,13 @@ from .blip import ORIGINAL_BLIP_VISION_KEYS
 from .models import LoadOptions, ModelSpec, VQAAdapter, model_entry, model_family, pretrained, sequence_confidence
 
 # %% auto #0
-__all__ = ['PNP_DEFAULTS', 'PNP_SOURCES', 'PNP_WORDS', 'PNP_PARTS', 'LAVIS_TO_TRANSFORMERS', 'LAVIS_PREFIXES', 'PNP_FAMILY',
-           'PNP_MODELS', 'tiny_bert_tokenizer', 'tiny_t5_tokenizer', 'tiny_blip_config', 'tiny_t5_config',
+__all__ = ['PNP_DEFAULTS', 'PNP_SOURCES', 'PNP_WORDS', 'PNP_PARTS', 'PNP_FAMILY', 'PNP_MODELS', 'LAVIS_TO_TRANSFORMERS',
+           'LAVIS_PREFIXES', 'tiny_bert_tokenizer', 'tiny_t5_tokenizer', 'tiny_blip_config', 'tiny_t5_config',
            'pre_question', 'enc_token_id', 'itm_text', 'token_weights', 'itm_gradcam', 'sample_patches', 'add_distinct',
            'strip_prompt', 'cut_prompt', 'caption_prompt', 'question_seed', 'seeded', 'question_guided_captions',
-           'passages', 'fid_encode', 'read', 'PNPVQA', 'part_checkpoint', 'load_pnp', 'tiny_pnp', 'lavis_key',
-           'lavis_state_dict', 'convert_lavis', 'count_layers', 'lavis_blip_config', 'lavis_t5_config',
-           'lavis_bert_tokenizer', 'pnp_from_lavis', 'pnp_entry']
+           'passages', 'fid_encode', 'read', 'PNPVQA', 'part_checkpoint', 'load_pnp', 'tiny_pnp', 'pnp_entry',
+           'lavis_key', 'lavis_state_dict', 'convert_lavis', 'count_layers', 'lavis_blip_config', 'lavis_t5_config',
+           'lavis_bert_tokenizer', 'pnp_from_lavis']
 
 # %% ../nbs/02c_pnp.ipynb #c006
 PNP_DEFAULTS = dict(
@@ -346,6 +346,28 @@ def tiny_pnp(spec: ModelSpec, folder: Path) -> dict:
     return dict(image_size=32, block=0, n_captions=4, n_patches=4, caption_min_length=6, caption_max_length=10, max_caption_rounds=3,
                 reader_max_length=6)
 
+# %% ../nbs/02c_pnp.ipynb #c046
+PNP_FAMILY = model_family("pnp", load_pnp, tiny_pnp, defaults=PNP_DEFAULTS, batch_size=4, half_precision=("bfloat16",))  # T5 overflows in float16
+_PNP_SOURCE = "VQAv2 val, PNP-VQA paper (Tiong et al. 2022) zero-shot results, reproduced in LAVIS projects/pnp-vqa/README.md"
+_PNP_READERS = {size: f"allenai/unifiedqa-v2-t5-{size}-1363200" for size in ("base", "large", "3b")}
+def pnp_entry(name: str,       # the entry's name
+              size: str,       # the UnifiedQA-v2 reader's size: "base", "large" or "3b"
+              accuracy: float, # the paper's zero-shot VQAv2 val accuracy, percent
+              description: str,
+             ) -> ModelSpec:
+    "A PNP-VQA entry with the reader of one size; the sources name that size's LAVIS files (same values)."
+    return model_entry(name, _PNP_READERS[size], PNP_FAMILY, {"reader_checkpoint": _PNP_READERS[size]}, reported_accuracy=accuracy,
+                       reported_on=f"{_PNP_SOURCE}, PNP-VQA {size}", description=description,
+                       sources={**{k: v.replace("pnp_vqa_base.yaml", f"pnp_vqa_{size}.yaml").replace("vqav2_eval.yaml", "vqav2_eval.yaml" if size == "base"
+                                                        else f"vqav2_eval_{size}.yaml") for k, v in PNP_SOURCES.items()},
+                                "reported_accuracy": _PNP_SOURCE, **({"model": "VRB Table 3 (PnP, 223M parameters)"} if size == "base" else {})})
+
+PNP_MODELS = [
+    pnp_entry("pnp", "base", 54.3, "PNP-VQA base, VRB's PnP (Table 3: 223M parameters, T5-base's count): BLIP ViT-L ITM GradCAM + BLIP ViT-L captions + "
+                                   "UnifiedQA-v2 T5-base FiD (hub BLIP weights, not LAVIS's train2014 ones)"),
+    pnp_entry("pnp-large", "large", 57.5, "PNP-VQA large (UnifiedQA-v2 T5-large reader)"),
+    pnp_entry("pnp-3b", "3b", 62.1, "PNP-VQA 3B (UnifiedQA-v2 T5-3B reader)")]
+
 # %% ../nbs/02c_pnp.ipynb #c045b
 LAVIS_TO_TRANSFORMERS = ORIGINAL_BLIP_VISION_KEYS + [  # (LAVIS key pattern, transformers name): BLIP's ViT (timm names, as BLIP VQA's) -> BlipVisionModel
     (r"^encoder\.encoder\.", "encoder."),   # LAVIS's FiD reader wraps T5's encoder (T5EncoderWrapper); the rest keep LAVIS's names
@@ -465,25 +487,3 @@ def pnp_from_lavis(folder,               # where to write the checkpoint folder 
     (folder / "vqa_robust.json").write_text(json.dumps({"name": folder.name, "family": "pnp", "settings": dict(settings or {}),
                                                          "converted_from": "LAVIS PNP-VQA checkpoints"}, indent=1))
     return folder
-
-# %% ../nbs/02c_pnp.ipynb #c046
-PNP_FAMILY = model_family("pnp", load_pnp, tiny_pnp, defaults=PNP_DEFAULTS, batch_size=4, half_precision=("bfloat16",))  # T5 overflows in float16
-_PNP_SOURCE = "VQAv2 val, PNP-VQA paper (Tiong et al. 2022) zero-shot results, reproduced in LAVIS projects/pnp-vqa/README.md"
-_PNP_READERS = {size: f"allenai/unifiedqa-v2-t5-{size}-1363200" for size in ("base", "large", "3b")}
-def pnp_entry(name: str,       # the entry's name
-              size: str,       # the UnifiedQA-v2 reader's size: "base", "large" or "3b"
-              accuracy: float, # the paper's zero-shot VQAv2 val accuracy, percent
-              description: str,
-             ) -> ModelSpec:
-    "A PNP-VQA entry with the reader of one size; the sources name that size's LAVIS files (same values)."
-    return model_entry(name, _PNP_READERS[size], PNP_FAMILY, {"reader_checkpoint": _PNP_READERS[size]}, reported_accuracy=accuracy,
-                       reported_on=f"{_PNP_SOURCE}, PNP-VQA {size}", description=description,
-                       sources={**{k: v.replace("pnp_vqa_base.yaml", f"pnp_vqa_{size}.yaml").replace("vqav2_eval.yaml", "vqav2_eval.yaml" if size == "base"
-                                                        else f"vqav2_eval_{size}.yaml") for k, v in PNP_SOURCES.items()},
-                                "reported_accuracy": _PNP_SOURCE, **({"model": "VRB Table 3 (PnP, 223M parameters)"} if size == "base" else {})})
-
-PNP_MODELS = [
-    pnp_entry("pnp", "base", 54.3, "PNP-VQA base, VRB's PnP (Table 3: 223M parameters, T5-base's count): BLIP ViT-L ITM GradCAM + BLIP ViT-L captions + "
-                                   "UnifiedQA-v2 T5-base FiD (hub BLIP weights, not LAVIS's train2014 ones)"),
-    pnp_entry("pnp-large", "large", 57.5, "PNP-VQA large (UnifiedQA-v2 T5-large reader)"),
-    pnp_entry("pnp-3b", "3b", 62.1, "PNP-VQA 3B (UnifiedQA-v2 T5-3B reader)")]

@@ -18,8 +18,8 @@ from .vlms import SHORT_ANSWER, clean_answer
 __all__ = ['SERVED_PREFIX', 'SERVED_DEFAULTS', 'DECODING', 'OPTIONAL_FIELDS', 'VOLATILE', 'RETRY_STATUS', 'SERVED_TRANSPORT',
            'SERVED_FAMILY', 'SERVER_COMMANDS', 'JUDGE_SETTINGS', 'parse_served', 'served_name', 'ServedModelError',
            'api_key', 'request_headers', 'refused_key', 'served_entry_of', 'served_fingerprint', 'image_url',
-           'chat_body', 'request_key', 'DataURLEncoder', 'run_async', 'retry_after', 'read_journal', 'question_of',
-           'reply_problem', 'reply_of', 'ServedVQA', 'is_transport_error', 'load_served', 'no_tiny_served',
+           'chat_body', 'request_key', 'DataURLEncoder', 'run_async', 'retry_after', 'is_transport_error',
+           'read_journal', 'question_of', 'reply_problem', 'reply_of', 'ServedVQA', 'load_served', 'no_tiny_served',
            'served_spec', 'served_entry', 'free_port', 'serve_checkpoint', 'stop_server', 'text_body', 'ServedJudge',
            'load_judge']
 
@@ -70,6 +70,7 @@ def refused_key(settings: dict, url: str, status: int) -> ServedModelError:
     what = f"refused the API key in ${env}" if api_key(settings) else f"needs an API key: set ${env}"
     return ServedModelError(f"{url} {what} (HTTP {status}); nothing was written")
 
+# %% ../nbs/02f_served.ipynb #s010b
 def served_entry_of(settings: dict, timeout: float = 30.0) -> dict:
     "The server's /v1/models entry of the settings' model, or a ServedModelError saying why not."
     import httpx
@@ -129,6 +130,13 @@ def retry_after(response) -> float | None:
     try: return max(0.0, float(response.headers.get("retry-after", "")))
     except ValueError: return None
 
+# %% ../nbs/02f_served.ipynb #s016s3
+def is_transport_error(error: Exception) -> bool:
+    "A lost connection or a timeout (worth retrying), as httpx raises them."
+    import httpx
+    return isinstance(error, httpx.TransportError)
+
+# %% ../nbs/02f_served.ipynb #s016b
 def read_journal(path: Path) -> dict:
     "A journal's answers by request key; a line cut by a kill (the last) is skipped."
     entries = {}
@@ -139,6 +147,7 @@ def read_journal(path: Path) -> dict:
         if isinstance(entry, dict) and "key" in entry: entries[entry.pop("key")] = entry
     return entries
 
+# %% ../nbs/02f_served.ipynb #s016c
 def question_of(body: dict) -> str:
     "The text of a request's user turn (for messages)."
     content = body["messages"][0]["content"]
@@ -215,6 +224,14 @@ def checked_model(self: ServedVQA, reply: dict) -> None:
     elif reply["model"] != self.reported:
         raise ServedModelError(f"{self.spec.settings['base_url']} answered as model {reply['model']!r}, earlier as {self.reported!r}: the served model changed during the run")
 
+# %% ../nbs/02f_served.ipynb #s016s2m2
+@patch
+def count(self: ServedVQA, reply: dict) -> None:
+    "Add one answer to the usage counts."
+    s = self.stats
+    s["requests"] += 1; s["latencies"].append(reply["latency"]); s["logprobs"] += reply["logprob"] is not None
+    s["prompt_tokens"] += reply["prompt_tokens"] or 0; s["completion_tokens"] += reply["completion_tokens"] or 0
+
 # %% ../nbs/02f_served.ipynb #s016s2m1
 @patch
 async def ask(self: ServedVQA, client, body: dict, key: str) -> dict:
@@ -248,14 +265,7 @@ async def ask(self: ServedVQA, client, body: dict, key: str) -> dict:
         attempt += 1; self.stats["retries"] += 1
         await asyncio.sleep(wait)
 
-# %% ../nbs/02f_served.ipynb #s016s2m2
-@patch
-def count(self: ServedVQA, reply: dict) -> None:
-    "Add one answer to the usage counts."
-    s = self.stats
-    s["requests"] += 1; s["latencies"].append(reply["latency"]); s["logprobs"] += reply["logprob"] is not None
-    s["prompt_tokens"] += reply["prompt_tokens"] or 0; s["completion_tokens"] += reply["completion_tokens"] or 0
-
+# %% ../nbs/02f_served.ipynb #s016s2m2b
 @patch
 async def ask_all(self: ServedVQA, bodies: list[dict]) -> list[dict]:
     "Every body's reply: from the journal when it was asked before, else from the server, `concurrency` at a time."
@@ -306,12 +316,6 @@ def usage(self: ServedVQA) -> dict:
             "latency_p50_s": p50, "latency_p90_s": p90, "latency_p99_s": p99, "prompt_tokens": s["prompt_tokens"],
             "completion_tokens": s["completion_tokens"], "confidence": "log-probabilities" if s["logprobs"] else "absent",
             "refused_fields": s["refused"]}
-
-# %% ../nbs/02f_served.ipynb #s016s3
-def is_transport_error(error: Exception) -> bool:
-    "A lost connection or a timeout (worth retrying), as httpx raises them."
-    import httpx
-    return isinstance(error, httpx.TransportError)
 
 # %% ../nbs/02f_served.ipynb #s018
 def load_served(spec: ModelSpec, options: LoadOptions) -> ServedVQA:

@@ -17,10 +17,10 @@ from transformers.models.bert.modeling_bert import BertAttention, BertIntermedia
 from .models import TINY_ANSWERS, TINY_WORDS, ClassifierVQA, LoadOptions, ModelSpec, pretrained
 
 # %% auto #0
-__all__ = ['ORIGINAL_VISION_PREFIX', 'VISION_PREFIX', 'WEIGHT_FILES', 'VLEConfig', 'additive_mask', 'VLECoAttentionLayer',
-           'VLEPooler', 'VLEPreTrainedModel', 'VLEModelOutput', 'VLEModel', 'tiny_vle_config', 'VLEForVQA',
+__all__ = ['ORIGINAL_VISION_PREFIX', 'VISION_PREFIX', 'WEIGHT_FILES', 'VLEConfig', 'tiny_vle_config', 'additive_mask',
+           'VLECoAttentionLayer', 'VLEPooler', 'VLEPreTrainedModel', 'VLEModelOutput', 'VLEModel', 'VLEForVQA',
            'vle_state_dict', 'original_state_dict', 'read_state_dict', 'fit_vision_size', 'load_weights',
-           'weights_file', 'vle_from_pretrained', 'VLEProcessor', 'write_spm_tokenizer', 'load_vle', 'write_tiny_vle']
+           'weights_file', 'vle_from_pretrained', 'write_spm_tokenizer', 'VLEProcessor', 'load_vle', 'write_tiny_vle']
 
 # %% ../nbs/02b_vle.ipynb #c006
 class VLEConfig(PretrainedConfig):
@@ -41,6 +41,18 @@ class VLEConfig(PretrainedConfig):
     layer_norm_eps: float = 1e-12
     classifier_dropout: float | None = None  # unused, as in the original
     is_decoder: bool = False              # read by transformers' BERT attention
+
+# %% ../nbs/02b_vle.ipynb #c014
+def tiny_vle_config(vocab_size: int = 64, id2label: dict | None = None, image_size: int = 48) -> VLEConfig:
+    "A small VLE configuration of the published checkpoints' kind (relative-position DeBERTa-v3, CLIP), for tests."
+    one_layer = dict(num_hidden_layers=1, num_attention_heads=2)
+    text = dict(vocab_size=vocab_size, hidden_size=24, intermediate_size=48, max_position_embeddings=64, position_buckets=8, type_vocab_size=0,
+                position_biased_input=False, relative_attention=True, pos_att_type=["p2c", "c2p"], norm_rel_ebd="layer_norm",
+                share_att_key=True, max_relative_positions=-1, pad_token_id=0, **one_layer)
+    vision = dict(hidden_size=32, intermediate_size=64, image_size=image_size, patch_size=8, **one_layer)
+    id2label = id2label or dict(enumerate(TINY_ANSWERS))
+    return VLEConfig(text_config=text, vision_config=vision, hidden_size=16, intermediate_size=32, initializer_range=1.0,
+                     id2label=id2label, label2id={a: i for i, a in id2label.items()}, **one_layer)
 
 # %% ../nbs/02b_vle.ipynb #c011
 def additive_mask(mask: torch.Tensor,  # (batch, keys) with 1 for tokens to attend to
@@ -115,18 +127,6 @@ class VLEModel(VLEPreTrainedModel):
             text, image = text_layer(text, image, text_mask, image_mask), image_layer(image, text, image_mask, text_mask)
         pooled = torch.cat([self.cross_modal_text_pooler(text), self.cross_modal_image_pooler(image)], dim=-1)
         return VLEModelOutput(pooled, text, image)
-
-# %% ../nbs/02b_vle.ipynb #c014
-def tiny_vle_config(vocab_size: int = 64, id2label: dict | None = None, image_size: int = 48) -> VLEConfig:
-    "A small VLE configuration of the published checkpoints' kind (relative-position DeBERTa-v3, CLIP), for tests."
-    one_layer = dict(num_hidden_layers=1, num_attention_heads=2)
-    text = dict(vocab_size=vocab_size, hidden_size=24, intermediate_size=48, max_position_embeddings=64, position_buckets=8, type_vocab_size=0,
-                position_biased_input=False, relative_attention=True, pos_att_type=["p2c", "c2p"], norm_rel_ebd="layer_norm",
-                share_att_key=True, max_relative_positions=-1, pad_token_id=0, **one_layer)
-    vision = dict(hidden_size=32, intermediate_size=64, image_size=image_size, patch_size=8, **one_layer)
-    id2label = id2label or dict(enumerate(TINY_ANSWERS))
-    return VLEConfig(text_config=text, vision_config=vision, hidden_size=16, intermediate_size=32, initializer_range=1.0,
-                     id2label=id2label, label2id={a: i for i, a in id2label.items()}, **one_layer)
 
 # %% ../nbs/02b_vle.ipynb #c018
 class VLEForVQA(VLEPreTrainedModel):
@@ -216,25 +216,6 @@ def vle_from_pretrained(cls, checkpoint: str, local_files_only: bool = False, dt
     load_weights(model, state)
     return (model.to(dtype) if dtype is not None else model).eval()
 
-# %% ../nbs/02b_vle.ipynb #c032
-@dataclass
-class VLEProcessor:
-    "VLE's processor: the checkpoint's CLIP image processor and DeBERTa-v3 tokenizer."
-    image_processor: CLIPImageProcessorPil
-    tokenizer: DebertaV2Tokenizer
-
-    @classmethod
-    def from_pretrained(cls, checkpoint: str, local_files_only: bool = False, **kwargs) -> VLEProcessor:
-        "Both parts from a hub id or folder (`preprocessor_config.json`, `spm.model` and the tokenizer files)."
-        return cls(CLIPImageProcessorPil.from_pretrained(checkpoint, local_files_only=local_files_only),
-                   DebertaV2Tokenizer.from_pretrained(checkpoint, local_files_only=local_files_only))
-
-    def __call__(self, images, text, padding=True, truncation=True, return_tensors="pt", **kwargs) -> BatchEncoding:
-        "Token ids, attention mask and pixel values of a batch of (image, question) pairs."
-        encoding = self.tokenizer(text, padding=padding, truncation=truncation, return_tensors=return_tensors)
-        encoding["pixel_values"] = self.image_processor(images, return_tensors=return_tensors, **kwargs)["pixel_values"]
-        return encoding
-
 # %% ../nbs/02b_vle.ipynb #c034
 def write_spm_tokenizer(folder: Path, sentences: list[str],
                         max_length: int | None = None,  # the model's text positions, declared as `model_max_length`; None: none declared
@@ -256,6 +237,25 @@ def write_spm_tokenizer(folder: Path, sentences: list[str],
                                                               "tokenizer_class": "DebertaV2Tokenizer", "vocab_type": "spm",
                                                               **({"model_max_length": max_length} if max_length else {})}))
     return size
+
+# %% ../nbs/02b_vle.ipynb #c032
+@dataclass
+class VLEProcessor:
+    "VLE's processor: the checkpoint's CLIP image processor and DeBERTa-v3 tokenizer."
+    image_processor: CLIPImageProcessorPil
+    tokenizer: DebertaV2Tokenizer
+
+    @classmethod
+    def from_pretrained(cls, checkpoint: str, local_files_only: bool = False, **kwargs) -> VLEProcessor:
+        "Both parts from a hub id or folder (`preprocessor_config.json`, `spm.model` and the tokenizer files)."
+        return cls(CLIPImageProcessorPil.from_pretrained(checkpoint, local_files_only=local_files_only),
+                   DebertaV2Tokenizer.from_pretrained(checkpoint, local_files_only=local_files_only))
+
+    def __call__(self, images, text, padding=True, truncation=True, return_tensors="pt", **kwargs) -> BatchEncoding:
+        "Token ids, attention mask and pixel values of a batch of (image, question) pairs."
+        encoding = self.tokenizer(text, padding=padding, truncation=truncation, return_tensors=return_tensors)
+        encoding["pixel_values"] = self.image_processor(images, return_tensors=return_tensors, **kwargs)["pixel_values"]
+        return encoding
 
 # %% ../nbs/02b_vle.ipynb #c039
 def load_vle(spec: ModelSpec, options: LoadOptions) -> ClassifierVQA:
