@@ -257,7 +257,8 @@ async def ask(self: ServedVQA, client, body: dict, key: str) -> dict:
                 body = {k: v for k, v in body.items() if k not in refused}; continue
             if response.status_code in (401, 403): raise refused_key(self.spec.settings, self.url, response.status_code)
             if response.status_code not in RETRY_STATUS: raise ServedModelError(f"{self.url}: HTTP {response.status_code}: {response.text[:300]}")
-            problem, wait = f"HTTP {response.status_code}", retry_after(response) or self.backoff * 2 ** attempt
+            asked_wait = retry_after(response)  # 0 is a wait the server asked for (retry at once), not a missing header
+            problem, wait = f"HTTP {response.status_code}", self.backoff * 2 ** attempt if asked_wait is None else asked_wait
         wait = min(wait, self.longest_wait)
         if attempt == self.retries:
             kept = f"kept in {self.journal_path}" if self.journal_path else "kept in memory"
