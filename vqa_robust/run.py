@@ -57,8 +57,8 @@ __all__ = ['plt', 'RUN_PARAMETERS', 'TRANSPORT_PARAMETERS', 'TEXT_SEVERITY', 'SA
            'robustness_results', 'mce_results', 'effective_robustness_results', 'change_results', 'calibration_results',
            'flip_results', 'consistency_results', 'answer_changing_words', 'comparability_results',
            'text_perturbation_results', 'defence_results', 'defence_sample', 'interaction_results',
-           'resolution_results', 'harness_results', 'run_summary', 'run', 'give_back', 'write_sections', 'locked_run',
-           'write_run_folder', 'grid_questions', 'corrupt', 'export_benchmark', 'exported_questions',
+           'resolution_results', 'harness_results', 'run_summary', 'run', 'give_back', 'write_sections',
+           'write_run_folder', 'locked_run', 'grid_questions', 'corrupt', 'export_benchmark', 'exported_questions',
            'harness_parameters', 'harness_identity', 'score_predictions', 'registry_table', 'show_default',
            'parameter_options', 'add_parameters', 'command_parser', 'refused', 'error_line', 'combine_command',
            'export_line', 'main']
@@ -125,12 +125,14 @@ def run_parameter_values(values: dict  # parameter name -> value, as `run()` or 
                          + "; the parameters are vqa_robust.run.RUN_PARAMETERS")
     return RunParameters(**values)
 
+# %% ../nbs/08_run_library.ipynb #c012ps2b
 def literal(value) -> str:
     "A default as Python source: text in double quotes, lists of literals, numbers and booleans as they are."
     if isinstance(value, str): return json.dumps(value)
     if isinstance(value, (list, tuple)): return "[" + ", ".join(map(literal, value)) + "]"
     return repr(value)
 
+# %% ../nbs/08_run_library.ipynb #c012ps2c
 def parameters_cell() -> str:
     "nbs/run.ipynb's parameters cell, one line a parameter (`name: type = default  # meaning`), made from `RunParameters`."
     defaults = RunParameters()
@@ -147,6 +149,7 @@ def registry_parameter(registry: Registry,  # the registry that owns the paramet
     try: return registry.check(values)
     except UnknownNameError as e: raise UnknownNameError(f"{name}: {e}" + (f"; {also}" if also else "")) from None
 
+# %% ../nbs/08_run_library.ipynb #c045b
 def list_parameter(value, name: str) -> list:
     "A parameter given as a list, comma-separated text or JSON text, as a list of its items."
     if isinstance(value, str):
@@ -158,6 +161,7 @@ def list_parameter(value, name: str) -> list:
     if not isinstance(value, (list, tuple)): value = [value]
     return [v.strip() if isinstance(v, str) else v for v in value if not (isinstance(v, str) and not v.strip())]
 
+# %% ../nbs/08_run_library.ipynb #c045c
 def int_parameter(value, name: str) -> int:
     "A non-negative integer parameter, also given as text ('3', '3.0'; papermill passes command-line text)."
     if isinstance(value, str):
@@ -196,6 +200,7 @@ class QuestionCondition:
     image_conditions: tuple | None = None  # joint only: the image conditions it is answered under besides clean; None: the run's whole grid
     label: str = ""  # its store folder (text/<label>) and `text` column: the kind, or KIND_sSEVERITY where the run has the kind at several
 
+# %% ../nbs/08_run_library.ipynb #c045s1qb
 TEXT_SEVERITY = 3  # the severity of a kind with levels named without one ("char_keyboard" is "char_keyboard:3")
 
 def question_entry(entry, name: str) -> list[tuple[str, int]]:
@@ -213,6 +218,7 @@ def question_entry(entry, name: str) -> list[tuple[str, int]]:
         found.append((kind, severity))
     return found
 
+# %% ../nbs/08_run_library.ipynb #c045s1qc
 def joint_pair(entry: str, grid: list) -> tuple:
     "((corruption, severity), (kind, severity)) of an IMAGE:SEVERITY+KIND[:SEVERITY] entry, the image condition one of the run's grid."
     image, _, question = entry.partition("+")
@@ -224,6 +230,7 @@ def joint_pair(entry: str, grid: list) -> tuple:
     if len(kinds) != 1: raise ValueError(f"text_perturbations: {question!r} names {len(kinds)} question corruptions; a pair names one")
     return condition, kinds[0]
 
+# %% ../nbs/08_run_library.ipynb #c045s1qd
 def question_conditions(text_perturbations, grid: list) -> list[QuestionCondition]:
     "The run's corrupted question sets: kinds and presets under the whole grid, IMAGE+KIND pairs under their image condition only, each labelled."
     entries = [str(e) for e in list_parameter(text_perturbations, "text_perturbations")]
@@ -312,6 +319,7 @@ def model_parameters(model, defences, dataset: str, max_concurrency, served_time
     if reference_model and str(reference_model) not in models: raise ValueError(f"reference_model: {reference_model!r} is not a model of this run ({', '.join(models)})")
     return {"models": models, "refs": refs, "defences": defence_names, "specs": specs, "model_settings": settings, "reference_model": str(reference_model), **transport}
 
+# %% ../nbs/08_run_library.ipynb #c045s4b
 def resolution_levels(resolutions) -> list[int]:
     "The run's input resolutions: 'res_bench' expanded to Res-Bench's 12, each checked to be one of `RESOLUTIONS`, none twice."
     items = [str(r).strip() for r in list_parameter(resolutions, "resolutions")]
@@ -321,6 +329,7 @@ def resolution_levels(resolutions) -> list[int]:
     if len(set(levels)) != len(levels): raise ValueError(f"resolutions: {levels} names a size twice")
     return levels
 
+# %% ../nbs/08_run_library.ipynb #c045s4c
 def grid_parameters(corruptions, severities, asks_questions: bool, resolutions=()) -> dict:
     "The run's corruptions (presets expanded), severities and conditions (the input resolutions last); `asks_questions`: whether it has corrupted questions."
     sizes = resolution_levels(resolutions)
@@ -355,6 +364,7 @@ def split_parameters(dataset: str, split: str, n_images, data_dir: str, question
     return {"split": split, "n_images": None if split == "vrb" else SAMPLE_IMAGES if n_images == "auto" else n_images, "dataset_split": dataset_split,
             "files": spec.files(dataset_split, data_dir, questions_file, annotations_file, image_dir)}
 
+# %% ../nbs/08_run_library.ipynb #c045s5b
 def text_parameters(colour_metric: str, colour_vocabulary: str, wordnet_choice: str, near_colour_distance) -> dict:
     "How questions are perturbed: the colour distance and vocabulary, the WordNet choice and the near-colour threshold."
     registry_parameter(COLOR_METRICS, [colour_metric], "colour_metric")
@@ -376,6 +386,7 @@ def scoring_parameters(dataset: str, accuracy_mode: str, option_rules: str, judg
         if not OPTION_RULES[option_rules].judged: raise ValueError(f"judge: the option rules {option_rules!r} ask no judge (they read every answer or draw an option, as their benchmark's evaluation does)")
     return {"accuracy_mode": DATASETS[dataset].accuracy_mode if accuracy_mode == "auto" else accuracy_mode, "option_rules": option_rules, "judge": str(judge)}
 
+# %% ../nbs/08_run_library.ipynb #c045s6b
 def compute_parameters(specs: dict, device: str, dtype: str, threads, batch_size, num_workers, executor: str, ray_address: str, replicas="auto") -> dict:
     "Where and how fast: the device, each model's dtype and batch size, threads, data workers, chunk size, executor and Ray's replicas."
     threads = int_parameter(threads, "threads")
@@ -391,6 +402,7 @@ def compute_parameters(specs: dict, device: str, dtype: str, threads, batch_size
             "chunk_size": CHUNK_SIZE,
             "num_workers": default_workers(device, threads) if num_workers == "auto" else num_workers}
 
+# %% ../nbs/08_run_library.ipynb #c045s6c
 def run_parameters(parameters: RunParameters | None = None,  # the run's parameters as given; None: made from `values`
                    **values,                                  # RunParameters' fields by name (the others keep their defaults)
                   ) -> CheckedParameters:
@@ -460,6 +472,7 @@ def load_questions(dataset: str,        # a key of DATASETS
         raise ValueError(f"{e}; to run on a sample of these {len(full.image_ids)} images instead, use split 'sample' with n_images "
                          "(papermill: -p split sample -p n_images N; command line: --split sample --n-images N)") from None
 
+# %% ../nbs/08_run_library.ipynb #c010b
 def blind_answers(parameters: CheckedParameters,   # `run_parameters`' output
                   split: VQADataset,  # the run's questions
                  ) -> pd.DataFrame | None:  # answers in a run's layout, or None
@@ -532,6 +545,7 @@ class RunScores:
     pairs: pd.DataFrame | None = None      # each perturbed answer beside its original (`text_eval.paired_answers`), made once for the sections that read it
     resolution: pd.DataFrame | None = None # the original questions' scored answers at the input resolutions and clean (the resolution section's; the frames above leave them out)
 
+# %% ../nbs/08_run_library.ipynb #c035b
 NEEDS = Registry("result need")  # name -> (config, scores) -> why this run does not meet it, or None
 NEEDS.update({
     "corruptions": lambda config, scores: None if config.parameters.corruptions else "the run has no image corruption",
@@ -551,6 +565,7 @@ NEEDS.update({
         None if pd.to_numeric(scores.every.harness_score, errors="coerce").notna().any() else "the harness's prediction files carry no score of their own (VLMEvalKit's)"),
 })
 
+# %% ../nbs/08_run_library.ipynb #c035c
 @dataclass(frozen=True)
 class ResultSection:
     "A section of the run folder: the files it writes, the RunResult attributes it fills, what it needs, and its writer."
@@ -571,6 +586,7 @@ def result_section(name: str, files, attributes=(), needs=(), say: bool = False)
         RESULT_SECTIONS.register(name, ResultSection(name, tuple(files), write, tuple(attributes), tuple(needs), say)); return write
     return register
 
+# %% ../nbs/08_run_library.ipynb #c035p1b
 CORE_FILES = ["answers.parquet", "split.json", "run.json"]  # what every run writes beside its sections
 
 def result_files() -> list:
@@ -594,6 +610,7 @@ def clear_results(out_dir: Path) -> None:
     "Remove the previous run's result files, run.json first: until this run writes its own, the folder is marked unfinished."
     for name in ["run.json"] + result_files(): (out_dir / name).unlink(missing_ok=True)
 
+# %% ../nbs/08_run_library.ipynb #c024b
 def prepare_stores(config: RunConfig) -> list:
     "Check every store's saved answers before any model loads; then clear the previous results and remove what this run does not have; the removed folders."
     p = config.parameters
@@ -697,6 +714,7 @@ def images_apart(config: RunConfig):
     workers = min(1, config.parameters.num_workers)
     return lambda dataset, requests: condition_images(dataset, requests, workers)
 
+# %% ../nbs/08_run_library.ipynb #c037b
 @dataclass(repr=False)
 class SavedFigure:
     "A figure of the run folder as a notebook shows it: the PNG file and its bytes. The matplotlib figure itself is closed and let go once saved."
@@ -705,6 +723,7 @@ class SavedFigure:
     def _repr_png_(self) -> bytes: return self.png
     def __repr__(self): return f"SavedFigure({self.path.name}, {len(self.png)} bytes)"
 
+# %% ../nbs/08_run_library.ipynb #c037c
 def save_figure(result: RunResult, name: str, draw, dpi: int = 120) -> None:
     """Draw a figure (`draw()`), save it into the run folder as name.png, close it and keep the PNG in the result (`SavedFigure`); nothing
     drawn when the run wants no figures. Nothing keeps the Figure: not the result, and not a notebook's inline backend, which queues
@@ -718,6 +737,7 @@ def save_figure(result: RunResult, name: str, draw, dpi: int = 120) -> None:
     atomic_write(path, lambda partial: partial.write_bytes(png))
     result.figures[name], result.paths = SavedFigure(path, png), result.paths + [path]
 
+# %% ../nbs/08_run_library.ipynb #c037d
 def save_table(result: RunResult, name: str, table: pd.DataFrame, **options) -> pd.DataFrame:
     "Write a table into the run folder (csv or parquet by its name), atomically, and record its path."
     path = result.out_dir / name
@@ -817,6 +837,7 @@ def consistency_results(config: RunConfig, result: RunResult, scores: RunScores)
     result.consistency = save_table(result, "consistency.csv", consistency_table(patterns), index=False)
     save_figure(result, "unstable_questions", lambda: plot_unstable(most_unstable(patterns, n=6), scored, config.dataset, make_images=images_apart(config)), dpi=100)
 
+# %% ../nbs/08_run_library.ipynb #d565942ab
 def answer_changing_words(words) -> re.Pattern:
     "One pattern matching any of `words` as whole words or phrases, case ignored (compiled once per corruption, searched once per question)."
     return re.compile(r"\b(?:" + "|".join(re.escape(w) for w in words) + r")\b", re.I)
@@ -854,6 +875,7 @@ def text_perturbation_results(config: RunConfig, result: RunResult, scores: RunS
     if len(rules): save_figure(result, "text_rules", lambda: plot_rules(rules))
     else: result.not_computed["text_rules.png"] = "no rule has enough support in this run"
 
+# %% ../nbs/08_run_library.ipynb #9fd734b5b
 @result_section("defences", ["defences.csv", "defences.png"], attributes=("defences",), needs=("defences",))
 def defence_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
     "defences.csv: per model, defence and condition, the accuracy behind the defence against none, recovered with its interval, the clean cost, the time per image and VRE; and its figure."
@@ -926,6 +948,7 @@ def run(config: RunConfig | None = None,  # a checked run (`run_config`); None: 
     with folder_lock(config.out_dir):  # one writer per run folder: a second run into it stops here, having changed nothing
         return locked_run(config, progress, figures)
 
+# %% ../nbs/08_run_library.ipynb #c048b
 def give_back(collect: bool = True  # run the collector first (a step that drew figures; after answering)
              ) -> None:
     """Collect what the last step left (a closed figure's artists refer to one another: only the collector frees them), then return the
@@ -944,6 +967,31 @@ def write_sections(config: RunConfig, result: RunResult, scores: RunScores) -> N
             section.write(config, result, scores); give_back(collect=len(result.figures) > drawn); continue
         result.not_computed.update({name: why for name in section.files})
         if section.say: print(f"{section.files[0]} not written: {why}")
+
+# %% ../nbs/08_run_library.ipynb #c048p1b
+def write_run_folder(config: RunConfig,       # the run
+                     answers: pd.DataFrame,   # every answer with the `text` it answered (`answer_all`'s, or a harness's predictions)
+                     figures: bool = True,    # draw and save the figures
+                     run_summary_of=None,     # (result) -> run.json's content; None: `run_summary` without timing
+                    ) -> RunResult:
+    "Score the answers and write the run folder: answers.parquet, split.json, each result section that applies and, last, run.json."
+    out, split = config.out_dir, config.dataset
+    every, every_perturbed = scored_answers(config, answers)  # MMBench: every rotation, scored on its own (answers.parquet keeps them) ...
+    question_sets = {text: questions for text, (questions, _, _) in config.stores.items()}
+    scored, scored_perturbed = circular_by_set(every, question_sets), circular_by_set(every_perturbed, question_sets)  # ... and folded by CircularEval for the tables
+    flat = lambda original, perturbed: pd.concat([original, perturbed.drop(columns="kind") if perturbed is not None else None], ignore_index=True)
+    at_resolutions = scored[scored.corruption.isin([RESOLUTION, CLEAN[0]])] if config.parameters.resolutions else None
+    answers_file = flat(every, every_perturbed)  # every answer, the input resolutions' included; the sections below read the image conditions only
+    every, every_perturbed, scored, scored_perturbed = (f if f is None else f[f.corruption != RESOLUTION].reset_index(drop=True) for f in (every, every_perturbed, scored, scored_perturbed))
+    result = RunResult(out, flat(scored, scored_perturbed), draw_figures=figures)
+    save_table(result, "answers.parquet", answers_file)
+    atomic_write(out / "split.json", lambda path: write_split(split, path)); result.paths.append(out / "split.json")
+    pairs = paired_answers(scored, scored_perturbed, config.records, config.parameters.near_colour_distance) if config.perturbed else None
+    write_sections(config, result, RunScores(every, every_perturbed, scored, scored_perturbed, pairs, at_resolutions))
+    result.summary = (run_summary_of or (lambda r: run_summary(config, r, {}, 0.0, peak_memory_mb())))(result)
+    atomic_write(out / "run.json", lambda path: path.write_text(json.dumps(result.summary, indent=1, default=str)))  # last: the folder is complete
+    result.paths.append(out / "run.json")
+    return result
 
 # %% ../nbs/08_run_library.ipynb #c048p1
 def locked_run(config: RunConfig, progress: bool = True, figures: bool = True) -> RunResult:
@@ -971,30 +1019,6 @@ def locked_run(config: RunConfig, progress: bool = True, figures: bool = True) -
         if config.judge: config.judge.keep_journal(out / "judge" / "_served.jsonl")  # its replies kept as they arrive, reused by a rerun
         result = write_run_folder(config, answers, figures, run_summary_of=lambda result: run_summary(config, result, seconds, elapsed, peak_memory_mb(private), served))
     log(f"results written in {time.time() - start - elapsed:.1f} s; peak resident memory of the whole run {memory_text(result.summary['peak_memory_mb'])}")
-    return result
-
-def write_run_folder(config: RunConfig,       # the run
-                     answers: pd.DataFrame,   # every answer with the `text` it answered (`answer_all`'s, or a harness's predictions)
-                     figures: bool = True,    # draw and save the figures
-                     run_summary_of=None,     # (result) -> run.json's content; None: `run_summary` without timing
-                    ) -> RunResult:
-    "Score the answers and write the run folder: answers.parquet, split.json, each result section that applies and, last, run.json."
-    out, split = config.out_dir, config.dataset
-    every, every_perturbed = scored_answers(config, answers)  # MMBench: every rotation, scored on its own (answers.parquet keeps them) ...
-    question_sets = {text: questions for text, (questions, _, _) in config.stores.items()}
-    scored, scored_perturbed = circular_by_set(every, question_sets), circular_by_set(every_perturbed, question_sets)  # ... and folded by CircularEval for the tables
-    flat = lambda original, perturbed: pd.concat([original, perturbed.drop(columns="kind") if perturbed is not None else None], ignore_index=True)
-    at_resolutions = scored[scored.corruption.isin([RESOLUTION, CLEAN[0]])] if config.parameters.resolutions else None
-    answers_file = flat(every, every_perturbed)  # every answer, the input resolutions' included; the sections below read the image conditions only
-    every, every_perturbed, scored, scored_perturbed = (f if f is None else f[f.corruption != RESOLUTION].reset_index(drop=True) for f in (every, every_perturbed, scored, scored_perturbed))
-    result = RunResult(out, flat(scored, scored_perturbed), draw_figures=figures)
-    save_table(result, "answers.parquet", answers_file)
-    atomic_write(out / "split.json", lambda path: write_split(split, path)); result.paths.append(out / "split.json")
-    pairs = paired_answers(scored, scored_perturbed, config.records, config.parameters.near_colour_distance) if config.perturbed else None
-    write_sections(config, result, RunScores(every, every_perturbed, scored, scored_perturbed, pairs, at_resolutions))
-    result.summary = (run_summary_of or (lambda r: run_summary(config, r, {}, 0.0, peak_memory_mb())))(result)
-    atomic_write(out / "run.json", lambda path: path.write_text(json.dumps(result.summary, indent=1, default=str)))  # last: the folder is complete
-    result.paths.append(out / "run.json")
     return result
 
 # %% ../nbs/08_run_library.ipynb #82e61314
@@ -1147,6 +1171,7 @@ def parameter_options(source  # a dataclass (`RunParameters`: its fields' meanin
     return [(name, p.default, comments.get(name) or "") for name, p in inspect.signature(source).parameters.items()
             if p.kind is p.POSITIONAL_OR_KEYWORD and p.default is not p.empty]
 
+# %% ../nbs/08_run_library.ipynb #c062b
 def add_parameters(parser: argparse.ArgumentParser,  # the (sub)command's parser
                    source,                            # `parameter_options`' source: RunParameters, or a function
                   ) -> argparse.ArgumentParser:
@@ -1157,6 +1182,7 @@ def add_parameters(parser: argparse.ArgumentParser,  # the (sub)command's parser
                             help=f"{meaning.replace('%', '%%')} (default: {show_default(default)!r})")
     return parser
 
+# %% ../nbs/08_run_library.ipynb #c062c
 def command_parser() -> argparse.ArgumentParser:
     "The `vqa-robust` command: run, corrupt, export, score, combine, models, corruptions (the keys of COMMANDS)."
     parser = argparse.ArgumentParser(prog="vqa-robust", description="Robustness of VQA models to image corruptions and question perturbations (VRB).")
@@ -1193,6 +1219,7 @@ def error_line(error: BaseException) -> str:
     known = type(error) in (ValueError, KeyError, RuntimeError) or type(error).__module__.startswith("vqa_robust")
     return " ".join((text if known else f"{type(error).__name__}: {text}").split()) or type(error).__name__
 
+# %% ../nbs/08_run_library.ipynb #c062s1b
 def combine_command(folders: list, out_dir: str, n_boot="1000", figures=True) -> str:
     "`vqa-robust combine`: the board of the runs in `folders`, written into `out_dir` (vqa_robust.combine.combine)."
     board = combine(folders, out_dir, n_boot=positive_integer(int_parameter(n_boot, "n_boot"), "n_boot"), figures=flag(figures, "figures"))
@@ -1203,6 +1230,7 @@ def export_line(manifest: dict, out_dir: str) -> str:
     return (f"{len(manifest['conditions'])} conditions of {manifest['dataset']} ({manifest['n_questions']} questions) in {', '.join(manifest['formats'])} "
             f"layouts in {out_dir}; manifest {out_dir}/export.json")
 
+# %% ../nbs/08_run_library.ipynb #c062s1c
 COMMANDS = {  # `vqa-robust` command -> (its parsed arguments) -> what it prints
     "run": lambda args: str(run(run_config(**args))),
     "corrupt": lambda args: corrupt(**args) and f"corrupted images in {args['out_dir']}",  # corrupt returns its manifest
