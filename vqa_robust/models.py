@@ -20,14 +20,14 @@ import vqa_robust
 __all__ = ['DAMAGE_HINT', 'CHECKPOINT_JSON', 'UNREADABLE', 'FAST_PIXELS', 'PADDING_PROCESSORS', 'NO_MAXIMUM', 'PER_IMAGE_KEYS',
            'IMAGE_BACKEND', 'SPECIAL_TOKENS', 'TINY_WORDS', 'TINY_ANSWERS', 'WEIGHTS_DIR', 'DTYPES',
            'ModelUnavailableError', 'LoadOptions', 'VQAAdapter', 'ModelSpec', 'ModelFamily', 'model_family',
-           'check_settings', 'model_entry', 'hub_unreachable_reason', 'unavailable', 'quiet_loading', 'pretrained',
+           'check_settings', 'model_entry', 'hub_unreachable_reason', 'unavailable', 'quiet_loading',
            'DamagedCheckpointError', 'safetensors_problem', 'json_problem', 'checkpoint_json', 'file_stats',
-           'checked_files', 'check_checkpoint', 'sequence_confidence', 'as_rgb_array', 'as_pil', 'size_value',
-           'vilt_output_size', 'fixed_output_size', 'pixel_table', 'resized', 'fast_pixels', 'text_options',
-           'RawEncoder', 'ProcessorEncoder', 'text_positions', 'question_max_length', 'truncated_questions', 'to_model',
-           'model_inputs', 'answer_probabilities', 'ClassifierVQA', 'write_vocab', 'question_tokenizer',
-           'resolve_device', 'resolve_dtype', 'folder_sha256', 'checkpoint_fingerprint', 'weights_fingerprint',
-           'model_identity', 'rows_expanded', 'outputs_per_question']
+           'checked_files', 'check_checkpoint', 'pretrained', 'sequence_confidence', 'as_rgb_array', 'as_pil',
+           'size_value', 'vilt_output_size', 'fixed_output_size', 'pixel_table', 'resized', 'fast_pixels',
+           'text_options', 'RawEncoder', 'text_positions', 'question_max_length', 'truncated_questions',
+           'ProcessorEncoder', 'to_model', 'model_inputs', 'answer_probabilities', 'ClassifierVQA', 'write_vocab',
+           'question_tokenizer', 'resolve_device', 'resolve_dtype', 'folder_sha256', 'checkpoint_fingerprint',
+           'weights_fingerprint', 'model_identity', 'rows_expanded', 'outputs_per_question']
 
 # %% ../nbs/02_models.ipynb #c006
 class ModelUnavailableError(RuntimeError):
@@ -160,6 +160,7 @@ def hub_unreachable_reason(checkpoint: str, host: str | None = None) -> str | No
     except OSError as e: return f"{host} cannot be reached ({e}) and the checkpoint is not in the Hugging Face cache"
     return None
 
+# %% ../nbs/02_models.ipynb #c013u
 def unavailable(spec: ModelSpec, checkpoint: str, reason: str) -> ModelUnavailableError:
     "The error for weights that cannot be had, naming model, checkpoint and reason."
     licence = "its licence must be accepted on the hub (https://huggingface.co/" + checkpoint + ") and a token with access set (HF_TOKEN)"
@@ -167,6 +168,7 @@ def unavailable(spec: ModelSpec, checkpoint: str, reason: str) -> ModelUnavailab
     hint = licence if "gated" in reason.lower() else network + ("; the checkpoint is gated: " + licence if spec.gated else "")
     return ModelUnavailableError(f"could not load the weights of model '{spec.name}' from {checkpoint!r}: {reason} -- {hint}")
 
+# %% ../nbs/02_models.ipynb #c013q
 @contextmanager
 def quiet_loading():
     "Silence transformers' own progress bars (\"Loading weights\") while a checkpoint loads; the hub's download bars stay as they were."
@@ -179,6 +181,74 @@ def quiet_loading():
     finally:
         if bars: hf_logging.enable_progress_bar()
         if hub_off: hub_utils.disable_progress_bars()
+
+# %% ../nbs/02_models.ipynb #c014d2
+class DamagedCheckpointError(ValueError):
+    "A file of a local checkpoint folder cannot be read (weights cut short, broken JSON); the message names it and what to do."
+
+DAMAGE_HINT = "re-download it, or point the model at its hub id"  # what to do, in every DamagedCheckpointError
+CHECKPOINT_JSON = ("config.json", "generation_config.json", "tokenizer_config.json", "tokenizer.json", "special_tokens_map.json",
+                   "processor_config.json", "preprocessor_config.json", "vqa_robust.json")  # JSON files a loader reads, checked at any depth
+
+def _unreadable() -> tuple:
+    "Exception classes a reader raises on a damaged file (beside OSError, which means unreachable)."
+    import pickle
+    from safetensors import SafetensorError
+    return (ValueError, KeyError, EOFError, RuntimeError, pickle.UnpicklingError, SafetensorError)
+
+UNREADABLE = _unreadable()  # errors of `from_pretrained` on a local folder reported as DamagedCheckpointError
+
+# %% ../nbs/02_models.ipynb #c014d2a
+def safetensors_problem(path: Path,  # a .safetensors file
+                       ) -> str | None:  # what is wrong, or None when the file is whole
+    "Why a .safetensors file is not whole: its size must be 8 + header length N + the largest `data_offsets` end of its header."
+    size = path.stat().st_size
+    with open(path, "rb") as handle:
+        head = handle.read(8)
+        n = int.from_bytes(head, "little") if len(head) == 8 else size
+        if 8 + n > size: return f"{size:,} bytes, shorter than its own header"
+        try: header = json.loads(handle.read(n))
+        except ValueError: return "its header is not valid JSON"
+    try: end = max((t["data_offsets"][1] for k, t in header.items() if k != "__metadata__"), default=0)
+    except (AttributeError, KeyError, IndexError, TypeError): return "its header has no tensor offsets"
+    if 8 + n + end != size: return f"{size:,} bytes where its header describes {8 + n + end:,} (cut short or appended to)"
+    return None
+
+# %% ../nbs/02_models.ipynb #c014d2j
+def json_problem(path: Path,  # a JSON file
+                ) -> str | None:  # what is wrong, or None when it parses
+    "Why a JSON file of a checkpoint cannot be read, or None."
+    try: json.loads(path.read_bytes())
+    except ValueError as e: return f"not valid JSON ({e})"
+    return None
+
+def checkpoint_json(path: str | Path,  # a JSON file of a local checkpoint (config.json, vqa_robust.json, ...)
+                   ) -> dict:          # its content
+    "A checkpoint's JSON file, read; DamagedCheckpointError naming it when it is not valid JSON."
+    problem = json_problem(Path(path))
+    if problem: raise DamagedCheckpointError(f"damaged checkpoint file {path}: {problem}; {DAMAGE_HINT}")
+    return json.loads(Path(path).read_bytes())
+
+# %% ../nbs/02_models.ipynb #c014d2f
+def file_stats(folder: Path) -> tuple:
+    "Each file under `folder` as (relative name, size, modification time), sorted: what checks and hashes are cached by."
+    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    return tuple((p.relative_to(folder).as_posix(), p.stat().st_size, p.stat().st_mtime_ns) for p in files)
+
+@lru_cache(maxsize=64)
+def checked_files(folder: Path, stats: tuple) -> bool:
+    "True when every .safetensors and `CHECKPOINT_JSON` file of `stats` is whole; else DamagedCheckpointError naming the first (cached per `stats`)."
+    for name, _, _ in stats:
+        path = folder / name
+        problem = safetensors_problem(path) if path.suffix == ".safetensors" else json_problem(path) if path.name in CHECKPOINT_JSON else None
+        if problem: raise DamagedCheckpointError(f"damaged checkpoint file {path}: {problem}; {DAMAGE_HINT}")
+    return True
+
+def check_checkpoint(checkpoint: str | Path,  # a hub id (not checked) or a local checkpoint folder
+                    ) -> None:
+    "Refuse a local checkpoint folder with a damaged weights or JSON file (DamagedCheckpointError naming it); hub ids pass."
+    folder = Path(checkpoint)
+    if folder.is_dir(): checked_files(folder, file_stats(folder))
 
 # %% ../nbs/02_models.ipynb #c013p1
 def pretrained(cls,                          # a transformers class with `from_pretrained` (model or processor)
@@ -205,72 +275,6 @@ def pretrained(cls,                          # a transformers class with `from_p
         if not Path(checkpoint).is_dir(): raise
         raise DamagedCheckpointError(f"{cls.__name__} could not read checkpoint folder {checkpoint} ({type(e).__name__}: {(str(e).splitlines() or [''])[0][:200]}); "
                                      f"a file of it may be damaged: {DAMAGE_HINT}") from e
-
-# %% ../nbs/02_models.ipynb #c014d2
-class DamagedCheckpointError(ValueError):
-    "A file of a local checkpoint folder cannot be read (weights cut short, broken JSON); the message names it and what to do."
-
-DAMAGE_HINT = "re-download it, or point the model at its hub id"  # what to do, in every DamagedCheckpointError
-CHECKPOINT_JSON = ("config.json", "generation_config.json", "tokenizer_config.json", "tokenizer.json", "special_tokens_map.json",
-                   "processor_config.json", "preprocessor_config.json", "vqa_robust.json")  # JSON files a loader reads, checked at any depth
-
-def _unreadable() -> tuple:
-    "Exception classes a reader raises on a damaged file (beside OSError, which means unreachable)."
-    import pickle
-    from safetensors import SafetensorError
-    return (ValueError, KeyError, EOFError, RuntimeError, pickle.UnpicklingError, SafetensorError)
-
-UNREADABLE = _unreadable()  # errors of `from_pretrained` on a local folder reported as DamagedCheckpointError
-
-def safetensors_problem(path: Path,  # a .safetensors file
-                       ) -> str | None:  # what is wrong, or None when the file is whole
-    "Why a .safetensors file is not whole: its size must be 8 + header length N + the largest `data_offsets` end of its header."
-    size = path.stat().st_size
-    with open(path, "rb") as handle:
-        head = handle.read(8)
-        n = int.from_bytes(head, "little") if len(head) == 8 else size
-        if 8 + n > size: return f"{size:,} bytes, shorter than its own header"
-        try: header = json.loads(handle.read(n))
-        except ValueError: return "its header is not valid JSON"
-    try: end = max((t["data_offsets"][1] for k, t in header.items() if k != "__metadata__"), default=0)
-    except (AttributeError, KeyError, IndexError, TypeError): return "its header has no tensor offsets"
-    if 8 + n + end != size: return f"{size:,} bytes where its header describes {8 + n + end:,} (cut short or appended to)"
-    return None
-
-def json_problem(path: Path,  # a JSON file
-                ) -> str | None:  # what is wrong, or None when it parses
-    "Why a JSON file of a checkpoint cannot be read, or None."
-    try: json.loads(path.read_bytes())
-    except ValueError as e: return f"not valid JSON ({e})"
-    return None
-
-# %% ../nbs/02_models.ipynb #c014d2s1
-def checkpoint_json(path: str | Path,  # a JSON file of a local checkpoint (config.json, vqa_robust.json, ...)
-                   ) -> dict:          # its content
-    "A checkpoint's JSON file, read; DamagedCheckpointError naming it when it is not valid JSON."
-    problem = json_problem(Path(path))
-    if problem: raise DamagedCheckpointError(f"damaged checkpoint file {path}: {problem}; {DAMAGE_HINT}")
-    return json.loads(Path(path).read_bytes())
-
-def file_stats(folder: Path) -> tuple:
-    "Each file under `folder` as (relative name, size, modification time), sorted: what checks and hashes are cached by."
-    files = sorted(p for p in folder.rglob("*") if p.is_file())
-    return tuple((p.relative_to(folder).as_posix(), p.stat().st_size, p.stat().st_mtime_ns) for p in files)
-
-@lru_cache(maxsize=64)
-def checked_files(folder: Path, stats: tuple) -> bool:
-    "True when every .safetensors and `CHECKPOINT_JSON` file of `stats` is whole; else DamagedCheckpointError naming the first (cached per `stats`)."
-    for name, _, _ in stats:
-        path = folder / name
-        problem = safetensors_problem(path) if path.suffix == ".safetensors" else json_problem(path) if path.name in CHECKPOINT_JSON else None
-        if problem: raise DamagedCheckpointError(f"damaged checkpoint file {path}: {problem}; {DAMAGE_HINT}")
-    return True
-
-def check_checkpoint(checkpoint: str | Path,  # a hub id (not checked) or a local checkpoint folder
-                    ) -> None:
-    "Refuse a local checkpoint folder with a damaged weights or JSON file (DamagedCheckpointError naming it); hub ids pass."
-    folder = Path(checkpoint)
-    if folder.is_dir(): checked_files(folder, file_stats(folder))
 
 # %% ../nbs/02_models.ipynb #c016
 def sequence_confidence(model,              # the generating model (for `compute_transition_scores`)
@@ -300,6 +304,7 @@ def size_value(size, key: str):
     "`key` of a processor size, given as a dict or as transformers' SizeDict."
     return size.get(key) if isinstance(size, dict) else getattr(size, key, None)
 
+# %% ../nbs/02_models.ipynb #c046v
 def vilt_output_size(image_processor, height: int, width: int, size) -> tuple[int, int]:
     "ViLT's resize target: shorter edge to `shortest_edge`, longer edge at most 1333/800 of it, both floored to `size_divisor` but never below it."
     from transformers.image_utils import ChannelDimension
@@ -316,6 +321,7 @@ def fixed_output_size(image_processor, height: int, width: int, size) -> tuple[i
 FAST_PIXELS = {"ViltImageProcessorPil": vilt_output_size, "BlipImageProcessorPil": fixed_output_size}  # class name -> resize target
 PADDING_PROCESSORS = {"ViltImageProcessorPil"}  # pad to the batch's largest image, with a pixel mask
 
+# %% ../nbs/02_models.ipynb #c046p
 def pixel_table(image_processor) -> np.ndarray:
     "The processor's own rescale-then-normalise applied to every 8-bit value of every channel: a 3 x 256 lookup table."
     values = np.broadcast_to(np.arange(256, dtype=np.uint8), (3, 1, 256)).copy()
@@ -331,6 +337,7 @@ def resized(image_processor, array: np.ndarray, size) -> np.ndarray:
     if (height, width) == array.shape[:2]: return array
     return np.asarray(Image.fromarray(array).resize((width, height), resample=int(image_processor.resample)))
 
+# %% ../nbs/02_models.ipynb #c046f
 def fast_pixels(image_processor, images, table: np.ndarray, **kwargs) -> dict | None:
     "The processor's pixel inputs from 8-bit images in one lookup (`pixel_table`), or None where the fast path does not apply."
     kind = type(image_processor).__name__
@@ -356,6 +363,7 @@ def fast_pixels(image_processor, images, table: np.ndarray, **kwargs) -> dict | 
             mask[i, :a.shape[0], :a.shape[1]] = 1
     return {"pixel_values": torch.from_numpy(pixels), **({"pixel_mask": torch.from_numpy(mask)} if pad else {}), "image_index": torch.tensor(index)}
 
+# %% ../nbs/02_models.ipynb #c046o
 def text_options(processor) -> dict:
     "The tokenizer options a processor sets for its text (BLIP's: no token type ids), padding and tensor type aside."
     options = dict(getattr(processor, "text_kwargs", None) or {})
@@ -367,6 +375,37 @@ class RawEncoder:
     def questions(self, texts) -> list[str]: return list(texts)
     def batch(self, images, questions) -> dict: return {"images": [as_pil(i) for i in images], "questions": list(questions)}
 
+# %% ../nbs/02_models.ipynb #c046tp
+NO_MAXIMUM = 1e20  # a tokenizer's `model_max_length` at or above this declares no maximum (transformers writes int(1e30))
+
+def text_positions(config,  # a model config (ViLT's, BLIP's with a `text_config`, ...); None: none
+                  ) -> int | None:  # None when the config has no `max_position_embeddings`
+    "How many text positions a model has: `max_position_embeddings` of its text config (BLIP, VLE), else of the config itself (ViLT)."
+    text = getattr(config, "text_config", None) or config
+    return getattr(text, "max_position_embeddings", None) if not isinstance(text, dict) else text.get("max_position_embeddings")
+
+# %% ../nbs/02_models.ipynb #c046s3
+def question_max_length(tokenizer,        # the checkpoint's tokenizer
+                        config=None,      # the model's config, whose text positions cap the length
+                        setting: int | None = None,  # a family's own cut (BLIP: 35 tokens); None: none
+                       ) -> int | None:   # None when nothing declares a maximum
+    "The most tokens a question may have: the tokenizer's `model_max_length` where it declares one, the model's text positions, a family setting: the least of them."
+    declared = getattr(tokenizer, "model_max_length", None)
+    limits = [declared if declared and declared < NO_MAXIMUM else None, text_positions(config), setting]
+    limits = [int(limit) for limit in limits if limit]
+    return min(limits) if limits else None
+
+# %% ../nbs/02_models.ipynb #c046tq
+def truncated_questions(encoder,  # an adapter's `encoder()`; one without `max_length` cuts nothing
+                        texts,    # questions
+                       ) -> int:  # how many of `texts` are longer than the encoder keeps
+    "How many of `texts` the encoder cuts to its `max_length` (0 for encoders that do not tokenise)."
+    limit = getattr(encoder, "max_length", None)
+    if not limit or not len(texts): return 0
+    lengths = encoder.processor.tokenizer(list(texts), truncation=False, verbose=False, **text_options(encoder.processor))["input_ids"]
+    return sum(len(ids) > limit for ids in lengths)
+
+# %% ../nbs/02_models.ipynb #c046pe2
 @dataclass
 class ProcessorEncoder:
     "The inputs a checkpoint's processor makes, each question tokenised once and pixels made in one step where `FAST_PIXELS` allows."
@@ -394,34 +433,7 @@ class ProcessorEncoder:
         if pixels is None: pixels = self.processor.image_processor([as_pil(i) for i in images], return_tensors="pt", **self.image_kwargs)
         return {**dict(text), **dict(pixels)}
 
-NO_MAXIMUM = 1e20  # a tokenizer's `model_max_length` at or above this declares no maximum (transformers writes int(1e30))
-
-def text_positions(config,  # a model config (ViLT's, BLIP's with a `text_config`, ...); None: none
-                  ) -> int | None:  # None when the config has no `max_position_embeddings`
-    "How many text positions a model has: `max_position_embeddings` of its text config (BLIP, VLE), else of the config itself (ViLT)."
-    text = getattr(config, "text_config", None) or config
-    return getattr(text, "max_position_embeddings", None) if not isinstance(text, dict) else text.get("max_position_embeddings")
-
-# %% ../nbs/02_models.ipynb #c046s3
-def question_max_length(tokenizer,        # the checkpoint's tokenizer
-                        config=None,      # the model's config, whose text positions cap the length
-                        setting: int | None = None,  # a family's own cut (BLIP: 35 tokens); None: none
-                       ) -> int | None:   # None when nothing declares a maximum
-    "The most tokens a question may have: the tokenizer's `model_max_length` where it declares one, the model's text positions, a family setting: the least of them."
-    declared = getattr(tokenizer, "model_max_length", None)
-    limits = [declared if declared and declared < NO_MAXIMUM else None, text_positions(config), setting]
-    limits = [int(limit) for limit in limits if limit]
-    return min(limits) if limits else None
-
-def truncated_questions(encoder,  # an adapter's `encoder()`; one without `max_length` cuts nothing
-                        texts,    # questions
-                       ) -> int:  # how many of `texts` are longer than the encoder keeps
-    "How many of `texts` the encoder cuts to its `max_length` (0 for encoders that do not tokenise)."
-    limit = getattr(encoder, "max_length", None)
-    if not limit or not len(texts): return 0
-    lengths = encoder.processor.tokenizer(list(texts), truncation=False, verbose=False, **text_options(encoder.processor))["input_ids"]
-    return sum(len(ids) > limit for ids in lengths)
-
+# %% ../nbs/02_models.ipynb #c046tm
 PER_IMAGE_KEYS = ("pixel_values", "pixel_mask")  # inputs made once per distinct image of a batch, when it carries an `image_index`
 
 def to_model(inputs: dict, device: str, dtype: torch.dtype,
@@ -445,6 +457,7 @@ def answer_probabilities(logits: torch.Tensor, score: str) -> torch.Tensor:
     if score == "softmax": return torch.softmax(logits.float(), -1)
     raise ValueError(f"score must be 'sigmoid' or 'softmax', not {score!r}")
 
+# %% ../nbs/02_models.ipynb #c018c
 @dataclass
 class ClassifierVQA(VQAAdapter):
     "A VQA model that picks its answer from a fixed vocabulary (ViLT)."
@@ -463,7 +476,6 @@ class ClassifierVQA(VQAAdapter):
         return [self.model.config.id2label[int(i)] for i in best], confidence.tolist()
 
 IMAGE_BACKEND = "pil"  # the checkpoints were published with PIL resampling; transformers picks torchvision's (other pixels) when it is installed
-
 
 # %% ../nbs/02_models.ipynb #c022
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "[DEC]"]  # BERT's, and BLIP's decoder start
@@ -507,6 +519,7 @@ def resolve_device(device: str | None,  # "cpu", "cuda", "cuda:1", ...; None or 
     except (RuntimeError, ValueError): raise ValueError(f"device {device!r} is not a torch device: use 'auto', 'cpu', 'cuda' or 'cuda:N'") from None
     return str(device)
 
+# %% ../nbs/02_models.ipynb #c026d
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 def resolve_dtype(dtype: str | torch.dtype | None,  # a torch dtype, "float32", "bfloat16", "float16"; "auto" or None: by device
@@ -521,6 +534,7 @@ def resolve_dtype(dtype: str | torch.dtype | None,  # a torch dtype, "float32", 
     supported = [d for d in family.half_precision if d != "bfloat16" or torch.cuda.is_bf16_supported()]
     return DTYPES[supported[0]] if supported else torch.float32
 
+# %% ../nbs/02_models.ipynb #c026h
 @lru_cache(maxsize=64)
 def folder_sha256(folder: Path, stats: tuple) -> str:
     "A hash of a folder's file names and bytes; cached per `stats` (names, sizes, modification times), so a run hashes a checkpoint once."

@@ -18,8 +18,8 @@ from .vqav2 import VQADataset
 from .models import question_tokenizer, text_positions
 
 # %% auto #0
-__all__ = ['AUGMENTATION', 'FINE_TUNE_FAMILIES', 'TrainConfig', 'vilt_processor', 'build_vilt', 'encode_split',
-           'encode_questions', 'training_groups', 'group_weights', 'vilt_logits', 'vilt_loss', 'learning_rate',
+__all__ = ['AUGMENTATION', 'FINE_TUNE_FAMILIES', 'TrainConfig', 'vilt_processor', 'build_vilt', 'training_groups',
+           'group_weights', 'encode_split', 'encode_questions', 'vilt_logits', 'vilt_loss', 'learning_rate',
            'train_model', 'encoded_accuracy', 'save_checkpoint', 'BlipTrainConfig', 'blip_processor', 'build_blip',
            'answer_token_table', 'blip_loss', 'blip_generated_label', 'FineTuneConfig', 'view_conditions', 'view_image',
            'augmented_pixels', 'fine_tune_data', 'fine_tune']
@@ -61,6 +61,23 @@ def build_vilt(tokenizer, answers: list[str], config: TrainConfig):
                              label2id={a: i for i, a in enumerate(answers)}, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
     return ViltForQuestionAnswering(vilt_config)
 
+# %% ../nbs/02a_training.ipynb #c010
+def training_groups(questions: pd.DataFrame, shape_words=("circle", "rectangle", "triangle")) -> np.ndarray:
+    "Each question's group: its answer_type, yes/no split into questions naming a shape and the rest."
+    names_shape = questions.question.str.contains("|".join(shape_words)).to_numpy()
+    yes_no = (questions.answer_type == "yes/no").to_numpy()
+    return np.where(yes_no, np.where(names_shape, "yes/no:shape", "yes/no:other"), questions.answer_type.to_numpy())
+
+def group_weights(groups: np.ndarray, only=None) -> torch.Tensor:
+    "Sampling weights making each group equally likely (restricted to the groups in `only`, if given)."
+    names, inverse, counts = np.unique(groups, return_inverse=True, return_counts=True)
+    w = 1.0 / counts[inverse]
+    if only is not None:
+        unknown = set(only) - set(names)
+        if unknown: raise ValueError(f"no question in group(s) {sorted(unknown)}; groups: {list(names)}")
+        w = np.where(np.isin(groups, list(only)), w, 0.0)
+    return torch.tensor(w / w.sum(), dtype=torch.float64)
+
 # %% ../nbs/02a_training.ipynb #c008
 def encode_split(dataset: VQADataset, processor, answers: list[str], max_question_tokens: int = 24, chunk: int = 256) -> dict:
     "Tensors of a split: pixel values per image, and per question its image row, tokens, label and family."
@@ -82,23 +99,6 @@ def encode_questions(dataset: VQADataset, processor, answers: list[str], max_que
             "input_ids": tokens["input_ids"], "attention_mask": tokens["attention_mask"], "token_type_ids": tokens["token_type_ids"],
             "labels": torch.tensor([label[a] for a in q.multiple_choice_answer]), "family": q.answer_type.to_numpy(),
             "group": training_groups(q)}
-
-# %% ../nbs/02a_training.ipynb #c010
-def training_groups(questions: pd.DataFrame, shape_words=("circle", "rectangle", "triangle")) -> np.ndarray:
-    "Each question's group: its answer_type, yes/no split into questions naming a shape and the rest."
-    names_shape = questions.question.str.contains("|".join(shape_words)).to_numpy()
-    yes_no = (questions.answer_type == "yes/no").to_numpy()
-    return np.where(yes_no, np.where(names_shape, "yes/no:shape", "yes/no:other"), questions.answer_type.to_numpy())
-
-def group_weights(groups: np.ndarray, only=None) -> torch.Tensor:
-    "Sampling weights making each group equally likely (restricted to the groups in `only`, if given)."
-    names, inverse, counts = np.unique(groups, return_inverse=True, return_counts=True)
-    w = 1.0 / counts[inverse]
-    if only is not None:
-        unknown = set(only) - set(names)
-        if unknown: raise ValueError(f"no question in group(s) {sorted(unknown)}; groups: {list(names)}")
-        w = np.where(np.isin(groups, list(only)), w, 0.0)
-    return torch.tensor(w / w.sum(), dtype=torch.float64)
 
 # %% ../nbs/02a_training.ipynb #c014
 def vilt_logits(model, data: dict, rows, pixels: torch.Tensor) -> torch.Tensor:

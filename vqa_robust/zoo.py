@@ -85,6 +85,7 @@ def folder_spec(folder: Path) -> ModelSpec:
                                         f"{sorted(t for f in FAMILIES.values() for t in f.model_types)}")
     return ModelSpec(folder.name, str(folder), family.name, dict(family.defaults))
 
+# %% ../nbs/02e_model_zoo.ipynb #c011o
 def own_spec(name_or_path: str,  # a key of MODELS, a served endpoint (openai:MODEL@BASE_URL), or a folder with vqa_robust.json or config.json
             ) -> ModelSpec:      # the model as it is, with no defence (KeyError if none of these)
     "The registry entry of `name_or_path`, a served model's spec, or a local checkpoint folder's."
@@ -94,6 +95,7 @@ def own_spec(name_or_path: str,  # a key of MODELS, a served endpoint (openai:MO
     if (folder / "vqa_robust.json").is_file() or (folder / "config.json").is_file(): return folder_spec(folder)
     raise KeyError(f"unknown model {name_or_path!r}: not in MODELS ({', '.join(MODELS)}) and not a checkpoint folder")
 
+# %% ../nbs/02e_model_zoo.ipynb #c011r
 def model_ref(model,  # a key of MODELS, a served endpoint, a checkpoint folder, 'MODEL+DEFENCE', or a ModelRef
              ) -> ModelRef:
     "The model and its defence: a registered name is a model's own (even with a '+' in it), any other text is parsed (`ModelRef.parse`)."
