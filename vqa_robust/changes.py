@@ -115,6 +115,7 @@ def register_misprediction(name: str,  # the category's name
         return function
     return register
 
+# %% ../nbs/07a_changes.ipynb #c059s0
 @register_misprediction("blindness", "The prediction denies that something is there (nothing, none, nobody, no one, 0) where the truth does not, "
                         "or answers 'no' where the truth is 'yes' ('yes' where it is 'no' for a negated question).")
 def blindness(truth: str,       # the ground truth
@@ -153,6 +154,7 @@ def overcount(truth: str,       # the ground truth
     t, p = as_number(truth), as_number(prediction)
     return t is not None and p is not None and p > t
 
+# %% ../nbs/07a_changes.ipynb #c059s2
 @register_misprediction("irrationality", "The prediction does not fit the question: of another kind than the truth (yes/no, number, colour, other), "
                         "or naming another class of thing than the truth (`ANSWER_CLASSES`: a side for a depth, an object for an activity), "
                         "or not of the class the question asks for (`QUESTION_ASKS`: a colour for 'how many').")
@@ -227,12 +229,14 @@ def is_chromatic(answer  # an answer
     "Whether an answer is a chromatic colour word."
     return clean_text(answer) in CHROMATIC
 
+# %% ../nbs/07a_changes.ipynb #c078s1
 def colour_questions(dataset: VQADataset  # any dataset
                     ) -> VQADataset:      # its questions whose ground truth is a chromatic colour
     "The questions of `dataset` whose most common human answer is a chromatic colour."
     keep = [is_chromatic(most_common_answer(a)) for a in dataset.questions.answers]
     return VQADataset(dataset.questions[keep].reset_index(drop=True), dataset.image_dir, dataset.image_template, dataset.name)
 
+# %% ../nbs/07a_changes.ipynb #c078s2
 def chromatic_rate(answers: pd.DataFrame,  # a run's answers: model, corruption, severity, question_id, answer
                    dataset: VQADataset,    # the run's questions (only those with a chromatic ground truth count)
                   ) -> pd.DataFrame:       # model, corruption, severity, questions, chromatic (count), rate (percent)

@@ -22,8 +22,8 @@ from .inference import answer_plan, encoder_of, plan_bar, plan_batches, question
 
 # %% auto #0
 __all__ = ['EXECUTORS', 'Shard', 'shards_of', 'answer_shard', 'Executor', 'register_executor', 'no_replicas', 'release_replicas',
-           'executor', 'local_answer', 'local_start', 'ray_resources', 'ShardWorker', 'ray_pool', 'finished_shards',
-           'keep_shard', 'ray_answer', 'ray_start', 'ray_stop', 'cluster_plan']
+           'executor', 'local_answer', 'local_start', 'ray_resources', 'ShardWorker', 'finished_shards', 'keep_shard',
+           'ray_pool', 'ray_start', 'ray_stop', 'ray_answer', 'cluster_plan']
 
 # %% ../nbs/03a_distributed.ipynb #c006
 @dataclass(frozen=True)
@@ -154,13 +154,6 @@ class ShardWorker:
         order, inputs = self.questions[key]
         return answer_shard(self.model, dataset, shard, out_dir, identity, seed, batch_size, chunk_size, self.num_workers, inputs, order, reported)
 
-# %% ../nbs/03a_distributed.ipynb #c023
-def ray_pool(model_name: str, load: dict, replicas: int, resources: dict, threads: int = 1, num_workers: int = 0) -> list:
-    "`replicas` ShardWorker actors, restarted when their process dies and their calls retried."
-    import ray
-    actor = ray.remote(max_restarts=-1, max_task_retries=-1, max_concurrency=1)(ShardWorker)
-    return [actor.options(**resources).remote(model_name, load, threads, num_workers) for _ in range(replicas)]
-
 # %% ../nbs/03a_distributed.ipynb #c023f
 def finished_shards(ray,                  # the ray module (or anything with its wait and get)
                     workers: list,        # the replicas, sent shards in turn
@@ -184,6 +177,37 @@ def keep_shard(plan, shard, entry: dict, answers: pd.DataFrame):
     plan.done[condition][shard.chunk] = answers
     plan.records[condition][chunk_file(shard.chunk)] = entry
     write_record(plan.folders[condition], plan.identities[condition], plan.records[condition])
+
+# %% ../nbs/03a_distributed.ipynb #c023
+def ray_pool(model_name: str, load: dict, replicas: int, resources: dict, threads: int = 1, num_workers: int = 0) -> list:
+    "`replicas` ShardWorker actors, restarted when their process dies and their calls retried."
+    import ray
+    actor = ray.remote(max_restarts=-1, max_task_retries=-1, max_concurrency=1)(ShardWorker)
+    return [actor.options(**resources).remote(model_name, load, threads, num_workers) for _ in range(replicas)]
+
+# %% ../nbs/03a_distributed.ipynb #c023s2
+def ray_start(model_name: str,       # a key of MODELS or a checkpoint folder
+              load: dict,            # load_model's options: device, dtype, local_files_only
+              threads: int = 1,      # torch threads per replica
+              num_workers: int = 0,  # data-worker processes per replica on GPU (on CPU the replicas prepare their own batches)
+              address: str = "",     # Ray address ("" starts a local Ray)
+              log=None,              # run_log's function, or None
+              replicas: int | None = None,  # model replicas (None: one per GPU, or 2 sharing the CPUs)
+             ) -> dict:              # {"pool": the replicas}, `ray_answer`'s option
+    "Start the model's replicas on Ray once (one per GPU; two sharing the CPUs otherwise), for every question set a run answers with it."
+    ray = start_ray(address)
+    device, resources = str(load.get("device") or "cpu"), ray.cluster_resources()
+    on_gpu = device.startswith("cuda")
+    replicas = max(1, replicas or (int(resources.get("GPU", 0)) if on_gpu else 2))
+    workers = num_workers if on_gpu else 0
+    pool = ray_pool(model_name, load, replicas, ray_resources(device, replicas, resources.get("CPU"), workers), threads, workers)
+    if log: log(f"{model_name}: {replicas} replica(s) on Ray ({resources})")
+    return {"pool": pool}
+
+def ray_stop(replicas: dict) -> None:
+    "Kill the replicas `ray_start` made."
+    import ray
+    for replica in replicas.pop("pool", []): ray.kill(replica)
 
 # %% ../nbs/03a_distributed.ipynb #c023s1
 def ray_answer(model_name: str,          # a key of MODELS or a checkpoint folder
@@ -230,30 +254,6 @@ def ray_answer(model_name: str,          # a key of MODELS or a checkpoint folde
             for w in workers: ray.kill(w)
     if bar is not None and progress is True: bar.close()
     return pd.concat([condition_answers(name, *c, plan.done[c]) for c in grid], ignore_index=True)
-
-# %% ../nbs/03a_distributed.ipynb #c023s2
-def ray_start(model_name: str,       # a key of MODELS or a checkpoint folder
-              load: dict,            # load_model's options: device, dtype, local_files_only
-              threads: int = 1,      # torch threads per replica
-              num_workers: int = 0,  # data-worker processes per replica on GPU (on CPU the replicas prepare their own batches)
-              address: str = "",     # Ray address ("" starts a local Ray)
-              log=None,              # run_log's function, or None
-              replicas: int | None = None,  # model replicas (None: one per GPU, or 2 sharing the CPUs)
-             ) -> dict:              # {"pool": the replicas}, `ray_answer`'s option
-    "Start the model's replicas on Ray once (one per GPU; two sharing the CPUs otherwise), for every question set a run answers with it."
-    ray = start_ray(address)
-    device, resources = str(load.get("device") or "cpu"), ray.cluster_resources()
-    on_gpu = device.startswith("cuda")
-    replicas = max(1, replicas or (int(resources.get("GPU", 0)) if on_gpu else 2))
-    workers = num_workers if on_gpu else 0
-    pool = ray_pool(model_name, load, replicas, ray_resources(device, replicas, resources.get("CPU"), workers), threads, workers)
-    if log: log(f"{model_name}: {replicas} replica(s) on Ray ({resources})")
-    return {"pool": pool}
-
-def ray_stop(replicas: dict) -> None:
-    "Kill the replicas `ray_start` made."
-    import ray
-    for replica in replicas.pop("pool", []): ray.kill(replica)
 
 # %% ../nbs/03a_distributed.ipynb #c024
 for name, map_, answer, about, start, stop in (

@@ -90,6 +90,7 @@ def gradcam(attention: torch.Tensor,  # (batch, heads, queries, keys) attention 
     "Grad-CAM for transformers: mean over heads of attention x relu(gradient)."
     return (attention * gradient.clamp(min=0)).mean(1).detach()
 
+# %% ../nbs/07_explain.ipynb #c018s1
 def eager_attention(model  # a transformers model
                    ):
     "The model, switched to eager attention if it runs another implementation (attention probabilities are needed)."
@@ -207,6 +208,7 @@ def grey_cells(image: np.ndarray,  # uint8 RGB, H x W x 3
     for r, c in cells: out[rows[r]:rows[r + 1], cols[c]:cols[c + 1]] = fill
     return out
 
+# %% ../nbs/07_explain.ipynb #c022s1
 def occlusion_map(adapter,          # any adapter with `predict`
                   image,            # PIL image or uint8 array
                   question: str,  # the question

@@ -21,12 +21,12 @@ from .models import RawEncoder, truncated_questions
 from .store import CHUNK_SIZE, StorePlan, condition_answers, n_chunks, save_chunk, store_plan
 
 # %% auto #0
-__all__ = ['conditions', 'Batch', 'question_order', 'plan_batches', 'ConditionBatches', 'ImageInputError', 'as_is',
+__all__ = ['conditions', 'Batch', 'question_order', 'plan_batches', 'ImageInputError', 'ConditionBatches', 'as_is',
            'default_workers', 'batch_loader', 'ImagesUnder', 'condition_images', 'glibc', 'release_memory',
            'private_memory_mb', 'sample_private', 'PrivatePeak', 'peak_memory_mb', 'memory_text', 'start_environment',
            'malloc_settings', 'arrow_pool', 'answer_inputs', 'batch_seed', 'encoder_of', 'progress_bar',
-           'answered_batches', 'answer_plan', 'log_truncation', 'plan_bar', 'served_journal', 'run_conditions',
-           'answer_condition']
+           'answered_batches', 'answer_plan', 'log_truncation', 'plan_bar', 'served_journal', 'answer_condition',
+           'run_conditions']
 
 # %% ../nbs/03_inference.ipynb #c006
 def conditions(corruptions,                 # names in CORRUPTIONS
@@ -60,6 +60,7 @@ def question_order(dataset: VQADataset,  # the questions to answer
     if blank: raise ValueError(f"dataset '{dataset.name}' has empty question(s), which no model can answer (bad input): question_id {listed(blank)}")
     return dataset.questions.sort_values(["image_id", "question_id"], kind="stable").reset_index(drop=True)
 
+# %% ../nbs/03_inference.ipynb #c010s1
 def plan_batches(n_questions: int,  # questions of one condition
                  todo: dict,        # (corruption, severity) -> chunk indices still to answer
                  chunk_size: int,   # questions per chunk
@@ -72,6 +73,10 @@ def plan_batches(n_questions: int,  # questions of one condition
             stop = min((chunk + 1) * chunk_size, n_questions)
             batches += [Batch(corruption, int(severity), chunk, start, min(start + batch_size, stop)) for start in range(chunk * chunk_size, stop, batch_size)]
     return batches
+
+# %% ../nbs/03_inference.ipynb #c014s2
+class ImageInputError(RuntimeError):
+    "An image that could not be loaded, corrupted or made into a model's inputs, named by id, path and condition."
 
 # %% ../nbs/03_inference.ipynb #c014s1
 class ConditionBatches(torch.utils.data.Dataset):
@@ -112,10 +117,7 @@ class ConditionBatches(torch.utils.data.Dataset):
         return ImageInputError(f"questions {batch.start}-{batch.stop - 1} under {batch.corruption} severity {batch.severity} could not be prepared "
                                f"together (each image alone could): {type(error).__name__}: {error}")
 
-# %% ../nbs/03_inference.ipynb #c014s2
-class ImageInputError(RuntimeError):
-    "An image that could not be loaded, corrupted or made into a model's inputs, named by id, path and condition."
-
+# %% ../nbs/03_inference.ipynb #c014s3
 def as_is(item):
     "The DataLoader's collate: a prepared batch is already a batch, returned as it is."
     return item
@@ -232,6 +234,7 @@ def answer_inputs(model, inputs: dict, n: int) -> tuple[list[str], list[float]]:
     if len(answers) != n: raise ValueError(f"model {model.name!r} gave {len(answers)} answers to {n} questions")
     return list(answers), [float("nan")] * n if confidence is None else [float(c) for c in confidence]
 
+# %% ../nbs/03_inference.ipynb #c021a
 def batch_seed(seed: int, batch: Batch) -> int:
     "The torch seed of one batch, from the run seed, its condition and its first row (`seed_of`): the same whatever ran before it."
     return seed_of(seed=seed, corruption=batch.corruption, severity=batch.severity, start=batch.start)
@@ -240,11 +243,13 @@ def encoder_of(model):
     "The model's input encoder (`VQAAdapter.encoder`), or one passing images and texts through."
     return model.encoder() if hasattr(model, "encoder") else RawEncoder()
 
+# %% ../nbs/03_inference.ipynb #c021b
 def progress_bar(progress, total: int):
     "A bar counting answers: the given tqdm bar (shared by several models), a new one if `progress` is True, or None."
     if progress is True: return tqdm(total=total, unit="answer", unit_scale=True, dynamic_ncols=True)
     return progress or None
 
+# %% ../nbs/03_inference.ipynb #c021c
 def answered_batches(model,                 # a VQAAdapter (or any object with `predict_encoded`, `predict` or `answer`)
                      loader,                # yields (batch index, prepared inputs), e.g. `batch_loader`
                      batches: list[Batch],  # the plan the indices refer to
@@ -273,6 +278,7 @@ def answer_plan(model,                  # a VQAAdapter (`load_model`)
     loader = batch_loader(ConditionBatches(dataset, order, encoder, question_inputs, batches, seed), num_workers, str(getattr(model, "device", "cpu")))
     yield from answered_batches(model, loader, batches, order.question_id.to_numpy(), seed)
 
+# %% ../nbs/03_inference.ipynb #c021s1a
 def log_truncation(model,                # a VQAAdapter
                    order: pd.DataFrame,  # the questions it answers (`question_order`)
                    log: Callable[[str], None] | None,  # `run_log`'s function, or None
@@ -284,6 +290,7 @@ def log_truncation(model,                # a VQAAdapter
                         "as the model's own code cuts them")
     return cut
 
+# %% ../nbs/03_inference.ipynb #c021s1b
 def plan_bar(progress, plan: StorePlan):
     "The answers bar (`progress_bar`) of a plan, its total less the answers reused."
     bar = progress_bar(progress, len(plan.identities) * len(plan.ids))
@@ -296,6 +303,22 @@ def served_journal(out_dir: str | Path,  # the run folder
                   ) -> Path:               # answers/model=NAME/_served[-worker].jsonl
     "Where a served model appends each answer as it arrives (`vqa_robust.served.ServedVQA.keep_journal` reads every journal of the folder)."
     return Path(out_dir) / "answers" / f"model={model_name}" / f"_served{'-' + worker if worker else ''}.jsonl"
+
+# %% ../nbs/03_inference.ipynb #c021s3
+def answer_condition(model,                 # a VQAAdapter (`load_model`)
+                     dataset: VQADataset,   # the questions to answer
+                     corruption: str,       # a key of CORRUPTIONS, or "clean"
+                     severity: int,         # its level (0 with "clean")
+                     seed: int = 0,         # seeds the corruption and torch per batch
+                     batch_size: int = 32,  # questions per batch
+                     progress: bool = False,  # show a tqdm bar
+                     num_workers: int = 0,  # data-worker processes; 0: prepare batches in this process
+                    ) -> pd.DataFrame:      # the answers, with `RESULT_COLUMNS`
+    "Answers of `model` to every question of `dataset` under one condition, in memory (nothing saved)."
+    order = question_order(dataset)
+    batches = plan_batches(len(order), {(corruption, severity): {0}}, max(len(order), 1), batch_size)
+    answered = tqdm(answer_plan(model, dataset, order, batches, seed, num_workers), total=len(batches), disable=not progress, leave=False)
+    return condition_answers(model.name, corruption, severity, {k: answers for k, (_, answers) in enumerate(answered)})
 
 # %% ../nbs/03_inference.ipynb #c021s2
 def run_conditions(model,                       # a VQAAdapter (`load_model`)
@@ -338,19 +361,3 @@ def run_conditions(model,                       # a VQAAdapter (`load_model`)
                     f"{len(done[condition]) - len(todo[condition])} of {len(done[condition])} chunks reused")
     if bar is not None and progress is True: bar.close()
     return pd.concat([condition_answers(model.name, *c, done[c]) for c in grid], ignore_index=True)
-
-# %% ../nbs/03_inference.ipynb #c021s3
-def answer_condition(model,                 # a VQAAdapter (`load_model`)
-                     dataset: VQADataset,   # the questions to answer
-                     corruption: str,       # a key of CORRUPTIONS, or "clean"
-                     severity: int,         # its level (0 with "clean")
-                     seed: int = 0,         # seeds the corruption and torch per batch
-                     batch_size: int = 32,  # questions per batch
-                     progress: bool = False,  # show a tqdm bar
-                     num_workers: int = 0,  # data-worker processes; 0: prepare batches in this process
-                    ) -> pd.DataFrame:      # the answers, with `RESULT_COLUMNS`
-    "Answers of `model` to every question of `dataset` under one condition, in memory (nothing saved)."
-    order = question_order(dataset)
-    batches = plan_batches(len(order), {(corruption, severity): {0}}, max(len(order), 1), batch_size)
-    answered = tqdm(answer_plan(model, dataset, order, batches, seed, num_workers), total=len(batches), disable=not progress, leave=False)
-    return condition_answers(model.name, corruption, severity, {k: answers for k, (_, answers) in enumerate(answered)})
