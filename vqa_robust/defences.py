@@ -113,6 +113,7 @@ def from_unit(y: np.ndarray) -> np.ndarray:
     "float in [0, 1] (clipped) -> uint8, rounded."
     return np.clip(np.rint(np.asarray(y, np.float64) * 255), 0, 255).astype(np.uint8)
 
+# %% ../nbs/01b_defences.ipynb #c010b
 @register_defence("nlmeans", targets=("noise",), source="Buades, Coll & Morel 2005; OpenCV fastNlMeansDenoisingColored",
                   h=10, h_color=10, template=7, search=21)
 def nlmeans(x, h, h_color, template, search):

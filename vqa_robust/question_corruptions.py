@@ -19,7 +19,7 @@ __all__ = ['SEVERITY_RATES', 'WORD', 'OCR_CONFUSIONS', 'OCR_GLYPH', 'LETTERS', '
            'OBJECT_FORMS', 'PAST_FORMS', 'SENTENCE_REWRITES', 'SENTENCE_PARSED', 'QUESTION_CORRUPTIONS', 'TEXT_PRESETS',
            'word_spans', 'affected', 'question_rng', 'draw', 'chosen', 'keyboard_edit', 'ocr_edit', 'insert_edit',
            'delete_edit', 'replace_edit', 'swap_edit', 'character_corruption', 'filler_edit', 'punctuation_edit',
-           'deletion_edit', 'word_deletions', 'word_swaps', 'word_insertion', 'keeps_question', 'codespell_dictionary',
+           'word_insertion', 'deletion_edit', 'word_deletions', 'word_swaps', 'keeps_question', 'codespell_dictionary',
            'misspellings', 'misspelling_edit', 'synonym_targets', 'word_synonyms', 'replaced_phrases', 'whole_rewrite',
            'formal_style', 'casual_style', 'noun_phrase_end', 'phrase', 'plural', 'participle', 'be_form',
            'wh_phrase_end', 'passive_of', 'passive_voice', 'past_tense']
@@ -74,6 +74,7 @@ def ocr_edit(word: str, rng: random.Random):
     i, g = at[draw(rng, len(at))]
     return i, i + len(g), OCR_CONFUSIONS[g]
 
+# %% ../nbs/06b_question_corruptions.ipynb #q010b
 def insert_edit(word: str, rng: random.Random):
     "A random lower-case letter inserted inside `word` (between two of its letters)."
     if len(word) < 2: return None
@@ -135,6 +136,15 @@ def punctuation_edit(question: str, word: tuple, rng: random.Random) -> dict:
     mark = PUNCTUATION[draw(rng, len(PUNCTUATION))]
     return make_edit(end, end, "", mark, "word_punctuation", text, mark)
 
+def word_insertion(make: Callable) -> Callable:
+    "A perturbation inserting, with `make(question, word, rng)`, beside each of `affected(severity, n)` words."
+    def corruption(question: str, context: Context) -> list[list[dict]]:
+        rng = question_rng(context)
+        edits = [make(question, w, rng) for w in chosen(word_spans(question), context.severity, rng)]
+        return [edits] if edits else []
+    return corruption
+
+# %% ../nbs/06b_question_corruptions.ipynb #q016b
 def deletion_edit(question: str, word: tuple, free_before: int) -> dict:
     "`word` deleted with the whitespace before it, or after it where that is taken by the deletion before (`free_before`) or there is none."
     start, end, text = word
@@ -158,14 +168,6 @@ def word_swaps(question: str, context: Context) -> list[list[dict]]:
         (s, e, a), (s2, e2, b) = words[k], words[k + 1]
         edits.append(make_edit(s, e2, question[s:e2], b + question[e:s2] + a, "word_swap", a, b)); last = k
     return [edits] if edits else []
-
-def word_insertion(make: Callable) -> Callable:
-    "A perturbation inserting, with `make(question, word, rng)`, beside each of `affected(severity, n)` words."
-    def corruption(question: str, context: Context) -> list[list[dict]]:
-        rng = question_rng(context)
-        edits = [make(question, w, rng) for w in chosen(word_spans(question), context.severity, rng)]
-        return [edits] if edits else []
-    return corruption
 
 def keeps_question(edits: list[dict], near_colour_distance: float = 0.0) -> bool:
     "A word deletion keeps the correct answer where every word it deleted is a function word."
@@ -313,6 +315,7 @@ def passive_voice(question: str, context: Context) -> list[list[dict]]:
     rewritten = passive_of(question, parse(question))
     return whole_rewrite(question, rewritten, "passive") if rewritten else []
 
+# %% ../nbs/06b_question_corruptions.ipynb #q045b
 PAST_FORMS = {"is": "was", "am": "was", "are": "were", "'s": " was", "'re": " were", "'m": " was", "does": "did", "do": "did",
               "has": "had", "have": "had", "can": "could", "will": "would"}  # present -> past of the auxiliaries and modals
 

@@ -18,17 +18,17 @@ skcolor = LazyModule("skimage.color")  # CIELAB and CIEDE2000; both imported whe
 
 # %% auto #0
 __all__ = ['mcolors', 'skcolor', 'LEXNAMES', 'SYNTACTIC_CATEGORY', 'WORDNET_FILES', 'DEBIAN_WORDNET', 'INSTALL', 'SPACY_MODELS',
-           'parse', 'SENSE_MAP', 'MIN_COUNT', 'RELATIONS', 'CHOICES', 'COLORMATH_SRGB_TO_XYZ', 'D65_WHITE',
-           'COLOR_METRICS', 'COLOUR_NOUNS', 'QWERTY_NEIGHBOURS', 'TYPO_OPERATIONS', 'NEAR_COLOUR_DISTANCE',
-           'PERTURBATIONS', 'NOUN', 'VERB', 'ADJ', 'VOCABULARY_SOURCES', 'lexnames_text', 'cache_dir', 'debian_wordnet',
-           'wordnet_root', 'english_wordnet_reader', 'wordnet', 'english_pipeline', 'Word', 'lemminflect', 'lemma_of',
-           'words_of', 'Parses', 'make_edit', 'apply_edits', 'perturbation_rng', 'word_sense', 'offered_lemmas',
-           'word_forms', 'inflect', 'match_case', 'acceptable', 'candidates', 'Context', 'compound_noun',
-           'word_targets', 'article_edit', 'wordnet_perturbation', 'concept_depth', 'closeness', 'lemma_count',
-           'closest', 'colormath_lab', 'color_rgb', 'color_distance', 'lab_distance', 'colour_table', 'colour_mention',
+           'parse', 'SENSE_MAP', 'MIN_COUNT', 'RELATIONS', 'NOUN', 'VERB', 'ADJ', 'CHOICES', 'COLORMATH_SRGB_TO_XYZ',
+           'D65_WHITE', 'COLOR_METRICS', 'COLOUR_NOUNS', 'QWERTY_NEIGHBOURS', 'TYPO_OPERATIONS', 'NEAR_COLOUR_DISTANCE',
+           'PERTURBATIONS', 'VOCABULARY_SOURCES', 'lexnames_text', 'cache_dir', 'debian_wordnet', 'wordnet_root',
+           'english_wordnet_reader', 'wordnet', 'english_pipeline', 'Word', 'lemminflect', 'lemma_of', 'words_of',
+           'Parses', 'make_edit', 'apply_edits', 'perturbation_rng', 'word_sense', 'offered_lemmas', 'word_forms',
+           'inflect', 'match_case', 'acceptable', 'candidates', 'Context', 'compound_noun', 'word_targets',
+           'article_edit', 'wordnet_perturbation', 'concept_depth', 'closeness', 'lemma_count', 'closest',
+           'colormath_lab', 'color_rgb', 'color_distance', 'lab_distance', 'colour_table', 'colour_mention',
            'colour_substitute', 'colour_perturbation', 'deletion_span', 'noun_deletion', 'neighbour', 'typo_edit',
-           'typo_pivots', 'typos', 'typo_perturbation', 'near_colour_swap', 'answer_preserved', 'Perturbation',
-           'register_perturbation', 'check_vocabulary', 'perturb', 'describe', 'answer_vocabulary']
+           'typo_pivots', 'typos', 'typo_perturbation', 'near_colour_swap', 'Perturbation', 'register_perturbation',
+           'check_vocabulary', 'perturb', 'answer_preserved', 'describe', 'answer_vocabulary']
 
 # %% ../nbs/06_text.ipynb #c006
 LEXNAMES = ("adj.all adj.pert adv.all noun.Tops noun.act noun.animal noun.artifact noun.attribute noun.body noun.cognition "
@@ -115,6 +115,7 @@ def english_pipeline(models: tuple = SPACY_MODELS):
         if importlib.util.find_spec(name): return spacy.load(name, exclude=["ner"])
     raise LookupError(f"no spaCy English model ({', '.join(models)}) is installed: {INSTALL['spacy']}")
 
+# %% ../nbs/06_text.ipynb #c012w
 class Word(NamedTuple):
     text: str; start: int; end: int  # the word and its character span in the question
     tag: str; pos: str; lemma: str   # Penn tag (NNS, VBZ, JJR ...), universal part of speech, lower-cased lemma
@@ -300,6 +301,9 @@ class Context:
             position: int = 0,  # word position the choice is for
            ) -> np.random.Generator:  # `perturbation_rng` of this context at `position`
         return perturbation_rng(self.seed, self.question_id, self.kind, self.severity, position)
+
+# %% ../nbs/06_text.ipynb #c030c
+NOUN, VERB, ADJ = ("NN", "NNS"), ("VB", "VBD", "VBG", "VBN", "VBP", "VBZ"), ("JJ", "JJR", "JJS")
 
 def compound_noun(question: str, words: tuple[Word, ...], i: int) -> Word | None:
     "Word `i` joined with the word before it when WordNet has the pair, in lower case, as one noun ('hot dog'); else None."
@@ -547,14 +551,6 @@ def near_colour_swap(edits: list[dict],  # a record's edits
     swaps = [e for e in edits if str(e["relation"]).endswith("_color")]
     return bool(swaps) and all(color_distance(e["source"], e["target"]) < near_colour_distance for e in swaps)
 
-def answer_preserved(kind: str,          # a key of PERTURBATIONS
-                     edits: list[dict],  # the record's edits
-                     near_colour_distance: float = NEAR_COLOUR_DISTANCE,  # colour swaps: see `near_colour_swap`
-                    ) -> bool:  # False for a kind that may change the answer, and for unknown kinds
-    "Whether a perturbed question's correct answer is the original's: its kind's `answer_preserving`, decided per question where it is a function."
-    rule = PERTURBATIONS[kind].answer_preserving if kind in PERTURBATIONS else False
-    return bool(rule(edits, near_colour_distance)) if callable(rule) else bool(rule)
-
 # %% ../nbs/06_text.ipynb #c046
 @dataclass(frozen=True)
 class Perturbation:
@@ -576,7 +572,6 @@ def register_perturbation(kind: str,            # key of PERTURBATIONS
     "Add a kind of perturbation to `PERTURBATIONS`."
     return PERTURBATIONS.register(kind, Perturbation(kind, function, tuple(severities), answer_preserving, parses))
 
-NOUN, VERB, ADJ = ("NN", "NNS"), ("VB", "VBD", "VBG", "VBN", "VBP", "VBZ"), ("JJ", "JJR", "JJS")
 register_perturbation("adj_synonym", wordnet_perturbation(ADJ, "a", "synonym"), answer_preserving=True, parses=True)
 register_perturbation("verb_synonym", wordnet_perturbation(VERB, "v", "synonym"), answer_preserving=True, parses=True)
 register_perturbation("noun_hypernym", wordnet_perturbation(NOUN, "n", "hypernym"), answer_preserving=True, parses=True)
@@ -623,6 +618,15 @@ def perturb(question: str,  # the question to perturb
                       int(severity or 0), check_vocabulary(vocabulary), sense_map, non_negative_integer(min_count, "min_count"), metric, choice)
     return [{"question_id": context.question_id, "kind": kind, "severity": severity, "original": question,
              "perturbed": apply_edits(question, edits), "edits": edits} for edits in p.function(question, context)]
+
+# %% ../nbs/06_text.ipynb #ak02b
+def answer_preserved(kind: str,          # a key of PERTURBATIONS
+                     edits: list[dict],  # the record's edits
+                     near_colour_distance: float = NEAR_COLOUR_DISTANCE,  # colour swaps: see `near_colour_swap`
+                    ) -> bool:  # False for a kind that may change the answer, and for unknown kinds
+    "Whether a perturbed question's correct answer is the original's: its kind's `answer_preserving`, decided per question where it is a function."
+    rule = PERTURBATIONS[kind].answer_preserving if kind in PERTURBATIONS else False
+    return bool(rule(edits, near_colour_distance)) if callable(rule) else bool(rule)
 
 # %% ../nbs/06_text.ipynb #c049
 def describe(record: dict,  # one record of `perturb`
