@@ -136,6 +136,7 @@ def bm3d_denoise(x):
     import bm3d
     from skimage.restoration import estimate_sigma
     u = to_unit(x)
+    if np.ptp(u) == 0: return x.copy()  # a constant image has no noise to remove (and bm3d_rgb returns NaN on one)
     sigma = float(estimate_sigma(u, channel_axis=-1, average_sigmas=True))
     return from_unit(bm3d.bm3d_rgb(u, max(sigma, 1e-3))) if sigma > 0 else x.copy()
 
