@@ -38,12 +38,23 @@ def is_error_class(node) -> bool:
     "An exception class: its test is the failure of the function that raises it, which need not name it."
     return isinstance(node, ast.ClassDef) and any(re.search(r"(Error|Exception|Warning)$", ast.unparse(b)) for b in node.bases)
 
+def parsed(source: str):
+    "A cell's code as an AST (IPython magics and shell lines left out), or None where it is not Python."
+    try: return ast.parse("\n".join(l for l in source.splitlines() if not l.lstrip().startswith(("%", "!"))))
+    except SyntaxError: return None
+
 def names_in(source: str) -> set[str]:
-    "Every name and attribute a cell's code mentions (IPython magics and shell lines left out)."
-    code = "\n".join(l for l in source.splitlines() if not l.lstrip().startswith(("%", "!")))
-    try: tree = ast.parse(code)
-    except SyntaxError: return set(re.findall(r"[A-Za-z_]\w*", code))
+    "Every name and attribute a cell's code mentions."
+    tree = parsed(source)
+    if tree is None: return set(re.findall(r"[A-Za-z_]\w*", source))
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+
+def tests_something(source: str) -> bool:
+    "Whether a cell's code holds a test: an `assert`, or a call of fastcore's `test_*` (not the word in a comment or a string)."
+    tree = parsed(source)
+    if tree is None: return TEST_CALL.search(source) is not None
+    return any(isinstance(n, ast.Assert) or (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and TEST_CALL.fullmatch(n.func.id) is not None)
+               for n in ast.walk(tree))
 
 def problems(path: Path) -> list[str]:
     "What breaks the rhythm in one notebook, a line each."
@@ -59,7 +70,7 @@ def problems(path: Path) -> list[str]:
         named = set().union(*(names_in(s) for _, s in after)) if after else set()
         missing = [d for d in defined if d not in named]
         if missing: found.append(f"{path.name} cell {cid}: not shown or tested before the next export cell: {', '.join(missing)}")
-        if not any(TEST_CALL.search(s) for _, s in after): found.append(f"{path.name} cell {cid}: no test follows ({', '.join(defined)})")
+        if not any(tests_something(s) for _, s in after): found.append(f"{path.name} cell {cid}: no test follows ({', '.join(defined)})")
     return found
 
 def notebooks() -> list[Path]:

@@ -28,7 +28,7 @@ def test_checker_finds_what_breaks_the_rhythm(tmp_path):
     long_cell = "#| export\n" + "\n".join(f"x{i} = {i}" for i in range(40))  # 41 lines with the flag
     nb = notebook(tmp_path,
         "#| export\ndef shown(x): return x\ndef hidden(x): return x\ndef _private(x): return x\nclass BadInput(ValueError): pass",
-        "shown(1)",                                              # names shown, but tests nothing; hidden never named
+        "shown(1)  # test_eq(shown(1), 1) and assert, in a comment\nprint('test_eq')",  # names shown, tests nothing; hidden never named
         "#| export\nclass Box: pass\n@patch\ndef grow(self: Box): pass",
         "b = Box(); b.grow()\ntest_eq(type(b), Box)",             # the patched method is named as an attribute
         long_cell,
