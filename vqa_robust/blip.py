@@ -17,8 +17,8 @@ from .models import (IMAGE_BACKEND, TINY_WORDS, WEIGHTS_DIR, LoadOptions, ModelS
 # %% auto #0
 __all__ = ['ORIGINAL_BLIP_VISION_KEYS', 'VRB_BLIP_SETTINGS', 'QUESTION_STARTS', 'BEAM_SEARCHES', 'BLIP_FAMILY', 'BLIP_SOURCES',
            'BLIP_MODELS', 'original_blip_key', 'original_blip_state_dict', 'convert_original_blip',
-           'original_blip_config', 'original_blip_processor', 'BeamHypotheses', 'vrb_beam_search', 'enc_token_id',
-           'GenerativeVQA', 'set_vision_layer_norm_eps', 'load_blip', 'tiny_blip']
+           'original_blip_config', 'original_blip_processor', 'BeamHypotheses', 'next_beams', 'padded_answers',
+           'vrb_beam_search', 'enc_token_id', 'GenerativeVQA', 'set_vision_layer_norm_eps', 'load_blip', 'tiny_blip']
 
 # %% ../nbs/02h_blip.ipynb #cb02
 ORIGINAL_BLIP_VISION_KEYS = [  # BLIP's / LAVIS's ViT names -> BlipForQuestionAnswering's (transformers' convert_blip_original_pytorch_to_hf)
@@ -116,6 +116,42 @@ class BeamHypotheses:
         if len(self.beams) < self.num_beams: return False
         return self.worst_score >= best_sum_logprobs / cur_len ** self.length_penalty
 
+# %% ../nbs/02h_blip.ipynb #cb04n
+def next_beams(hyps: BeamHypotheses,  # the question's finished answers (added to)
+               ids: torch.Tensor,     # every running beam's tokens (batch x beams, length)
+               candidates,            # the question's best 2 x num_beams (token, score, beam it extends), best first
+               first_row: int,        # the question's first row of `ids`
+               num_beams: int,        # beams a question keeps
+               eos_token_id: int,     # the end token
+              ) -> list:              # the beams that run on: (score, token, row of `ids` it extends), at most num_beams
+    "One question's step of 4.x's beam search: an end token among the first `num_beams` candidates finishes an answer; the others run on."
+    kept = []
+    for rank, (token, score, source) in enumerate(candidates):
+        if token == eos_token_id:
+            if rank < num_beams: hyps.add(ids[first_row + source].clone(), score)
+        else: kept.append((score, token, first_row + source))
+        if len(kept) == num_beams: break
+    return kept
+
+# %% ../nbs/02h_blip.ipynb #cb04p
+def padded_answers(hyps: list,          # each question's BeamHypotheses
+                   num_beams: int,      # answers returned per question
+                   max_length: int,     # the longest sequence, [DEC] included
+                   eos_token_id: int,   # the end token, after an answer shorter than the widest
+                   pad_token_id: int,   # filler after it
+                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:  # ids (batch, beams, width), scores (batch, beams), sums of log-probs
+    "Each question's best `num_beams` answers as 4.x returned them: best first, each ended and padded to the widest (at most `max_length`)."
+    ranked = [sorted(h.beams, key=lambda beam: beam[0])[::-1] for h in hyps]  # 4.x pops the best from a stable ascending sort
+    width = min(max(len(t) for r in ranked for _, t, _ in r[:num_beams]) + 1, max_length)
+    sequences = torch.full((len(hyps), num_beams, width), pad_token_id, dtype=torch.long)
+    for b, r in enumerate(ranked):
+        for k, (_, t, _) in enumerate(r[:num_beams]):
+            sequences[b, k, :len(t)] = t
+            if len(t) < width: sequences[b, k, len(t)] = eos_token_id
+    scores = torch.tensor([[s for s, _, _ in r[:num_beams]] for r in ranked], dtype=torch.float32)
+    sums = torch.tensor([[l for _, _, l in r[:num_beams]] for r in ranked], dtype=torch.float64)
+    return sequences, scores, sums
+
 # %% ../nbs/02h_blip.ipynb #cb04s1
 def vrb_beam_search(next_logprobs: Callable,  # ids (batch x beams, length) -> log-probabilities of the next token (batch x beams, vocab)
                     batch_size: int,           # questions
@@ -143,14 +179,9 @@ def vrb_beam_search(next_logprobs: Callable,  # ids (batch x beams, length) -> l
         next_rows = torch.zeros(batch_size, num_beams, dtype=torch.long)
         for b in range(batch_size):
             if done[b]: continue  # 4.x pads a finished question's beams (score 0, pad token, row 0)
-            kept = 0
-            for rank, (token, score, source) in enumerate(zip(tokens[b].tolist(), scores[b].tolist(), sources[b].tolist())):
-                if token == eos_token_id:
-                    if rank < num_beams: hyps[b].add(ids[b * num_beams + source].clone(), score)
-                else:
-                    next_scores[b, kept], next_tokens[b, kept], next_rows[b, kept] = score, token, b * num_beams + source
-                    kept += 1
-                if kept == num_beams: break
+            candidates = zip(tokens[b].tolist(), scores[b].tolist(), sources[b].tolist())
+            for k, (score, token, row) in enumerate(next_beams(hyps[b], ids, candidates, b * num_beams, num_beams, eos_token_id)):
+                next_scores[b, k], next_tokens[b, k], next_rows[b, k] = score, token, row
             done[b] = done[b] or hyps[b].is_done(scores[b].max().item(), cur_len)
         beam_scores = next_scores.view(-1)
         ids = torch.cat([ids[next_rows.view(-1)], next_tokens.view(-1, 1)], dim=-1)
@@ -158,16 +189,7 @@ def vrb_beam_search(next_logprobs: Callable,  # ids (batch x beams, length) -> l
     for b in range(batch_size):  # unfinished questions: their running beams are answers too, at full length
         if not done[b]:
             for k in range(num_beams): hyps[b].add(ids[b * num_beams + k], beam_scores[b * num_beams + k].item())
-    ranked = [sorted(h.beams, key=lambda beam: beam[0])[::-1] for h in hyps]  # 4.x pops the best from a stable ascending sort
-    width = min(max(len(t) for r in ranked for _, t, _ in r[:num_beams]) + 1, max_length)
-    sequences = torch.full((batch_size, num_beams, width), pad_token_id, dtype=torch.long)
-    for b, r in enumerate(ranked):
-        for k, (_, t, _) in enumerate(r[:num_beams]):
-            sequences[b, k, :len(t)] = t
-            if len(t) < width: sequences[b, k, len(t)] = eos_token_id
-    scores = torch.tensor([[s for s, _, _ in r[:num_beams]] for r in ranked], dtype=torch.float32)
-    sums = torch.tensor([[l for _, _, l in r[:num_beams]] for r in ranked], dtype=torch.float64)
-    return sequences, scores, sums
+    return padded_answers(hyps, num_beams, max_length, eos_token_id, pad_token_id)
 
 # %% ../nbs/02h_blip.ipynb #c020
 QUESTION_STARTS, BEAM_SEARCHES = ("cls", "enc"), ("transformers", "vrb")  # values of the BLIP settings `question_start` and `beam_search`
