@@ -18,12 +18,12 @@ from .parallel import local_map, ray_map, start_ray
 from .vqav2 import VQADataset
 from .zoo import load_model
 from .store import CHUNK_SIZE, chunk_file, condition_answers, identity_digest, partition_dir, reported_model, store_plan, write_chunk, write_record
-from .inference import answer_plan, encoder_of, plan_bar, plan_batches, question_order, release_memory, run_conditions, served_journal
+from .inference import answer_plan, answer_rate, encoder_of, plan_bar, plan_batches, question_order, release_memory, run_conditions, served_journal
 
 # %% auto #0
 __all__ = ['EXECUTORS', 'Shard', 'shards_of', 'answer_shard', 'Executor', 'register_executor', 'no_replicas', 'release_replicas',
            'executor', 'local_answer', 'local_start', 'ray_resources', 'ShardWorker', 'finished_shards', 'keep_shard',
-           'ray_pool', 'ray_start', 'ray_stop', 'ray_answer', 'cluster_plan']
+           'ray_pool', 'ray_start', 'ray_stop', 'shard_submitter', 'ray_answer', 'cluster_plan']
 
 # %% ../nbs/03a_distributed.ipynb #c006
 @dataclass(frozen=True)
@@ -209,6 +209,20 @@ def ray_stop(replicas: dict) -> None:
     import ray
     for replica in replicas.pop("pool", []): ray.kill(replica)
 
+# %% ../nbs/03a_distributed.ipynb #c023sb
+def shard_submitter(ray,                  # the ray module (or anything with its put)
+                    dataset: VQADataset,  # the questions, put in Ray's object store once
+                    plan,                 # the store's plan (`store_plan`): identities, data, reported model
+                    out_dir: str | Path,  # run folder, shared by every node
+                    seed: int,            # run seed
+                    batch_size: int,      # questions per batch
+                    chunk_size: int,      # questions per chunk (= per shard)
+                   ) -> Callable:         # (replica, shard) -> the reference of its answer
+    "A function sending one shard to one replica's `answer`, with its condition's identity and the data's digest (the dataset put once)."
+    dataset_ref, key = ray.put(dataset), identity_digest(plan.data)
+    return lambda worker, shard: worker.answer.remote(dataset_ref, key, shard, str(out_dir), plan.identities[(shard.corruption, shard.severity)],
+                                                      seed, batch_size, chunk_size, plan.reported)
+
 # %% ../nbs/03a_distributed.ipynb #c023s1
 def ray_answer(model_name: str,          # a key of MODELS or a checkpoint folder
                identity: dict,           # the model's identity (model_identity), as the store records it
@@ -232,26 +246,21 @@ def ray_answer(model_name: str,          # a key of MODELS or a checkpoint folde
                data: dict | None = None, # dataset_fingerprint(dataset), if already computed (it reads every image)
               ) -> pd.DataFrame:         # every answer of the grid, RESULT_COLUMNS
     "Answer a model's grid on Ray, shard by shard, into the same store (and with the same rows) as `run_conditions`."
-    ray, load = start_ray(address), load or {}
-    name = identity.get("model", model_name)
+    ray, name = start_ray(address), identity.get("model", model_name)
     plan = store_plan(name, identity, dataset, question_order(dataset), grid, out_dir, seed, batch_size, chunk_size, overwrite, data)
     shards = deque(shards_of(name, plan.todo))
     bar = plan_bar(progress, plan)
     if shards:
-        workers = pool or ray_start(model_name, load, threads, num_workers, address, replicas=replicas)["pool"]
-        dataset_ref, key, started = ray.put(dataset), identity_digest(plan.data), time.time()
-        submit = lambda worker, shard: worker.answer.remote(dataset_ref, key, shard, str(out_dir), plan.identities[(shard.corruption, shard.severity)],
-                                                            seed, batch_size, chunk_size, plan.reported)
+        workers = pool or ray_start(model_name, load or {}, threads, num_workers, address, replicas=replicas)["pool"]
+        submit, started = shard_submitter(ray, dataset, plan, out_dir, seed, batch_size, chunk_size), time.time()
         for shard, (entry, answers) in finished_shards(ray, workers, shards, submit, in_flight):
             keep_shard(plan, shard, entry, answers)
             if bar is not None: bar.update(len(answers)); bar.set_postfix_str(f"{name} {shard.corruption} {shard.severity}", refresh=False)
             if on_shard: on_shard(shard, workers)
         reported_model(name, plan.records, overwrite=False)  # replicas whose server changed model mid-run: refused, not one table of two models
-        if log:
-            n, seconds = sum(len(plan.done[c][k]) for c in plan.todo for k in plan.todo[c]), time.time() - started
-            log(f"{name} on Ray ({len(workers)} replica(s)): {n} answers in {seconds:.1f} s ({n / max(seconds, 1e-9):.1f} answers/s)")
-        if pool is None:
-            for w in workers: ray.kill(w)
+        answered = sum(len(plan.done[c][k]) for c in plan.todo for k in plan.todo[c])
+        if log: log(f"{name} on Ray ({len(workers)} replica(s)): {answer_rate(answered, time.time() - started)}")
+        if pool is None: ray_stop({"pool": workers})
     if bar is not None and progress is True: bar.close()
     return pd.concat([condition_answers(name, *c, plan.done[c]) for c in grid], ignore_index=True)
 

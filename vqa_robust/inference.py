@@ -26,7 +26,7 @@ __all__ = ['conditions', 'Batch', 'question_order', 'plan_batches', 'ImageInputE
            'private_memory_mb', 'sample_private', 'PrivatePeak', 'peak_memory_mb', 'memory_text', 'start_environment',
            'malloc_settings', 'arrow_pool', 'answer_inputs', 'batch_seed', 'encoder_of', 'progress_bar',
            'answered_batches', 'answer_plan', 'log_truncation', 'plan_bar', 'served_journal', 'answer_condition',
-           'run_conditions']
+           'answer_rate', 'run_conditions']
 
 # %% ../nbs/03_inference.ipynb #c006
 def conditions(corruptions,                 # names in CORRUPTIONS
@@ -320,6 +320,13 @@ def answer_condition(model,                 # a VQAAdapter (`load_model`)
     answered = tqdm(answer_plan(model, dataset, order, batches, seed, num_workers), total=len(batches), disable=not progress, leave=False)
     return condition_answers(model.name, corruption, severity, {k: answers for k, (_, answers) in enumerate(answered)})
 
+# %% ../nbs/03_inference.ipynb #c021ar
+def answer_rate(answers: int,   # answers made
+                seconds: float, # the time they took
+               ) -> str:
+    "How fast `answers` came, as the run log says it: 'N answers in S s (R answers/s)' (a time of 0 counts as a nanosecond)."
+    return f"{answers} answers in {seconds:.1f} s ({answers / max(seconds, 1e-9):.1f} answers/s)"
+
 # %% ../nbs/03_inference.ipynb #c021s2
 def run_conditions(model,                       # a VQAAdapter (`load_model`)
                    dataset: VQADataset,         # the questions to answer
@@ -355,9 +362,8 @@ def run_conditions(model,                       # a VQAAdapter (`load_model`)
             save_chunk(folders[condition], b.chunk, done[condition][b.chunk], identities[condition], records[condition], getattr(model, "reported", None))
             release_memory()
             if log and len(done[condition]) == n_chunks(len(ids), chunk_size):
-                seconds = time.time() - started[condition]
                 answered = sum(len(done[condition][k]) for k in todo[condition])
-                log(f"{model.name} {b.corruption} {b.severity}: {answered} answers in {seconds:.1f} s ({answered / max(seconds, 1e-9):.1f} answers/s), "
+                log(f"{model.name} {b.corruption} {b.severity}: {answer_rate(answered, time.time() - started[condition])}, "
                     f"{len(done[condition]) - len(todo[condition])} of {len(done[condition])} chunks reused")
     if bar is not None and progress is True: bar.close()
     return pd.concat([condition_answers(model.name, *c, done[c]) for c in grid], ignore_index=True)
