@@ -242,16 +242,18 @@ def test_the_three_parameter_lists_are_one():
 
 def test_notebook_is_one_call():
     "nbs/run.ipynb: its parameters (every parameter of the run, with its defaults), one call of the library, and cells that show the result."
-    from vqa_robust.run import RUN_PARAMETERS, RunParameters
+    from vqa_robust.run import PARAMETER_GROUPS, RUN_PARAMETERS, RunParameters
     nb = json.loads((root / "nbs" / "run.ipynb").read_text())
     code = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
     assert not any(line.lstrip().startswith(("def ", "class ")) for c in code for line in c.splitlines())  # no orchestration defined here
-    cell = [c for c in code if c.startswith("model")][0]
+    cell = ["".join(c["source"]) for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])][0]
     import ast
-    assert len([line for line in cell.splitlines() if line.strip()]) == len(RUN_PARAMETERS)  # one line a parameter, nothing else
+    lines = [line for line in cell.splitlines() if line.strip()]
+    assert len([line for line in lines if not line.startswith("#")]) == len(RUN_PARAMETERS)  # one line a parameter, and the groups' titles as comments
+    assert [line for line in lines if line.startswith("#")] == [f"# {group.__doc__}" for group in PARAMETER_GROUPS]
     assert [node.target.id for node in ast.parse(cell).body if isinstance(node, ast.AnnAssign)] == RUN_PARAMETERS == [
         getattr(node, "target", None) and node.target.id for node in ast.parse(cell).body]  # each a typed assignment, in RunParameters' order
-    rest = [node for c in code if c is not cell for node in ast.parse(c).body]  # everything but the parameters: the import, the one call, the shown result
+    rest = [node for c in code if c != cell for node in ast.parse(c).body]  # everything but the parameters: the import, the one call, the shown result
     assert [ast.unparse(node) for node in rest] == ["from vqa_robust.run import run, RUN_PARAMETERS",
                                                     "result = run(**{name: globals()[name] for name in RUN_PARAMETERS})", "result.show()"], [ast.unparse(n) for n in rest]
     namespace = {}

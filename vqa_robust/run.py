@@ -44,24 +44,25 @@ from .consistency import consistency_table, most_unstable, plot_unstable, severi
 plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
 
 # %% auto #0
-__all__ = ['plt', 'RUN_PARAMETERS', 'TRANSPORT_PARAMETERS', 'TEXT_SEVERITY', 'SAMPLE_IMAGES', 'NEEDS', 'RESULT_SECTIONS',
-           'CORE_FILES', 'COMMANDS', 'parameter', 'RunParameters', 'run_parameter_values', 'literal', 'parameters_cell',
-           'registry_parameter', 'list_parameter', 'int_parameter', 'is_auto', 'auto_parameter', 'defence_list',
-           'QuestionCondition', 'question_entry', 'joint_pair', 'question_conditions', 'served_transport',
-           'CheckedParameters', 'model_parameters', 'resolution_levels', 'grid_parameters', 'split_parameters',
-           'text_parameters', 'scoring_parameters', 'compute_parameters', 'run_parameters', 'RunConfig', 'flag',
-           'load_questions', 'blind_answers', 'perturbed_questions', 'refuse_unreachable', 'checked_out_dir',
-           'run_config', 'RunScores', 'ResultSection', 'result_section', 'result_files', 'section_attributes',
-           'previous_run', 'clear_results', 'prepare_stores', 'answer_all', 'scored_answers', 'RunResult',
-           'images_apart', 'SavedFigure', 'save_figure', 'save_table', 'accuracy_results', 'extraction_results',
-           'robustness_results', 'mce_results', 'effective_robustness_results', 'change_results', 'calibration_results',
-           'flip_results', 'consistency_results', 'answer_changing_words', 'comparability_results',
-           'text_perturbation_results', 'defence_results', 'defence_sample', 'interaction_results',
-           'resolution_results', 'harness_results', 'run_summary', 'run', 'give_back', 'write_sections',
-           'write_run_folder', 'locked_run', 'grid_questions', 'corrupt', 'export_benchmark', 'exported_questions',
-           'harness_parameters', 'harness_identity', 'score_predictions', 'registry_table', 'show_default',
-           'parameter_options', 'add_parameters', 'command_parser', 'refused', 'error_line', 'combine_command',
-           'export_line', 'main']
+__all__ = ['plt', 'PARAMETER_GROUPS', 'RUN_PARAMETERS', 'TRANSPORT_PARAMETERS', 'TEXT_SEVERITY', 'SAMPLE_IMAGES', 'NEEDS',
+           'RESULT_SECTIONS', 'CORE_FILES', 'COMMANDS', 'parameter', 'ModelParameters', 'DataParameters',
+           'ConditionParameters', 'ScoringParameters', 'ServedParameters', 'ClusterParameters', 'OutputParameters',
+           'RunParameters', 'run_parameter_values', 'literal', 'parameters_cell', 'registry_parameter',
+           'list_parameter', 'int_parameter', 'is_auto', 'auto_parameter', 'defence_list', 'QuestionCondition',
+           'question_entry', 'joint_pair', 'question_conditions', 'served_transport', 'CheckedParameters',
+           'model_parameters', 'resolution_levels', 'grid_parameters', 'split_parameters', 'text_parameters',
+           'scoring_parameters', 'compute_parameters', 'run_parameters', 'RunConfig', 'flag', 'load_questions',
+           'blind_answers', 'perturbed_questions', 'refuse_unreachable', 'checked_out_dir', 'run_config', 'RunScores',
+           'ResultSection', 'result_section', 'result_files', 'section_attributes', 'previous_run', 'clear_results',
+           'prepare_stores', 'answer_all', 'scored_answers', 'RunResult', 'images_apart', 'SavedFigure', 'save_figure',
+           'save_table', 'accuracy_results', 'extraction_results', 'robustness_results', 'mce_results',
+           'effective_robustness_results', 'change_results', 'calibration_results', 'flip_results',
+           'consistency_results', 'answer_changing_words', 'comparability_results', 'text_perturbation_results',
+           'defence_results', 'defence_sample', 'interaction_results', 'resolution_results', 'harness_results',
+           'run_summary', 'run', 'give_back', 'write_sections', 'write_run_folder', 'locked_run', 'grid_questions',
+           'corrupt', 'export_benchmark', 'exported_questions', 'harness_parameters', 'harness_identity',
+           'score_predictions', 'registry_table', 'show_default', 'parameter_options', 'option_groups',
+           'add_parameters', 'command_parser', 'refused', 'error_line', 'combine_command', 'export_line', 'main']
 
 # %% ../nbs/08_run_library.ipynb #c012p
 def parameter(default,      # the parameter's default (a list is copied for each run)
@@ -73,10 +74,20 @@ def parameter(default,      # the parameter's default (a list is copied for each
 
 # %% ../nbs/08_run_library.ipynb #c012ps1
 @dataclass
-class RunParameters:
-    "Every parameter of a run, written once: name, type, default and meaning. nbs/run.ipynb's parameters cell, `run()`'s keywords and `vqa-robust run --help` are made from it."
+class ModelParameters:
+    "Models: which answer, behind which defences, on which device and how fast"
     model: list = parameter(["easy-vqa-vilt", "easy-vqa-blip"], 'keys of vqa_robust.zoo.MODELS, checkpoint folders or served models (openai:MODEL@BASE_URL): one name, a list, comma-separated or JSON text')
     defences: list = parameter(["none"], 'each model behind each of these (vqa_robust.defences.DEFENCES: nlmeans, bm3d, restorer_noise, routed, spelling, ...) and "none" (as it is): e.g. "none,nlmeans,routed"; defences.csv compares them')
+    device: str = parameter("auto", '"auto" (CUDA when present), "cpu" or "cuda"')
+    dtype: str = parameter("auto", '"auto" (float32 on CPU, bfloat16/float16 on GPU where the family supports it), "float32", "bfloat16", "float16"')
+    batch_size: int | str = parameter("auto", 'questions per batch; "auto": each model family\'s default (vqa_robust.zoo.FAMILIES[...].batch_size)')
+    num_workers: int | str = parameter("auto", 'data-worker processes decoding, corrupting and preparing batches; "auto": vqa_robust.inference.default_workers')
+    threads: int = parameter(1, 'CPU threads for torch')
+    local_files_only: bool = parameter(False, 'True: never reach the model hub')
+
+@dataclass
+class DataParameters:
+    "Data: the dataset, its split and the sample of its images"
     dataset: str = parameter("easy_vqa", '"easy_vqa" (offline, shipped), "vqav2" (with data_dir, or the three paths below), "vg", "gqa", "vizwiz", "mmbench", "textvqa", "chartqa", "docvqa", "mmmu_pro" (with data_dir): vqa_robust.datasets.DATASETS')
     data_dir: str = parameter("", 'folder the dataset was downloaded into, official file names (VQAv2: v2_OpenEnded_mscoco_val2014_questions.json, ..., val2014/)')
     dataset_split: str = parameter("", 'the dataset\'s own split (gqa: testdev, val, train; vizwiz: val, train; mmbench: dev_en, dev_en_v11; textvqa: val, train; chartqa: test, val, train; docvqa: val, train; mmmu_pro: vision); "": its first')
@@ -84,34 +95,56 @@ class RunParameters:
     questions_file: str = parameter("", 'or the VQAv2 questions JSON ...')
     annotations_file: str = parameter("", '... the annotations JSON ...')
     image_dir: str = parameter("", '... and the image folder')
-    corruptions: list = parameter(["gaussian_noise", "defocus_blur", "brightness"], 'names in vqa_robust.corruptions.CORRUPTIONS or presets (vrb, appendix, ...: vqa_robust.corruptions.PRESETS): a list, comma-separated or JSON text; "none": clean images only (with text_perturbations)')
-    severities: list = parameter([1, 2, 3, 4, 5], 'levels 1-5: a list, comma-separated or JSON text')
     n_images: int | str = parameter("auto", 'images sampled (split "sample"), with all their questions (0 keeps all); "auto": 500 (on vqav2: VRB\'s split)')
     seed: int = parameter(0, 'seeds the split and every corruption')
-    device: str = parameter("auto", '"auto" (CUDA when present), "cpu" or "cuda"')
-    batch_size: int | str = parameter("auto", 'questions per batch; "auto": each model family\'s default (vqa_robust.zoo.FAMILIES[...].batch_size)')
-    num_workers: int | str = parameter("auto", 'data-worker processes decoding, corrupting and preparing batches; "auto": vqa_robust.inference.default_workers')
-    dtype: str = parameter("auto", '"auto" (float32 on CPU, bfloat16/float16 on GPU where the family supports it), "float32", "bfloat16", "float16"')
-    threads: int = parameter(1, 'CPU threads for torch')
-    text_perturbations: list = parameter([], 'corrupted questions: KIND or KIND:SEVERITY (kinds of vqa_robust.text.PERTURBATIONS: "char_keyboard:1,char_keyboard:5,word_synonym"), presets (vqa_robust.question_corruptions.TEXT_PRESETS: text, character, word, sentence; "word:5") or "all", each answered under every image condition; IMAGE:SEVERITY+KIND[:SEVERITY] ("gaussian_noise:3+char_ocr:3"): answered together, on that image condition (and clean) only, for interaction.csv')
+
+# %% ../nbs/08_run_library.ipynb #c012pg2
+@dataclass
+class ConditionParameters:
+    "Conditions: image corruptions, input resolutions and question perturbations"
+    corruptions: list = parameter(["gaussian_noise", "defocus_blur", "brightness"], 'names in vqa_robust.corruptions.CORRUPTIONS or presets (vrb, appendix, ...: vqa_robust.corruptions.PRESETS): a list, comma-separated or JSON text; "none": clean images only (with text_perturbations)')
+    severities: list = parameter([1, 2, 3, 4, 5], 'levels 1-5: a list, comma-separated or JSON text')
     resolutions: list = parameter([], 'input resolutions each image is also answered at, its longer side resized to r pixels (Res-Bench): "res_bench" (its 12: 112, 224, ..., 1344) or sizes of vqa_robust.corruptions.RESOLUTIONS; resolution.csv, resolution_trend.csv, resolution.png; []: none')
+    text_perturbations: list = parameter([], 'corrupted questions: KIND or KIND:SEVERITY (kinds of vqa_robust.text.PERTURBATIONS: "char_keyboard:1,char_keyboard:5,word_synonym"), presets (vqa_robust.question_corruptions.TEXT_PRESETS: text, character, word, sentence; "word:5") or "all", each answered under every image condition; IMAGE:SEVERITY+KIND[:SEVERITY] ("gaussian_noise:3+char_ocr:3"): answered together, on that image condition (and clean) only, for interaction.csv')
     colour_metric: str = parameter("ciede2000", 'colour swaps\' distance: "ciede2000" (CIEDE2000 on sRGB) or "paper" (the counterfactual paper\'s RGB distance); vqa_robust.text.COLOR_METRICS')
     colour_vocabulary: str = parameter("split", 'colours counted common: "split" (the split\'s multiple-choice answers) or "annotations" (every annotated answer of the whole dataset, the paper\'s)')
     wordnet_choice: str = parameter("seeded", 'WordNet kinds: "seeded" (a seeded draw among the candidates) or "closest" (the paper\'s closest concept); vqa_robust.text.CHOICES')
     near_colour_distance: float = parameter(NEAR_COLOUR_DISTANCE, 'CIEDE2000 below which a nearest-colour swap keeps the answer; farther swaps may change it and are not scored against the original annotations')
+
+@dataclass
+class ScoringParameters:
+    "Scoring: the accuracy, how a multiple-choice answer is read, and the reference model"
     accuracy_mode: str = parameter("auto", '"auto": the dataset\'s own scoring (official VQA accuracy for VQAv2 and easy-VQA); or a key of vqa_robust.metrics.ACCURACY_MODES')
-    local_files_only: bool = parameter(False, 'True: never reach the model hub')
-    overwrite: bool = parameter(False, 'True: recompute saved answers that were computed from other inputs (else the run stops and says what changed)')
-    max_concurrency: int | str = parameter("auto", f'served models (openai:MODEL@BASE_URL): requests in flight at once; "auto": {SERVED_FAMILY.transport["concurrency"]}')
-    served_timeout: float | str = parameter("auto", f'served models: seconds one request may take before it is retried; "auto": {SERVED_FAMILY.transport["timeout"]:g}')
-    served_retries: int | str = parameter("auto", f'served models: retries of one request after a 429, a 5xx, a timeout or a lost connection; "auto": {SERVED_FAMILY.transport["retries"]}')
     option_rules: str = parameter("auto", 'multiple choice: how an answer\'s option is read, a key of vqa_robust.metrics.OPTION_RULES ("vlmevalkit", "vlmevalkit_2025_04", "mmmu_pro"); "auto": the dataset\'s own')
     judge: str = parameter("", 'multiple choice: a served model reading the answers the rules cannot, as VLMEvalKit\'s judge (openai:MODEL@BASE_URL); "": none (unread answers score as their rules say)')
     reference_model: str = parameter("", 'mCE and relative mCE (ImageNet-C) against this model of the run (its name, as in the results; with its defence: MODEL+DEFENCE); "": none (mce.csv not written)')
+
+@dataclass
+class ServedParameters:
+    "Served models: requests in flight, time-outs and retries"
+    max_concurrency: int | str = parameter("auto", f'served models (openai:MODEL@BASE_URL): requests in flight at once; "auto": {SERVED_FAMILY.transport["concurrency"]}')
+    served_timeout: float | str = parameter("auto", f'served models: seconds one request may take before it is retried; "auto": {SERVED_FAMILY.transport["timeout"]:g}')
+    served_retries: int | str = parameter("auto", f'served models: retries of one request after a 429, a 5xx, a timeout or a lost connection; "auto": {SERVED_FAMILY.transport["retries"]}')
+
+@dataclass
+class ClusterParameters:
+    "Executor: this machine or a Ray cluster"
     executor: str = parameter("local", '"local" (this machine) or "ray" (a Ray cluster: one model replica per GPU; vqa_robust.distributed)')
     ray_address: str = parameter("", 'with executor "ray": the cluster\'s address ("auto", "ray://head:10001"); "": start Ray on this machine')
     replicas: int | str = parameter("auto", 'with executor "ray": replicas of each model; "auto": one per GPU, or 2 sharing the CPUs of a cluster without GPUs')
+
+@dataclass
+class OutputParameters:
+    "Output: the run folder, and whether answers saved from other inputs are recomputed"
     out_dir: str = parameter("runs/default", 'the run folder: answers, tables, figures, run.json (created if missing)')
+    overwrite: bool = parameter(False, 'True: recompute saved answers that were computed from other inputs (else the run stops and says what changed)')
+
+# %% ../nbs/08_run_library.ipynb #c012pg3
+PARAMETER_GROUPS = (ModelParameters, DataParameters, ConditionParameters, ScoringParameters, ServedParameters, ClusterParameters, OutputParameters)
+
+@dataclass
+class RunParameters(*reversed(PARAMETER_GROUPS)):  # a dataclass takes its bases' fields from the last base to the first: reversed, the groups' order
+    "Every parameter of a run, written once: name, type, default and meaning, in `PARAMETER_GROUPS`. nbs/run.ipynb's parameters cell, `run()`'s keywords and `vqa-robust run --help` are made from it."
 
 # %% ../nbs/08_run_library.ipynb #c012ps2
 RUN_PARAMETERS = [f.name for f in fields(RunParameters)]  # the run's parameters, in the order of nbs/run.ipynb's parameters cell
@@ -134,10 +167,13 @@ def literal(value) -> str:
 
 # %% ../nbs/08_run_library.ipynb #c012ps2c
 def parameters_cell() -> str:
-    "nbs/run.ipynb's parameters cell, one line a parameter (`name: type = default  # meaning`), made from `RunParameters`."
-    defaults = RunParameters()
-    heads = [f"{f.name}: {f.type} = {literal(getattr(defaults, f.name))}" for f in fields(RunParameters)]
-    return "\n".join(f"{head:<30}  # {f.metadata['meaning']}" for head, f in zip(heads, fields(RunParameters)))
+    """nbs/run.ipynb's parameters cell, made from `RunParameters` a group at a time: the group's title as a comment, then one line a parameter
+    (`name: type = default  # meaning`), a blank line between groups."""
+    defaults, blocks = RunParameters(), []
+    for group in PARAMETER_GROUPS:
+        heads = [(f"{f.name}: {f.type} = {literal(getattr(defaults, f.name))}", f) for f in fields(group)]
+        blocks.append("\n".join([f"# {group.__doc__}"] + [f"{head:<30}  # {f.metadata['meaning']}" for head, f in heads]))
+    return "\n\n".join(blocks)
 
 # %% ../nbs/08_run_library.ipynb #c045
 def registry_parameter(registry: Registry,  # the registry that owns the parameter's values
@@ -1172,14 +1208,22 @@ def parameter_options(source  # a dataclass (`RunParameters`: its fields' meanin
             if p.kind is p.POSITIONAL_OR_KEYWORD and p.default is not p.empty]
 
 # %% ../nbs/08_run_library.ipynb #c062b
+def option_groups(source) -> list[tuple]:  # (title or None, [(name, default, meaning), ...]) of each group
+    "`parameter_options(source)` in groups: RunParameters' by `PARAMETER_GROUPS`, titled by their docstrings; any other source's in one untitled group."
+    options = parameter_options(source)
+    if source is not RunParameters: return [(None, options)]
+    return [(group.__doc__, [o for o in options if o[0] in {f.name for f in fields(group)}]) for group in PARAMETER_GROUPS]
+
 def add_parameters(parser: argparse.ArgumentParser,  # the (sub)command's parser
                    source,                            # `parameter_options`' source: RunParameters, or a function
                   ) -> argparse.ArgumentParser:
-    "One `--name` option per parameter, its help the parameter's meaning and its default: the same text as the notebook's."
-    for name, default, meaning in parameter_options(source):
-        yes_no = {"nargs": "?", "const": True} if isinstance(default, bool) else {}  # `--overwrite` alone means True
-        parser.add_argument("--" + name.replace("_", "-"), dest=name, default=default, metavar=name.upper(), **yes_no,
-                            help=f"{meaning.replace('%', '%%')} (default: {show_default(default)!r})")
+    "One `--name` option per parameter, under its group's title, its help the parameter's meaning and its default: the same text as the notebook's."
+    for title, options in option_groups(source):
+        group = parser.add_argument_group(title) if title else parser
+        for name, default, meaning in options:
+            yes_no = {"nargs": "?", "const": True} if isinstance(default, bool) else {}  # `--overwrite` alone means True
+            group.add_argument("--" + name.replace("_", "-"), dest=name, default=default, metavar=name.upper(), **yes_no,
+                               help=f"{meaning.replace('%', '%%')} (default: {show_default(default)!r})")
     return parser
 
 # %% ../nbs/08_run_library.ipynb #c062c
