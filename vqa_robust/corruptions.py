@@ -1488,7 +1488,7 @@ def expand_corruptions(names,  # corruption and preset names: a list, or comma-s
     return list(dict.fromkeys(expanded))
 
 # %% ../nbs/01_corruptions.ipynb #c111
-PROVENANCE = [  # one row per effect: the paper (appendix A), VRB's code (generator.py @ ab5832b), imagecorruptions 1.1.2, and what is registered
+PROVENANCE = [  # one row per effect, VRB's 14 in Table 1's order (here noise and blur): the paper (appendix A), VRB's code (generator.py @ ab5832b), imagecorruptions 1.1.2, and what is registered
     dict(effect="shot noise", family="noise", in_vrb=True, paper="A.1: additive, r + Poisson(lambda)",
          vrb_code="x + Poisson(lambda) on [0, 1], lambda = .08, .2, .5, .8, 1.2, clipped: a value turns white with probability 1 - exp(-lambda)",
          imagenet_c="Poisson(c x) / c, c = 60, 25, 12, 5, 3 (photon noise)", default="shot_noise", variants=["shot_noise_vrb"],
@@ -1506,6 +1506,10 @@ PROVENANCE = [  # one row per effect: the paper (appendix A), VRB's code (genera
          vrb_code="as ImageNet-C's original: the zoomed central crop trimmed about its centre",
          imagenet_c="mean of the image and its central crop zoomed 1-1.3x, the top-left kept (at most a pixel from the centred trim)",
          default="zoom_blur", variants=[], vrb="zoom_blur", appendix=""),
+]
+
+# %% ../nbs/01_corruptions.ipynb #c111a
+PROVENANCE += [  # VRB's weather, attribute, physical and digital corruptions
     dict(effect="snow", family="weather", in_vrb=True,
          paper="A.5: a normal layer zoomed, thresholded and motion-blurred; the image blended with its scaled gray; the layer and its 180-degree rotation added",
          vrb_code="ImageNet-C's original: the flakes motion-blurred by ImageMagick (Wand)",
