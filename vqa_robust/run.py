@@ -61,8 +61,9 @@ __all__ = ['plt', 'PARAMETER_GROUPS', 'RUN_PARAMETERS', 'TRANSPORT_PARAMETERS', 
            'defence_results', 'defence_sample', 'interaction_results', 'resolution_results', 'harness_results',
            'run_summary', 'run', 'give_back', 'write_sections', 'write_run_folder', 'locked_run', 'grid_questions',
            'corrupt', 'export_benchmark', 'exported_questions', 'harness_parameters', 'harness_identity',
-           'score_predictions', 'registry_table', 'show_default', 'parameter_options', 'option_groups',
-           'add_parameters', 'command_parser', 'refused', 'error_line', 'combine_command', 'export_line', 'main']
+           'score_predictions', 'registry_table', 'show_default', 'parameter_options', 'parameter_groups',
+           'option_groups', 'add_parameters', 'command_parser', 'refused', 'error_line', 'combine_command',
+           'export_line', 'main']
 
 # %% ../nbs/08_run_library.ipynb #c012p
 def parameter(default,      # the parameter's default (a list is copied for each run)
@@ -1208,11 +1209,15 @@ def parameter_options(source  # a dataclass (`RunParameters`: its fields' meanin
             if p.kind is p.POSITIONAL_OR_KEYWORD and p.default is not p.empty]
 
 # %% ../nbs/08_run_library.ipynb #c062b
+def parameter_groups(source) -> tuple:  # the dataclasses whose fields `source` is made of, in field order; () for anything else
+    "A dataclass's groups: its dataclass bases, in the order a dataclass takes their fields (RunParameters': `PARAMETER_GROUPS`); () for a function or a dataclass without."
+    if not (isinstance(source, type) and is_dataclass(source)): return ()
+    return tuple(base for base in reversed(source.__mro__[1:]) if is_dataclass(base))
+
 def option_groups(source) -> list[tuple]:  # (title or None, [(name, default, meaning), ...]) of each group
-    "`parameter_options(source)` in groups: RunParameters' by `PARAMETER_GROUPS`, titled by their docstrings; any other source's in one untitled group."
-    options = parameter_options(source)
-    if source is not RunParameters: return [(None, options)]
-    return [(group.__doc__, [o for o in options if o[0] in {f.name for f in fields(group)}]) for group in PARAMETER_GROUPS]
+    "`parameter_options(source)` in groups: a dataclass made of groups by its groups, titled by their docstrings; any other source in one untitled group."
+    groups = parameter_groups(source)
+    return [(group.__doc__, parameter_options(group)) for group in groups] if groups else [(None, parameter_options(source))]
 
 def add_parameters(parser: argparse.ArgumentParser,  # the (sub)command's parser
                    source,                            # `parameter_options`' source: RunParameters, or a function
