@@ -103,7 +103,8 @@ class ConditionBatches(torch.utils.data.Dataset):
         batch = self.batches[i]
         try: inputs = self.encoder.batch(self.images(batch), self.question_inputs[batch.start:batch.stop])
         except Exception as e: raise self.named_failure(batch, e) from e
-        release_memory()  # the decoded and corrupted images are gone: give their pages back
+        if torch.utils.data.get_worker_info() is not None: release_memory()  # a data worker: the decoded and corrupted images are gone, give their pages back
+        # (in this process, with no workers, the freed pages are the next batch's: `run_conditions` trims after each saved chunk)
         return i, inputs
     def named_failure(self, batch: Batch, error: Exception) -> ImageInputError:
         "The error of a batch that could not be prepared, naming the first of its images that fails alone (id, path, condition)."
