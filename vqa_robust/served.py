@@ -4,7 +4,7 @@
 
 # %% ../nbs/02f_served.ipynb #s003
 from __future__ import annotations
-import asyncio, base64, hashlib, io, json, math, re, os, signal, socket, subprocess, sys, time
+import asyncio, base64, functools, hashlib, io, json, math, re, os, signal, socket, ssl, subprocess, sys, time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from fastcore.basics import patch
@@ -17,8 +17,8 @@ from .vlms import SHORT_ANSWER, clean_answer
 # %% auto #0
 __all__ = ['SERVED_PREFIX', 'SERVED_DEFAULTS', 'DECODING', 'OPTIONAL_FIELDS', 'VOLATILE', 'RETRY_STATUS', 'SERVED_TRANSPORT',
            'SERVED_FAMILY', 'SERVER_COMMANDS', 'JUDGE_SETTINGS', 'parse_served', 'served_name', 'ServedModelError',
-           'api_key', 'request_headers', 'refused_key', 'served_entry_of', 'served_fingerprint', 'image_url',
-           'chat_body', 'request_key', 'DataURLEncoder', 'run_async', 'retry_after', 'is_transport_error',
+           'api_key', 'request_headers', 'refused_key', 'tls_context', 'served_entry_of', 'served_fingerprint',
+           'image_url', 'chat_body', 'request_key', 'DataURLEncoder', 'run_async', 'retry_after', 'is_transport_error',
            'read_journal', 'question_of', 'reply_problem', 'reply_of', 'ServedVQA', 'load_served', 'no_tiny_served',
            'served_spec', 'served_entry', 'free_port', 'serve_checkpoint', 'stop_server', 'text_body', 'ServedJudge',
            'load_judge']
@@ -70,12 +70,19 @@ def refused_key(settings: dict, url: str, status: int) -> ServedModelError:
     what = f"refused the API key in ${env}" if api_key(settings) else f"needs an API key: set ${env}"
     return ServedModelError(f"{url} {what} (HTTP {status}); nothing was written")
 
+# %% ../nbs/02f_served.ipynb #s010tlsx
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    "The TLS context of every request this module makes: httpx's default (certificates and host names checked), made once a process."
+    import httpx
+    return httpx.create_ssl_context()
+
 # %% ../nbs/02f_served.ipynb #s010b
 def served_entry_of(settings: dict, timeout: float = 30.0) -> dict:
     "The server's /v1/models entry of the settings' model, or a ServedModelError saying why not."
     import httpx
     url = f"{settings['base_url']}/models"
-    try: response = httpx.get(url, headers=request_headers(settings), timeout=timeout)
+    try: response = httpx.get(url, headers=request_headers(settings), timeout=timeout, verify=tls_context())
     except httpx.HTTPError as e:
         raise ServedModelError(f"cannot reach {settings['base_url']} ({type(e).__name__}: {e}): start the server (e.g. `vllm serve MODEL`) or check the URL") from None
     if response.status_code in (401, 403): raise refused_key(settings, url, response.status_code)
@@ -280,7 +287,7 @@ async def ask_all(self: ServedVQA, bodies: list[dict]) -> list[dict]:
     missing = [i for i, r in enumerate(replies) if r is None]
     if not missing: return replies
     limit, left = asyncio.Semaphore(self.concurrency), set(missing)
-    async with httpx.AsyncClient(timeout=self.timeout, headers=request_headers(self.spec.settings)) as client:
+    async with httpx.AsyncClient(timeout=self.timeout, headers=request_headers(self.spec.settings), verify=tls_context()) as client:
         async def one(i):
             async with limit: replies[i] = await self.ask(client, bodies[i], keys[i])
             left.discard(i)
@@ -379,7 +386,7 @@ def serve_checkpoint(folder: str | Path,         # a local checkpoint folder (e.
     while time.time() < deadline:
         if process.poll() is not None: raise RuntimeError(f"{server} serve exited ({process.returncode})" + (f": {Path(log).read_text()[-2000:]}" if log else ""))
         try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200: return process, f"http://127.0.0.1:{port}/v1"
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1, verify=tls_context()).status_code == 200: return process, f"http://127.0.0.1:{port}/v1"
         except httpx.HTTPError: pass
         time.sleep(0.2)
     stop_server(process); raise RuntimeError(f"{server} serve did not answer /health in {timeout:.0f} s")
