@@ -21,10 +21,20 @@ mlines = LazyModule("matplotlib.lines")
 
 # %% auto #0
 __all__ = ['plt', 'mlines', 'STYLE_ORDER', 'MARKERS', 'PAPER_DATA', 'PAPER_NAMES', 'RADAR_GROUPS', 'SUBMETRIC_LABELS',
-           'blind_baseline', 'family_accuracy', 'palette', 'corruption_style', 'style_handles', 'panel_grid',
-           'plot_accuracy_vs_severity', 'robustness_table', 'load_vrb_paper_accuracy', 'accuracy_tables',
+           'most_common_by', 'blind_baseline', 'family_accuracy', 'palette', 'corruption_style', 'style_handles',
+           'panel_grid', 'plot_accuracy_vs_severity', 'robustness_table', 'load_vrb_paper_accuracy', 'accuracy_tables',
            'submetric_tables', 'family_of', 'weight_vectors', 'vre_under_weights', 'model_colors', 'legend_above',
            'plot_average_error', 'plot_relative_drop', 'radar', 'plot_radars', 'plot_vre_weights']
+
+# %% ../nbs/05_analysis.ipynb #c005m
+def most_common_by(keys,     # a group key per answer (e.g. each answer's question)
+                   answers,  # the answers, as many as keys
+                  ) -> pd.Series:  # key -> its most common answer
+    "`most_common_answer` of each key's answers, all keys at once (a tie: the answer given first); missing keys and answers are not counted (groupby leaves them out)."
+    frame = pd.DataFrame({"key": np.asarray(keys, dtype=object), "answer": np.asarray(answers, dtype=object), "order": np.arange(len(answers))})
+    counts = frame.groupby(["key", "answer"], sort=False).order.agg(["size", "min"]).reset_index()
+    best = counts.sort_values(["size", "min"], ascending=[False, True], kind="stable").drop_duplicates("key")
+    return pd.Series(best.answer.to_numpy(), index=pd.Index(best.key.to_numpy(), dtype=object)).sort_index()
 
 # %% ../nbs/05_analysis.ipynb #c006
 def blind_baseline(train: VQADataset,          # the split whose answers make the priors
@@ -33,9 +43,9 @@ def blind_baseline(train: VQADataset,          # the split whose answers make th
                   ) -> pd.DataFrame:           # answers in a run's layout: model, corruption, severity, seed, question_id, answer
     "Answers to `test` from question priors of `train` alone (no image)."
     q = train.questions
-    by_question = q.groupby("question").multiple_choice_answer.agg(most_common_answer)
-    by_type = q.groupby("question_type").multiple_choice_answer.agg(most_common_answer)
-    overall = most_common_answer(q.multiple_choice_answer)
+    by_question = most_common_by(q.question, q.multiple_choice_answer)
+    by_type = most_common_by(q.question_type, q.multiple_choice_answer)
+    overall = most_common_answer(q.multiple_choice_answer.to_numpy(dtype=object))
     t = test.questions
     answer = t.question.map(by_question).fillna(t.question_type.map(by_type)).fillna(overall)
     return pd.DataFrame({"model": model_name, "corruption": "clean", "severity": 0, "seed": 0,
