@@ -18,7 +18,8 @@ from .parallel import local_map, ray_map, start_ray
 from .vqav2 import VQADataset
 from .zoo import load_model
 from .store import CHUNK_SIZE, chunk_file, condition_answers, identity_digest, partition_dir, reported_model, store_plan, write_chunk, write_record
-from .inference import answer_plan, answer_rate, encoder_of, plan_bar, plan_batches, question_order, release_memory, run_conditions, served_journal
+from .inference import (answer_plan, answer_rate, encoder_of, plan_bar, plan_batches, question_order, release_memory, run_conditions,
+                                  served_journal, warm_corruptions)
 
 # %% auto #0
 __all__ = ['EXECUTORS', 'Shard', 'shards_of', 'answer_shard', 'Executor', 'register_executor', 'no_replicas', 'release_replicas',
@@ -152,6 +153,7 @@ class ShardWorker:
             order = question_order(dataset)
             self.questions = {key: (order, encoder_of(self.model).questions(order.question.tolist()))}
         order, inputs = self.questions[key]
+        if self.num_workers: warm_corruptions([shard.corruption])  # the shard's kernels loaded here once: its workers, forked anew for every shard, inherit them
         return answer_shard(self.model, dataset, shard, out_dir, identity, seed, batch_size, chunk_size, self.num_workers, inputs, order, reported)
 
 # %% ../nbs/03a_distributed.ipynb #c023f
