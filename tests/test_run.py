@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+pytestmark = pytest.mark.usefixtures("kernels_in_this_process")  # the runs' data workers inherit the kernels (tests/conftest.py)
 root = Path(__file__).resolve().parent.parent
 papermill = str(Path(sys.executable).parent / "papermill")
 

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from vqa_robust.served import serve_checkpoint, stop_server
 
+pytestmark = pytest.mark.usefixtures("kernels_in_this_process")  # the runs' data workers inherit the kernels (tests/conftest.py)
 root = Path(__file__).resolve().parent.parent
 
 def run_library(out_dir: Path, figures: bool = False, **params):
