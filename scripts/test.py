@@ -132,8 +132,7 @@ def library_in_sync() -> tuple[bool, str]:
 
 def warm_numba_cache() -> None:
     "Compile every corruption's numba code once (cache=True writes it beside the module), so that tasks started together do not each compile it."
-    code = ("import numpy as np; from vqa_robust.corruptions import CORRUPTIONS, corrupt; x = np.zeros((32, 32, 3), np.uint8)\n"
-            "for name, c in CORRUPTIONS.items(): corrupt(x, name, c.levels[0], seed=0)")
+    code = "from vqa_robust.corruptions import CORRUPTIONS, warm_corruptions; warm_corruptions(CORRUPTIONS)"
     subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
 
 def chain(*steps):

@@ -19,6 +19,5 @@ def kernels_in_this_process():
     each importing numba and reading them from its cache (about 0.55 CPU-seconds a worker; tests/test_run.py and tests/test_served.py
     fork about 55 such workers). The kernels, and so the answers, are the same either way. The runs these files start as commands
     (the console script, papermill) and README command 1 still load them in their workers, as a user's run does."""
-    from vqa_robust.corruptions import CORRUPTIONS
-    from vqa_robust.inference import warm_corruptions
+    from vqa_robust.corruptions import CORRUPTIONS, warm_corruptions
     warm_corruptions(CORRUPTIONS)

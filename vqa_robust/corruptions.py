@@ -44,7 +44,7 @@ __all__ = ['cv2', 'special', 'CORRUPTIONS', 'SEVERITIES', 'CLEAN', 'EXPECTED_VAL
            'lens_flare', 'dirty_lens_layout', 'dirt_layer', 'dirty_lens', 'turbulence_shift', 'atmospheric_turbulence',
            'damage_rectangles', 'damage_mask', 'damaged', 'watermark_damage', 'alpha_blended', 'laid_over',
            'text_pattern', 'watermark_text', 'logo_pattern', 'watermark_logo', 'resized_to_longer_side', 'resolution',
-           'preset', 'expand_corruptions', 'provenance_table']
+           'preset', 'expand_corruptions', 'provenance_table', 'warm_corruptions']
 
 # %% ../nbs/01_corruptions.ipynb #c006
 @dataclass(frozen=True)
@@ -1617,3 +1617,11 @@ def provenance_table() -> "pd.DataFrame":  # one row per effect of PROVENANCE, i
     columns = ["effect", "family", "in_vrb", "paper", "vrb_code", "imagenet_c", "default", "variants", "vrb", "appendix", "note"]
     rows = [{**row, "variants": ", ".join(row["variants"]), "note": row.get("note", "")} for row in PROVENANCE]
     return pd.DataFrame(rows, columns=columns)
+
+# %% ../nbs/01_corruptions.ipynb #c015wx
+def warm_corruptions(names,  # the corruptions data workers will apply ("clean" and repeats allowed)
+                    ) -> list[str]:  # those applied here, sorted
+    "Apply each corruption once in this process, to a small black image: the numba kernels it uses are loaded here, and data workers forked afterwards inherit them."
+    image, applied = np.zeros((32, 32, 3), np.uint8), sorted(set(names) - {"clean"})
+    for name in applied: corrupt(image, name, CORRUPTIONS[name].levels[0])
+    return applied

@@ -18,8 +18,8 @@ from .parallel import local_map, ray_map, start_ray
 from .vqav2 import VQADataset
 from .zoo import load_model
 from .store import CHUNK_SIZE, chunk_file, condition_answers, identity_digest, partition_dir, reported_model, store_plan, write_chunk, write_record
-from .inference import (answer_plan, answer_rate, encoder_of, plan_bar, plan_batches, question_order, release_memory, run_conditions,
-                                  served_journal, warm_corruptions)
+from .corruptions import warm_corruptions
+from .inference import answer_plan, answer_rate, encoder_of, plan_bar, plan_batches, question_order, release_memory, run_conditions, served_journal
 
 # %% auto #0
 __all__ = ['EXECUTORS', 'Shard', 'shards_of', 'answer_shard', 'Executor', 'register_executor', 'no_replicas', 'release_replicas',

@@ -15,18 +15,18 @@ import torch
 from PIL import Image
 from tqdm import tqdm
 from .base import listed, seed_of
-from .corruptions import CORRUPTIONS, CLEAN, corrupt
+from .corruptions import CORRUPTIONS, CLEAN
 from .vqav2 import VQADataset, blank_questions, condition_image, images_under
 from .models import RawEncoder, truncated_questions
 from .store import CHUNK_SIZE, StorePlan, condition_answers, n_chunks, save_chunk, store_plan
 
 # %% auto #0
 __all__ = ['conditions', 'Batch', 'question_order', 'plan_batches', 'ImageInputError', 'ConditionBatches', 'as_is',
-           'default_workers', 'batch_loader', 'ImagesUnder', 'condition_images', 'warm_corruptions', 'glibc',
-           'release_memory', 'private_memory_mb', 'sample_private', 'PrivatePeak', 'peak_memory_mb', 'memory_text',
-           'start_environment', 'malloc_settings', 'arrow_pool', 'answer_inputs', 'batch_seed', 'encoder_of',
-           'progress_bar', 'answered_batches', 'answer_plan', 'log_truncation', 'plan_bar', 'served_journal',
-           'answer_condition', 'answer_rate', 'run_conditions']
+           'default_workers', 'batch_loader', 'ImagesUnder', 'condition_images', 'glibc', 'release_memory',
+           'private_memory_mb', 'sample_private', 'PrivatePeak', 'peak_memory_mb', 'memory_text', 'start_environment',
+           'malloc_settings', 'arrow_pool', 'answer_inputs', 'batch_seed', 'encoder_of', 'progress_bar',
+           'answered_batches', 'answer_plan', 'log_truncation', 'plan_bar', 'served_journal', 'answer_condition',
+           'answer_rate', 'run_conditions']
 
 # %% ../nbs/03_inference.ipynb #c006
 def conditions(corruptions,                 # names in CORRUPTIONS
@@ -156,14 +156,6 @@ def condition_images(dataset: VQADataset,  # loads the images
     if not num_workers or not requests: return images_under(dataset, requests)
     loader = torch.utils.data.DataLoader(ImagesUnder(dataset, requests), batch_size=None, shuffle=False, num_workers=min(num_workers, len(requests)), collate_fn=as_is)
     return list(loader)
-
-# %% ../nbs/03_inference.ipynb #c015wx
-def warm_corruptions(names,  # the corruptions data workers will apply ("clean" and repeats allowed)
-                    ) -> list[str]:  # those applied here, sorted
-    "Apply each corruption once in this process, to a small black image: the numba kernels it uses are loaded here, and data workers forked afterwards inherit them."
-    image, applied = np.zeros((32, 32, 3), np.uint8), sorted(set(names) - {CLEAN[0]})
-    for name in applied: corrupt(image, name, CORRUPTIONS[name].levels[0])
-    return applied
 
 # %% ../nbs/03_inference.ipynb #c017
 @lru_cache(maxsize=1)
