@@ -9,7 +9,6 @@ from collections import Counter
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Callable
-
 import pandas as pd
 import torch
 from fastcore.docments import docments
@@ -39,7 +38,8 @@ from .field_measures import corruption_errors, effective_robustness, plot_effect
 from .resolution import RESOLUTION, plot_resolution, resolution_curve, resolution_intervals, resolution_trend
 from .combine import combine
 from .question_corruptions import TEXT_PRESETS
-from .harnesses import export, harness_agreement, read_manifest, read_predictions, served_settings, sha256_of, verified_files
+from .harnesses import (export, harness_agreement, read_manifest, read_predictions, served_settings, sha256_of, verified_files,
+    check_condition_names, rederived_conditions, harness_questions, failures_text, without_failed, reported_agreement, vlmevalkit_reported, prediction_files)
 from .consistency import consistency_table, most_unstable, plot_unstable, severity_patterns
 plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
 
@@ -53,17 +53,18 @@ __all__ = ['plt', 'PARAMETER_GROUPS', 'RUN_PARAMETERS', 'TRANSPORT_PARAMETERS', 
            'model_parameters', 'resolution_levels', 'grid_parameters', 'split_parameters', 'text_parameters',
            'scoring_parameters', 'compute_parameters', 'run_parameters', 'RunConfig', 'flag', 'load_questions',
            'blind_answers', 'perturbed_questions', 'refuse_unreachable', 'checked_out_dir', 'run_config', 'RunScores',
-           'ResultSection', 'result_section', 'result_files', 'section_attributes', 'previous_run', 'clear_results',
-           'prepare_stores', 'answer_all', 'scored_answers', 'RunResult', 'images_apart', 'SavedFigure', 'save_figure',
-           'save_table', 'accuracy_results', 'extraction_results', 'robustness_results', 'mce_results',
-           'effective_robustness_results', 'change_results', 'calibration_results', 'flip_results',
-           'consistency_results', 'answer_changing_words', 'comparability_results', 'text_perturbation_results',
-           'defence_results', 'defence_sample', 'interaction_results', 'resolution_results', 'harness_results',
-           'run_summary', 'run', 'give_back', 'write_sections', 'write_run_folder', 'locked_run', 'grid_questions',
-           'corrupt', 'export_benchmark', 'exported_questions', 'harness_parameters', 'harness_identity',
-           'score_predictions', 'registry_table', 'show_default', 'parameter_options', 'parameter_groups',
-           'option_groups', 'add_parameters', 'command_parser', 'refused', 'error_line', 'combine_command',
-           'export_line', 'main']
+           'harness_scores_need', 'ResultSection', 'result_section', 'result_files', 'section_attributes',
+           'previous_run', 'clear_results', 'prepare_stores', 'answer_all', 'scored_answers', 'RunResult',
+           'images_apart', 'SavedFigure', 'save_figure', 'save_table', 'accuracy_results', 'extraction_results',
+           'robustness_results', 'mce_results', 'effective_robustness_results', 'change_results', 'calibration_results',
+           'flip_results', 'consistency_results', 'answer_changing_words', 'comparability_results',
+           'text_perturbation_results', 'defence_results', 'defence_sample', 'interaction_results',
+           'resolution_results', 'harness_results', 'run_summary', 'run', 'give_back', 'write_sections',
+           'write_run_folder', 'locked_run', 'grid_questions', 'corrupt', 'export_benchmark', 'exported_questions',
+           'harness_parameters', 'harness_identity', 'harness_model', 'reported_scores', 'checked_export',
+           'scored_harness_run', 'score_predictions', 'registry_table', 'show_default', 'parameter_options',
+           'parameter_groups', 'option_groups', 'add_parameters', 'command_parser', 'refused', 'error_line',
+           'combine_command', 'export_line', 'main']
 
 # %% ../nbs/08_run_library.ipynb #c012p
 def parameter(default,      # the parameter's default (a list is copied for each run)
@@ -583,6 +584,14 @@ class RunScores:
     resolution: pd.DataFrame | None = None # the original questions' scored answers at the input resolutions and clean (the resolution section's; the frames above leave them out)
 
 # %% ../nbs/08_run_library.ipynb #c035b
+def harness_scores_need(config, scores: RunScores) -> str | None:
+    "Why a run has no harness scores to set beside the package's: its own answers, or a harness that reported nothing."
+    if "harness_score" not in scores.every: return "the answers are the package's own: no harness scored them (vqa-robust score)"
+    identity = next(iter(config.identities.values())) if config is not None else {}
+    per_answer = pd.to_numeric(scores.every.harness_score, errors="coerce").notna().any()
+    if per_answer or identity.get("reported") or identity.get("failures"): return None
+    return "the harness's prediction files carry no score of their own (VLMEvalKit's, without its --mode all)"
+
 NEEDS = Registry("result need")  # name -> (config, scores) -> why this run does not meet it, or None
 NEEDS.update({
     "corruptions": lambda config, scores: None if config.parameters.corruptions else "the run has no image corruption",
@@ -598,8 +607,7 @@ NEEDS.update({
     "three_models": lambda config, scores: None if len(config.parameters.models) >= 3 else
         f"effective robustness fits a line across models: it needs three at least, this run has {len(config.parameters.models)}",
     "resolutions": lambda config, scores: None if config.parameters.resolutions else "the run has no input resolutions (-p resolutions res_bench)",
-    "harness_scores": lambda config, scores: ("the answers are the package's own: no harness scored them (vqa-robust score)" if "harness_score" not in scores.every else
-        None if pd.to_numeric(scores.every.harness_score, errors="coerce").notna().any() else "the harness's prediction files carry no score of their own (VLMEvalKit's)"),
+    "harness_scores": lambda config, scores: harness_scores_need(config, scores),
 })
 
 # %% ../nbs/08_run_library.ipynb #c035c
@@ -953,9 +961,15 @@ def resolution_results(config: RunConfig, result: RunResult, scores: RunScores) 
 # %% ../nbs/08_run_library.ipynb #9fd734b6
 @result_section("harness", ["harness_scores.csv"], attributes=("harness_scores",), needs=("harness_scores",))
 def harness_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
-    "harness_scores.csv: a harness's own accuracy beside the package's for the same predictions, per condition (vqa_robust.harnesses.harness_agreement)."
-    result.harness_scores = save_table(result, "harness_scores.csv", harness_agreement(scores.every[scores.every.text == "original"]), index=False)
-
+    "harness_scores.csv: per condition, a harness's own accuracy beside the package's, and its failed requests."
+    identity = next(iter(config.identities.values()))
+    reported = pd.DataFrame(identity.get("reported", []), columns=[*CONDITION, "harness_accuracy"])
+    per_answer = harness_agreement(scores.every[scores.every.text == "original"])
+    table = pd.concat([per_answer, reported_agreement(scores.scored[scores.scored.text == "original"], reported)])
+    failed = pd.DataFrame(identity.get("failures", []), columns=["corruption", "severity", "question_id"])
+    counts = failed.groupby(["corruption", "severity"]).size().rename("n_failed").reset_index()
+    table = table.merge(counts, on=["corruption", "severity"], how="left").fillna({"n_failed": 0})
+    result.harness_scores = save_table(result, "harness_scores.csv", table.astype({"n_failed": int}), index=False)
 
 # %% ../nbs/08_run_library.ipynb #6d4d086d
 def run_summary(config: RunConfig, result: RunResult, seconds: dict, elapsed: float, memory: dict, served: dict | None = None) -> dict:
@@ -1129,7 +1143,7 @@ def exported_questions(manifest: dict,          # the export's manifest (`read_m
     ids = set(manifest["question_ids"])
     missing = ids - set(full.questions.question_id)
     if missing: raise ValueError(f"dataset: {len(missing)} question(s) of the export are not in {key}'s {split} split (e.g. {min(missing)}): score with the data the export was made from")
-    questions = VQADataset(full.questions[full.questions.question_id.isin(ids)].reset_index(drop=True), full.image_dir, full.image_template, full.name)
+    questions = replace(full, questions=full.questions[full.questions.question_id.isin(ids)].reset_index(drop=True))
     found = dataset_fingerprint(questions)
     differ = [k for k in found if found[k] != manifest["data"].get(k)]
     if differ: raise ValueError(f"dataset: {key}'s {split} split read here differs from the export's in {', '.join(differ)} ({found[differ[0]]!r}, the export: {manifest['data'].get(differ[0])!r}): score with the data the export was made from")
@@ -1149,38 +1163,83 @@ def harness_parameters(manifest: dict, dataset: str, split: str, files: dict, mo
                              dtypes={model: None}, batch_sizes={model: 0}, chunk_size=CHUNK_SIZE, num_workers=0)
 
 # %% ../nbs/08_run_library.ipynb #c057s2
-def harness_identity(name: str, predicted: pd.DataFrame, folder: Path, manifest: dict, verified: int) -> dict:
-    "run.json's entry for a harness's predictions: the harness, each prediction file's sha256, and the export it answered."
-    files = sorted(set(zip(predicted.file, predicted.path)))
-    return {"model": name, "family": "harness", "harness": "+".join(sorted(set(predicted.harness))), "checkpoint": str(folder),
-            "predictions": {f: sha256_of(Path(p)) for f, p in files}, "export": {"vqa_robust": manifest.get("vqa_robust"), "verified_files": verified}}
+def harness_identity(name: str, predicted: pd.DataFrame, folder: Path, manifest: dict, checks: dict,
+                     failed: pd.DataFrame, left_out: list, reported: list) -> dict:
+    "run.json's entry for a harness's predictions: the harness, its files' sha256, the checks, its failures and scores."
+    files = sorted(set(zip(predicted.file, predicted.path)) | set(zip(failed.file, failed.path)))
+    failures = failed[["corruption", "severity", "question_id", "file", "row", "failure"]].to_dict("records")
+    return {"model": name, "family": "harness", "harness": "+".join(sorted(set(predicted.harness) | set(failed.harness))),
+            "checkpoint": str(folder), "predictions": {f: sha256_of(Path(p)) for f, p in files},
+            "export": {"vqa_robust": manifest.get("vqa_robust"), "group": manifest.get("group"), **checks},
+            "failures": failures, "questions_left_out": len(left_out), "reported": reported}
 
-def score_predictions(predictions: str = "",  # the harness's output: lmms-eval's --output_path (its samples JSONL), VLMEvalKit's work dir (its prediction files)
+def harness_model(predicted: pd.DataFrame, model: str) -> str:
+    "The model's name in the run folder: `model` if given, else the harness's and the name it gave the model (lmms-eval:M)."
+    if model: return model
+    named = sorted(set(predicted.harness + ":" + predicted.model))
+    if len(named) > 1: raise ValueError(f"predictions: the files name {len(named)} models ({', '.join(named)}): one model a folder")
+    return named[0]
+
+def reported_scores(folder: Path, manifest: dict, name: str) -> list:
+    "The accuracies a harness reported per condition in `folder` (VLMEvalKit's _acc.csv): [model, corruption, severity, acc]."
+    scores = prediction_files(folder, manifest)["scores"]
+    return [[name, c["corruption"], c["severity"], vlmevalkit_reported(scores[c["name"]][0])]
+            for c in manifest["conditions"] if c["name"] in scores]
+
+# %% ../nbs/08_run_library.ipynb #c057s2c
+def checked_export(manifest: str, dataset: str, dataset_split: str, data_dir: str, questions_file: str,
+                   annotations_file: str, image_dir: str) -> tuple:
+    "An export's manifest, checked against itself, its files and its dataset: (manifest, DATASETS key, split, files, questions, checks)."
+    exported = read_manifest(manifest)
+    folder = Path(manifest) if Path(manifest).is_dir() else Path(manifest).parent
+    check_condition_names(exported)
+    verified = verified_files(exported, folder)
+    key, split, files, questions = exported_questions(exported, dataset, dataset_split, data_dir, questions_file,
+                                                      annotations_file, image_dir)
+    checks = {"verified_files": verified, "rederived_conditions": rederived_conditions(exported, folder, questions)}
+    return exported, key, split, files, questions, checks
+
+def scored_harness_run(exported, key, split, files, questions, answered, name, identity, out, figures) -> RunResult:
+    "The run folder of a harness's checked predictions: scored, with run.json saying what made the images."
+    p = harness_parameters(exported, key, split, files, name)
+    config = RunConfig(p, {}, {name: identity}, blind_answers(p, questions), questions, exported["data"], {}, None, out)
+    answers = answered[["corruption", "severity", "question_id", "prediction", "answer", "harness_score"]].assign(
+        model=name, seed=p.seed, confidence=float("nan"), text="original")
+    with folder_lock(out):
+        if (out / "answers").is_dir(): raise ValueError(f"out_dir {out} holds a run's answer store (answers/): score into a new "
+                                                        "folder (a run folder never mixes runs)")
+        clear_results(out)
+        summary = lambda result: {**run_summary(config, result, {}, 0.0, peak_memory_mb()),
+                                  "corruption_code": exported["corruption_code"]}  # what made the images
+        return write_run_folder(config, answers, figures, summary)
+
+# %% ../nbs/08_run_library.ipynb #c057s2b
+def score_predictions(predictions: str = "",  # the harness's output: lmms-eval's --output_path, VLMEvalKit's work dir
                       manifest: str = "",     # the export's export.json (or its folder)
-                      model: str = "",        # the model's name in the run folder; "": the harness and the predictions folder's name (lmms-eval:NAME)
+                      model: str = "",        # the model's name in the run folder; "": the harness's name for it (lmms-eval:M)
                       dataset: str = "",      # a key of vqa_robust.datasets.DATASETS; "": the one the manifest names
                       dataset_split: str = "",  # the dataset's own split; "": the manifest's
                       data_dir: str = "",     # folder the dataset was downloaded into, as for the export
                       questions_file: str = "", annotations_file: str = "", image_dir: str = "",  # or VQAv2's three files
+                      allow_failed: bool = False,  # score the rest when some requests failed (their questions left out)
                       figures: bool = True,   # draw and save the figures
                       out_dir: str = "scored",  # the run folder (a new one, or one `score_predictions` wrote)
                      ) -> RunResult:
-    "Score a harness's predictions for an export as a run scores its own answers, and write the same run folder, the harness's own scores beside the package's."
-    if not predictions or not Path(predictions).is_dir(): raise ValueError(f"predictions: no folder at {predictions!r} (the harness's output folder)")
-    exported, out = read_manifest(manifest), checked_out_dir(out_dir)
-    verified = verified_files(exported, Path(manifest) if Path(manifest).is_dir() else Path(manifest).parent)
-    predicted = read_predictions(predictions, exported)
-    key, split, files, questions = exported_questions(exported, dataset, dataset_split, data_dir, questions_file, annotations_file, image_dir)
-    name = model or f"{predicted.harness.iloc[0]}:{Path(predictions).resolve().name}"
-    p = harness_parameters(exported, key, split, files, name)
-    config = RunConfig(p, {}, {name: harness_identity(name, predicted, Path(predictions), exported, verified)}, blind_answers(p, questions), questions,
-                       exported["data"], {}, None, out)
-    answers = predicted.drop(columns=["file", "path", "harness"]).assign(model=name, seed=p.seed, confidence=float("nan"), text="original")
-    with folder_lock(out):
-        if (out / "answers").is_dir(): raise ValueError(f"out_dir {out} holds a run's answer store (answers/): score into a new folder (a run folder never mixes runs)")
-        clear_results(out)
-        summary = lambda result: {**run_summary(config, result, {}, 0.0, peak_memory_mb()), "corruption_code": exported["corruption_code"]}  # what made the images
-        return write_run_folder(config, answers, flag(figures, "figures"), summary)
+    "Score a harness's predictions for an export as a run scores its own answers, the harness's own scores beside them."
+    if not predictions or not Path(predictions).is_dir():
+        raise ValueError(f"predictions: no folder at {predictions!r} (the harness's output folder)")
+    out, allow_failed = checked_out_dir(out_dir), flag(allow_failed, "allow_failed")
+    exported, key, split, files, questions, checks = checked_export(manifest, dataset, dataset_split, data_dir, questions_file,
+                                                                    annotations_file, image_dir)
+    predicted = read_predictions(predictions, exported, harness_questions(questions, exported["settings"]["prompt"]))
+    failed = predicted[predicted.failure.notna()]
+    if len(failed) and not allow_failed: raise ValueError(failures_text(failed) + " (--allow-failed scores the rest)")
+    questions, answered, left_out = without_failed(questions, predicted)
+    if len(failed): print(f"{len(failed)} failed request(s): {len(left_out)} question(s) left out of every condition")
+    name = harness_model(predicted, model)
+    identity = harness_identity(name, answered, Path(predictions), exported, checks, failed, left_out,
+                                reported_scores(Path(predictions), exported, name))
+    return scored_harness_run(exported, key, split, files, questions, answered, name, identity, out, flag(figures, "figures"))
 
 # %% ../nbs/08_run_library.ipynb #c059
 def registry_table(kind: str  # "models" or "corruptions"
