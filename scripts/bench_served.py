@@ -18,8 +18,18 @@ checkpoint cannot tell the decodings apart, and the check proves nothing (said, 
 On a GPU node point --vllm-env at a venv with the CUDA build (`VLLM_SPEC=vllm bash scripts/vllm_env.sh`) and pass
 --server-args='--dtype=bfloat16' as the README's GPU commands do; here, on CPU with a tiny model, it measures what serving costs:
 PNG encoding, HTTP and the server's per-request work.
+
+With --versus lmms-eval it measures instead the package's served run against lmms-eval 0.7.3 (its `openai_compatible` model), side
+by side against one LocalChatServer (vqa_robust.testing) in a process of its own, at the same concurrency: an export of the same
+questions and conditions (`vqa_robust.run.export_benchmark`) is lmms-eval's input, `vqa_robust.run.run` in a fresh process the
+package's; each wall time includes its process's start. The server's answers take a seeded log-normal time each (median
+--latency-ms, spread --latency-sigma), so that a request can be much slower than its neighbours. Prints each wall time, the ratio
+package / lmms-eval (target at most 1.0) and whether the two sides gave the same answer to every request.
+
+    python scripts/bench_served.py --versus lmms-eval      # 20 easy-VQA images, gaussian_noise and brightness 1-5: 2,101 requests
+    python scripts/bench_served.py --versus lmms-eval --repeats 2 --concurrency 8 --batch-size 32   # the package at another batch
 """
-import argparse, os, subprocess, sys, tempfile, time
+import argparse, json, os, subprocess, sys, tempfile, time
 from pathlib import Path
 
 CHECKPOINTS = {"transformers": "smolvlm-instruct", "vllm": "qwen2.5-vl-3b"}  # the zoo entry whose tiny copy each server runs by default
@@ -44,6 +54,96 @@ def bare_answers(url: str, model: str, prompt: str, images, texts) -> list[str]:
         got.append(clean_answer(reply["choices"][0]["message"]["content"] or ""))
     return got
 
+def jittered_server(median: float, sigma: float, seed: int):
+    "A LocalChatServer whose every answer takes a seeded log-normal time (median `median` seconds): a few requests much slower than most."
+    import threading
+    import numpy as np
+    from vqa_robust.testing import LocalChatServer
+    class Jittered(LocalChatServer):
+        draws, lock_of_draws = np.random.default_rng(seed), threading.Lock()
+        @property
+        def delay(self) -> float:  # read once per answer by LocalChatServer.answer
+            with self.lock_of_draws: return float(median * np.exp(sigma * self.draws.standard_normal()))
+        @delay.setter
+        def delay(self, value): pass
+    return Jittered()
+
+def serve(args) -> None:
+    "The server process: its URL on the first line; on SIGUSR1 a JSON line of requests answered and the most in flight at once (then reset)."
+    import signal
+    server = jittered_server(args.latency_ms / 1000, args.latency_sigma, 0)
+    def report(*_):
+        with server.lock: line, server.most_in_flight = json.dumps({"received": len(server.received), "most_in_flight": server.most_in_flight}), 0
+        print(line, flush=True)
+    signal.signal(signal.SIGUSR1, report)
+    print(server.url, flush=True)
+    while True: signal.pause()
+
+def server_counts(server: subprocess.Popen) -> dict:
+    "The server process's counts so far (`serve`)."
+    import signal
+    server.send_signal(signal.SIGUSR1)
+    return json.loads(server.stdout.readline())
+
+def lmms_eval_side(venv: Path, url: str, export: Path, manifest: dict, concurrency: int, out: Path) -> dict:
+    "lmms-eval's openai_compatible model on every exported condition, `concurrency` requests in flight: {(task, doc_id): its reply}."
+    from vqa_robust.vlms import clean_answer
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "WANDB_MODE": "disabled", "OPENAI_API_KEY": "none"}
+    tasks = ",".join(c["name"] for c in manifest["conditions"])
+    p = subprocess.run([str(venv / "bin" / "lmms-eval"), "--model", "openai_compatible", "--model_args",
+                        f"model_version=local-colours,base_url={url},num_concurrent={concurrency}", "--include_path", str(export / "lmms_eval"),
+                        "--tasks", tasks, "--batch_size", "1", "--log_samples", "--output_path", str(out)], capture_output=True, text=True, env=env)
+    if p.returncode or "Error during evaluation" in p.stdout + p.stderr: sys.exit(f"lmms-eval failed: {(p.stdout + p.stderr)[-3000:]}")
+    answers = {}
+    for c in manifest["conditions"]:
+        for line in next(out.rglob(f"*_samples_{c['name']}.jsonl")).read_text().splitlines():
+            sample = json.loads(line)
+            answers[(c["corruption"], c["severity"], manifest["question_ids"][sample["doc_id"]])] = clean_answer(sample["filtered_resps"], manifest["settings"]["lowercase"])
+    return answers
+
+def package_side(url: str, args, out: Path) -> dict:
+    "The package's served run (`vqa_robust.run.run`, no figures) in a fresh process: {(corruption, severity, question_id): answer}."
+    import pandas as pd
+    call = (f"from vqa_robust.run import run; run(model='openai:local-colours@{url}', dataset='easy_vqa', n_images={args.images}, "
+            f"corruptions={args.corruptions!r}, severities={args.severities!r}, seed=0, max_concurrency={args.concurrency}, "
+            f"batch_size={args.batch_size!r}, out_dir={str(out)!r}, progress=False, figures=False)")
+    p = subprocess.run([sys.executable, "-c", call], capture_output=True, text=True, env={**os.environ, "OPENAI_API_KEY": ""})
+    if p.returncode: sys.exit(f"the package's run failed: {(p.stdout + p.stderr)[-3000:]}")
+    answers = pd.read_parquet(out / "answers")
+    return {(r.corruption, int(r.severity), int(r.question_id)): r.answer for r in answers.itertuples()}
+
+def versus_lmms_eval(args) -> int:
+    "The package's served run and lmms-eval against one server process at the same concurrency, in turns: wall times and their ratio."
+    from vqa_robust.run import export_benchmark
+    venv = Path(args.lmms_eval_venv)
+    if not (venv / "bin" / "lmms-eval").exists(): sys.exit(f"bench_served: no lmms-eval at {venv}; tests/test_harnesses.py's lmms_eval_venv() makes it")
+    work = Path(tempfile.mkdtemp())
+    manifest = export_benchmark(dataset="easy_vqa", n_images=args.images, corruptions=args.corruptions, severities=args.severities, seed=0,
+                                format="lmms-eval", out_dir=str(work / "export"))
+    requests = manifest["n_questions"] * len(manifest["conditions"])
+    server = subprocess.Popen([sys.executable, __file__, "--serve", "--latency-ms", str(args.latency_ms), "--latency-sigma", str(args.latency_sigma)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        url, walls, answers = server.stdout.readline().strip(), {"package": [], "lmms-eval": []}, {}
+        print(f"{requests} requests ({manifest['n_questions']} questions, {len(manifest['conditions'])} conditions), server at {url}: "
+              f"answers take {args.latency_ms:g} ms (median) x exp({args.latency_sigma:g} N(0, 1)); {args.concurrency} in flight")
+        for turn in range(args.repeats):
+            for side in (("package", "lmms-eval") if turn % 2 == 0 else ("lmms-eval", "package")):
+                before, began = server_counts(server)["received"], time.perf_counter()
+                out = work / f"{side}-{turn}"
+                got = package_side(url, args, out) if side == "package" else lmms_eval_side(venv, url, work / "export", manifest, args.concurrency, out)
+                walls[side].append(time.perf_counter() - began)
+                counts = server_counts(server)
+                print(f"  {side:9s} turn {turn}: {walls[side][-1]:6.1f} s wall, {counts['received'] - before} requests, at most {counts['most_in_flight']} in flight")
+                answers[side] = got
+    finally:
+        server.terminate(); server.wait()
+    same = sum(answers["package"].get(k) == a for k, a in answers["lmms-eval"].items())
+    package, harness = min(walls["package"]), min(walls["lmms-eval"])
+    print(f"best of {args.repeats}: package {package:.1f} s, lmms-eval {harness:.1f} s, ratio package / lmms-eval {package / harness:.2f} (target <= 1.0); "
+          f"answers equal {same}/{len(answers['lmms-eval'])}")
+    return 0 if same == len(answers["lmms-eval"]) == requests else 1
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--server", default="transformers", choices=sorted(CHECKPOINTS), help="the server: transformers serve, or vLLM")
@@ -53,7 +153,20 @@ def main() -> int:
     parser.add_argument("--port", type=int, default=0, help="the server's port; 0: a free one")
     parser.add_argument("--server-args", default="", help="more arguments for the server, e.g. '--continuous-batching'")
     parser.add_argument("--in-flight", default="1,4,16", help="requests in flight at once, each measured")
+    parser.add_argument("--versus", default="", choices=["", "lmms-eval"], help="lmms-eval: the package's served run against lmms-eval's")
+    parser.add_argument("--lmms-eval-venv", default=str(Path.home() / ".cache" / "vqa_robust" / "lmms-eval-0.7.3"), help="lmms-eval's side venv")
+    parser.add_argument("--images", type=int, default=20, help="--versus: easy-VQA test images sampled (seed 0), with all their questions")
+    parser.add_argument("--corruptions", default="gaussian_noise,brightness", help="--versus: the corruptions, each at every severity")
+    parser.add_argument("--severities", default="1,2,3,4,5", help="--versus: the severities")
+    parser.add_argument("--concurrency", type=int, default=8, help="--versus: requests in flight, both sides")
+    parser.add_argument("--batch-size", default="auto", help="--versus: the package's batch size (\"auto\": the served family's)")
+    parser.add_argument("--repeats", type=int, default=1, help="--versus: turns, the sides' order alternating; the best of each side is compared")
+    parser.add_argument("--latency-ms", type=float, default=20.0, help="--versus: the server's median answer time (ms)")
+    parser.add_argument("--latency-sigma", type=float, default=1.0, help="--versus: the spread of log answer times (log-normal sigma)")
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)  # the server process of --versus
     args = parser.parse_args()
+    if args.serve: serve(args)
+    if args.versus: return versus_lmms_eval(args)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     import torch
     torch.set_num_threads(1)

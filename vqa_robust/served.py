@@ -7,21 +7,25 @@ from __future__ import annotations
 import asyncio, base64, functools, hashlib, io, json, math, re, os, signal, socket, ssl, subprocess, sys, time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from typing import Callable
 from fastcore.basics import patch
 from pathlib import Path
 import numpy as np
+from PIL import Image
+from .base import Registry
 from .metrics import judge_prompt
 from .models import LoadOptions, ModelSpec, VQAAdapter, as_pil, model_entry, model_family
 from .vlms import SHORT_ANSWER, clean_answer
 
 # %% auto #0
-__all__ = ['SERVED_PREFIX', 'SERVED_DEFAULTS', 'DECODING', 'OPTIONAL_FIELDS', 'VOLATILE', 'RETRY_STATUS', 'SERVED_TRANSPORT',
-           'SERVED_FAMILY', 'SERVER_COMMANDS', 'JUDGE_SETTINGS', 'parse_served', 'served_name', 'ServedModelError',
-           'api_key', 'request_headers', 'refused_key', 'tls_context', 'served_entry_of', 'served_fingerprint',
-           'image_url', 'chat_body', 'request_key', 'DataURLEncoder', 'run_async', 'retry_after', 'is_transport_error',
-           'read_journal', 'question_of', 'reply_problem', 'reply_of', 'ServedVQA', 'load_served', 'no_tiny_served',
-           'served_spec', 'served_entry', 'free_port', 'serve_checkpoint', 'stop_server', 'text_body', 'ServedJudge',
-           'load_judge']
+__all__ = ['SERVED_PREFIX', 'SERVED_DEFAULTS', 'DECODING', 'OPTIONAL_FIELDS', 'VOLATILE', 'IMAGE_ENCODINGS',
+           'VLMEVAL_MIN_IMAGE_EDGE', 'RETRY_STATUS', 'SERVED_TRANSPORT', 'SERVED_BATCH', 'SERVED_FAMILY',
+           'SERVER_COMMANDS', 'JUDGE_SETTINGS', 'parse_served', 'served_name', 'ServedModelError', 'api_key',
+           'request_headers', 'refused_key', 'tls_context', 'served_entry_of', 'served_fingerprint', 'ImageEncoding',
+           'png_bytes', 'image_url', 'chat_body', 'request_key', 'DataURLEncoder', 'jpeg_bytes', 'vlmevalkit_api_bytes',
+           'run_async', 'retry_after', 'is_transport_error', 'read_journal', 'question_of', 'reply_problem', 'reply_of',
+           'ServedVQA', 'load_served', 'no_tiny_served', 'served_spec', 'served_entry', 'free_port', 'serve_checkpoint',
+           'stop_server', 'text_body', 'ServedJudge', 'load_judge']
 
 # %% ../nbs/02f_served.ipynb #s006
 SERVED_PREFIX = "openai:"
@@ -33,6 +37,7 @@ SERVED_DEFAULTS = {"base_url": None,       # the server's OpenAI-compatible root
                    "lowercase": True,      # lower-case the answer (VQAv2's answers are)
                    "logprobs": True,       # ask for token log-probabilities (the confidence); a server that refuses them is asked without
                    "api_key_env": "OPENAI_API_KEY",  # the environment variable holding the API key ("" or unset: no key sent)
+                   "image_encoding": "png",  # how images travel, a key of IMAGE_ENCODINGS ("vlmevalkit_api": its JPEG)
                    "extra": {}}            # more fields for every request body, e.g. {"min_p": 0.0} for vLLM
 DECODING = ("max_tokens", "temperature", "top_p", "top_k", "repetition_penalty")  # sent in every request, so that a server decodes as the adapter does
 OPTIONAL_FIELDS = ("logprobs", "top_k", "repetition_penalty")  # fields a server may refuse (HTTP 400/422 naming them): asked again without, and said
@@ -98,11 +103,31 @@ def served_fingerprint(spec: ModelSpec) -> dict:
     return {"endpoint": spec.settings["base_url"], "served": {k: v for k, v in sorted(entry.items()) if k not in VOLATILE}}
 
 # %% ../nbs/02f_served.ipynb #s012
-def image_url(image) -> str:
-    "An image (PIL or array) as a base64 PNG data URL: lossless, so the server sees the pixels the corruption made."
+@dataclass(frozen=True)
+class ImageEncoding:
+    "How a served model's images travel: the bytes sent for a uint8 RGB array, and their MIME type."
+    encode: Callable[[np.ndarray], bytes]  # uint8 RGB (height, width, 3) -> the bytes sent
+    mime: str                              # their MIME type, e.g. "image/png"
+    description: str = ""                  # what it is, for tables and errors
+
+IMAGE_ENCODINGS = Registry("image encoding")  # name -> ImageEncoding (a served model's setting `image_encoding`)
+
+def png_bytes(pixels: np.ndarray) -> bytes:
+    "PNG at its fastest compression: lossless."
     buffer = io.BytesIO()
-    as_pil(image).convert("RGB").save(buffer, "PNG", compress_level=1)
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
+    Image.fromarray(pixels).save(buffer, "PNG", compress_level=1)
+    return buffer.getvalue()
+
+IMAGE_ENCODINGS.register("png", ImageEncoding(png_bytes, "image/png", "lossless PNG (the default)"))
+
+# %% ../nbs/02f_served.ipynb #s012b
+def image_url(image,                 # PIL or array
+              encoding: str = "png",  # a key of IMAGE_ENCODINGS
+             ) -> str:                # data:<mime>;base64,...
+    "An image as a base64 data URL in a registered encoding: PNG, lossless, unless another is named."
+    chosen = IMAGE_ENCODINGS[encoding]
+    pixels = np.asarray(as_pil(image).convert("RGB"))
+    return f"data:{chosen.mime};base64," + base64.b64encode(chosen.encode(pixels)).decode()
 
 def chat_body(settings: dict,  # the spec's settings
               url: str,        # the image's data URL
@@ -119,9 +144,40 @@ def request_key(body: dict, fingerprint) -> str:
 
 @dataclass
 class DataURLEncoder:
-    "Inputs of a served model, made in the data workers: each image as its PNG data URL, the questions as they are."
+    "Inputs of a served model, made in the data workers: one data URL per distinct image of a batch, the questions."
+    encoding: str = "png"  # a key of IMAGE_ENCODINGS (the model's setting `image_encoding`)
     def questions(self, texts) -> list[str]: return list(texts)
-    def batch(self, images, questions) -> dict: return {"urls": [image_url(i) for i in images], "questions": list(questions)}
+    def batch(self, images, questions) -> dict:
+        made = {}  # a batch repeats an image object once per question of it (`ConditionBatches.images`)
+        for image in images:
+            if id(image) not in made: made[id(image)] = image_url(image, self.encoding)
+        return {"urls": [made[id(i)] for i in images], "questions": list(questions)}
+
+# %% ../nbs/02f_served.ipynb #s014vx
+VLMEVAL_MIN_IMAGE_EDGE = 100  # VLMEvalKit's default VLMEVAL_MIN_IMAGE_EDGE: a shorter side is upscaled to it
+
+def jpeg_bytes(image: Image.Image) -> bytes:
+    "A PIL image as PIL's JPEG at its defaults (quality 75), as VLMEvalKit's `img.save(buffer, format='JPEG')`."
+    buffer = io.BytesIO()
+    image.save(buffer, format="JPEG")
+    return buffer.getvalue()
+
+def vlmevalkit_api_bytes(pixels: np.ndarray,           # uint8 RGB
+                         dumped_as_jpeg: bool = False,  # before ee9c0f6a (2026-02-19): dump_image wrote JPEG
+                        ) -> bytes:                     # the JPEG an OpenAI-compatible API model of VLMEvalKit sends
+    "VLMEvalKit's API transport: the image `dump_image` leaves, then `encode_image_to_base64`'s JPEG."
+    image = Image.fromarray(pixels).convert("RGB")  # dump_image's PNG: the same pixels
+    if dumped_as_jpeg: image = Image.open(io.BytesIO(jpeg_bytes(image)))  # its <index>.jpg, read back
+    if min(image.size) < VLMEVAL_MIN_IMAGE_EDGE:  # resize_image_by_factor: int(side * factor), bicubic (PIL's default)
+        factor = VLMEVAL_MIN_IMAGE_EDGE / min(image.size)
+        image = image.resize((int(image.size[0] * factor), int(image.size[1] * factor)))
+    return jpeg_bytes(image)
+
+IMAGE_ENCODINGS.register("vlmevalkit_api", ImageEncoding(vlmevalkit_api_bytes, "image/jpeg",
+                         "VLMEvalKit's API models (e8e78f05): JPEG at quality 75, a side under 100 px upscaled"))
+IMAGE_ENCODINGS.register("vlmevalkit_api_2025", ImageEncoding(functools.partial(vlmevalkit_api_bytes, dumped_as_jpeg=True),
+                         "image/jpeg",
+                         "VLMEvalKit's API models before ee9c0f6a (2026-02-19): dumped as JPEG, then JPEG again"))
 
 # %% ../nbs/02f_served.ipynb #s016
 RETRY_STATUS = (408, 409, 429, 500, 502, 503, 504)  # answers worth asking again after a wait
@@ -201,7 +257,7 @@ class ServedVQA(VQAAdapter):
     @property
     def url(self) -> str: return f"{self.spec.settings['base_url']}/chat/completions"
 
-    def encoder(self) -> DataURLEncoder: return DataURLEncoder()
+    def encoder(self) -> DataURLEncoder: return DataURLEncoder(self.spec.settings["image_encoding"])
 
 # %% ../nbs/02f_served.ipynb #s016s2m0
 @patch
@@ -328,6 +384,7 @@ def usage(self: ServedVQA) -> dict:
 # %% ../nbs/02f_served.ipynb #s018
 def load_served(spec: ModelSpec, options: LoadOptions) -> ServedVQA:
     "The adapter of a served model: nothing to load (`load_model` asks the server for its identity right after: reachable, key accepted, model served)."
+    IMAGE_ENCODINGS[spec.settings["image_encoding"]]  # an unknown encoding stops here, naming the known ones
     return ServedVQA(spec.name, spec, **spec.transport)  # how its requests travel (concurrency, timeout, retries): the spec's own, never in the identity
 
 def no_tiny_served(spec: ModelSpec, folder: Path) -> dict:
@@ -335,7 +392,8 @@ def no_tiny_served(spec: ModelSpec, folder: Path) -> dict:
     raise ValueError(f"model {spec.name!r} is served: serve a tiny checkpoint of a VLM entry (vqa_robust.zoo.tiny_checkpoint) with `transformers serve` and point base_url at it")
 
 SERVED_TRANSPORT = {"concurrency": ServedVQA.concurrency, "timeout": ServedVQA.timeout, "retries": ServedVQA.retries}  # how a served model's requests travel, by default
-SERVED_FAMILY = model_family("openai", load_served, no_tiny_served, defaults=SERVED_DEFAULTS, batch_size=32, fingerprint=served_fingerprint,
+SERVED_BATCH = 256  # questions a batch: `concurrency` requests in flight through it, few waits on a slowest request
+SERVED_FAMILY = model_family("openai", load_served, no_tiny_served, defaults=SERVED_DEFAULTS, batch_size=SERVED_BATCH, fingerprint=served_fingerprint,
                              transport=SERVED_TRANSPORT)
 
 def served_spec(name: str  # 'openai:MODEL@BASE_URL'
