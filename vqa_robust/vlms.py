@@ -27,15 +27,16 @@ def without_video(processor_class: type) -> type:
     "`processor_class` without its video processor (which needs torchvision): images and text run the class's own code."
     names = list(inspect.signature(processor_class.__init__).parameters)[1:]
     if "video_processor" not in names: return processor_class
-    at, parts = names.index("video_processor"), [a for a in processor_class.get_attributes() if a != "video_processor"]
+    parts = [a for a in processor_class.get_attributes() if a != "video_processor"]
 
     class ImagesOnly(processor_class):
         @classmethod
         def get_attributes(cls): return parts  # the parts saved, loaded and type-checked
 
         @classmethod
-        def from_args_and_dict(cls, args, processor_dict, **kwargs):  # the class's __init__ still takes a video_processor: None
-            return super().from_args_and_dict([*args[:at], None, *args[at:]], processor_dict, **kwargs)
+        def get_processor_dict(cls, *args, **kwargs):  # the saved settings it is built from, less the video part
+            processor_dict, kwargs = super().get_processor_dict(*args, **kwargs)
+            return {**processor_dict, "video_processor": None}, kwargs
 
     ImagesOnly.__name__ = ImagesOnly.__qualname__ = processor_class.__name__  # saved as, and read back as, the real class
     ImagesOnly.__doc__ = f"{processor_class.__name__} without its video processor (torchvision is not installed)."
