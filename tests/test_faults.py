@@ -41,7 +41,7 @@ def test_second_run_into_a_busy_folder_stops_and_changes_nothing(tmp_path):
     assert set(result.answers.corruption) == {"clean", "defocus_blur"}
     assert {p: t for p, t in store_files(out).items() if "corruption=clean" in p} == clean
 
-def test_full_disk_during_the_final_writes(tmp_path, monkeypatch):
+def test_full_disk_during_the_final_writes(tmp_path, monkeypatch, capsys):
     "The disk fills while answers.parquet is written: no truncated file and no run.json (the folder is marked unfinished); a rerun reuses every answer."
     from vqa_robust.run import run
     out = tmp_path / "run"
@@ -58,15 +58,15 @@ def test_full_disk_during_the_final_writes(tmp_path, monkeypatch):
     saved = store_files(out)
     assert len(saved) == 2 * 3  # both conditions' chunk, sidecar and record: the answers were saved before the final writes
     monkeypatch.setattr(pd.DataFrame, "to_parquet", real)
-    said = []
-    monkeypatch.setattr("builtins.print", lambda *a, **k: said.append(" ".join(map(str, a))))
+    capsys.readouterr()  # what was said so far; the rerun's own lines below (print is not patched: numba resolves it)
     result = run(out_dir=out, n_images=3, **SETTINGS)
-    assert any("did not finish (answers, but no run.json)" in s for s in said), said
+    said = capsys.readouterr().out
+    assert "did not finish (answers, but no run.json)" in said, said
     assert store_files(out) == saved  # every answer reused, none answered again
     assert len(pd.read_parquet(out / "answers.parquet")) == len(result.answers) > 0 and (out / "run.json").is_file()
-    said.clear()
     run(out_dir=out, n_images=3, **SETTINGS)
-    assert any("previous run in this folder finished (its run.json is there)" in s for s in said), said
+    said = capsys.readouterr().out
+    assert "previous run in this folder finished (its run.json is there)" in said, said
 
 def test_empty_question_in_the_official_files(tmp_path):
     "An empty question in a VQAv2 questions file is refused, naming the file and the question id, before anything is written."

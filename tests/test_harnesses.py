@@ -27,10 +27,11 @@ def lmms_eval_venv() -> Path:
         if p.returncode and "uninstall" not in step: pytest.fail(f"{' '.join(step[:6])}: {p.stderr[-2000:]}")
     return venv
 
-def lmms_eval(venv: Path, url: str, include: Path, tasks: str, out: Path) -> None:
+def lmms_eval(venv: Path, url: str, include: Path, tasks: str, out: Path, model_args: str = "") -> None:
     "lmms-eval's `openai_compatible` model on `tasks` of an export, against the server at `url`, its samples logged into `out`; offline."
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "WANDB_MODE": "disabled", "OPENAI_API_KEY": "none"}
-    p = subprocess.run([str(venv / "bin" / "lmms-eval"), "--model", "openai_compatible", "--model_args", f"model_version=local-colours,base_url={url}",
+    args = f"model_version=local-colours,base_url={url}" + (f",{model_args}" if model_args else "")
+    p = subprocess.run([str(venv / "bin" / "lmms-eval"), "--model", "openai_compatible", "--model_args", args,
                         "--include_path", str(include), "--tasks", tasks, "--batch_size", "1", "--log_samples", "--output_path", str(out)],
                        capture_output=True, text=True, env=env, timeout=600)
     assert p.returncode == 0 and "Error during evaluation" not in p.stdout + p.stderr, (p.stdout + p.stderr)[-3000:]  # it exits 0 on a failed evaluation
@@ -135,3 +136,26 @@ def test_every_dataset_exports_and_its_images_read_back(tmp_path):
         for qid, image in ((tsv["index"].iloc[-1], decoded(base64.b64decode(tsv.image.iloc[-1]))), (parquet.question_id.iloc[0], decoded(parquet.image.iloc[0]))):
             i = int(image_of[qid])
             assert (image == image_under_condition(questions.load_image(i), "brightness", 1, 0, i)).all(), name
+
+@pytest.mark.slow
+def test_lmms_eval_failed_requests_are_counted_not_scored(tmp_path):
+    """A server answering HTTP 429 to lmms-eval's first 70 requests (one retry each): lmms-eval writes the requests that failed
+    every try as `[LMMS_EVAL_REQUEST_FAILED ...]` samples and exits 0; `score` refuses them, and `allow_failed` leaves them out."""
+    import pandas as pd
+    from vqa_robust.run import export_benchmark, score_predictions
+    from vqa_robust.testing import LocalChatServer
+    venv = lmms_eval_venv()
+    manifest = export_benchmark(n_images=2, corruptions="brightness", severities="1", out_dir=str(tmp_path / "export"))
+    with LocalChatServer(busy=70) as server:
+        lmms_eval(venv, server.url, tmp_path / "export" / "lmms_eval", manifest["group"], tmp_path / "lmms", "max_retries=1")
+    marked = sum("LMMS_EVAL_REQUEST_FAILED" in line for f in (tmp_path / "lmms").rglob("*_samples_*") for line in f.open())
+    assert marked > 0
+    with pytest.raises(ValueError, match=f"{marked} prediction\\(s\\) are failed requests, not answers"):
+        score_predictions(tmp_path / "lmms", tmp_path / "export", out_dir=tmp_path / "refused", figures=False)
+    partial = score_predictions(tmp_path / "lmms", tmp_path / "export", out_dir=tmp_path / "partial", allow_failed=True, figures=False)
+    assert int(partial.harness_scores.n_failed.sum()) == marked
+    failed = {f["question_id"] for f in json.loads((tmp_path / "partial" / "run.json").read_text())["models"][0]["failures"]}
+    assert not set(partial.answers.question_id) & failed
+    assert partial.accuracy.n.tolist() == [manifest["n_questions"] - len(failed)] * 2
+    print(f"lmms-eval against a busy server: {marked} failed request(s) found, none scored; "
+          f"{manifest['n_questions'] - len(failed)} of {manifest['n_questions']} questions scored in each condition")

@@ -13,19 +13,18 @@ import pandas as pd
 import torch
 from fastcore.docments import docments
 from tqdm import tqdm
-
 from .base import LazyModule, CONDITION, Registry, UnknownNameError, listed, non_negative_integer, positive_integer
 from .vqav2 import VQADataset, read_split, sample_images, vrb_split, write_split, dataset_fingerprint
 from .datasets import DATASETS, answerability
 from .corruptions import CLEAN, CORRUPTIONS, PRESETS, RES_BENCH_RESOLUTIONS, RESOLUTIONS, expand_corruptions, image_under_condition
 from .models import hub_unreachable_reason, resolve_device, resolve_dtype, unavailable
-from .zoo import FAMILIES, MODELS, identity_of, model_spec, with_settings
+from .zoo import FAMILIES, MODELS, identity_of, load_model, model_spec, with_settings
 from .store import CHUNK_SIZE, atomic_write, checked_store, code_fingerprint, folder_lock, partition_dir, run_log
 from .generator import generate
 from .inference import PrivatePeak, arrow_pool, condition_images, conditions, default_workers, malloc_settings, memory_text, peak_memory_mb, release_memory
 from .distributed import EXECUTORS, executor as executor_named
 from .metrics import ACCURACY_MODES, OPTION_RULES, check_annotations, circular_by_set, score_answers, accuracy_table, accuracy_breakdown, bootstrap, extraction_table
-from .served import SERVED_FAMILY, load_judge, parse_served
+from .served import IMAGE_ENCODINGS, SERVED_FAMILY, load_judge, parse_served
 from .analysis import (blind_baseline, family_accuracy, plot_accuracy_vs_severity, robustness_table, plot_average_error,
                                  plot_relative_drop, plot_radars, plot_vre_weights, vre_under_weights)
 from .text_eval import RECORD_COLUMNS, perturb_dataset, scored_where_known, paired_answers, text_table, text_intervals, local_explanations, global_rules, plot_rules, interaction_table
@@ -41,30 +40,32 @@ from .question_corruptions import TEXT_PRESETS
 from .harnesses import (export, harness_agreement, read_manifest, read_predictions, served_settings, sha256_of, verified_files,
     check_condition_names, rederived_conditions, harness_questions, failures_text, without_failed, reported_agreement, vlmevalkit_reported, prediction_files)
 from .consistency import consistency_table, most_unstable, plot_unstable, severity_patterns
+from .model_input import model_input_table, plot_model_input
 plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
 
 # %% auto #0
 __all__ = ['plt', 'PARAMETER_GROUPS', 'RUN_PARAMETERS', 'TRANSPORT_PARAMETERS', 'TEXT_SEVERITY', 'SAMPLE_IMAGES', 'NEEDS',
-           'RESULT_SECTIONS', 'CORE_FILES', 'COMMANDS', 'parameter', 'ModelParameters', 'DataParameters',
-           'ConditionParameters', 'ScoringParameters', 'ServedParameters', 'ClusterParameters', 'OutputParameters',
-           'RunParameters', 'run_parameter_values', 'literal', 'parameters_cell', 'registry_parameter',
-           'list_parameter', 'int_parameter', 'is_auto', 'auto_parameter', 'defence_list', 'QuestionCondition',
-           'question_entry', 'joint_pair', 'question_conditions', 'served_transport', 'CheckedParameters',
-           'model_parameters', 'resolution_levels', 'grid_parameters', 'split_parameters', 'text_parameters',
-           'scoring_parameters', 'compute_parameters', 'run_parameters', 'RunConfig', 'flag', 'load_questions',
-           'blind_answers', 'perturbed_questions', 'refuse_unreachable', 'checked_out_dir', 'run_config', 'RunScores',
-           'harness_scores_need', 'ResultSection', 'result_section', 'result_files', 'section_attributes',
-           'previous_run', 'clear_results', 'prepare_stores', 'answer_all', 'scored_answers', 'RunResult',
-           'images_apart', 'SavedFigure', 'save_figure', 'save_table', 'accuracy_results', 'extraction_results',
-           'robustness_results', 'mce_results', 'effective_robustness_results', 'change_results', 'calibration_results',
-           'flip_results', 'consistency_results', 'answer_changing_words', 'comparability_results',
-           'text_perturbation_results', 'defence_results', 'defence_sample', 'interaction_results',
-           'resolution_results', 'harness_results', 'run_summary', 'run', 'give_back', 'write_sections',
-           'write_run_folder', 'locked_run', 'grid_questions', 'corrupt', 'export_benchmark', 'exported_questions',
-           'harness_parameters', 'harness_identity', 'harness_model', 'reported_scores', 'checked_export',
-           'scored_harness_run', 'score_predictions', 'registry_table', 'show_default', 'parameter_options',
-           'parameter_groups', 'option_groups', 'add_parameters', 'command_parser', 'refused', 'error_line',
-           'combine_command', 'export_line', 'main']
+           'RESULT_SECTIONS', 'CORE_FILES', 'PREPROCESSING_IMAGES', 'COMMANDS', 'parameter', 'ModelParameters',
+           'DataParameters', 'ConditionParameters', 'ScoringParameters', 'ServedParameters', 'ClusterParameters',
+           'OutputParameters', 'RunParameters', 'run_parameter_values', 'literal', 'parameters_cell',
+           'registry_parameter', 'list_parameter', 'int_parameter', 'is_auto', 'auto_parameter', 'defence_list',
+           'QuestionCondition', 'question_entry', 'joint_pair', 'question_conditions', 'served_transport',
+           'CheckedParameters', 'encoding_settings', 'model_parameters', 'resolution_levels', 'grid_parameters',
+           'split_parameters', 'text_parameters', 'scoring_parameters', 'compute_parameters', 'run_parameters',
+           'RunConfig', 'flag', 'load_questions', 'blind_answers', 'perturbed_questions', 'refuse_unreachable',
+           'checked_out_dir', 'run_config', 'RunScores', 'harness_scores_need', 'ResultSection', 'result_section',
+           'result_files', 'section_attributes', 'previous_run', 'clear_results', 'prepare_stores', 'model_load',
+           'answer_all', 'scored_answers', 'RunResult', 'images_apart', 'SavedFigure', 'save_figure', 'save_table',
+           'accuracy_results', 'extraction_results', 'robustness_results', 'mce_results',
+           'effective_robustness_results', 'change_results', 'calibration_results', 'flip_results',
+           'consistency_results', 'answer_changing_words', 'comparability_results', 'text_perturbation_results',
+           'defence_results', 'defence_sample', 'interaction_results', 'resolution_results', 'preprocessing_results',
+           'harness_results', 'run_summary', 'run', 'give_back', 'write_sections', 'write_run_folder', 'locked_run',
+           'grid_questions', 'corrupt', 'export_benchmark', 'exported_questions', 'harness_parameters',
+           'harness_identity', 'harness_model', 'reported_scores', 'checked_export', 'scored_harness_run',
+           'score_predictions', 'registry_table', 'show_default', 'parameter_options', 'parameter_groups',
+           'option_groups', 'add_parameters', 'command_parser', 'refused', 'error_line', 'combine_command',
+           'export_line', 'main']
 
 # %% ../nbs/08_run_library.ipynb #c012p
 def parameter(default,      # the parameter's default (a list is copied for each run)
@@ -121,12 +122,16 @@ class ScoringParameters:
     judge: str = parameter("", 'multiple choice: a served model reading the answers the rules cannot, as VLMEvalKit\'s judge (openai:MODEL@BASE_URL); "": none (unread answers score as their rules say)')
     reference_model: str = parameter("", 'mCE and relative mCE (ImageNet-C) against this model of the run (its name, as in the results; with its defence: MODEL+DEFENCE); "": none (mce.csv not written)')
 
+# %% ../nbs/08_run_library.ipynb #c012pg2s
 @dataclass
 class ServedParameters:
-    "Served models: requests in flight, time-outs and retries"
+    "Served models: requests in flight, time-outs, retries and how images travel"
     max_concurrency: int | str = parameter("auto", f'served models (openai:MODEL@BASE_URL): requests in flight at once; "auto": {SERVED_FAMILY.transport["concurrency"]}')
     served_timeout: float | str = parameter("auto", f'served models: seconds one request may take before it is retried; "auto": {SERVED_FAMILY.transport["timeout"]:g}')
     served_retries: int | str = parameter("auto", f'served models: retries of one request after a 429, a 5xx, a timeout or a lost connection; "auto": {SERVED_FAMILY.transport["retries"]}')
+    image_encoding: str = parameter("png", 'served models: how an image is sent, a key of vqa_robust.served.IMAGE_ENCODINGS: '
+                                    '"png" (lossless) or "vlmevalkit_api" (as VLMEvalKit\'s API models: a side under 100 px '
+                                    'upscaled, JPEG at quality 75)')
 
 @dataclass
 class ClusterParameters:
@@ -340,7 +345,17 @@ class CheckedParameters:
 SAMPLE_IMAGES = 500  # images a run samples when n_images is "auto" (and the split is not VRB's)
 
 # %% ../nbs/08_run_library.ipynb #c045s4
-def model_parameters(model, defences, dataset: str, max_concurrency, served_timeout, served_retries, judge, reference_model="") -> dict:
+def encoding_settings(image_encoding,  # a key of IMAGE_ENCODINGS
+                      served: bool,    # whether the model is served (it sends images)
+                     ) -> dict:        # the model's setting, {} for a model that sends none
+    "How a served model's images travel (`served.IMAGE_ENCODINGS`): its setting, and so part of its identity."
+    encoding = registry_parameter(IMAGE_ENCODINGS, [image_encoding], "image_encoding")[0]
+    if not served and encoding != "png":
+        raise ValueError(f"image_encoding: only served models (openai:MODEL@BASE_URL) send images; {encoding!r} changes none")
+    return {"image_encoding": encoding} if served else {}
+
+def model_parameters(model, defences, dataset: str, max_concurrency, served_timeout, served_retries, judge, reference_model="",
+                     image_encoding="png") -> dict:
     "The run's models (each behind each defence), their specs with the dataset's settings, and how served requests travel."
     names = [str(m) for m in list_parameter(model, "model")]
     if not names: raise ValueError("model: name at least one model (a key of vqa_robust.zoo.MODELS or a checkpoint folder)")
@@ -349,6 +364,9 @@ def model_parameters(model, defences, dataset: str, max_concurrency, served_time
     refs = {r.name: r for r in (ModelRef(m, d) for m in names for d in defence_names)}
     models, specs = list(refs), {name: model_spec(ref) for name, ref in refs.items()}
     settings = {m: dict(DATASETS[dataset].model_settings.get(spec.family, {})) for m, spec in specs.items()}
+    if not any(FAMILIES[spec.family].transport for spec in specs.values()): encoding_settings(image_encoding, False)
+    settings = {m: {**settings[m], **encoding_settings(image_encoding, bool(FAMILIES[spec.family].transport))}
+                for m, spec in specs.items()}
     specs = {m: with_settings(specs[m], settings[m]) for m in models}  # the dataset's settings for each model's family (MMBench: the chat families' letter prompt)
     for spec in specs.values(): partition_dir(".", spec.name, *CLEAN)  # a name the store cannot hold fails now
     served = any(FAMILIES[spec.family].transport for spec in specs.values())
@@ -447,7 +465,8 @@ def run_parameters(parameters: RunParameters | None = None,  # the run's paramet
     "The run's parameters, typed and checked, each group by the part that owns it; a ValueError naming the parameter otherwise."
     r = parameters if parameters is not None else run_parameter_values(values)
     dataset = registry_parameter(DATASETS, [r.dataset], "dataset")[0]
-    models = model_parameters(r.model, r.defences, dataset, r.max_concurrency, r.served_timeout, r.served_retries, r.judge, r.reference_model)
+    models = model_parameters(r.model, r.defences, dataset, r.max_concurrency, r.served_timeout, r.served_retries, r.judge,
+                              r.reference_model, r.image_encoding)
     asks = bool(list_parameter(r.text_perturbations, "text_perturbations"))
     grid, text = grid_parameters(r.corruptions, r.severities, asks, r.resolutions), text_parameters(r.colour_metric, r.colour_vocabulary, r.wordnet_choice, r.near_colour_distance)
     return CheckedParameters(dataset=dataset, seed=int_parameter(r.seed, "seed"), **models, **grid, **text,
@@ -608,6 +627,8 @@ NEEDS.update({
         f"effective robustness fits a line across models: it needs three at least, this run has {len(config.parameters.models)}",
     "resolutions": lambda config, scores: None if config.parameters.resolutions else "the run has no input resolutions (-p resolutions res_bench)",
     "harness_scores": lambda config, scores: harness_scores_need(config, scores),
+    "own_answers": lambda config, scores: None if "harness_score" not in scores.every else
+        "the answers came from a harness: the package did not load the model, nor run its processor",
 })
 
 # %% ../nbs/08_run_library.ipynb #c035c
@@ -676,6 +697,13 @@ def prepare_stores(config: RunConfig) -> list:
     return removed
 
 # %% ../nbs/08_run_library.ipynb #c026
+def model_load(config: RunConfig, name: str) -> dict:
+    "How the run loads model `name` (`zoo.load_model`'s options): device, dtype, hub access, transport, settings."
+    p = config.parameters
+    transport = {"transport": p.specs[name].transport} if p.specs[name].transport else {}  # served: in flight, timeout
+    return {"device": p.device, "dtype": p.dtypes[name], "local_files_only": config.local_files_only, **transport,
+            **p.model_settings[name]}
+
 def answer_all(config: RunConfig,  # the run
                log=None,           # `run_log`'s function, or None
                progress: bool = True,  # one bar counting the answers of the whole grid
@@ -689,8 +717,7 @@ def answer_all(config: RunConfig,  # the run
     parts, seconds = [], {}
     for name in p.models:
         began, identity = time.time(), config.identities[name]
-        transport = {"transport": p.specs[name].transport} if p.specs[name].transport else {}  # a served model's requests: concurrency, timeout, retries
-        load = {"device": p.device, "dtype": p.dtypes[name], "local_files_only": config.local_files_only, **transport, **p.model_settings[name]}
+        load = model_load(config, name)
         replicas = runner.start(name, load, threads=p.threads, num_workers=p.num_workers, address=p.ray_address, replicas=p.replicas, log=log)
         if log: log(f"{identity['model']}: dtype {identity['dtype']}, batch size {p.batch_sizes[name]}, executor {runner.name}")
         try:
@@ -958,17 +985,40 @@ def resolution_results(config: RunConfig, result: RunResult, scores: RunScores) 
     result.resolution_trend = save_table(result, "resolution_trend.csv", trend, index=False)
     save_figure(result, "resolution", lambda: plot_resolution(curve, accuracy, title=f"{config.dataset.name}: accuracy over input resolutions (dashed: clean)"))
 
+# %% ../nbs/08_run_library.ipynb #9fd734b5p
+PREPROCESSING_IMAGES = 8  # images of the split (the first by id) each model's own processor is measured on
+
+@result_section("preprocessing", ["preprocessing.csv", "preprocessing.png"], attributes=("preprocessing",),
+                needs=("corruptions", "own_answers"))
+def preprocessing_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
+    "preprocessing.csv: per model and condition, the corruption in the image and in what its processor gives the model."
+    p, split = config.parameters, config.dataset
+    images = [(i, split.load_image(i)) for i in split.image_ids[:PREPROCESSING_IMAGES]]
+    conditions = [c for c in p.grid if c[0] != RESOLUTION]
+    tables = []
+    for name in p.models:  # one model loaded at a time, each as the run loads it (`model_load`)
+        model = load_model(name, **model_load(config, name))
+        tables.append(model_input_table(model, images, conditions, p.seed, config.identities[name]["model"]))
+        del model
+    result.preprocessing = save_table(result, "preprocessing.csv", pd.concat(tables, ignore_index=True), index=False)
+    title = f"{split.name}: the corruption in the image and in what each model's processor gives it"
+    save_figure(result, "preprocessing", lambda: plot_model_input(result.preprocessing, title=title))
+
 # %% ../nbs/08_run_library.ipynb #9fd734b6
 @result_section("harness", ["harness_scores.csv"], attributes=("harness_scores",), needs=("harness_scores",))
 def harness_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
     "harness_scores.csv: per condition, a harness's own accuracy beside the package's, and its failed requests."
     identity = next(iter(config.identities.values()))
-    reported = pd.DataFrame(identity.get("reported", []), columns=[*CONDITION, "harness_accuracy"])
-    per_answer = harness_agreement(scores.every[scores.every.text == "original"])
-    table = pd.concat([per_answer, reported_agreement(scores.scored[scores.scored.text == "original"], reported)])
+    reported = pd.DataFrame(identity.get("reported", []), columns=[*CONDITION, "harness_accuracy", "counted"])
+    every, folded = (s[s.text == "original"] for s in (scores.every, scores.scored))
+    by_counting = [reported_agreement(rows, reported[reported.counted == counted].drop(columns="counted"))
+                   for counted, rows in (("asking", every), ("circular", folded))]
+    table = pd.concat([harness_agreement(every), *by_counting])
     failed = pd.DataFrame(identity.get("failures", []), columns=["corruption", "severity", "question_id"])
     counts = failed.groupby(["corruption", "severity"]).size().rename("n_failed").reset_index()
-    table = table.merge(counts, on=["corruption", "severity"], how="left").fillna({"n_failed": 0})
+    grid = pd.DataFrame([(identity["model"], *c) for c in config.parameters.grid], columns=list(CONDITION))
+    table = grid.merge(table, on=list(CONDITION), how="left").merge(counts, on=["corruption", "severity"], how="left")
+    table = table.fillna({"n_failed": 0})  # every condition: one a harness did not score still counts its failures
     result.harness_scores = save_table(result, "harness_scores.csv", table.astype({"n_failed": int}), index=False)
 
 # %% ../nbs/08_run_library.ipynb #6d4d086d
@@ -1171,6 +1221,7 @@ def harness_identity(name: str, predicted: pd.DataFrame, folder: Path, manifest:
     return {"model": name, "family": "harness", "harness": "+".join(sorted(set(predicted.harness) | set(failed.harness))),
             "checkpoint": str(folder), "predictions": {f: sha256_of(Path(p)) for f, p in files},
             "export": {"vqa_robust": manifest.get("vqa_robust"), "group": manifest.get("group"), **checks},
+            "images_sent": {h: manifest.get("images_sent", {}).get(h) for h in sorted(set(predicted.harness))},
             "failures": failures, "questions_left_out": len(left_out), "reported": reported}
 
 def harness_model(predicted: pd.DataFrame, model: str) -> str:
@@ -1181,9 +1232,9 @@ def harness_model(predicted: pd.DataFrame, model: str) -> str:
     return named[0]
 
 def reported_scores(folder: Path, manifest: dict, name: str) -> list:
-    "The accuracies a harness reported per condition in `folder` (VLMEvalKit's _acc.csv): [model, corruption, severity, acc]."
+    "What a harness reported per condition in `folder` (VLMEvalKit's _acc.csv): [model, condition, accuracy, counted]."
     scores = prediction_files(folder, manifest)["scores"]
-    return [[name, c["corruption"], c["severity"], vlmevalkit_reported(scores[c["name"]][0])]
+    return [[name, c["corruption"], c["severity"], *vlmevalkit_reported(scores[c["name"]][0])]
             for c in manifest["conditions"] if c["name"] in scores]
 
 # %% ../nbs/08_run_library.ipynb #c057s2c
