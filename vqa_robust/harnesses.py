@@ -459,9 +459,11 @@ def prediction_files(folder: Path, manifest: dict) -> dict:
     for path, harness in harness_files(folder):
         name, kind = HARNESS_READERS[harness].condition(path, known)
         if name not in known: raise ValueError(f"{path}: condition {name!r} is not in the export (it holds {sorted(known)})")
-        if kind == "judge" or digests.get((name, kind)) == sha256_of(path): continue
+        if kind == "judge": continue
+        digest = sha256_of(path)  # a link and its file, or two identical copies: one file
+        if digests.get((name, kind)) == digest: continue
         if name in found[kind]: raise ValueError(f"condition {name} has two {kind} files: {found[kind][name][0]} and {path}")
-        found[kind][name], digests[(name, kind)] = (path, harness), sha256_of(path)
+        found[kind][name], digests[(name, kind)] = (path, harness), digest
     return found
 
 # %% ../nbs/05c_harnesses.ipynb #h034
@@ -478,6 +480,7 @@ def condition_predictions(condition: dict, path: Path, harness: str, manifest: d
     from vqa_robust.vlms import clean_answer
     reader, ids, seen, rows = HARNESS_READERS[harness], pd.Index(manifest["question_ids"]), {}, []
     if reader.check_source: reader.check_source(path, condition)
+    model = reader.model(path, condition)  # once a file: lmms-eval's is in its results.json
     for row in reader.rows(path):
         qid = reader.question_of(row, ids, path)
         if qid in seen: raise ValueError(f"{path}: question {qid} is answered twice (rows {seen[qid]} and {row['row']})")
@@ -487,7 +490,7 @@ def condition_predictions(condition: dict, path: Path, harness: str, manifest: d
         answer = None if failure else clean_answer(row["prediction"], manifest["settings"]["lowercase"])
         rows.append({"corruption": condition["corruption"], "severity": condition["severity"], "question_id": qid,
                      "prediction": row["prediction"], "answer": answer, "failure": failure, "harness_score": row["harness_score"],
-                     "harness": harness, "model": reader.model(path, condition), "file": path.name, "path": str(path),
+                     "harness": harness, "model": model, "file": path.name, "path": str(path),
                      "row": row["row"]})
     if len(seen) != manifest["n_questions"]:
         raise ValueError(f"{path}: {manifest['n_questions'] - len(seen)} question(s) of the export have no prediction")
