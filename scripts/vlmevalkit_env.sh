@@ -86,15 +86,8 @@ $pip install torch==2.13.0
 $pip install --no-deps -e "$tree"
 $pip install -c "$pin" "${PACKAGES[@]}"
 rm -f "$pin"
-# 3. Repair: guard torchvision's unguarded fake-kernel registrations (the same repair as scripts/vllm_env.sh).
-"$venv/bin/python" - <<'PY'
-import pathlib, re, sysconfig
-site = pathlib.Path(sysconfig.get_paths()["purelib"])
-for path in (site / "torchvision").rglob("*.py"):
-    text = path.read_text()
-    fixed = re.sub(r"^@torch\.library\.register_fake\((.+?)\)\n", r"@(lambda f: f) if not hasattr(torch.ops.torchvision, \1.split('::')[-1]) else torch.library.register_fake(\1)\n", text, flags=re.M)
-    if fixed != text: path.write_text(fixed); print(f"vlmevalkit_env: guarded register_fake in {path.relative_to(site)}")
-PY
+# 3. Repair: guard torchvision's unguarded fake-kernel registrations (scripts/guard_torchvision.py, as scripts/vllm_env.sh does).
+"$venv/bin/python" "$(dirname "$0")/guard_torchvision.py" vlmevalkit_env
 if ! check; then
   echo "vlmevalkit_env: run.py does not import; what it says:" >&2
   (cd "$tree" && "$venv/bin/python" -c "import run") >&2 || true
