@@ -14,8 +14,23 @@ from .base import LazyModule, CONDITION
 from .corruptions import CORRUPTIONS, PRESETS
 from .vqav2 import VQADataset
 from .vocabulary import most_common_answer
-from .metrics import (submetrics, minmax_scale, DEFAULT_WEIGHTS, SUBMETRICS, vre, weighted_vre, aggregated_metrics, severity_accuracy,
-                                model_accuracy, corruption_accuracy, relative_drop, LEVELS, check_fractions, with_clean_level)
+from vqa_robust.metrics import (
+    submetrics,
+    minmax_scale,
+    DEFAULT_WEIGHTS,
+    SUBMETRICS,
+    vre,
+    weighted_vre,
+    aggregated_metrics,
+    severity_accuracy,
+    model_accuracy,
+    corruption_accuracy,
+    relative_drop,
+    LEVELS,
+    check_fractions,
+    with_clean_level,
+)
+
 plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
 mlines = LazyModule("matplotlib.lines")
 
@@ -27,20 +42,28 @@ __all__ = ['plt', 'mlines', 'STYLE_ORDER', 'MARKERS', 'PAPER_DATA', 'PAPER_NAMES
            'plot_average_error', 'plot_relative_drop', 'radar', 'plot_radars', 'plot_vre_weights']
 
 # %% ../nbs/05_analysis.ipynb #c005m
-def most_common_by(keys,     # a group key per answer (e.g. each answer's question)
-                   answers,  # the answers, as many as keys
-                  ) -> pd.Series:  # key -> its most common answer
+def most_common_by(
+    keys,  # a group key per answer (e.g. each answer's question)
+    answers,  # the answers, as many as keys
+) -> pd.Series:  # key -> its most common answer
     "`most_common_answer` of each key's answers, all keys at once (a tie: the answer given first); missing keys and answers are not counted (groupby leaves them out)."
-    frame = pd.DataFrame({"key": np.asarray(keys, dtype=object), "answer": np.asarray(answers, dtype=object), "order": np.arange(len(answers))})
+    frame = pd.DataFrame(
+        {
+            "key": np.asarray(keys, dtype=object),
+            "answer": np.asarray(answers, dtype=object),
+            "order": np.arange(len(answers)),
+        }
+    )
     counts = frame.groupby(["key", "answer"], sort=False).order.agg(["size", "min"]).reset_index()
     best = counts.sort_values(["size", "min"], ascending=[False, True], kind="stable").drop_duplicates("key")
     return pd.Series(best.answer.to_numpy(), index=pd.Index(best.key.to_numpy(), dtype=object)).sort_index()
 
 # %% ../nbs/05_analysis.ipynb #c006
-def blind_baseline(train: VQADataset,          # the split whose answers make the priors
-                   test: VQADataset,           # the split to answer
-                   model_name: str = "blind",  # the `model` column of the answers
-                  ) -> pd.DataFrame:           # answers in a run's layout: model, corruption, severity, seed, question_id, answer
+def blind_baseline(
+    train: VQADataset,  # the split whose answers make the priors
+    test: VQADataset,  # the split to answer
+    model_name: str = "blind",  # the `model` column of the answers
+) -> pd.DataFrame:  # answers in a run's layout: model, corruption, severity, seed, question_id, answer
     "Answers to `test` from question priors of `train` alone (no image)."
     q = train.questions
     by_question = most_common_by(q.question, q.multiple_choice_answer)
@@ -48,14 +71,23 @@ def blind_baseline(train: VQADataset,          # the split whose answers make th
     overall = most_common_answer(q.multiple_choice_answer.to_numpy(dtype=object))
     t = test.questions
     answer = t.question.map(by_question).fillna(t.question_type.map(by_type)).fillna(overall)
-    return pd.DataFrame({"model": model_name, "corruption": "clean", "severity": 0, "seed": 0,
-                         "question_id": t.question_id.to_numpy(), "answer": answer.to_numpy()})
+    return pd.DataFrame(
+        {
+            "model": model_name,
+            "corruption": "clean",
+            "severity": 0,
+            "seed": 0,
+            "question_id": t.question_id.to_numpy(),
+            "answer": answer.to_numpy(),
+        }
+    )
 
 # %% ../nbs/05_analysis.ipynb #c011
-def family_accuracy(scored: pd.DataFrame,                    # one row per answer, with question_id and score
-                    dataset: VQADataset,                     # the dataset the questions come from (for `answer_type`)
-                    by=CONDITION,  # the columns that define a condition
-                   ) -> pd.DataFrame:                        # rows conditions, columns answer types and `all`
+def family_accuracy(
+    scored: pd.DataFrame,  # one row per answer, with question_id and score
+    dataset: VQADataset,  # the dataset the questions come from (for `answer_type`)
+    by=CONDITION,  # the columns that define a condition
+) -> pd.DataFrame:  # rows conditions, columns answer types and `all`
     "Accuracy per condition (rows) and `answer_type` (columns), with `all`."
     families = dataset.questions.set_index("question_id").answer_type
     s = scored.assign(answer_type=families.loc[scored.question_id].to_numpy())
@@ -64,68 +96,115 @@ def family_accuracy(scored: pd.DataFrame,                    # one row per answe
     return table
 
 # %% ../nbs/05_analysis.ipynb #c032
-STYLE_ORDER = list(dict.fromkeys([*PRESETS["vrb_imagenet_c"], "shot_noise_vrb", "pixelate_vrb", *CORRUPTIONS]))  # VRB's 14 first
+STYLE_ORDER = list(
+    dict.fromkeys([*PRESETS["vrb_imagenet_c"], "shot_noise_vrb", "pixelate_vrb", *CORRUPTIONS])
+)  # VRB's 14 first
+
 
 @lru_cache(maxsize=None)
 def palette() -> tuple:
     "The corruptions' colours: 16 strong ones (tab10, five of tab20b, black last), then tab20's ten light ones; matplotlib is imported on the first call."
     from matplotlib import colormaps
-    return tuple([colormaps["tab10"](i) for i in range(10)] + [colormaps["tab20b"](i) for i in (0, 4, 8, 12, 16)]
-                 + [(0.0, 0.0, 0.0, 1.0)] + [colormaps["tab20"](i) for i in range(1, 20, 2)])
+
+    return tuple(
+        [colormaps["tab10"](i) for i in range(10)]
+        + [colormaps["tab20b"](i) for i in (0, 4, 8, 12, 16)]
+        + [(0.0, 0.0, 0.0, 1.0)]
+        + [colormaps["tab20"](i) for i in range(1, 20, 2)]
+    )
+
 
 MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 
-def corruption_style(name: str  # a corruption (a key of CORRUPTIONS, or any other name)
-                    ) -> dict:  # color, marker and linestyle for `Axes.plot`
+
+def corruption_style(
+    name: str,  # a corruption (a key of CORRUPTIONS, or any other name)
+) -> dict:  # color, marker and linestyle for `Axes.plot`
     "The line style of one corruption, the same in every panel and figure: VRB's 14 (and the two VRB-code variants) get distinct strong colours."
     i = STYLE_ORDER.index(name) if name in STYLE_ORDER else len(STYLE_ORDER) + zlib.crc32(name.encode()) % 1000
     colours = palette()
-    return {"color": colours[i % len(colours)], "marker": MARKERS[i % len(MARKERS)], "linestyle": "-" if i < len(colours) else "--"}
+    return {
+        "color": colours[i % len(colours)],
+        "marker": MARKERS[i % len(MARKERS)],
+        "linestyle": "-" if i < len(colours) else "--",
+    }
 
-def style_handles(names  # the corruptions of a figure, in legend order
-                 ) -> list:  # one legend handle per name
+
+def style_handles(
+    names,  # the corruptions of a figure, in legend order
+) -> list:  # one legend handle per name
     "Legend handles drawn in each corruption's `corruption_style`."
     return [mlines.Line2D([], [], lw=1.5, markersize=6, label=n, **corruption_style(n)) for n in names]
 
 # %% ../nbs/05_analysis.ipynb #c015
-def panel_grid(n: int  # number of panels
-              ) -> tuple[int, int]:  # rows, columns
+def panel_grid(
+    n: int,  # number of panels
+) -> tuple[int, int]:  # rows, columns
     "Rows and columns for `n` panels: one row up to three panels, else rows of two (four panels) or three."
-    if n <= 3: return 1, n
+    if n <= 3:
+        return 1, n
     cols = 2 if n == 4 else 3
     return -(-n // cols), cols
 
-def plot_accuracy_vs_severity(acc: pd.DataFrame,        # model, corruption, severity (0-5), accuracy (a fraction); clean as level 0 or a `clean` row
-                              title: str | None = None,  # figure title
-                              error: bool = False,       # plot the error 1 - accuracy (the paper's Figure 3) instead
-                             ):                          # the matplotlib figure
+
+def plot_accuracy_vs_severity(
+    acc: pd.DataFrame,  # model, corruption, severity (0-5), accuracy (a fraction); clean as level 0 or a `clean` row
+    title: str | None = None,  # figure title
+    error: bool = False,  # plot the error 1 - accuracy (the paper's Figure 3) instead
+):  # the matplotlib figure
     "Accuracy (%), or the error (%), against severity level: a panel per model, a line per corruption, one legend for all."
     check_fractions(acc)
-    if (acc.corruption == "clean").any(): acc = with_clean_level(acc)  # a run's clean condition is level 0 of every corruption
+    if (acc.corruption == "clean").any():
+        acc = with_clean_level(acc)  # a run's clean condition is level 0 of every corruption
     models = list(dict.fromkeys(acc.model))
     rows, cols = panel_grid(len(models))
     names = sorted(set(acc.corruption))
     legend_rows = -(-len(names) // (5 if cols > 1 else 3))
-    fig, axes = plt.subplots(rows, cols, figsize=(min(10, 2.6 + 3.7 * cols), 3.0 * rows + 0.5 + 0.25 * legend_rows), sharey=True,
-                             squeeze=False, layout="constrained")
-    for ax in axes.ravel()[len(models):]: ax.remove()
+    fig, axes = plt.subplots(
+        rows,
+        cols,
+        figsize=(min(10, 2.6 + 3.7 * cols), 3.0 * rows + 0.5 + 0.25 * legend_rows),
+        sharey=True,
+        squeeze=False,
+        layout="constrained",
+    )
+    for ax in axes.ravel()[len(models) :]:
+        ax.remove()
     for i, (ax, model) in enumerate(zip(axes.ravel(), models)):
         for corruption, rows_ in acc[acc.model == model].sort_values("severity").groupby("corruption"):
-            ax.plot(rows_.severity, 100 * (1 - rows_.accuracy if error else rows_.accuracy), lw=1.3, markersize=5, label=corruption,
-                    **corruption_style(corruption))
-        ax.set(title=model, xticks=LEVELS); ax.grid(alpha=0.3)
-        if i + cols >= len(models): ax.set_xlabel("severity level (0 = clean)")
-        if i % cols == 0: ax.set_ylabel("error (%)" if error else "accuracy (%)")
+            ax.plot(
+                rows_.severity,
+                100 * (1 - rows_.accuracy if error else rows_.accuracy),
+                lw=1.3,
+                markersize=5,
+                label=corruption,
+                **corruption_style(corruption),
+            )
+        ax.set(title=model, xticks=LEVELS)
+        ax.grid(alpha=0.3)
+        if i + cols >= len(models):
+            ax.set_xlabel("severity level (0 = clean)")
+        if i % cols == 0:
+            ax.set_ylabel("error (%)" if error else "accuracy (%)")
         ax.yaxis.set_tick_params(labelleft=True)
-    fig.legend(handles=style_handles(names), loc="outside lower center", ncol=min(len(names), 5 if cols > 1 else 3), fontsize=9,
-               frameon=False, title="corruption", title_fontsize=9)
-    if title: fig.suptitle(title, fontsize=12)
+    fig.legend(
+        handles=style_handles(names),
+        loc="outside lower center",
+        ncol=min(len(names), 5 if cols > 1 else 3),
+        fontsize=9,
+        frameon=False,
+        title="corruption",
+        title_fontsize=9,
+    )
+    if title:
+        fig.suptitle(title, fontsize=12)
     return fig
 
 # %% ../nbs/05_analysis.ipynb #c017
-def robustness_table(acc: pd.DataFrame,             # model, corruption, severity (0-5), accuracy (a fraction); clean as level 0 or a `clean` row
-                     weights: dict | None = None,  # a weight per sub-metric, summing to 1; default 0.2 each
-                    ) -> pd.DataFrame:             # model, corruption, the raw and scaled sub-metrics, VRE
+def robustness_table(
+    acc: pd.DataFrame,  # model, corruption, severity (0-5), accuracy (a fraction); clean as level 0 or a `clean` row
+    weights: dict | None = None,  # a weight per sub-metric, summing to 1; default 0.2 each
+) -> pd.DataFrame:  # model, corruption, the raw and scaled sub-metrics, VRE
     "Raw and scaled sub-metrics per (model, corruption), with VRE per pair, per model and per corruption."
     raw = submetrics(acc)
     scaled = minmax_scale(raw)
@@ -134,96 +213,144 @@ def robustness_table(acc: pd.DataFrame,             # model, corruption, severit
     by_model = aggregated_metrics(scaled, "model", weights).rename(columns=suffixed).assign(corruption="all")
     by_corruption = aggregated_metrics(scaled, "corruption", weights).rename(columns=suffixed).assign(model="all")
     return pd.concat([pairs.reset_index(), by_model.reset_index(), by_corruption.reset_index()], ignore_index=True)[
-        ["model", "corruption", *SUBMETRICS, *[f"{m}_scaled" for m in SUBMETRICS], "VRE"]]
+        ["model", "corruption", *SUBMETRICS, *[f"{m}_scaled" for m in SUBMETRICS], "VRE"]
+    ]
 
 # %% ../nbs/05_analysis.ipynb #c021
 PAPER_DATA = Path(vqa_robust.__file__).parent / "paper_data"
 
 PAPER_NAMES = {"elastic": "elastic_transform"}  # the authors' file names elastic transform "elastic"
 
-def load_vrb_paper_accuracy(path: str | Path | None = None,  # a CSV of model, corruption, level, accuracy_pct; default the copy in `PAPER_DATA`
-                           ) -> pd.DataFrame:                  # model, corruption, severity, accuracy (a fraction)
+
+def load_vrb_paper_accuracy(
+    path: str | Path | None = None,  # a CSV of model, corruption, level, accuracy_pct; default the copy in `PAPER_DATA`
+) -> pd.DataFrame:  # model, corruption, severity, accuracy (a fraction)
     "The per-level accuracies behind VRB's figures (4 models x 14 corruptions x levels 0-5) as a tidy table, accuracy as a fraction."
     path = PAPER_DATA / "vrb_per_level_accuracy.csv" if path is None else path
     raw = pd.read_csv(path)
     expected = {"model", "corruption", "level", "accuracy_pct"}
-    if not expected <= set(raw.columns): raise ValueError(f"{path}: expected columns {sorted(expected)}, got {list(raw.columns)}")
+    if not expected <= set(raw.columns):
+        raise ValueError(f"{path}: expected columns {sorted(expected)}, got {list(raw.columns)}")
     raw = raw.assign(corruption=raw.corruption.replace(PAPER_NAMES))
     unknown = sorted(set(raw.corruption) - set(CORRUPTIONS))
-    if unknown: raise ValueError(f"{path}: unknown corruption name(s) {unknown}")
-    return pd.DataFrame({"model": raw.model, "corruption": raw.corruption, "severity": raw.level.astype(int), "accuracy": raw.accuracy_pct / 100})
+    if unknown:
+        raise ValueError(f"{path}: unknown corruption name(s) {unknown}")
+    return pd.DataFrame(
+        {
+            "model": raw.model,
+            "corruption": raw.corruption,
+            "severity": raw.level.astype(int),
+            "accuracy": raw.accuracy_pct / 100,
+        }
+    )
 
 # %% ../nbs/05_analysis.ipynb #c021a
-def accuracy_tables(acc: pd.DataFrame,  # model, corruption, severity (0-5), accuracy (a fraction); clean as level 0 or a `clean` row
-                    levels=LEVELS,      # the levels A_{v,c} averages
-                   ) -> dict[str, pd.DataFrame]:  # "A_vc", "models", "corruptions"
+def accuracy_tables(
+    acc: pd.DataFrame,  # model, corruption, severity (0-5), accuracy (a fraction); clean as level 0 or a `clean` row
+    levels=LEVELS,  # the levels A_{v,c} averages
+) -> dict[str, pd.DataFrame]:  # "A_vc", "models", "corruptions"
     "Table 1 in percent: A_{v,c} (models x corruptions, eq. 3), per model (A_v0, A_v, A_v^rel; eqs. 4, 7) and per corruption (A_c, A_c^rel; eqs. 5, 8)."
-    return {"A_vc": 100 * severity_accuracy(acc, levels).unstack("corruption"),
-            "models": 100 * model_accuracy(acc, levels), "corruptions": 100 * corruption_accuracy(acc, levels)}
+    return {
+        "A_vc": 100 * severity_accuracy(acc, levels).unstack("corruption"),
+        "models": 100 * model_accuracy(acc, levels),
+        "corruptions": 100 * corruption_accuracy(acc, levels),
+    }
 
 # %% ../nbs/05_analysis.ipynb #c021s
-def submetric_tables(acc: pd.DataFrame,             # model, corruption, severity (0-5), accuracy (a fraction); clean as level 0 or a `clean` row
-                     weights: dict | None = None,  # a weight per sub-metric, summing to 1; default 0.2 each
-                    ) -> dict[str, pd.DataFrame]:  # "models", "corruptions"
+def submetric_tables(
+    acc: pd.DataFrame,  # model, corruption, severity (0-5), accuracy (a fraction); clean as level 0 or a `clean` row
+    weights: dict | None = None,  # a weight per sub-metric, summing to 1; default 0.2 each
+) -> dict[str, pd.DataFrame]:  # "models", "corruptions"
     "Table 2: raw sub-metrics (eqs. 10-14) averaged per model and per corruption, with VRE_v and VRE_c (eqs. 18, 19)."
     raw = submetrics(acc)
-    return {"models": raw.groupby(level="model").mean().assign(VRE=vre(acc, "model", weights)),
-            "corruptions": raw.groupby(level="corruption").mean().assign(VRE=vre(acc, "corruption", weights))}
+    return {
+        "models": raw.groupby(level="model").mean().assign(VRE=vre(acc, "model", weights)),
+        "corruptions": raw.groupby(level="corruption").mean().assign(VRE=vre(acc, "corruption", weights)),
+    }
 
 # %% ../nbs/05_analysis.ipynb #c021f
 def family_of(corruption: str) -> str:
     "The paper's class of a registered corruption (noise, blur, weather, attribute, physical, digital)."
     return CORRUPTIONS[corruption].family
 
-RADAR_GROUPS = {"noise": ("noise",), "blur & weather": ("blur", "weather"), "attribute": ("attribute",),
-                "physical": ("physical",), "digital": ("digital",)}  # Figure 7's panels after the models' one
+
+RADAR_GROUPS = {
+    "noise": ("noise",),
+    "blur & weather": ("blur", "weather"),
+    "attribute": ("attribute",),
+    "physical": ("physical",),
+    "digital": ("digital",),
+}  # Figure 7's panels after the models' one
 
 # %% ../nbs/05_analysis.ipynb #c021p1
 def weight_vectors() -> dict[str, dict]:
     "Figure 8's weightings: uniform, and each sub-metric at 0.6 with the others at 0.1."
     vectors = {"uniform": dict(DEFAULT_WEIGHTS)}
-    for m in SUBMETRICS: vectors[f"{m} 0.6"] = {k: (0.6 if k == m else 0.1) for k in SUBMETRICS}
+    for m in SUBMETRICS:
+        vectors[f"{m} 0.6"] = {k: (0.6 if k == m else 0.1) for k in SUBMETRICS}
     return vectors
 
-def vre_under_weights(acc: pd.DataFrame,  # model, corruption, severity (0-5), accuracy (a fraction); clean as level 0 or a `clean` row
-                      by: str = "model",  # "model" or "corruption"
-                     ) -> pd.DataFrame:   # rows weightings, columns models (or corruptions)
+
+def vre_under_weights(
+    acc: pd.DataFrame,  # model, corruption, severity (0-5), accuracy (a fraction); clean as level 0 or a `clean` row
+    by: str = "model",  # "model" or "corruption"
+) -> pd.DataFrame:  # rows weightings, columns models (or corruptions)
     "VRE of each model (or corruption) under every weighting of `weight_vectors`: rows weightings, columns models."
     return pd.DataFrame({name: vre(acc, by, w) for name, w in weight_vectors().items()}).T
 
 # %% ../nbs/05_analysis.ipynb #c022
-def model_colors(models  # model names, in plotting order
-                ) -> list:  # one colour each
+def model_colors(
+    models,  # model names, in plotting order
+) -> list:  # one colour each
     "Colours for models: tab10 in order, so bars, polygons and legends agree within a figure."
     return [plt.get_cmap("tab10")(i % 10) for i in range(len(models))]
 
-def legend_above(ax,                      # the axes whose labelled artists the legend lists
-                 ncol: int,               # entries per row
-                 title: str | None = None,  # legend title
-                ):
+
+def legend_above(
+    ax,  # the axes whose labelled artists the legend lists
+    ncol: int,  # entries per row
+    title: str | None = None,  # legend title
+):
     "A one-row legend above the axes, outside the plotted area."
-    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.01), ncol=ncol, fontsize=9, frameon=False, title=title, title_fontsize=9)
+    ax.legend(
+        loc="lower center",
+        bbox_to_anchor=(0.5, 1.01),
+        ncol=ncol,
+        fontsize=9,
+        frameon=False,
+        title=title,
+        title_fontsize=9,
+    )
 
 # %% ../nbs/05_analysis.ipynb #c022a
-def plot_average_error(acc: pd.DataFrame  # model, corruption, severity (0-5), accuracy (a fraction)
-                      ):                    # the matplotlib figure
+def plot_average_error(
+    acc: pd.DataFrame,  # model, corruption, severity (0-5), accuracy (a fraction)
+):  # the matplotlib figure
     "Figure 4: average error mu (%, eq. 13) per corruption, one bar per model."
     mu = 100 * submetrics(acc)["mu"].unstack("model")
     fig, ax = plt.subplots(figsize=(10, 4), layout="constrained")
     mu.plot.bar(ax=ax, width=0.8, color=model_colors(mu.columns))
-    ax.set(ylabel="average error μ (%)", xlabel="corruption"); ax.grid(alpha=0.3, axis="y")
+    ax.set(ylabel="average error μ (%)", xlabel="corruption")
+    ax.grid(alpha=0.3, axis="y")
     legend_above(ax, len(mu.columns))
     plt.setp(ax.get_xticklabels(), rotation=35, ha="right")
     return fig
 
 # %% ../nbs/05_analysis.ipynb #c022r
-def plot_relative_drop(acc: pd.DataFrame  # model, corruption, severity (0-5), accuracy (a fraction)
-                      ):                    # the matplotlib figure
+def plot_relative_drop(
+    acc: pd.DataFrame,  # model, corruption, severity (0-5), accuracy (a fraction)
+):  # the matplotlib figure
     "Heatmap of the relative accuracy drop (A_{v,0} - A_{v,c}) / A_{v,0} (%, eq. 6) per model and corruption."
     drop = 100 * relative_drop(acc)
     fig, ax = plt.subplots(figsize=(10, 0.45 * len(drop) + 2.2), layout="constrained")
     im = ax.imshow(drop.to_numpy(), cmap="Reds", aspect="auto", vmin=0)
-    ax.set(xticks=range(drop.shape[1]), yticks=range(drop.shape[0]), yticklabels=drop.index, xlabel="corruption", ylabel="model")
+    ax.set(
+        xticks=range(drop.shape[1]),
+        yticks=range(drop.shape[0]),
+        yticklabels=drop.index,
+        xlabel="corruption",
+        ylabel="model",
+    )
     ax.set_xticklabels(drop.columns, rotation=35, ha="right")
     top = np.nanmax(drop.to_numpy())
     for (i, j), v in np.ndenumerate(drop.to_numpy()):
@@ -231,51 +358,73 @@ def plot_relative_drop(acc: pd.DataFrame  # model, corruption, severity (0-5), a
     fig.colorbar(im, ax=ax, label="relative accuracy drop (%)")
     return fig
 
+
 SUBMETRIC_LABELS = {"F": "F", "R": "R", "rho": "ρ", "mu": "μ", "delta": "Δ"}  # as the paper writes them
 
 # %% ../nbs/05_analysis.ipynb #c022s1
-def radar(ax, values: pd.DataFrame,  # a row per polygon, a column per sub-metric (scaled, in [0, 1])
-          title: str,                  # panel title
-          colors=None,                 # one colour per row; default each corruption's `corruption_style`
-         ):
+def radar(
+    ax,
+    values: pd.DataFrame,  # a row per polygon, a column per sub-metric (scaled, in [0, 1])
+    title: str,  # panel title
+    colors=None,  # one colour per row; default each corruption's `corruption_style`
+):
     "One radar chart: a polygon per row over the sub-metric columns, its legend below the chart."
     angles = np.linspace(0, 2 * np.pi, values.shape[1], endpoint=False)
     for k, (name, row) in enumerate(values.iterrows()):
         v = np.append(row.to_numpy(), row.to_numpy()[0])
-        style = {"color": colors[k]} if colors is not None else {k_: s for k_, s in corruption_style(name).items() if k_ != "linestyle"}
+        style = (
+            {"color": colors[k]}
+            if colors is not None
+            else {k_: s for k_, s in corruption_style(name).items() if k_ != "linestyle"}
+        )
         ax.plot(np.append(angles, angles[0]), v, lw=1.5, markersize=4, label=name, **style)
         ax.fill(np.append(angles, angles[0]), v, alpha=0.08, color=style["color"])
-    ax.set_xticks(angles); ax.set_xticklabels([SUBMETRIC_LABELS.get(c, c) for c in values.columns], fontsize=11)
-    ax.set_ylim(0, 1); ax.set_yticks([0.25, 0.5, 0.75, 1.0]); ax.set_yticklabels(["", "0.5", "", "1"], fontsize=7, color="gray")
+    ax.set_xticks(angles)
+    ax.set_xticklabels([SUBMETRIC_LABELS.get(c, c) for c in values.columns], fontsize=11)
+    ax.set_ylim(0, 1)
+    ax.set_yticks([0.25, 0.5, 0.75, 1.0])
+    ax.set_yticklabels(["", "0.5", "", "1"], fontsize=7, color="gray")
     ax.set_title(title, fontsize=11, pad=12)
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.06), ncol=2, fontsize=9, frameon=False)
 
-def plot_radars(acc: pd.DataFrame  # model, corruption, severity (0-5), accuracy (a fraction)
-               ):                    # the matplotlib figure
+
+def plot_radars(
+    acc: pd.DataFrame,  # model, corruption, severity (0-5), accuracy (a fraction)
+):  # the matplotlib figure
     "Figure 7: scaled sub-metrics (eq. 15) of the models (averaged over corruptions), then of the corruptions in each class (over models)."
     scaled = submetrics(acc, scaled=True)
     by_corruption = scaled.groupby(level="corruption").mean()
     panels = {"models": scaled.groupby(level="model").mean()}
     for title, families in RADAR_GROUPS.items():
         rows = [c for c in by_corruption.index if family_of(c) in families]
-        if rows: panels[title] = by_corruption.loc[rows]
+        if rows:
+            panels[title] = by_corruption.loc[rows]
     rows, cols = panel_grid(len(panels))
-    fig, axes = plt.subplots(rows, cols, figsize=(10 if cols == 3 else 3.4 * cols + 0.4, 4.5 * rows), subplot_kw={"projection": "polar"},
-                             squeeze=False, layout="constrained")
+    fig, axes = plt.subplots(
+        rows,
+        cols,
+        figsize=(10 if cols == 3 else 3.4 * cols + 0.4, 4.5 * rows),
+        subplot_kw={"projection": "polar"},
+        squeeze=False,
+        layout="constrained",
+    )
     for ax, (title, values) in zip(axes.ravel(), panels.items()):
         radar(ax, values, title, colors=model_colors(values.index) if title == "models" else None)
-    for ax in axes.ravel()[len(panels):]: ax.remove()
+    for ax in axes.ravel()[len(panels) :]:
+        ax.remove()
     fig.suptitle("scaled sub-metrics (0 at the centre, 1 at the rim; larger is less robust)", fontsize=10)
     return fig
 
 # %% ../nbs/05_analysis.ipynb #c022s2
-def plot_vre_weights(acc: pd.DataFrame  # model, corruption, severity (0-5), accuracy (a fraction)
-                    ):                    # the matplotlib figure
+def plot_vre_weights(
+    acc: pd.DataFrame,  # model, corruption, severity (0-5), accuracy (a fraction)
+):  # the matplotlib figure
     "Figure 8: VRE (eq. 18) of each model under the six weightings of `weight_vectors`."
     table = vre_under_weights(acc)
     fig, ax = plt.subplots(figsize=(9, 3.8), layout="constrained")
     table.plot.bar(ax=ax, width=0.8, color=model_colors(table.columns))
     ax.set(ylabel="VRE (lower is more robust)", xlabel="weighting: the named sub-metric at 0.6, the others at 0.1")
-    ax.grid(alpha=0.3, axis="y"); legend_above(ax, len(table.columns))
+    ax.grid(alpha=0.3, axis="y")
+    legend_above(ax, len(table.columns))
     plt.setp(ax.get_xticklabels(), rotation=0)
     return fig

@@ -13,35 +13,46 @@ __all__ = ['CONDITION', 'whole_number', 'non_negative_integer', 'positive_intege
            'key_entropy', 'seeded_rng', 'seed_of', 'LazyModule', 'LazyJit', 'lazy_njit']
 
 # %% ../nbs/00_base.ipynb #c006
-def whole_number(value,    # a severity, seed or id as the caller gave it
-                 what: str,  # its name, for the message
-                ) -> int:    # the value as an int
+def whole_number(
+    value,  # a severity, seed or id as the caller gave it
+    what: str,  # its name, for the message
+) -> int:  # the value as an int
     "`value` as an int when it is a whole number (3, 3.0, np.int64(3)); anything else is refused, naming `what`."
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer, float, np.floating)) or \
-       (isinstance(value, (float, np.floating)) and not float(value).is_integer()):
+    if (
+        isinstance(value, (bool, np.bool_))
+        or not isinstance(value, (int, np.integer, float, np.floating))
+        or (isinstance(value, (float, np.floating)) and not float(value).is_integer())
+    ):
         raise ValueError(f"{what} must be an integer, got {value!r}")
     return int(value)
 
-def non_negative_integer(value,      # a seed or image id as the caller gave it
-                         what: str,  # its name, for the message
-                        ) -> int:    # the value as an int, >= 0
+
+def non_negative_integer(
+    value,  # a seed or image id as the caller gave it
+    what: str,  # its name, for the message
+) -> int:  # the value as an int, >= 0
     "`value` as an int when it is a whole number >= 0 (a seed, an image id); refused otherwise, naming `what`."
     number = whole_number(value, what)
-    if number < 0: raise ValueError(f"{what} must be a non-negative integer, got {value!r}")
+    if number < 0:
+        raise ValueError(f"{what} must be a non-negative integer, got {value!r}")
     return number
 
-def positive_integer(value,      # a count that must be at least 1 (workers, a chunk's size)
-                     what: str,  # its name, for the message
-                    ) -> int:    # the value as an int, >= 1
+
+def positive_integer(
+    value,  # a count that must be at least 1 (workers, a chunk's size)
+    what: str,  # its name, for the message
+) -> int:  # the value as an int, >= 1
     "`value` as an int when it is a whole number >= 1; refused otherwise, naming `what`."
     number = whole_number(value, what)
-    if number < 1: raise ValueError(f"{what} must be at least 1, got {value!r}")
+    if number < 1:
+        raise ValueError(f"{what} must be at least 1, got {value!r}")
     return number
 
 # %% ../nbs/00_base.ipynb #c010
-def listed(items,         # anything iterable
-           limit: int = 5,  # items shown
-          ) -> str:
+def listed(
+    items,  # anything iterable
+    limit: int = 5,  # items shown
+) -> str:
     "The first `limit` items, comma-separated, and how many more there are."
     items = list(items)
     return ", ".join(map(str, items[:limit])) + (f" and {len(items) - limit} more" if len(items) > limit else "")
@@ -49,106 +60,154 @@ def listed(items,         # anything iterable
 # %% ../nbs/00_base.ipynb #c014
 class UnknownNameError(KeyError, ValueError):
     "A name that a registry does not hold; the message lists the names it does."
-    def __str__(self): return str(self.args[0]) if self.args else ""
+
+    def __str__(self):
+        return str(self.args[0]) if self.args else ""
 
 # %% ../nbs/00_base.ipynb #c014p2
 def _rebuilt_registry(what: str, items: dict) -> Registry:
-    registry = Registry(what); registry.update(items); return registry
+    registry = Registry(what)
+    registry.update(items)
+    return registry
 
 # %% ../nbs/00_base.ipynb #c014p1
 class Registry(dict):
     "A table of named parts: `register` adds one, and a lookup of an unknown name lists the known ones."
-    def __init__(self, what: str  # what the parts are, for messages ("corruption", "model family")
-                ):
-        super().__init__(); self.what = what
 
-    def register(self, name: str,  # the part's name, a non-empty string
-                 part,             # the part
-                ):
+    def __init__(
+        self,
+        what: str,  # what the parts are, for messages ("corruption", "model family")
+    ):
+        super().__init__()
+        self.what = what
+
+    def register(
+        self,
+        name: str,  # the part's name, a non-empty string
+        part,  # the part
+    ):
         "Add `part` under `name` (replacing an earlier one) and return it."
-        if not isinstance(name, str) or not name: raise ValueError(f"a {self.what} is named by a non-empty string, got {name!r}")
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"a {self.what} is named by a non-empty string, got {name!r}")
         self[name] = part
         return part
 
     def __missing__(self, name):
-        raise UnknownNameError(f"unknown {self.what} {name!r}; known: {', '.join(self) or '(none)'}{self.suggestion([name])}")
+        raise UnknownNameError(
+            f"unknown {self.what} {name!r}; known: {', '.join(self) or '(none)'}{self.suggestion([name])}"
+        )
 
-    def suggestion(self, names  # unknown names
-                  ) -> str:     # " (did you mean ...?)" naming the known names closest to each, or "" when none is close
+    def suggestion(
+        self,
+        names,  # unknown names
+    ) -> str:  # " (did you mean ...?)" naming the known names closest to each, or "" when none is close
         "The known names that look like the unknown ones (difflib's close matches), for an error message."
         close = [m for n in names for m in difflib.get_close_matches(str(n), list(self), n=1, cutoff=0.75)]
         return f" (did you mean {', '.join(map(repr, dict.fromkeys(close)))}?)" if close else ""
 
-    def unknown(self, names  # names to look up
-               ) -> list:
+    def unknown(
+        self,
+        names,  # names to look up
+    ) -> list:
         "The `names` this registry does not hold, in the order given."
         return [n for n in names if n not in self]
 
-    def check(self, names,  # names to look up
-             ) -> list:
+    def check(
+        self,
+        names,  # names to look up
+    ) -> list:
         "`names` as a list, or one error naming every unknown one and the known ones."
         names = list(names)
         if missing := self.unknown(names):
-            raise UnknownNameError(f"unknown {self.what}(s) {', '.join(map(repr, missing))}; known: {', '.join(self) or '(none)'}{self.suggestion(missing)}")
+            raise UnknownNameError(
+                f"unknown {self.what}(s) {', '.join(map(repr, missing))}; known: {', '.join(self) or '(none)'}{self.suggestion(missing)}"
+            )
         return names
 
-    def __reduce__(self): return (_rebuilt_registry, (self.what, dict(self)))
+    def __reduce__(self):
+        return (_rebuilt_registry, (self.what, dict(self)))
 
 # %% ../nbs/00_base.ipynb #b0cond1
 CONDITION = ("model", "corruption", "severity")  # the columns that name a condition of a run: a results table's rows
 
 # %% ../nbs/00_base.ipynb #c018
-def key_entropy(keys: dict  # key name -> a whole number >= 0 or a string
-               ) -> list[int]:
+def key_entropy(
+    keys: dict,  # key name -> a whole number >= 0 or a string
+) -> list[int]:
     "The entropy of named keys: numbers as they are (checked, named in errors), strings by CRC-32."
     return [zlib.crc32(v.encode()) if isinstance(v, str) else non_negative_integer(v, k) for k, v in keys.items()]
 
-def seeded_rng(**keys  # seed=..., and whatever identifies the draw: numbers >= 0 or strings
-              ) -> np.random.Generator:
+
+def seeded_rng(
+    **keys,  # seed=..., and whatever identifies the draw: numbers >= 0 or strings
+) -> np.random.Generator:
     "A fresh numpy generator, the same for the same keys (in the same order)."
     return np.random.default_rng(np.random.SeedSequence(key_entropy(keys)))
 
-def seed_of(**keys  # as for `seeded_rng`
-           ) -> int:
+
+def seed_of(
+    **keys,  # as for `seeded_rng`
+) -> int:
     "The same keys as one integer seed in [0, 2**63), for `torch.manual_seed` and the like."
     return int(np.random.SeedSequence(key_entropy(keys)).generate_state(1, np.uint64)[0] >> np.uint64(1))
 
 # %% ../nbs/00_base.ipynb #c026lz
 class LazyModule:
     "A module imported on the first use of one of its attributes (`plt = LazyModule('matplotlib.pyplot')`): a process that never draws never loads it."
-    def __init__(self, name: str  # the module's import name
-                ):
+
+    def __init__(
+        self,
+        name: str,  # the module's import name
+    ):
         self._name, self._module = name, None
+
     def __getattr__(self, attribute: str):
-        if attribute.startswith("__"): raise AttributeError(attribute)
+        if attribute.startswith("__"):
+            raise AttributeError(attribute)
         if self._module is None:
             import importlib
+
             self._module = importlib.import_module(self._name)
         return getattr(self._module, attribute)
-    def __repr__(self) -> str: return f"LazyModule({self._name!r}, {'imported' if self._module is not None else 'not imported yet'})"
 
+    def __repr__(self) -> str:
+        return f"LazyModule({self._name!r}, {'imported' if self._module is not None else 'not imported yet'})"
 
 # %% ../nbs/00_base.ipynb #c027lk
 class LazyJit:
     "A function compiled by `numba.njit(**options)` on its first call (`lazy_njit`'s): numba is imported then, not with the module."
-    def __init__(self, function: Callable,  # plain Python, as numba.njit takes it
-                 options: dict):            # numba.njit's options (cache, nogil, inline, ...)
+
+    def __init__(
+        self,
+        function: Callable,  # plain Python, as numba.njit takes it
+        options: dict,
+    ):  # numba.njit's options (cache, nogil, inline, ...)
         self.function, self.options, self._compiled = function, options, None
         functools.update_wrapper(self, function)
+
     @property
     def compiled(self):
         "numba's dispatcher of the function (numba imported, and compiled or read from its cache, on the first use)."
         if self._compiled is None:
             import numba
             from numba.extending import typeof_impl
+
             if LazyJit not in typeof_impl.registry:  # a kernel calling a deferred one: numba types it as its dispatcher
                 typeof_impl.register(LazyJit)(lambda value, context: numba.typeof(value.compiled))
             self._compiled = numba.njit(**self.options)(self.function)
         return self._compiled
-    def __call__(self, *args, **kwargs): return self.compiled(*args, **kwargs)
-    def __repr__(self) -> str: return f"LazyJit({self.function.__qualname__}, {'compiled' if self._compiled is not None else 'not compiled yet'})"
 
-def lazy_njit(**options  # numba.njit's options
-             ) -> Callable:  # a decorator making a `LazyJit`
+    def __call__(self, *args, **kwargs):
+        return self.compiled(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return (
+            f"LazyJit({self.function.__qualname__}, {'compiled' if self._compiled is not None else 'not compiled yet'})"
+        )
+
+
+def lazy_njit(
+    **options,  # numba.njit's options
+) -> Callable:  # a decorator making a `LazyJit`
     "`numba.njit(**options)`, deferred to the decorated function's first call."
     return lambda function: LazyJit(function, options)

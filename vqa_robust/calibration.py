@@ -9,6 +9,7 @@ import pandas as pd
 from .base import LazyModule, CONDITION, Registry
 from .corruptions import CLEAN
 from .metrics import answer_columns, image_condition_answers, with_clean
+
 plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
 
 # %% auto #0
@@ -17,144 +18,206 @@ __all__ = ['plt', 'CORRECTNESS', 'soft_correct', 'exact_correct', 'correctness',
            'plot_reliability', 'brier_alignment', 'alignment_terms', 'robustness_alignment']
 
 # %% ../nbs/04a_calibration.ipynb #k013
-def soft_correct(score  # VQA accuracy per answer, fractions in [0, 1]
-                ) -> np.ndarray:
+def soft_correct(
+    score,  # VQA accuracy per answer, fractions in [0, 1]
+) -> np.ndarray:
     "Correctness as the VQA accuracy itself (0, 0.3, 0.6, 0.9 or 1 with ten human answers)."
     return np.asarray(score, dtype=float)
 
-def exact_correct(score  # VQA accuracy per answer, fractions in [0, 1]
-                 ) -> np.ndarray:
+
+def exact_correct(
+    score,  # VQA accuracy per answer, fractions in [0, 1]
+) -> np.ndarray:
     "Correctness 1 for full credit (score 1), else 0."
     return (np.asarray(score, dtype=float) == 1).astype(float)
 
-CORRECTNESS = Registry("correctness")  # name -> function(scores) -> the correctness that confidences are compared with
-for _name, _correct in {"soft": soft_correct, "exact": exact_correct}.items(): CORRECTNESS.register(_name, _correct)
 
-def correctness(score,               # VQA accuracy per answer, fractions in [0, 1]
-                correct: str = "soft",  # a key of CORRECTNESS
-               ) -> np.ndarray:      # the correctness each confidence is compared with
+CORRECTNESS = Registry("correctness")  # name -> function(scores) -> the correctness that confidences are compared with
+for _name, _correct in {"soft": soft_correct, "exact": exact_correct}.items():
+    CORRECTNESS.register(_name, _correct)
+
+
+def correctness(
+    score,  # VQA accuracy per answer, fractions in [0, 1]
+    correct: str = "soft",  # a key of CORRECTNESS
+) -> np.ndarray:  # the correctness each confidence is compared with
     "What 'correct' means for calibration: the soft VQA accuracy (default), or 1 for full credit only (`exact`)."
     return CORRECTNESS[correct](score)
 
 # %% ../nbs/04a_calibration.ipynb #k013b
-def bin_index(confidence,       # confidences in [0, 1]
-              n_bins: int = 15, # equal-width bins on [0, 1]
-             ) -> np.ndarray:   # the bin of each confidence, 0 .. n_bins - 1
+def bin_index(
+    confidence,  # confidences in [0, 1]
+    n_bins: int = 15,  # equal-width bins on [0, 1]
+) -> np.ndarray:  # the bin of each confidence, 0 .. n_bins - 1
     "Equal-width bins closed on the right, (k/B, (k+1)/B], as Guo et al.'s ECE: a confidence on an edge k/B goes to the bin below, 0 to the first."
     edges = np.arange(1, n_bins) / n_bins  # the inner edges 1/B, ..., (B - 1)/B, compared with as they are
     return np.searchsorted(edges, np.asarray(confidence, dtype=float), side="left")
 
 # %% ../nbs/04a_calibration.ipynb #k013r
-def reliability_bins(confidence,          # confidences in [0, 1] (no NaN)
-                     correct,             # correctness per answer, in [0, 1]
-                     n_bins: int = 15,    # equal-width bins
-                    ) -> pd.DataFrame:    # bin, low, high, n, share, confidence, accuracy (non-empty bins only)
+def reliability_bins(
+    confidence,  # confidences in [0, 1] (no NaN)
+    correct,  # correctness per answer, in [0, 1]
+    n_bins: int = 15,  # equal-width bins
+) -> pd.DataFrame:  # bin, low, high, n, share, confidence, accuracy (non-empty bins only)
     "The reliability diagram's numbers: per confidence bin, the share of answers, their mean confidence and mean correctness."
     confidence, correct = np.asarray(confidence, dtype=float), np.asarray(correct, dtype=float)
     table = pd.DataFrame({"bin": bin_index(confidence, n_bins), "confidence": confidence, "accuracy": correct})
-    out = table.groupby("bin").agg(n=("confidence", "size"), confidence=("confidence", "mean"), accuracy=("accuracy", "mean")).reset_index()
+    out = (
+        table.groupby("bin")
+        .agg(n=("confidence", "size"), confidence=("confidence", "mean"), accuracy=("accuracy", "mean"))
+        .reset_index()
+    )
     return out.assign(low=out.bin / n_bins, high=(out.bin + 1) / n_bins, share=out.n / len(table))[
-        ["bin", "low", "high", "n", "share", "confidence", "accuracy"]]
+        ["bin", "low", "high", "n", "share", "confidence", "accuracy"]
+    ]
 
 # %% ../nbs/04a_calibration.ipynb #k013p1
-def expected_calibration_error(confidence,        # confidences in [0, 1] (no NaN)
-                               correct,           # correctness per answer, in [0, 1]
-                               n_bins: int = 15,  # equal-width bins
-                              ) -> float:         # ECE, in [0, 1]
+def expected_calibration_error(
+    confidence,  # confidences in [0, 1] (no NaN)
+    correct,  # correctness per answer, in [0, 1]
+    n_bins: int = 15,  # equal-width bins
+) -> float:  # ECE, in [0, 1]
     "ECE: the bins' |mean correctness - mean confidence|, weighted by each bin's share of the answers."
-    if len(confidence) == 0: return float("nan")
+    if len(confidence) == 0:
+        return float("nan")
     bins = reliability_bins(confidence, correct, n_bins)
     return float((bins.share * (bins.accuracy - bins.confidence).abs()).sum())
 
-def brier_score(confidence,  # confidences in [0, 1] (no NaN)
-                correct,     # correctness per answer, in [0, 1]
-               ) -> float:   # mean squared difference, in [0, 1]
+
+def brier_score(
+    confidence,  # confidences in [0, 1] (no NaN)
+    correct,  # correctness per answer, in [0, 1]
+) -> float:  # mean squared difference, in [0, 1]
     "Brier score of the chosen answers: mean (confidence - correct)^2."
-    if len(confidence) == 0: return float("nan")
+    if len(confidence) == 0:
+        return float("nan")
     return float(np.mean((np.asarray(confidence, dtype=float) - np.asarray(correct, dtype=float)) ** 2))
 
 # %% ../nbs/04a_calibration.ipynb #k018
-def condition_calibration(rows: pd.DataFrame,    # one condition's answers (`with_clean`'s): score, confidence, clean_confidence, has_clean
-                          n_bins: int = 15,      # equal-width bins of the ECE
-                          correct: str = "soft", # a key of CORRECTNESS
-                         ) -> dict:              # the calibration numbers of the condition
+def condition_calibration(
+    rows: pd.DataFrame,  # one condition's answers (`with_clean`'s): score, confidence, clean_confidence, has_clean
+    n_bins: int = 15,  # equal-width bins of the ECE
+    correct: str = "soft",  # a key of CORRECTNESS
+) -> dict:  # the calibration numbers of the condition
     "ECE, Brier, mean confidence (all, right, wrong), and the confidence shift from clean, of one condition."
     known = rows[rows.confidence.notna()]
     p, y, score = known.confidence.to_numpy(float), correctness(known.score, correct), known.score.to_numpy(float)
     both = known[known.clean_confidence.notna()]
     mean = lambda x: float(np.mean(x)) if len(x) else float("nan")
-    return {"n": len(rows), "n_confidence": len(known), "n_without_clean": int((~rows.has_clean).sum()), "accuracy": float(rows.score.mean()),
-            "ece": expected_calibration_error(p, y, n_bins), "brier": brier_score(p, y), "confidence": mean(p),
-            "confidence_right": mean(p[score == 1]), "confidence_wrong": mean(p[score == 0]),
-            "question_confidence_shift": mean(both.confidence - both.clean_confidence)}
+    return {
+        "n": len(rows),
+        "n_confidence": len(known),
+        "n_without_clean": int((~rows.has_clean).sum()),
+        "accuracy": float(rows.score.mean()),
+        "ece": expected_calibration_error(p, y, n_bins),
+        "brier": brier_score(p, y),
+        "confidence": mean(p),
+        "confidence_right": mean(p[score == 1]),
+        "confidence_wrong": mean(p[score == 0]),
+        "question_confidence_shift": mean(both.confidence - both.clean_confidence),
+    }
 
-def calibration_table(scored: pd.DataFrame,   # a run's scored answers: model, corruption, severity, seed, question_id, answer, confidence, score
-                      n_bins: int = 15,       # equal-width bins of the ECE
-                      correct: str = "soft",  # a key of CORRECTNESS: "soft" (the VQA accuracy) or "exact" (score == 1)
-                     ) -> pd.DataFrame:       # model, corruption, severity, n, n_confidence, n_without_clean, accuracy, ece, brier, confidence, confidence_right, confidence_wrong, confidence_shift, question_confidence_shift
+
+def calibration_table(
+    scored: pd.DataFrame,  # a run's scored answers: model, corruption, severity, seed, question_id, answer, confidence, score
+    n_bins: int = 15,  # equal-width bins of the ECE
+    correct: str = "soft",  # a key of CORRECTNESS: "soft" (the VQA accuracy) or "exact" (score == 1)
+) -> pd.DataFrame:  # model, corruption, severity, n, n_confidence, n_without_clean, accuracy, ece, brier, confidence, confidence_right, confidence_wrong, confidence_shift, question_confidence_shift
     "Calibration of every condition (over all its answers, as accuracy.csv counts them), with the shift of the mean confidence from the same model's clean condition."
-    rows = with_clean(answer_columns(scored, "confidence", "score"), ("confidence",))  # the columns it reads: no copy of the questions' text
-    table = pd.DataFrame([{**dict(zip(CONDITION, key)), **condition_calibration(group, n_bins, correct)}
-                          for key, group in rows.groupby(list(CONDITION), sort=True)])
+    rows = with_clean(
+        answer_columns(scored, "confidence", "score"), ("confidence",)
+    )  # the columns it reads: no copy of the questions' text
+    table = pd.DataFrame(
+        [
+            {**dict(zip(CONDITION, key)), **condition_calibration(group, n_bins, correct)}
+            for key, group in rows.groupby(list(CONDITION), sort=True)
+        ]
+    )
     clean = table[(table.corruption == CLEAN[0]) & (table.severity == CLEAN[1])].set_index("model").confidence
     table.insert(len(table.columns) - 1, "confidence_shift", table.confidence - table.model.map(clean))
     return table
 
 # %% ../nbs/04a_calibration.ipynb #k023
-def plot_reliability(scored: pd.DataFrame,     # a run's scored answers, with confidence
-                     n_bins: int = 10,         # equal-width bins
-                     correct: str = "soft",    # a key of CORRECTNESS
-                     severity: int | None = None,  # the corrupted level drawn beside clean; None: the highest in the answers
-                    ) -> plt.Figure:
+def plot_reliability(
+    scored: pd.DataFrame,  # a run's scored answers, with confidence
+    n_bins: int = 10,  # equal-width bins
+    correct: str = "soft",  # a key of CORRECTNESS
+    severity: int | None = None,  # the corrupted level drawn beside clean; None: the highest in the answers
+) -> plt.Figure:
     "Reliability diagrams: a panel per model, its clean answers against each corruption at `severity` (marker area: the bin's share), with the ECE of each."
     scored = image_condition_answers(scored)
     scored = scored[scored.confidence.notna()]
-    if scored.empty: raise ValueError("no answer has a confidence: a reliability diagram needs them")
+    if scored.empty:
+        raise ValueError("no answer has a confidence: a reliability diagram needs them")
     severity = int(scored.severity.max()) if severity is None else severity
     models = sorted(scored.model.unique())
-    fig, axes = plt.subplots(1, len(models), figsize=(3.6 * len(models) + 0.4, 3.8), squeeze=False, layout="constrained")
+    fig, axes = plt.subplots(
+        1, len(models), figsize=(3.6 * len(models) + 0.4, 3.8), squeeze=False, layout="constrained"
+    )
     for ax, model in zip(axes.ravel(), models):
         rows = scored[scored.model == model]
         ax.plot([0, 1], [0, 1], color="0.6", lw=1, ls=":")
         conditions = [CLEAN] + [(c, severity) for c in sorted(set(rows.corruption) - {CLEAN[0]})]
         for corruption, level in conditions:
             part = rows[(rows.corruption == corruption) & (rows.severity == level)]
-            if part.empty: continue
+            if part.empty:
+                continue
             y = correctness(part.score, correct)
             bins = reliability_bins(part.confidence, y, n_bins)
             ece = expected_calibration_error(part.confidence, y, n_bins)
             style = {"color": "black", "lw": 2} if corruption == CLEAN[0] else {"lw": 1.3}
-            line, = ax.plot(bins.confidence, bins.accuracy, label=f"{corruption} {level}: ECE {ece:.3f}", **style)
-            ax.scatter(bins.confidence, bins.accuracy, s=8 + 150 * bins.share, color=line.get_color(), zorder=3)  # area: the bin's share
+            (line,) = ax.plot(bins.confidence, bins.accuracy, label=f"{corruption} {level}: ECE {ece:.3f}", **style)
+            ax.scatter(
+                bins.confidence, bins.accuracy, s=8 + 150 * bins.share, color=line.get_color(), zorder=3
+            )  # area: the bin's share
         ax.set(title=model, xlim=(0, 1), ylim=(0, 1.02), xlabel="mean confidence in bin", aspect="equal")
-        ax.grid(alpha=0.3); ax.legend(fontsize=8, loc="lower right")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8, loc="lower right")
     axes[0, 0].set_ylabel(f"mean correctness ({correct})")
     return fig
 
 # %% ../nbs/04a_calibration.ipynb #k027
-def brier_alignment(confidence,  # confidences in [0, 1]
-                    correct,     # correctness per answer, in [0, 1]
-                   ) -> np.ndarray:  # per answer, in [-1, 1]
+def brier_alignment(
+    confidence,  # confidences in [0, 1]
+    correct,  # correctness per answer, in [0, 1]
+) -> np.ndarray:  # per answer, in [-1, 1]
     "1 - 2 (p - y)^2: the Brier score (a proper scoring rule) rescaled, 1 for a confidence equal to the correctness, -1 for a sure wrong answer."
     return 1 - 2 * (np.asarray(confidence, dtype=float) - np.asarray(correct, dtype=float)) ** 2
 
-def alignment_terms(scored: pd.DataFrame,   # a run's scored answers, with confidence
-                    correct: str = "soft",  # a key of CORRECTNESS
-                   ) -> pd.DataFrame:       # the answers with a confidence both clean and under their condition, with alignment, clean_alignment, confidence_change, correctness_change
+
+def alignment_terms(
+    scored: pd.DataFrame,  # a run's scored answers, with confidence
+    correct: str = "soft",  # a key of CORRECTNESS
+) -> pd.DataFrame:  # the answers with a confidence both clean and under their condition, with alignment, clean_alignment, confidence_change, correctness_change
     "Per answer with a clean counterpart: the Brier alignment under its condition and on the clean image, and the changes p - p_clean and y - y_clean."
     rows = with_clean(scored, ("confidence", "score"))
     rows = rows[rows.confidence.notna() & rows.clean_confidence.notna()]
     p, p0 = rows.confidence.to_numpy(float), rows.clean_confidence.to_numpy(float)
     y, y0 = correctness(rows.score, correct), correctness(rows.clean_score, correct)
-    return rows.assign(alignment=brier_alignment(p, y), clean_alignment=brier_alignment(p0, y0), confidence_change=p - p0, correctness_change=y - y0)
+    return rows.assign(
+        alignment=brier_alignment(p, y),
+        clean_alignment=brier_alignment(p0, y0),
+        confidence_change=p - p0,
+        correctness_change=y - y0,
+    )
 
-def robustness_alignment(scored: pd.DataFrame,   # a run's scored answers, with confidence
-                         correct: str = "soft",  # a key of CORRECTNESS
-                        ) -> pd.DataFrame:       # model, corruption, severity, n, clean_alignment, alignment, confidence_change, correctness_change, uncertainty_shift, ras
+
+def robustness_alignment(
+    scored: pd.DataFrame,  # a run's scored answers, with confidence
+    correct: str = "soft",  # a key of CORRECTNESS
+) -> pd.DataFrame:  # model, corruption, severity, n, clean_alignment, alignment, confidence_change, correctness_change, uncertainty_shift, ras
     "Per condition: the mean Brier alignment minus the uncertainty shift |mean(p - p_clean) - mean(y - y_clean)|, in [-3, 1]."
     terms = alignment_terms(answer_columns(scored, "confidence", "score"), correct)  # the columns it reads
-    table = (terms.groupby(list(CONDITION)).agg(n=("alignment", "size"), clean_alignment=("clean_alignment", "mean"), alignment=("alignment", "mean"),
-                                                       confidence_change=("confidence_change", "mean"), correctness_change=("correctness_change", "mean"))
-             .reset_index())
+    table = (
+        terms.groupby(list(CONDITION))
+        .agg(
+            n=("alignment", "size"),
+            clean_alignment=("clean_alignment", "mean"),
+            alignment=("alignment", "mean"),
+            confidence_change=("confidence_change", "mean"),
+            correctness_change=("correctness_change", "mean"),
+        )
+        .reset_index()
+    )
     table["uncertainty_shift"] = (table.confidence_change - table.correctness_change).abs()
     return table.assign(ras=table.alignment - table.uncertainty_shift)

@@ -11,7 +11,18 @@ import pandas as pd
 from .base import LazyModule, CONDITION, Registry
 from .vqav2 import VQADataset, images_under
 from .metrics import answer_columns, clean_mask, vqa_accuracy, with_clean
-from .vocabulary import ACHROMATIC, CHROMATIC, COLOURS, answer_changed, as_number, clean_text, most_common_answer, negated, same_answer
+from vqa_robust.vocabulary import (
+    ACHROMATIC,
+    CHROMATIC,
+    COLOURS,
+    answer_changed,
+    as_number,
+    clean_text,
+    most_common_answer,
+    negated,
+    same_answer,
+)
+
 plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
 
 # %% auto #0
@@ -22,54 +33,201 @@ __all__ = ['plt', 'CHANGE_COLUMNS', 'DENIALS', 'ANSWER_CLASSES', 'QUESTION_ASKS'
            'plot_chromatic_rate', 'relabelled_score', 'colour_accuracy']
 
 # %% ../nbs/07a_changes.ipynb #c053
-CHANGE_COLUMNS = ["model", "seed", "corruption", "severity", "question_id", "image_id", "question", "question_type", "answer_type",
-                  "truth", "clean_answer", "corrupted_answer"]
+CHANGE_COLUMNS = [
+    "model",
+    "seed",
+    "corruption",
+    "severity",
+    "question_id",
+    "image_id",
+    "question",
+    "question_type",
+    "answer_type",
+    "truth",
+    "clean_answer",
+    "corrupted_answer",
+]
 
-def answer_changes(answers: pd.DataFrame,  # a run's answers: model, corruption, severity, seed, question_id, answer
-                   dataset: VQADataset,    # the run's questions
-                  ) -> pd.DataFrame:       # CHANGE_COLUMNS, one row per changed answer
+
+def answer_changes(
+    answers: pd.DataFrame,  # a run's answers: model, corruption, severity, seed, question_id, answer
+    dataset: VQADataset,  # the run's questions
+) -> pd.DataFrame:  # CHANGE_COLUMNS, one row per changed answer
     "Answers under corruption that changed (`answer_changed`) from the same model's clean answer to the same question."
-    merged = with_clean(answer_columns(answers, "answer"), columns=("answer",))  # each answer beside the same model's clean answer (vqa_robust.metrics), the columns it reads only
+    merged = with_clean(
+        answer_columns(answers, "answer"), columns=("answer",)
+    )  # each answer beside the same model's clean answer (vqa_robust.metrics), the columns it reads only
     merged = merged[~clean_mask(merged) & merged.has_clean.to_numpy()]
     changed = merged[[answer_changed(before, after) for before, after in zip(merged.clean_answer, merged.answer)]]
     q = dataset.questions.set_index("question_id")
     changed = changed.rename(columns={"answer": "corrupted_answer"}).assign(
-        image_id=q.image_id.reindex(changed.question_id).to_numpy(), question=q.question.reindex(changed.question_id).to_numpy(),
-        question_type=q.question_type.reindex(changed.question_id).to_numpy(), answer_type=q.answer_type.reindex(changed.question_id).to_numpy(),
-        truth=[most_common_answer(a) for a in q.answers.reindex(changed.question_id)])
+        image_id=q.image_id.reindex(changed.question_id).to_numpy(),
+        question=q.question.reindex(changed.question_id).to_numpy(),
+        question_type=q.question_type.reindex(changed.question_id).to_numpy(),
+        answer_type=q.answer_type.reindex(changed.question_id).to_numpy(),
+        truth=[most_common_answer(a) for a in q.answers.reindex(changed.question_id)],
+    )
     return changed[CHANGE_COLUMNS].sort_values([*CONDITION, "question_id"], ignore_index=True)
 
 # %% ../nbs/07a_changes.ipynb #c058
 DENIALS = ("nothing", "none", "nobody", "no one", "0", "zero")  # answers that deny something is there
 
-def answer_kind(answer  # an answer
-               ) -> str:
+
+def answer_kind(
+    answer,  # an answer
+) -> str:
     "The kind of an answer: yes/no, number, colour or other."
     text = clean_text(answer)
-    if text in ("yes", "no"): return "yes/no"
-    if as_number(text) is not None: return "number"
+    if text in ("yes", "no"):
+        return "yes/no"
+    if as_number(text) is not None:
+        return "number"
     return "colour" if text in COLOURS else "other"
+
 
 ANSWER_CLASSES = {  # what an answer names, beyond yes/no, numbers and colours; a phrase is looked up whole, then by its first word
     "side": ("left", "right"),
     "depth": ("front", "back", "behind", "foreground", "background"),
     "height": ("top", "bottom", "above", "below"),
     "posture": ("standing", "sitting", "lying", "laying", "kneeling", "squatting", "crouching", "leaning"),
-    "activity": ("run", "walk", "jump", "swim", "throw", "catch", "hit", "kick", "serve", "surf", "ski", "skate", "eat", "drink", "sleep", "play", "ride",
-                 "running", "walking", "jumping", "swimming", "throwing", "catching", "hitting", "kicking", "serving", "surfing", "skiing",
-                 "skateboarding", "snowboarding", "eating", "drinking", "sleeping", "playing", "riding", "flying", "batting", "pitching",
-                 "talking", "reading", "texting", "cooking", "waiting", "resting", "posing"),
-    "object": ("bat", "ball", "racket", "racquet", "kite", "skateboard", "surfboard", "snowboard", "skis", "glove", "helmet", "umbrella",
-               "phone", "laptop", "book", "bag", "plate", "bowl", "cup", "knife", "fork", "spoon", "bottle", "chair", "table", "bench"),
-    "food": ("sandwich", "cake", "pizza", "donut", "doughnut", "hot dog", "banana", "apple", "oranges", "broccoli", "carrot",
-             "carrots", "bread", "salad", "sushi", "burger", "hamburger", "fries", "meat", "cheese", "soup", "rice", "pasta", "fruit", "vegetables"),
+    "activity": (
+        "run",
+        "walk",
+        "jump",
+        "swim",
+        "throw",
+        "catch",
+        "hit",
+        "kick",
+        "serve",
+        "surf",
+        "ski",
+        "skate",
+        "eat",
+        "drink",
+        "sleep",
+        "play",
+        "ride",
+        "running",
+        "walking",
+        "jumping",
+        "swimming",
+        "throwing",
+        "catching",
+        "hitting",
+        "kicking",
+        "serving",
+        "surfing",
+        "skiing",
+        "skateboarding",
+        "snowboarding",
+        "eating",
+        "drinking",
+        "sleeping",
+        "playing",
+        "riding",
+        "flying",
+        "batting",
+        "pitching",
+        "talking",
+        "reading",
+        "texting",
+        "cooking",
+        "waiting",
+        "resting",
+        "posing",
+    ),
+    "object": (
+        "bat",
+        "ball",
+        "racket",
+        "racquet",
+        "kite",
+        "skateboard",
+        "surfboard",
+        "snowboard",
+        "skis",
+        "glove",
+        "helmet",
+        "umbrella",
+        "phone",
+        "laptop",
+        "book",
+        "bag",
+        "plate",
+        "bowl",
+        "cup",
+        "knife",
+        "fork",
+        "spoon",
+        "bottle",
+        "chair",
+        "table",
+        "bench",
+    ),
+    "food": (
+        "sandwich",
+        "cake",
+        "pizza",
+        "donut",
+        "doughnut",
+        "hot dog",
+        "banana",
+        "apple",
+        "oranges",
+        "broccoli",
+        "carrot",
+        "carrots",
+        "bread",
+        "salad",
+        "sushi",
+        "burger",
+        "hamburger",
+        "fries",
+        "meat",
+        "cheese",
+        "soup",
+        "rice",
+        "pasta",
+        "fruit",
+        "vegetables",
+    ),
     "weather": ("sunny", "cloudy", "rainy", "snowy", "overcast", "clear", "foggy", "windy", "stormy", "cold", "hot"),
-    "sport": ("baseball", "soccer", "tennis", "frisbee", "football", "basketball", "volleyball", "golf", "hockey", "cricket", "rugby"),
-    "animal": ("dog", "cat", "horse", "cow", "sheep", "elephant", "giraffe", "zebra", "bear", "bird", "duck", "goat", "pig"),
+    "sport": (
+        "baseball",
+        "soccer",
+        "tennis",
+        "frisbee",
+        "football",
+        "basketball",
+        "volleyball",
+        "golf",
+        "hockey",
+        "cricket",
+        "rugby",
+    ),
+    "animal": (
+        "dog",
+        "cat",
+        "horse",
+        "cow",
+        "sheep",
+        "elephant",
+        "giraffe",
+        "zebra",
+        "bear",
+        "bird",
+        "duck",
+        "goat",
+        "pig",
+    ),
     "shape": ("circle", "rectangle", "triangle", "square"),
 }
 QUESTION_ASKS = (  # (pattern on the lower-cased question, classes it asks for): the first that matches counts
-    (r"^(is|are|was|were|do|does|did|can|could|will|would|has|have|had|should)\b(?!.*\bor\b)", ("yes/no",)),  # not "is it A or B?"
+    (
+        r"^(is|are|was|were|do|does|did|can|could|will|would|has|have|had|should)\b(?!.*\bor\b)",
+        ("yes/no",),
+    ),  # not "is it A or B?"
     (r"^how many\b", ("number",)),
     (r"\bcolou?r\b", ("colour",)),
     (r"\bdoing\b|\bto do\b", ("activity", "posture")),
@@ -79,19 +237,24 @@ QUESTION_ASKS = (  # (pattern on the lower-cased question, classes it asks for):
 )
 
 # %% ../nbs/07a_changes.ipynb #c058p1
-def answer_class(answer  # an answer
-                ) -> str | None:
+def answer_class(
+    answer,  # an answer
+) -> str | None:
     "What an answer names: yes/no, number, colour, a class of `ANSWER_CLASSES` (whole phrase, then first word), or None if unknown."
     text = clean_text(answer)
     kind = answer_kind(text)
-    if kind != "other": return kind
+    if kind != "other":
+        return kind
     for key in (text, text.split(" ")[0]):
         for name, words in ANSWER_CLASSES.items():
-            if key in words: return name
+            if key in words:
+                return name
     return None
 
-def question_asks(question: str  # the question
-                 ) -> tuple:     # classes of answer it asks for; () when the wording does not say
+
+def question_asks(
+    question: str,  # the question
+) -> tuple:  # classes of answer it asks for; () when the wording does not say
     "The classes of answer a question's wording asks for (`QUESTION_ASKS`: 'how many' a number, 'what color' a colour ...)."
     text = str(question).lower().strip()
     return next((classes for pattern, classes in QUESTION_ASKS if re.search(pattern, text)), ())
@@ -100,162 +263,220 @@ def question_asks(question: str  # the question
 @dataclass(frozen=True)
 class Misprediction:
     "A category of wrong answer: its name, its rule in words, and the rule as a function."
-    name: str          # the category, as in Table 4
-    rule: str          # the rule in one sentence, shown in the docs
+
+    name: str  # the category, as in Table 4
+    rule: str  # the rule in one sentence, shown in the docs
     applies: Callable  # (truth, prediction, question) -> bool, for a prediction that is not the truth
+
 
 MISPREDICTIONS = Registry("misprediction category")  # name -> Misprediction, tried in the order registered
 
-def register_misprediction(name: str,  # the category's name
-                           rule: str,  # the rule, one sentence
-                          ):
+
+def register_misprediction(
+    name: str,  # the category's name
+    rule: str,  # the rule, one sentence
+):
     "Decorator: add a rule (truth, prediction, question) -> bool to `MISPREDICTIONS`, tried after those registered before it."
+
     def register(function):
         MISPREDICTIONS.register(name, Misprediction(name, rule, function))
         return function
+
     return register
 
 # %% ../nbs/07a_changes.ipynb #c059s0
-@register_misprediction("blindness", "The prediction denies that something is there (nothing, none, nobody, no one, 0) where the truth does not, "
-                        "or answers 'no' where the truth is 'yes' ('yes' where it is 'no' for a negated question).")
-def blindness(truth: str,       # the ground truth
-              prediction: str,  # the corrupted answer (not the truth)
-              question: str,    # the question
-             ) -> bool:
+@register_misprediction(
+    "blindness",
+    "The prediction denies that something is there (nothing, none, nobody, no one, 0) where the truth does not, "
+    "or answers 'no' where the truth is 'yes' ('yes' where it is 'no' for a negated question).",
+)
+def blindness(
+    truth: str,  # the ground truth
+    prediction: str,  # the corrupted answer (not the truth)
+    question: str,  # the question
+) -> bool:
     "Whether the prediction denies what is there."
     t, p = clean_text(truth), clean_text(prediction)
-    if p in DENIALS and t not in DENIALS: return True
+    if p in DENIALS and t not in DENIALS:
+        return True
     return (p, t) == (("yes", "no") if negated(question) else ("no", "yes"))
 
+
 @register_misprediction("miscolour", "Truth and prediction are both colour words, and differ.")
-def miscolour(truth: str,       # the ground truth
-              prediction: str,  # the corrupted answer (not the truth)
-              question: str,    # the question
-             ) -> bool:
+def miscolour(
+    truth: str,  # the ground truth
+    prediction: str,  # the corrupted answer (not the truth)
+    question: str,  # the question
+) -> bool:
     "Whether truth and prediction are both colours."
     return answer_kind(truth) == answer_kind(prediction) == "colour"
 
 # %% ../nbs/07a_changes.ipynb #c059s1
 @register_misprediction("undercount", "Truth and prediction are both numbers, the prediction lower.")
-def undercount(truth: str,       # the ground truth
-               prediction: str,  # the corrupted answer (not the truth)
-               question: str,    # the question
-              ) -> bool:
+def undercount(
+    truth: str,  # the ground truth
+    prediction: str,  # the corrupted answer (not the truth)
+    question: str,  # the question
+) -> bool:
     "Whether both are numbers and the prediction is lower."
     t, p = as_number(truth), as_number(prediction)
     return t is not None and p is not None and p < t
 
+
 @register_misprediction("overcount", "Truth and prediction are both numbers, the prediction higher.")
-def overcount(truth: str,       # the ground truth
-              prediction: str,  # the corrupted answer (not the truth)
-              question: str,    # the question
-             ) -> bool:
+def overcount(
+    truth: str,  # the ground truth
+    prediction: str,  # the corrupted answer (not the truth)
+    question: str,  # the question
+) -> bool:
     "Whether both are numbers and the prediction is higher."
     t, p = as_number(truth), as_number(prediction)
     return t is not None and p is not None and p > t
 
 # %% ../nbs/07a_changes.ipynb #c059s2
-@register_misprediction("irrationality", "The prediction does not fit the question: of another kind than the truth (yes/no, number, colour, other), "
-                        "or naming another class of thing than the truth (`ANSWER_CLASSES`: a side for a depth, an object for an activity), "
-                        "or not of the class the question asks for (`QUESTION_ASKS`: a colour for 'how many').")
-def irrationality(truth: str,       # the ground truth
-                  prediction: str,  # the corrupted answer (not the truth)
-                  question: str,    # the question
-                 ) -> bool:
+@register_misprediction(
+    "irrationality",
+    "The prediction does not fit the question: of another kind than the truth (yes/no, number, colour, other), "
+    "or naming another class of thing than the truth (`ANSWER_CLASSES`: a side for a depth, an object for an activity), "
+    "or not of the class the question asks for (`QUESTION_ASKS`: a colour for 'how many').",
+)
+def irrationality(
+    truth: str,  # the ground truth
+    prediction: str,  # the corrupted answer (not the truth)
+    question: str,  # the question
+) -> bool:
     "Whether the prediction is of another kind or class than the truth, or not of the class the question asks for."
     t, p, asked = answer_class(truth), answer_class(prediction), question_asks(question)
-    return (answer_kind(truth) != answer_kind(prediction) or (t is not None and p is not None and t != p)
-            or (p is not None and len(asked) > 0 and p not in asked))
+    return (
+        answer_kind(truth) != answer_kind(prediction)
+        or (t is not None and p is not None and t != p)
+        or (p is not None and len(asked) > 0 and p not in asked)
+    )
 
-@register_misprediction("misclassify", "Any other wrong answer: the same class of thing as the truth (food for food, weather for weather), but wrong; "
-                        "or a class the vocabulary does not know.")
-def misclassify(truth: str,       # the ground truth
-                prediction: str,  # the corrupted answer (not the truth)
-                question: str,    # the question
-               ) -> bool:
+
+@register_misprediction(
+    "misclassify",
+    "Any other wrong answer: the same class of thing as the truth (food for food, weather for weather), but wrong; "
+    "or a class the vocabulary does not know.",
+)
+def misclassify(
+    truth: str,  # the ground truth
+    prediction: str,  # the corrupted answer (not the truth)
+    question: str,  # the question
+) -> bool:
     "Any wrong answer the rules before did not take."
     return True
 
 # %% ../nbs/07a_changes.ipynb #c060
 CORRECTED = "corrected"  # a change to the ground truth: the clean answer was the wrong one
 
-def misprediction(truth: str,         # the ground truth
-                  prediction: str,    # the corrupted answer
-                  question: str = "", # the question (negation changes what a yes or no means)
-                 ) -> str:            # a key of MISPREDICTIONS, or 'corrected'
+
+def misprediction(
+    truth: str,  # the ground truth
+    prediction: str,  # the corrupted answer
+    question: str = "",  # the question (negation changes what a yes or no means)
+) -> str:  # a key of MISPREDICTIONS, or 'corrected'
     "The first category of `MISPREDICTIONS` whose rule holds, or 'corrected' when the prediction is the truth (`same_answer`: once normalised)."
-    if same_answer(truth, prediction): return CORRECTED
+    if same_answer(truth, prediction):
+        return CORRECTED
     return next(m.name for m in MISPREDICTIONS.values() if m.applies(truth, prediction, question))
 
-def categorise(changes: pd.DataFrame  # from `answer_changes`
-              ) -> pd.DataFrame:      # the same rows with a `category` column
+
+def categorise(
+    changes: pd.DataFrame,  # from `answer_changes`
+) -> pd.DataFrame:  # the same rows with a `category` column
     "Answer changes with the category of each corrupted answer."
-    return changes.assign(category=[misprediction(t, p, q) for t, p, q in zip(changes.truth, changes.corrupted_answer, changes.question)])
+    return changes.assign(
+        category=[misprediction(t, p, q) for t, p, q in zip(changes.truth, changes.corrupted_answer, changes.question)]
+    )
 
 # %% ../nbs/07a_changes.ipynb #c068
-def change_table(changes: pd.DataFrame,  # from `categorise(answer_changes(...))`
-                 by: str = "category",   # column to count by: category, question_type, answer_type, corruption ...
-                ) -> pd.DataFrame:       # model, by, count, share (percent of the model's changes)
+def change_table(
+    changes: pd.DataFrame,  # from `categorise(answer_changes(...))`
+    by: str = "category",  # column to count by: category, question_type, answer_type, corruption ...
+) -> pd.DataFrame:  # model, by, count, share (percent of the model's changes)
     "Counts of answer changes per model and `by`, with their share of the model's changes."
     counts = changes.groupby(["model", by]).size().rename("count").reset_index()
     counts["share"] = (100 * counts["count"] / counts.groupby("model")["count"].transform("sum")).round(1)
     return counts.sort_values(["model", "count"], ascending=[True, False], ignore_index=True)
 
 # %% ../nbs/07a_changes.ipynb #c074
-def plot_gallery(changes: pd.DataFrame,  # from `answer_changes` (a `category` column is shown if present)
-                 dataset: VQADataset,    # gives the images
-                 n: int = 8,             # thumbnails
-                 columns: int = 4,       # thumbnails per row
-                 seed: int = 0,          # which changes: a seeded sample (None: the first n)
-                 make_images=images_under,  # (dataset, [(image_id, corruption, severity, seed)]) -> images (a run's: made in a data worker)
-                ) -> plt.Figure:
+def plot_gallery(
+    changes: pd.DataFrame,  # from `answer_changes` (a `category` column is shown if present)
+    dataset: VQADataset,  # gives the images
+    n: int = 8,  # thumbnails
+    columns: int = 4,  # thumbnails per row
+    seed: int = 0,  # which changes: a seeded sample (None: the first n)
+    make_images=images_under,  # (dataset, [(image_id, corruption, severity, seed)]) -> images (a run's: made in a data worker)
+) -> plt.Figure:
     "Thumbnails of changed answers: the corrupted image, its question, truth, clean and corrupted answers."
     rows = changes if seed is None or len(changes) <= n else changes.sample(n, random_state=seed).sort_index()
     rows = rows.head(n)
     lines = max(1, -(-len(rows) // columns))
     fig, axes = plt.subplots(lines, columns, figsize=(min(12, 3 * columns), 3.9 * lines), dpi=72, squeeze=False)
-    for ax in axes.flat: ax.axis("off")
+    for ax in axes.flat:
+        ax.axis("off")
     images = make_images(dataset, [(r.image_id, r.corruption, r.severity, r.seed) for r in rows.itertuples()])
     for ax, r, image in zip(axes.flat, rows.itertuples(), images):
         ax.imshow(image)
         category = f"\n[{r.category}]" if hasattr(r, "category") else ""
-        ax.set_title(f"{r.model}, {r.corruption} {r.severity}\n{r.question}\ntruth {r.truth}, clean {r.clean_answer}\n-> {r.corrupted_answer}{category}", fontsize=8)
+        ax.set_title(
+            f"{r.model}, {r.corruption} {r.severity}\n{r.question}\ntruth {r.truth}, clean {r.clean_answer}\n-> {r.corrupted_answer}{category}",
+            fontsize=8,
+        )
     fig.tight_layout()
     return fig
 
 # %% ../nbs/07a_changes.ipynb #c078
-def is_chromatic(answer  # an answer
-                ) -> bool:
+def is_chromatic(
+    answer,  # an answer
+) -> bool:
     "Whether an answer is a chromatic colour word."
     return clean_text(answer) in CHROMATIC
 
 # %% ../nbs/07a_changes.ipynb #c078s1
-def colour_questions(dataset: VQADataset  # any dataset
-                    ) -> VQADataset:      # its questions whose ground truth is a chromatic colour
+def colour_questions(
+    dataset: VQADataset,  # any dataset
+) -> VQADataset:  # its questions whose ground truth is a chromatic colour
     "The questions of `dataset` whose most common human answer is a chromatic colour."
     keep = [is_chromatic(most_common_answer(a)) for a in dataset.questions.answers]
-    return VQADataset(dataset.questions[keep].reset_index(drop=True), dataset.image_dir, dataset.image_template, dataset.name)
+    return VQADataset(
+        dataset.questions[keep].reset_index(drop=True), dataset.image_dir, dataset.image_template, dataset.name
+    )
 
 # %% ../nbs/07a_changes.ipynb #c078s2
-def chromatic_rate(answers: pd.DataFrame,  # a run's answers: model, corruption, severity, question_id, answer
-                   dataset: VQADataset,    # the run's questions (only those with a chromatic ground truth count)
-                  ) -> pd.DataFrame:       # model, corruption, severity, questions, chromatic (count), rate (percent)
+def chromatic_rate(
+    answers: pd.DataFrame,  # a run's answers: model, corruption, severity, question_id, answer
+    dataset: VQADataset,  # the run's questions (only those with a chromatic ground truth count)
+) -> pd.DataFrame:  # model, corruption, severity, questions, chromatic (count), rate (percent)
     "Per model and condition, the share of answers to chromatic-colour questions that name a chromatic colour."
     ids = set(colour_questions(dataset).questions.question_id)
     rows = answers[answers.question_id.isin(ids)].assign(chromatic=lambda d: [is_chromatic(a) for a in d.answer])
-    table = rows.groupby(list(CONDITION), sort=False).agg(questions=("chromatic", "size"), chromatic=("chromatic", "sum")).reset_index()
+    table = (
+        rows.groupby(list(CONDITION), sort=False)
+        .agg(questions=("chromatic", "size"), chromatic=("chromatic", "sum"))
+        .reset_index()
+    )
     return table.assign(rate=(100 * table.chromatic / table.questions).round(1))
 
 # %% ../nbs/07a_changes.ipynb #c081
-def plot_chromatic_rate(rates: pd.DataFrame,  # from `chromatic_rate`
-                       ) -> plt.Figure:
+def plot_chromatic_rate(
+    rates: pd.DataFrame,  # from `chromatic_rate`
+) -> plt.Figure:
     "Bars of the chromatic-answer rate per model and condition."
     wide = rates.assign(condition=rates.corruption).pivot(index="model", columns="condition", values="rate")
-    order = [c for c in ("clean", "grayscale", "grayscale_inversion") if c in wide] + [c for c in wide if c not in ("clean", "grayscale", "grayscale_inversion")]
+    order = [c for c in ("clean", "grayscale", "grayscale_inversion") if c in wide] + [
+        c for c in wide if c not in ("clean", "grayscale", "grayscale_inversion")
+    ]
     fig, ax = plt.subplots(figsize=(7, 3.2), dpi=80)
-    wide[order].plot.bar(ax=ax, rot=0, color=["tab:blue", "tab:gray", "tab:orange", "tab:green", "tab:red"][:len(order)], width=0.75)
-    for bars in ax.containers: ax.bar_label(bars, fmt="%.0f", fontsize=8)
-    ax.set_ylabel("answers naming a chromatic colour (%)"); ax.set_xlabel("model"); ax.set_ylim(0, 112)
+    wide[order].plot.bar(
+        ax=ax, rot=0, color=["tab:blue", "tab:gray", "tab:orange", "tab:green", "tab:red"][: len(order)], width=0.75
+    )
+    for bars in ax.containers:
+        ax.bar_label(bars, fmt="%.0f", fontsize=8)
+    ax.set_ylabel("answers naming a chromatic colour (%)")
+    ax.set_xlabel("model")
+    ax.set_ylim(0, 112)
     ax.legend(title="condition", fontsize=8, title_fontsize=9, loc="upper left", bbox_to_anchor=(1, 1))
     n = int(rates.questions.max())
     ax.set_title(f"Colour questions with a chromatic answer ({n} per model)", fontsize=10)
@@ -265,24 +486,33 @@ def plot_chromatic_rate(rates: pd.DataFrame,  # from `chromatic_rate`
 # %% ../nbs/07a_changes.ipynb #4725f0ff
 COLOURLESS = ("grayscale", "grayscale_inversion")  # conditions whose images have no colour (appendix A.3)
 
-def relabelled_score(answer,                     # the model's answer
-                     human_answers: list,        # the humans' answers to the question (about the colour image)
-                     colourless: bool,           # whether the image the model saw has no colour
-                     accepted=ACHROMATIC,        # what the relabelled truth accepts: the shades of gray
-                    ) -> float:                  # 1 or 0 on a colourless image, the VQA accuracy otherwise
+
+def relabelled_score(
+    answer,  # the model's answer
+    human_answers: list,  # the humans' answers to the question (about the colour image)
+    colourless: bool,  # whether the image the model saw has no colour
+    accepted=ACHROMATIC,  # what the relabelled truth accepts: the shades of gray
+) -> float:  # 1 or 0 on a colourless image, the VQA accuracy otherwise
     "Score of a colour answer against truth relabelled for a colourless image (any shade of gray is right), or the original truth."
     return float(clean_text(answer) in accepted) if colourless else vqa_accuracy(str(answer), list(human_answers))
 
-def colour_accuracy(answers: pd.DataFrame,   # a run's answers: model, corruption, severity, question_id, answer
-                    dataset: VQADataset,     # the run's questions (only those with a chromatic ground truth count)
-                    colourless=COLOURLESS,   # corruptions whose images have no colour
-                   ) -> pd.DataFrame:        # model, corruption, severity, questions, original, relabelled (percent)
+
+def colour_accuracy(
+    answers: pd.DataFrame,  # a run's answers: model, corruption, severity, question_id, answer
+    dataset: VQADataset,  # the run's questions (only those with a chromatic ground truth count)
+    colourless=COLOURLESS,  # corruptions whose images have no colour
+) -> pd.DataFrame:  # model, corruption, severity, questions, original, relabelled (percent)
     "Accuracy on the chromatic-colour questions against the humans' answers and against truth relabelled to a shade of gray on colourless images."
     humans = colour_questions(dataset).questions.set_index("question_id").answers
     rows = answers[answers.question_id.isin(humans.index)]
     truth = humans.reindex(rows.question_id).tolist()
-    rows = rows.assign(original=[vqa_accuracy(str(a), list(h)) for a, h in zip(rows.answer, truth)],
-                       relabelled=[relabelled_score(a, h, c in colourless) for a, h, c in zip(rows.answer, truth, rows.corruption)])
-    table = rows.groupby(list(CONDITION), sort=False).agg(
-        questions=("original", "size"), original=("original", "mean"), relabelled=("relabelled", "mean")).reset_index()
+    rows = rows.assign(
+        original=[vqa_accuracy(str(a), list(h)) for a, h in zip(rows.answer, truth)],
+        relabelled=[relabelled_score(a, h, c in colourless) for a, h, c in zip(rows.answer, truth, rows.corruption)],
+    )
+    table = (
+        rows.groupby(list(CONDITION), sort=False)
+        .agg(questions=("original", "size"), original=("original", "mean"), relabelled=("relabelled", "mean"))
+        .reset_index()
+    )
     return table.assign(original=(100 * table.original).round(1), relabelled=(100 * table.relabelled).round(1))

@@ -23,38 +23,63 @@ __all__ = ['AGREE', 'RunFolder', 'read_run', 'flat_fields', 'run_differences', '
 @dataclass
 class RunFolder:
     "A finished run folder: its path, run.json and the scored answers to its original questions."
+
     path: Path
-    summary: dict          # run.json
-    answers: pd.DataFrame  # answers.parquet's rows of the original questions: model, corruption, severity, question_id, answer, score, ...
+    summary: dict  # run.json
+    answers: (
+        pd.DataFrame
+    )  # answers.parquet's rows of the original questions: model, corruption, severity, question_id, answer, score, ...
 
     @property
-    def models(self) -> list: return sorted(self.answers.model.unique())
+    def models(self) -> list:
+        return sorted(self.answers.model.unique())
+
 
 def read_run(folder: str | Path) -> RunFolder:
     "The run in `folder`, refused by name where it did not finish or its files are not a run's."
     folder = Path(folder)
     if not (folder / "run.json").is_file():
-        what = "the run did not finish (answers but no run.json): rerun it" if (folder / "answers").is_dir() else "not a run folder"
+        what = (
+            "the run did not finish (answers but no run.json): rerun it"
+            if (folder / "answers").is_dir()
+            else "not a run folder"
+        )
         raise ValueError(f"{folder}: no run.json: {what}")
     summary = json.loads((folder / "run.json").read_text())
     answers = pd.read_parquet(folder / "answers.parquet")
     missing = [c for c in (*CONDITION, "question_id", "score") if c not in answers]
-    if missing: raise ValueError(f"{folder / 'answers.parquet'}: no column {missing}: not a run's answers")
+    if missing:
+        raise ValueError(f"{folder / 'answers.parquet'}: no column {missing}: not a run's answers")
     original = answers[answers.text == "original"] if "text" in answers else answers
-    original = original[original.corruption != RESOLUTION]  # a run's input resolutions are its resolution study's, never ranked with the image conditions
+    original = original[
+        original.corruption != RESOLUTION
+    ]  # a run's input resolutions are its resolution study's, never ranked with the image conditions
     return RunFolder(folder, summary, original.reset_index(drop=True))
 
 # %% ../nbs/05b_combine.ipynb #b014
 AGREE = {  # run.json field -> what it stands for: two runs whose scores are ranked together must agree on each
-    "dataset": "dataset", "data": "questions and images (the dataset's fingerprint)", "corruptions": "corruptions",
-    "severities": "severities", "seed": "seed (it seeds each image's corruption)", "corruption_code": "corruption code (its fingerprint)",
-    "accuracy_mode": "accuracy mode", "option_rules": "option rules (multiple choice)", "judge": "judge (multiple choice)",
+    "dataset": "dataset",
+    "data": "questions and images (the dataset's fingerprint)",
+    "corruptions": "corruptions",
+    "severities": "severities",
+    "seed": "seed (it seeds each image's corruption)",
+    "corruption_code": "corruption code (its fingerprint)",
+    "accuracy_mode": "accuracy mode",
+    "option_rules": "option rules (multiple choice)",
+    "judge": "judge (multiple choice)",
 }
+
 
 def flat_fields(value, prefix: str = "") -> dict:
     "A run.json value as {dotted key: value} (a fingerprint's parts one by one; a plain value under the key '')."
-    if not isinstance(value, dict): return {prefix: value}
-    return {k: v for key, part in value.items() for k, v in flat_fields(part, f"{prefix}.{key}" if prefix else str(key)).items()}
+    if not isinstance(value, dict):
+        return {prefix: value}
+    return {
+        k: v
+        for key, part in value.items()
+        for k, v in flat_fields(part, f"{prefix}.{key}" if prefix else str(key)).items()
+    }
+
 
 def run_differences(first: RunFolder, other: RunFolder) -> list[str]:
     "Where `other` differs from `first`: one line per field of AGREE (per part of a fingerprint), with both values."
@@ -62,33 +87,47 @@ def run_differences(first: RunFolder, other: RunFolder) -> list[str]:
     for key, meaning in AGREE.items():
         a, b = flat_fields(first.summary.get(key)), flat_fields(other.summary.get(key))
         for part in [k for k in {**a, **b} if a.get(k) != b.get(k)]:
-            lines.append(f"{meaning}{', ' + part if part else ''}: {other.path} has {b.get(part)!r}, {first.path} has {a.get(part)!r}")
+            lines.append(
+                f"{meaning}{', ' + part if part else ''}: {other.path} has {b.get(part)!r}, {first.path} has {a.get(part)!r}"
+            )
     return lines
 
 # %% ../nbs/05b_combine.ipynb #b019
 def combined_scores(runs: list[RunFolder]) -> pd.DataFrame:
     "The runs' scored answers, stacked, after checking that they can be ranked together (a ValueError says why not)."
-    if len(runs) < 2: raise ValueError(f"combine needs at least two run folders, got {len(runs)}")
+    if len(runs) < 2:
+        raise ValueError(f"combine needs at least two run folders, got {len(runs)}")
     differences = [line for other in runs[1:] for line in run_differences(runs[0], other)]
-    if differences: raise ValueError("these runs cannot be ranked together; they differ in\n  " + "\n  ".join(differences))
+    if differences:
+        raise ValueError("these runs cannot be ranked together; they differ in\n  " + "\n  ".join(differences))
     seen = {}
     for r in runs:
         for m in r.models:
-            if m in seen: raise ValueError(f"model {m} is in two runs, {seen[m]} and {r.path}: combine each model's answers from one run")
+            if m in seen:
+                raise ValueError(
+                    f"model {m} is in two runs, {seen[m]} and {r.path}: combine each model's answers from one run"
+                )
             seen[m] = r.path
     unmapped = [str(r.path) for r in runs if "circular_of" not in r.answers]
-    if unmapped and (len(unmapped) < len(runs) or str(runs[0].summary.get("dataset", "")).startswith("mmbench")):  # load_mmbench's default names: mmbench_<split>
-        raise ValueError(f"dataset {runs[0].summary['dataset']} is scored by CircularEval, and the answers.parquet of {', '.join(unmapped)} does not say "
-                         "which question each rotation asks (no circular_of column: a run of an earlier version): rerun it")
+    if unmapped and (
+        len(unmapped) < len(runs) or str(runs[0].summary.get("dataset", "")).startswith("mmbench")
+    ):  # load_mmbench's default names: mmbench_<split>
+        raise ValueError(
+            f"dataset {runs[0].summary['dataset']} is scored by CircularEval, and the answers.parquet of {', '.join(unmapped)} does not say "
+            "which question each rotation asks (no circular_of column: a run of an earlier version): rerun it"
+        )
     stacked = pd.concat([r.answers for r in runs], ignore_index=True)
-    return folded_rotations(stacked).drop(columns="circular_of") if "circular_of" in stacked else stacked  # MMBench: CircularEval, as each run folded its own
+    return (
+        folded_rotations(stacked).drop(columns="circular_of") if "circular_of" in stacked else stacked
+    )  # MMBench: CircularEval, as each run folded its own
 
 # %% ../nbs/05b_combine.ipynb #b022
-def leaderboard(scored: pd.DataFrame,   # scored answers of every model (a run's, or `combined_scores`')
-                n_boot: int = 1000,     # bootstrap replicates
-                seed: int = 0,          # the runs' seed (a run bootstraps with its own)
-                runs: dict | None = None,  # model -> its run folder, a column when given
-               ) -> tuple[pd.DataFrame, dict]:  # the board, and `bootstrap`'s tables
+def leaderboard(
+    scored: pd.DataFrame,  # scored answers of every model (a run's, or `combined_scores`')
+    n_boot: int = 1000,  # bootstrap replicates
+    seed: int = 0,  # the runs' seed (a run bootstraps with its own)
+    runs: dict | None = None,  # model -> its run folder, a column when given
+) -> tuple[pd.DataFrame, dict]:  # the board, and `bootstrap`'s tables
     "Models ranked by VRE (lower first) with its interval and rank stability, clean and mean corrupted accuracy."
     intervals = bootstrap(scored, n_boot=n_boot, seed=seed)
     acc = accuracy_table(scored)
@@ -96,48 +135,77 @@ def leaderboard(scored: pd.DataFrame,   # scored answers of every model (a run's
     corrupted = acc[acc.corruption != "clean"].groupby("model").accuracy.mean()
     board = intervals["vre_model"].rename(columns={"estimate": "vre", "low": "vre_low", "high": "vre_high"})
     board = board.assign(clean_accuracy=clean, corrupted_accuracy=corrupted).sort_values(["rank", "vre"]).reset_index()
-    if runs: board["run"] = board.model.map(lambda m: str(runs[m]))
-    return board[["rank", "model", "vre", "vre_low", "vre_high", "rank_stability", "clean_accuracy", "corrupted_accuracy"] + ["run"] * bool(runs)], intervals
+    if runs:
+        board["run"] = board.model.map(lambda m: str(runs[m]))
+    return board[
+        ["rank", "model", "vre", "vre_low", "vre_high", "rank_stability", "clean_accuracy", "corrupted_accuracy"]
+        + ["run"] * bool(runs)
+    ], intervals
 
 # %% ../nbs/05b_combine.ipynb #b026
-def plot_leaderboard(board: pd.DataFrame,  # `leaderboard`'s board
-                     title: str = "models by VRE (lower is more robust)"):
+def plot_leaderboard(
+    board: pd.DataFrame,  # `leaderboard`'s board
+    title: str = "models by VRE (lower is more robust)",
+):
     "Each model's VRE with its 95% interval, most robust on top, its rank and rank stability written beside it."
     import matplotlib.pyplot as plt
+
     shown = board.iloc[::-1]
     fig, ax = plt.subplots(figsize=(7, 0.45 * len(shown) + 1.4), layout="constrained")
     colours = dict(zip(board.model, model_colors(list(board.model))))
-    ax.barh(shown.model, shown.vre, color=[colours[m] for m in shown.model],
-            xerr=[shown.vre - shown.vre_low, shown.vre_high - shown.vre], capsize=3)
+    ax.barh(
+        shown.model,
+        shown.vre,
+        color=[colours[m] for m in shown.model],
+        xerr=[shown.vre - shown.vre_low, shown.vre_high - shown.vre],
+        capsize=3,
+    )
     for y, r in enumerate(shown.itertuples()):
         ax.text(r.vre_high, y, f"  #{r.rank} (stable in {100 * r.rank_stability:.0f}%)", va="center", fontsize=8)
-    ax.set_xlabel("VRE (eq. 16) with 95% bootstrap interval"); ax.set_title(title); ax.set_xlim(0, max(1.0, board.vre_high.max() * 1.35))
+    ax.set_xlabel("VRE (eq. 16) with 95% bootstrap interval")
+    ax.set_title(title)
+    ax.set_xlim(0, max(1.0, board.vre_high.max() * 1.35))
     return fig
 
 # %% ../nbs/05b_combine.ipynb #b030
 def save_csv(out: Path, name: str, table: pd.DataFrame, **options) -> pd.DataFrame:
     "Write a table into the board's folder atomically (a file there is always complete)."
-    atomic_write(out / name, lambda partial: table.to_csv(partial, **options)); return table
+    atomic_write(out / name, lambda partial: table.to_csv(partial, **options))
+    return table
 
-def combine(folders: list,            # run folders (finished runs, as `run` writes them)
-            out_dir: str | Path,      # the board's folder (not one of the runs')
-            n_boot: int = 1000,       # bootstrap replicates, as a run's
-            figures: bool = True,     # draw leaderboard.png
-           ) -> pd.DataFrame:         # the leaderboard
+
+def combine(
+    folders: list,  # run folders (finished runs, as `run` writes them)
+    out_dir: str | Path,  # the board's folder (not one of the runs')
+    n_boot: int = 1000,  # bootstrap replicates, as a run's
+    figures: bool = True,  # draw leaderboard.png
+) -> pd.DataFrame:  # the leaderboard
     "Rank the models of separate runs together: check that they can be, recompute accuracy, VRB's metrics and their intervals over all models, write the board."
     out, runs = Path(out_dir), [read_run(f) for f in folders]
-    if any(out.resolve() == r.path.resolve() for r in runs): raise ValueError(f"{out} is one of the run folders: write the board elsewhere")
+    if any(out.resolve() == r.path.resolve() for r in runs):
+        raise ValueError(f"{out} is one of the run folders: write the board elsewhere")
     scored, seed = combined_scores(runs), runs[0].summary["seed"]
     board, intervals = leaderboard(scored, n_boot=n_boot, seed=seed, runs={m: r.path for r in runs for m in r.models})
     with folder_lock(out):
         acc = save_csv(out, "accuracy.csv", accuracy_table(scored), index=False)
         save_csv(out, "robustness.csv", robustness_table(acc), index=False)
-        for name, key in (("accuracy_ci.csv", "accuracy"), ("vre_ci.csv", "vre_corruption"), ("vre_model_ci.csv", "vre_model")):
+        for name, key in (
+            ("accuracy_ci.csv", "accuracy"),
+            ("vre_ci.csv", "vre_corruption"),
+            ("vre_model_ci.csv", "vre_model"),
+        ):
             save_csv(out, name, intervals[key])
         save_csv(out, "leaderboard.csv", board, index=False)
         if figures:
             import matplotlib.pyplot as plt
-            fig = plot_leaderboard(board); atomic_write(out / "leaderboard.png", lambda p: fig.savefig(p, format="png", dpi=120)); plt.close(fig)
-        about = {"runs": [{"folder": str(r.path), "models": r.models} for r in runs], "n_boot": n_boot, **{k: runs[0].summary.get(k) for k in AGREE}}
+
+            fig = plot_leaderboard(board)
+            atomic_write(out / "leaderboard.png", lambda p: fig.savefig(p, format="png", dpi=120))
+            plt.close(fig)
+        about = {
+            "runs": [{"folder": str(r.path), "models": r.models} for r in runs],
+            "n_boot": n_boot,
+            **{k: runs[0].summary.get(k) for k in AGREE},
+        }
         atomic_write(out / "combine.json", lambda p: p.write_text(json.dumps(about, indent=1, default=str)))
     return board

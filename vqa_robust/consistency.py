@@ -9,6 +9,7 @@ from .base import LazyModule
 from .corruptions import CLEAN
 from .vqav2 import VQADataset, images_under
 from .metrics import LEVELS, answer_columns, image_condition_answers
+
 plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
 
 # %% auto #0
@@ -16,71 +17,118 @@ __all__ = ['plt', 'switches', 'instability', 'non_monotone', 'corruption_levels'
            'most_unstable', 'plot_unstable']
 
 # %% ../nbs/04c_consistency.ipynb #k043
-def switches(pattern: str  # right/wrong over the levels, e.g. "110100" ("1" right)
-            ) -> int:       # how many times the answer goes from right to wrong or back
+def switches(
+    pattern: str,  # right/wrong over the levels, e.g. "110100" ("1" right)
+) -> int:  # how many times the answer goes from right to wrong or back
     "Number of right/wrong switches between neighbouring levels."
     return sum(a != b for a, b in zip(pattern, pattern[1:]))
 
-def instability(pattern: str  # right/wrong over the levels 0-5
-               ) -> float:     # in [0, 1]: 0 never switches, 1 switches at every step
+
+def instability(
+    pattern: str,  # right/wrong over the levels 0-5
+) -> float:  # in [0, 1]: 0 never switches, 1 switches at every step
     "Instability: switches divided by the number of steps between levels (5 for levels 0-5)."
     return switches(pattern) / (len(pattern) - 1)
 
-def non_monotone(pattern: str  # right/wrong over the levels 0-5
-                ) -> bool:
+
+def non_monotone(
+    pattern: str,  # right/wrong over the levels 0-5
+) -> bool:
     "Whether the answer is ever wrong at one level and right at the next, stronger one (a '01' step)."
     return "01" in pattern
 
-def corruption_levels(by_condition: pd.DataFrame,  # scores: a row per (model, seed, question_id), a column per (corruption, severity)
-                      corruption: str,               # one corruption of the columns
-                     ) -> pd.DataFrame:              # its scores, a column per severity, the clean score (if any) as level 0
+
+def corruption_levels(
+    by_condition: pd.DataFrame,  # scores: a row per (model, seed, question_id), a column per (corruption, severity)
+    corruption: str,  # one corruption of the columns
+) -> pd.DataFrame:  # its scores, a column per severity, the clean score (if any) as level 0
     "One corruption's scores by severity beside the clean score as level 0: the clean answers are read, never copied per corruption."
     levels = by_condition[corruption]
-    if CLEAN not in by_condition.columns: return levels
+    if CLEAN not in by_condition.columns:
+        return levels
     return pd.concat([by_condition[CLEAN].rename(0), levels], axis=1)
 
-def severity_patterns(scored: pd.DataFrame,    # a run's scored answers, clean and corruptions at levels 1-5
-                      threshold: float = 1.0,  # a score at least this counts as right
-                      levels=LEVELS,           # the levels of a pattern, clean (0) first
-                     ) -> pd.DataFrame:        # model, seed, corruption, question_id, pattern, switches, instability, non_monotone
+
+def severity_patterns(
+    scored: pd.DataFrame,  # a run's scored answers, clean and corruptions at levels 1-5
+    threshold: float = 1.0,  # a score at least this counts as right
+    levels=LEVELS,  # the levels of a pattern, clean (0) first
+) -> pd.DataFrame:  # model, seed, corruption, question_id, pattern, switches, instability, non_monotone
     "Per model, corruption and question: the right/wrong pattern over the levels (clean as level 0), its switches, instability and whether it is non-monotone."
-    rows = image_condition_answers(answer_columns(scored, "score"))  # the columns it reads: no copy of the questions' text
-    by_condition = rows.pivot_table(index=["model", "seed", "question_id"], columns=["corruption", "severity"], values="score", aggfunc="first")
+    rows = image_condition_answers(
+        answer_columns(scored, "score")
+    )  # the columns it reads: no copy of the questions' text
+    by_condition = rows.pivot_table(
+        index=["model", "seed", "question_id"], columns=["corruption", "severity"], values="score", aggfunc="first"
+    )
     corruptions = sorted(set(by_condition.columns.get_level_values("corruption")) - {CLEAN[0]})
-    wide = (pd.concat({c: corruption_levels(by_condition, c) for c in corruptions}, names=["corruption"])
-              .reorder_levels(["model", "seed", "corruption", "question_id"]).sort_index() if corruptions else pd.DataFrame())
+    wide = (
+        pd.concat({c: corruption_levels(by_condition, c) for c in corruptions}, names=["corruption"])
+        .reorder_levels(["model", "seed", "corruption", "question_id"])
+        .sort_index()
+        if corruptions
+        else pd.DataFrame()
+    )
     absent = [l for l in levels if l not in wide.columns]
-    if absent: raise ValueError(f"no answers at severity level(s) {absent}: a pattern needs every level of {list(levels)}")
+    if absent:
+        raise ValueError(f"no answers at severity level(s) {absent}: a pattern needs every level of {list(levels)}")
     wide = wide[list(levels)].dropna()
     patterns = ["".join("1" if s >= threshold else "0" for s in row) for row in wide.to_numpy()]
     out = wide.index.to_frame(index=False).assign(pattern=patterns)
-    return out.assign(switches=out.pattern.map(switches), instability=out.pattern.map(instability), non_monotone=out.pattern.map(non_monotone))
+    return out.assign(
+        switches=out.pattern.map(switches),
+        instability=out.pattern.map(instability),
+        non_monotone=out.pattern.map(non_monotone),
+    )
 
 # %% ../nbs/04c_consistency.ipynb #k043p1
-def consistency_table(patterns: pd.DataFrame  # from `severity_patterns`
-                     ) -> pd.DataFrame:       # model, corruption, n, always_right, always_wrong, non_monotone, instability
+def consistency_table(
+    patterns: pd.DataFrame,  # from `severity_patterns`
+) -> pd.DataFrame:  # model, corruption, n, always_right, always_wrong, non_monotone, instability
     "Per model and corruption: shares of questions always right, always wrong and non-monotone over the levels, and the mean instability."
-    p = patterns.assign(always_right=patterns.pattern.str.fullmatch("1+"), always_wrong=patterns.pattern.str.fullmatch("0+"))
-    return (p.groupby(["model", "corruption"]).agg(n=("pattern", "size"), always_right=("always_right", "mean"), always_wrong=("always_wrong", "mean"),
-                                                    non_monotone=("non_monotone", "mean"), instability=("instability", "mean")).reset_index())
+    p = patterns.assign(
+        always_right=patterns.pattern.str.fullmatch("1+"), always_wrong=patterns.pattern.str.fullmatch("0+")
+    )
+    return (
+        p.groupby(["model", "corruption"])
+        .agg(
+            n=("pattern", "size"),
+            always_right=("always_right", "mean"),
+            always_wrong=("always_wrong", "mean"),
+            non_monotone=("non_monotone", "mean"),
+            instability=("instability", "mean"),
+        )
+        .reset_index()
+    )
 
-def most_unstable(patterns: pd.DataFrame,  # from `severity_patterns`
-                  n: int = 6,              # rows to return
-                 ) -> pd.DataFrame:        # the `n` most unstable (model, corruption, question) patterns
+
+def most_unstable(
+    patterns: pd.DataFrame,  # from `severity_patterns`
+    n: int = 6,  # rows to return
+) -> pd.DataFrame:  # the `n` most unstable (model, corruption, question) patterns
     "The patterns with the most switches (ties: model, corruption, question id), most unstable first."
-    return patterns.sort_values(["switches", "model", "corruption", "question_id"], ascending=[False, True, True, True]).head(n).reset_index(drop=True)
+    return (
+        patterns.sort_values(["switches", "model", "corruption", "question_id"], ascending=[False, True, True, True])
+        .head(n)
+        .reset_index(drop=True)
+    )
 
 # %% ../nbs/04c_consistency.ipynb #k050
-def plot_unstable(unstable: pd.DataFrame,  # rows of `severity_patterns` (e.g. `most_unstable`'s)
-                  scored: pd.DataFrame,    # the run's scored answers, for the answer at each level
-                  dataset: VQADataset,     # the run's questions and images
-                  levels=LEVELS,           # the levels shown, clean (0) first
-                  make_images=images_under,  # (dataset, [(image_id, corruption, severity, seed)]) -> images (a run's: made in a data worker)
-                 ) -> plt.Figure:
+def plot_unstable(
+    unstable: pd.DataFrame,  # rows of `severity_patterns` (e.g. `most_unstable`'s)
+    scored: pd.DataFrame,  # the run's scored answers, for the answer at each level
+    dataset: VQADataset,  # the run's questions and images
+    levels=LEVELS,  # the levels shown, clean (0) first
+    make_images=images_under,  # (dataset, [(image_id, corruption, severity, seed)]) -> images (a run's: made in a data worker)
+) -> plt.Figure:
     "A row per unstable pattern: the image at each level with the model's answer and its score, the question and truth above."
     rows = image_condition_answers(scored).set_index(["model", "seed", "corruption", "severity", "question_id"])
     q = dataset.questions.set_index("question_id")
-    wanted = [(int(q.image_id[r.question_id]), CLEAN[0] if level == 0 else r.corruption, level, r.seed) for r in unstable.itertuples() for level in levels]
+    wanted = [
+        (int(q.image_id[r.question_id]), CLEAN[0] if level == 0 else r.corruption, level, r.seed)
+        for r in unstable.itertuples()
+        for level in levels
+    ]
     images = iter(make_images(dataset, wanted))
     height = 1.8 * len(unstable) + 0.2
     fig, axes = plt.subplots(len(unstable), len(levels), figsize=(1.5 * len(levels), height), squeeze=False, dpi=72)
@@ -89,8 +137,18 @@ def plot_unstable(unstable: pd.DataFrame,  # rows of `severity_patterns` (e.g. `
         for ax, level in zip(axes[i], levels):
             corruption = CLEAN[0] if level == 0 else r.corruption
             answer = rows.loc[(r.model, r.seed, corruption, level, r.question_id)]
-            ax.imshow(next(images)); ax.set_xticks([]); ax.set_yticks([])
-            ax.set_xlabel(f"{level}: {answer.answer} ({answer.score:.2g})", fontsize=8, color="green" if answer.score >= 1 else "red")
+            ax.imshow(next(images))
+            ax.set_xticks([])
+            ax.set_yticks([])
+            ax.set_xlabel(
+                f"{level}: {answer.answer} ({answer.score:.2g})",
+                fontsize=8,
+                color="green" if answer.score >= 1 else "red",
+            )
         axes[i, 0].set_ylabel(f"{r.model}\n{r.corruption}", fontsize=7)
-        axes[i, 0].set_title(f"{q.question[r.question_id]}  truth: {q.multiple_choice_answer[r.question_id]}  pattern {r.pattern}", loc="left", fontsize=8)
+        axes[i, 0].set_title(
+            f"{q.question[r.question_id]}  truth: {q.multiple_choice_answer[r.question_id]}  pattern {r.pattern}",
+            loc="left",
+            fontsize=8,
+        )
     return fig

@@ -11,8 +11,13 @@ from typing import Callable
 import numpy as np
 from PIL import Image
 from .base import LazyModule, Registry, lazy_njit, non_negative_integer, seeded_rng, whole_number
-cv2 = LazyModule("cv2")  # OpenCV, numba (`lazy_njit`) and scipy load in the processes that corrupt, not in every importer
-special = LazyModule("scipy.special")  # ndtr: the normal CDF; ndtri: its inverse; pdtr: Poisson's CDF (what scipy.stats.poisson.cdf calls, without scipy.stats' 58 MB)
+
+cv2 = LazyModule(
+    "cv2"
+)  # OpenCV, numba (`lazy_njit`) and scipy load in the processes that corrupt, not in every importer
+special = LazyModule(
+    "scipy.special"
+)  # ndtr: the normal CDF; ndtri: its inverse; pdtr: Poisson's CDF (what scipy.stats.poisson.cdf calls, without scipy.stats' 58 MB)
 
 # %% auto #0
 __all__ = ['cv2', 'special', 'CORRUPTIONS', 'SEVERITIES', 'CLEAN', 'EXPECTED_VALUES', 'UNIFORM_LEVELS', 'IMPULSE_AMOUNTS',
@@ -50,47 +55,71 @@ __all__ = ['cv2', 'special', 'CORRUPTIONS', 'SEVERITIES', 'CLEAN', 'EXPECTED_VAL
 @dataclass(frozen=True)
 class Corruption:
     "A registered corruption: its function, its place in the paper, and its levels."
-    name: str            # snake_case, as in ImageNet-C
-    function: Callable   # f(x: uint8 HxWx3, severity: int, rng: np.random.Generator) -> array in [0, 255]
-    family: str          # the paper's class: noise, blur, weather, attribute, physical, digital; geometric, resampling (VLM-RobustBench)
-    random: bool         # whether it draws random numbers
-    source: str          # "imagenet_c", "vrb_code" (as VRB's code ran), "vrb_appendix", "vlm_robustbench", "mmd_bench", "res_bench" or "vqa_robust" (ours)
+
+    name: str  # snake_case, as in ImageNet-C
+    function: Callable  # f(x: uint8 HxWx3, severity: int, rng: np.random.Generator) -> array in [0, 255]
+    family: str  # the paper's class: noise, blur, weather, attribute, physical, digital; geometric, resampling (VLM-RobustBench)
+    random: bool  # whether it draws random numbers
+    source: str  # "imagenet_c", "vrb_code" (as VRB's code ran), "vrb_appendix", "vlm_robustbench", "mmd_bench", "res_bench" or "vqa_robust" (ours)
     levels: tuple = (1, 2, 3, 4, 5)  # severities it defines (single-level effects have (1,))
-    keeps_size: bool = True          # False only where the reference changes the size (pixelate_vrb)
+    keeps_size: bool = True  # False only where the reference changes the size (pixelate_vrb)
     levels_function: Callable | None = None  # f(x, severities, rngs) -> {severity: array}: several levels sharing work
-    changes_answers: tuple = ()      # question words (lower case) whose correct answer the corruption can change; () for none
+    changes_answers: tuple = ()  # question words (lower case) whose correct answer the corruption can change; () for none
+
 
 CORRUPTIONS = Registry("corruption")  # name -> Corruption
 SEVERITIES = (1, 2, 3, 4, 5)
 CLEAN = ("clean", 0)  # the clean condition of every run: no corruption, severity 0
 
-def register_corruption(family: str,                           # the paper's class: noise, blur, weather, attribute, physical, digital
-                        random: bool = False,                  # whether the function draws from its `rng`
-                        source: str = "imagenet_c",            # "imagenet_c", "vrb_code" or "vrb_appendix"
-                        levels=SEVERITIES,                     # severities it defines; (1,) for single-level effects
-                        keeps_size: bool = True,               # False where the output is smaller than the input
-                        levels_function: Callable | None = None,  # f(x, severities, rngs) -> {severity: array}; None: one call per level
-                        changes_answers=(),                    # question words whose correct answer it can change (geometric corruptions)
-                       ) -> Callable:                          # decorator returning the function unchanged
+
+def register_corruption(
+    family: str,  # the paper's class: noise, blur, weather, attribute, physical, digital
+    random: bool = False,  # whether the function draws from its `rng`
+    source: str = "imagenet_c",  # "imagenet_c", "vrb_code" or "vrb_appendix"
+    levels=SEVERITIES,  # severities it defines; (1,) for single-level effects
+    keeps_size: bool = True,  # False where the output is smaller than the input
+    levels_function: Callable | None = None,  # f(x, severities, rngs) -> {severity: array}; None: one call per level
+    changes_answers=(),  # question words whose correct answer it can change (geometric corruptions)
+) -> Callable:  # decorator returning the function unchanged
     "Decorator: add a corruption function to `CORRUPTIONS` under its own name."
+
     def register(function):
-        if function.__name__ == CLEAN[0]: raise ValueError(f"{CLEAN[0]!r} names the clean condition, not a corruption")
-        CORRUPTIONS.register(function.__name__, Corruption(function.__name__, function, family, random, source, tuple(levels), keeps_size, levels_function,
-                                                                 tuple(changes_answers)))
+        if function.__name__ == CLEAN[0]:
+            raise ValueError(f"{CLEAN[0]!r} names the clean condition, not a corruption")
+        CORRUPTIONS.register(
+            function.__name__,
+            Corruption(
+                function.__name__,
+                function,
+                family,
+                random,
+                source,
+                tuple(levels),
+                keeps_size,
+                levels_function,
+                tuple(changes_answers),
+            ),
+        )
         return function
+
     return register
 
 # %% ../nbs/01_corruptions.ipynb #c008
 EXPECTED_VALUES = "expected 8-bit levels 0-255, 16-bit levels 0-65535 or floats in [0, 1]"
 
-def uint8_levels(x: np.ndarray  # image values of any dtype
-                ) -> np.ndarray:  # the same values as 8-bit levels
+
+def uint8_levels(
+    x: np.ndarray,  # image values of any dtype
+) -> np.ndarray:  # the same values as 8-bit levels
     "An image's values as uint8 levels by the rules of the table; values no rule reads are refused."
-    if x.dtype == np.uint8: return x
-    if x.dtype.kind == "b": return x.astype(np.uint8) * 255
+    if x.dtype == np.uint8:
+        return x
+    if x.dtype.kind == "b":
+        return x.astype(np.uint8) * 255
     if x.dtype.kind == "f":
         nan, inf = int(np.isnan(x).sum()), int(np.isinf(x).sum())
-        if nan or inf: raise ValueError(f"float image holds {nan} NaN and {inf} infinite value(s); {EXPECTED_VALUES}")
+        if nan or inf:
+            raise ValueError(f"float image holds {nan} NaN and {inf} infinite value(s); {EXPECTED_VALUES}")
         lo, hi = float(x.min()), float(x.max())
         if lo < 0 or hi > 1:
             hint = " (a 0-255 image as floats? pass it as uint8, or divide it by 255)" if hi > 1 else ""
@@ -98,24 +127,36 @@ def uint8_levels(x: np.ndarray  # image values of any dtype
         return (x.astype(np.float64) * 255 + 0.5).astype(np.uint8)
     if x.dtype.kind in "iu":
         lo, hi = int(x.min()), int(x.max())
-        if lo < 0: raise ValueError(f"{x.dtype} image holds negative values (minimum {lo}); {EXPECTED_VALUES}")
-        if hi > 65535: raise ValueError(f"{x.dtype} image holds values up to {hi}; {EXPECTED_VALUES}")
-        if (x.dtype.kind == "u" and x.dtype.itemsize == 2) or hi > 255: return (x.astype(np.float64) / 65535 * 255 + 0.5).astype(np.uint8)
+        if lo < 0:
+            raise ValueError(f"{x.dtype} image holds negative values (minimum {lo}); {EXPECTED_VALUES}")
+        if hi > 65535:
+            raise ValueError(f"{x.dtype} image holds values up to {hi}; {EXPECTED_VALUES}")
+        if (x.dtype.kind == "u" and x.dtype.itemsize == 2) or hi > 255:
+            return (x.astype(np.float64) / 65535 * 255 + 0.5).astype(np.uint8)
         return x.astype(np.uint8)
     raise ValueError(f"image of dtype {x.dtype}; {EXPECTED_VALUES}")
 
-def to_uint8_rgb(image,          # PIL image or array: HxW, HxWx1, HxWx3 or HxWx4; uint8, uint16, bool or floats in [0, 1]
-                ) -> np.ndarray:  # contiguous uint8 RGB, HxWx3
+
+def to_uint8_rgb(
+    image,  # PIL image or array: HxW, HxWx1, HxWx3 or HxWx4; uint8, uint16, bool or floats in [0, 1]
+) -> np.ndarray:  # contiguous uint8 RGB, HxWx3
     "Any PIL image or array as a contiguous uint8 RGB array, HxWx3, by the rules of the table (a `ValueError` otherwise)."
     if isinstance(image, Image.Image):
-        image = np.asarray(image) if image.mode in ("I", "F") or image.mode.startswith("I;16") else np.asarray(image.convert("RGB"))
+        image = (
+            np.asarray(image)
+            if image.mode in ("I", "F") or image.mode.startswith("I;16")
+            else np.asarray(image.convert("RGB"))
+        )
     x = np.asarray(image)
-    if x.ndim == 3 and x.shape[-1] == 1: x = x[..., 0]
+    if x.ndim == 3 and x.shape[-1] == 1:
+        x = x[..., 0]
     if x.ndim not in (2, 3) or (x.ndim == 3 and x.shape[-1] not in (3, 4)):
         raise ValueError(f"expected an HxW, HxWx1, HxWx3 or HxWx4 image, got shape {x.shape}")
-    if min(x.shape[:2]) < 1: raise ValueError(f"empty image of shape {x.shape}")
+    if min(x.shape[:2]) < 1:
+        raise ValueError(f"empty image of shape {x.shape}")
     x = uint8_levels(x)
-    if x.ndim == 2: x = np.repeat(x[..., None], 3, axis=-1)
+    if x.ndim == 2:
+        x = np.repeat(x[..., None], 3, axis=-1)
     return np.ascontiguousarray(x[..., :3])
 
 # %% ../nbs/01_corruptions.ipynb #c008p1
@@ -124,62 +165,80 @@ def truncated_level(v):
     "One value clipped to [0, 255] and truncated, as `truncate_to_uint8` does to an array (for the compiled kernels)."
     return np.uint8(255) if v >= 255 else (np.uint8(0) if v <= 0 else np.uint8(v))
 
-def truncate_to_uint8(x: np.ndarray,  # values on the 0-255 scale, any dtype (a writeable float array is clipped in place)
-                     ) -> np.ndarray:   # uint8, same shape
+
+def truncate_to_uint8(
+    x: np.ndarray,  # values on the 0-255 scale, any dtype (a writeable float array is clipped in place)
+) -> np.ndarray:  # uint8, same shape
     "Clip to [0, 255] and truncate to uint8, as ImageNet-C's `np.uint8(...)` (clips a float array in place)."
-    if x.dtype == np.uint8: return x
-    return np.clip(x, 0, 255, out=x if x.flags.writeable and np.issubdtype(x.dtype, np.floating) else None).astype(np.uint8)
+    if x.dtype == np.uint8:
+        return x
+    return np.clip(x, 0, 255, out=x if x.flags.writeable and np.issubdtype(x.dtype, np.floating) else None).astype(
+        np.uint8
+    )
 
 # %% ../nbs/01_corruptions.ipynb #c011
-def corruption_rng(seed: int,      # global seed of the benchmark, >= 0
-                   image_id: int,  # id of the image, >= 0
-                   name: str,      # the corruption's name (hashed with CRC-32)
-                   severity: int,  # its level, >= 0
-                  ) -> np.random.Generator:  # a fresh generator, the same for the same four values
+def corruption_rng(
+    seed: int,  # global seed of the benchmark, >= 0
+    image_id: int,  # id of the image, >= 0
+    name: str,  # the corruption's name (hashed with CRC-32)
+    severity: int,  # its level, >= 0
+) -> np.random.Generator:  # a fresh generator, the same for the same four values
     "The random generator of one (seed, image, corruption, severity)."
     return seeded_rng(seed=seed, image_id=image_id, corruption=name, severity=severity)
 
 # %% ../nbs/01_corruptions.ipynb #c014
-def check_severity(name: str,  # a key of CORRUPTIONS (KeyError otherwise)
-                   severity,   # a whole number: 0 or one of the corruption's levels
-                  ) -> int:    # the severity as an int
+def check_severity(
+    name: str,  # a key of CORRUPTIONS (KeyError otherwise)
+    severity,  # a whole number: 0 or one of the corruption's levels
+) -> int:  # the severity as an int
     "`severity` as an int, checked to be a level the corruption `name` defines (0 is the clean image)."
-    if not isinstance(name, str): raise ValueError(f"a corruption is named by a string, got {name!r}")
+    if not isinstance(name, str):
+        raise ValueError(f"a corruption is named by a string, got {name!r}")
     levels = CORRUPTIONS[name].levels
     level = whole_number(severity, f"severity of {name}")
-    if level != 0 and level not in levels: raise ValueError(f"severity of {name} must be 0 (clean) or one of {levels}, got {severity!r}")
+    if level != 0 and level not in levels:
+        raise ValueError(f"severity of {name} must be 0 (clean) or one of {levels}, got {severity!r}")
     return level
 
-def check_corruption(name: str,  # a key of CORRUPTIONS (KeyError otherwise)
-                     severity,   # a whole number: 0 or one of the corruption's levels
-                    ) -> Corruption:  # its registry entry
+
+def check_corruption(
+    name: str,  # a key of CORRUPTIONS (KeyError otherwise)
+    severity,  # a whole number: 0 or one of the corruption's levels
+) -> Corruption:  # its registry entry
     "The registry entry of `name`, checked to define `severity` (0 is the clean image)."
     check_severity(name, severity)
     return CORRUPTIONS[name]
 
-def corrupt(image,                 # numpy array or PIL image, any mode `to_uint8_rgb` reads
-            name: str,             # a key of CORRUPTIONS
-            severity: int,         # 1-5 (0 returns the clean image)
-            *, seed: int = 0,      # global seed of the benchmark
-            image_id: int = 0,     # id of the image, part of the seed
-           ) -> np.ndarray:        # uint8 RGB, same height and width
+
+def corrupt(
+    image,  # numpy array or PIL image, any mode `to_uint8_rgb` reads
+    name: str,  # a key of CORRUPTIONS
+    severity: int,  # 1-5 (0 returns the clean image)
+    *,
+    seed: int = 0,  # global seed of the benchmark
+    image_id: int = 0,  # id of the image, part of the seed
+) -> np.ndarray:  # uint8 RGB, same height and width
     "Corrupt `image` with `name` at `severity`, seeded by (seed, image_id, name, severity)."
     severity = check_severity(name, severity)
     seed, image_id = non_negative_integer(seed, "seed"), non_negative_integer(image_id, "image_id")
     x = to_uint8_rgb(image)
-    if severity == 0: return x
+    if severity == 0:
+        return x
     return truncate_to_uint8(CORRUPTIONS[name].function(x, severity, corruption_rng(seed, image_id, name, severity)))
 
 # %% ../nbs/01_corruptions.ipynb #c016
-def corrupt_levels(image,                # numpy array or PIL image, any mode `to_uint8_rgb` reads
-                   name: str,            # a key of CORRUPTIONS
-                   severities=None,      # levels to compute (0 is the clean image); default all the corruption defines
-                   *, seed: int = 0,     # global seed of the benchmark
-                   image_id: int = 0,    # id of the image, part of the seed
-                  ) -> dict[int, np.ndarray]:  # severity -> uint8 RGB, as `corrupt` returns
+def corrupt_levels(
+    image,  # numpy array or PIL image, any mode `to_uint8_rgb` reads
+    name: str,  # a key of CORRUPTIONS
+    severities=None,  # levels to compute (0 is the clean image); default all the corruption defines
+    *,
+    seed: int = 0,  # global seed of the benchmark
+    image_id: int = 0,  # id of the image, part of the seed
+) -> dict[int, np.ndarray]:  # severity -> uint8 RGB, as `corrupt` returns
     "`corrupt(image, name, s, seed=seed, image_id=image_id)` for every s in `severities`, sharing work across levels."
     entry = check_corruption(name, 0)
-    if severities is None: severities = entry.levels
+    if severities is None:
+        severities = entry.levels
     elif isinstance(severities, (str, bytes)) or not np.iterable(severities):
         raise ValueError(f"severities of {name} must be a list of integers, got {severities!r}")
     severities = tuple(check_severity(name, s) for s in severities)
@@ -187,14 +246,17 @@ def corrupt_levels(image,                # numpy array or PIL image, any mode `t
     x = to_uint8_rgb(image)
     levels = [s for s in dict.fromkeys(severities) if s != 0]
     rngs = {s: corruption_rng(seed, image_id, name, s) for s in levels}
-    if entry.levels_function is not None and levels: raw = entry.levels_function(x, levels, rngs)
-    else: raw = {s: entry.function(x, s, rngs[s]) for s in levels}
+    if entry.levels_function is not None and levels:
+        raw = entry.levels_function(x, levels, rngs)
+    else:
+        raw = {s: entry.function(x, s, rngs[s]) for s in levels}
     return {s: x if s == 0 else truncate_to_uint8(raw[s]) for s in severities}
 
 # %% ../nbs/01_corruptions.ipynb #c072
-def check_condition(corruption: str,  # a key of CORRUPTIONS, or "clean"
-                    severity,         # a level the corruption defines (0 is the clean image); 0 with "clean"
-                   ) -> tuple[str, int]:  # ("clean", 0), or (corruption, severity as an int)
+def check_condition(
+    corruption: str,  # a key of CORRUPTIONS, or "clean"
+    severity,  # a level the corruption defines (0 is the clean image); 0 with "clean"
+) -> tuple[str, int]:  # ("clean", 0), or (corruption, severity as an int)
     "(corruption, severity) checked as one condition: the clean condition, or a level a registered corruption defines."
     if isinstance(corruption, str) and corruption == CLEAN[0]:
         if whole_number(severity, "severity of the clean condition") != 0:
@@ -202,24 +264,29 @@ def check_condition(corruption: str,  # a key of CORRUPTIONS, or "clean"
         return CLEAN
     return corruption, check_severity(corruption, severity)
 
-def image_under_condition(image,            # numpy array or PIL image, any mode `to_uint8_rgb` reads
-                          corruption: str,  # a key of CORRUPTIONS, or "clean"
-                          severity: int,    # a level the corruption defines; 0 with "clean"
-                          seed: int,        # global seed of the run
-                          image_id: int,    # id of the image, part of the seed
-                         ) -> np.ndarray:   # uint8 RGB, HxWx3
+
+def image_under_condition(
+    image,  # numpy array or PIL image, any mode `to_uint8_rgb` reads
+    corruption: str,  # a key of CORRUPTIONS, or "clean"
+    severity: int,  # a level the corruption defines; 0 with "clean"
+    seed: int,  # global seed of the run
+    image_id: int,  # id of the image, part of the seed
+) -> np.ndarray:  # uint8 RGB, HxWx3
     "One image under one condition of a run: the image as `to_uint8_rgb` reads it for the clean condition, else `corrupt`."
     corruption, severity = check_condition(corruption, severity)
     seed, image_id = non_negative_integer(seed, "seed"), non_negative_integer(image_id, "image_id")
-    if (corruption, severity) == CLEAN: return to_uint8_rgb(image)
+    if (corruption, severity) == CLEAN:
+        return to_uint8_rgb(image)
     return corrupt(image, corruption, severity, seed=seed, image_id=image_id)
 
 # %% ../nbs/01_corruptions.ipynb #c018
 UNIFORM_LEVELS = 65536
 
-def uniform16(rng: np.random.Generator,  # the generator to draw from
-              shape,                     # shape of the output
-             ) -> np.ndarray:            # uint16 integers uniform in [0, 65535]
+
+def uniform16(
+    rng: np.random.Generator,  # the generator to draw from
+    shape,  # shape of the output
+) -> np.ndarray:  # uint16 integers uniform in [0, 65535]
     "Uniform 16-bit integers: the random input of every lookup-table noise."
     return rng.integers(0, UNIFORM_LEVELS, size=shape, dtype=np.uint16)
 
@@ -227,7 +294,8 @@ def uniform16(rng: np.random.Generator,  # the generator to draw from
 @lru_cache(maxsize=None)
 def normal_quantiles(bits: int = 16) -> np.ndarray:
     "The standard normal at 2**bits equally spaced probabilities (midpoints)."
-    return special.ndtri((np.arange(2 ** bits) + 0.5) / 2 ** bits)
+    return special.ndtri((np.arange(2**bits) + 0.5) / 2**bits)
+
 
 @lru_cache(maxsize=None)
 def normal_quantiles32() -> np.ndarray:
@@ -246,17 +314,19 @@ def add_clipped(x, u, table):
     "clip(x + table[u], 0, 255) for every value (one compiled pass)."
     xf, uf = x.ravel(), u.ravel()
     out = np.empty(xf.size, np.uint8)
-    for i in range(xf.size): out[i] = min(max(np.int32(xf[i]) + table[uf[i]], 0), 255)
+    for i in range(xf.size):
+        out[i] = min(max(np.int32(xf[i]) + table[uf[i]], 0), 255)
     return out.reshape(x.shape)
 
 # %% ../nbs/01_corruptions.ipynb #c019
 @register_corruption("noise", random=True)
-def gaussian_noise(x,         # uint8 RGB image, HxWx3
-                   severity,  # level 1-5
-                   rng,       # from `corruption_rng`
-                  ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
+def gaussian_noise(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # from `corruption_rng`
+) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Additive Gaussian noise."
-    c = [.08, .12, 0.18, 0.26, 0.38][severity - 1]
+    c = [0.08, 0.12, 0.18, 0.26, 0.38][severity - 1]
     return add_clipped(x, uniform16(rng, x.shape), additive_gaussian_table(c))
 
 # %% ../nbs/01_corruptions.ipynb #c018p
@@ -266,12 +336,17 @@ def poisson_quantiles(lam: np.ndarray, q: np.ndarray) -> np.ndarray:
     cdf = special.pdtr(np.arange(kmax)[None, :], lam[:, None])  # P(X <= k), X ~ Poisson(lam)
     return np.stack([np.searchsorted(row, q) for row in cdf]).astype(np.float64)
 
+
 @lru_cache(maxsize=None)
 def level_noise_table(kind: str, c: float, bits: int = 12) -> np.ndarray:
     "Corrupted level for each (level, quantile) pair, flattened: index level << bits | quantile."
-    q = (np.arange(2 ** bits) + 0.5) / 2 ** bits
+    q = (np.arange(2**bits) + 0.5) / 2**bits
     v = np.arange(256) / 255.0
-    out = v[:, None] + v[:, None] * c * special.ndtri(q)[None, :] if kind == "speckle" else poisson_quantiles(v * c, q) / c
+    out = (
+        v[:, None] + v[:, None] * c * special.ndtri(q)[None, :]
+        if kind == "speckle"
+        else poisson_quantiles(v * c, q) / c
+    )
     return (np.clip(out, 0, 1) * 255).astype(np.uint8).ravel()
 
 # %% ../nbs/01_corruptions.ipynb #c018l
@@ -280,8 +355,10 @@ def lookup_levels(x, u, table, bits):
     "table[x << bits | u >> (16 - bits)] for every value: the (level, quantile) lookup in one compiled pass."
     xf, uf = x.ravel(), u.ravel()
     out = np.empty(xf.size, np.uint8)
-    for i in range(xf.size): out[i] = table[(np.int64(xf[i]) << bits) | (np.int64(uf[i]) >> (16 - bits))]
+    for i in range(xf.size):
+        out[i] = table[(np.int64(xf[i]) << bits) | (np.int64(uf[i]) >> (16 - bits))]
     return out.reshape(x.shape)
+
 
 def table_noise(x: np.ndarray, table: np.ndarray, rng, bits: int = 12) -> np.ndarray:
     "Per-value noise from a (level, quantile) table."
@@ -289,76 +366,92 @@ def table_noise(x: np.ndarray, table: np.ndarray, rng, bits: int = 12) -> np.nda
 
 # %% ../nbs/01_corruptions.ipynb #c019s
 @register_corruption("noise", random=True)
-def shot_noise(x,         # uint8 RGB image, HxWx3
-               severity,  # level 1-5
-               rng,       # from `corruption_rng`
-              ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
+def shot_noise(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # from `corruption_rng`
+) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Poisson (photon) noise: Poisson(x c) / c."
     c = [60, 25, 12, 5, 3][severity - 1]
     return table_noise(x, level_noise_table("shot", c), rng)
 
 # %% ../nbs/01_corruptions.ipynb #c076
 @register_corruption("noise", random=True, source="vrb_code")
-def shot_noise_vrb(x,         # uint8 RGB image, HxWx3
-                   severity,  # level 1-5
-                   rng,       # from `corruption_rng`
-                  ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
+def shot_noise_vrb(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # from `corruption_rng`
+) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "VRB code's shot noise: x + Poisson(lam) on [0, 1], clipped; any count >= 1 saturates the value."
-    lam = [.08, .2, .5, .8, 1.2][severity - 1]
+    lam = [0.08, 0.2, 0.5, 0.8, 1.2][severity - 1]
     out = x.copy()
     out[uniform16(rng, x.shape) < round(-math.expm1(-lam) * UNIFORM_LEVELS)] = 255
     return out
 
 # %% ../nbs/01_corruptions.ipynb #c079
-IMPULSE_AMOUNTS = [.03, .06, .09, 0.17, 0.27]  # ImageNet-C's impulse noise; the appendix's value-assignment noises use it too
+IMPULSE_AMOUNTS = [
+    0.03,
+    0.06,
+    0.09,
+    0.17,
+    0.27,
+]  # ImageNet-C's impulse noise; the appendix's value-assignment noises use it too
+
 
 @lazy_njit(cache=True, nogil=True)
 def salt_and_pepper_kernel(x, u, pepper, salt):
     "0 where u < pepper, 255 where pepper <= u < salt, x elsewhere; one compiled pass over values (u shaped like x)."
     xf, uf = x.ravel(), u.ravel()
     out = np.empty(xf.size, np.uint8)
-    for i in range(xf.size): out[i] = 0 if uf[i] < pepper else (255 if uf[i] < salt else xf[i])
+    for i in range(xf.size):
+        out[i] = 0 if uf[i] < pepper else (255 if uf[i] < salt else xf[i])
     return out.reshape(x.shape)
+
 
 def salt_and_pepper_where(x, u, amount: float):
     "Black where u falls in the lowest amount/2 of its 16-bit range, white in the next amount/2; u per value (HxWx3) or per pixel (HxW)."
-    if u.ndim == 2: u = np.repeat(u[..., None], x.shape[2], axis=-1)
+    if u.ndim == 2:
+        u = np.repeat(u[..., None], x.shape[2], axis=-1)
     return salt_and_pepper_kernel(x, u, round(amount * UNIFORM_LEVELS / 2), round(amount * UNIFORM_LEVELS))
 
 # %% ../nbs/01_corruptions.ipynb #c079i
 @register_corruption("noise", random=True)
-def impulse_noise(x,         # uint8 RGB image, HxWx3
-                  severity,  # level 1-5
-                  rng,       # from `corruption_rng`
-                 ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
+def impulse_noise(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # from `corruption_rng`
+) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Salt-and-pepper noise on each value independently (scikit-image's `s&p`, as ImageNet-C)."
     return salt_and_pepper_where(x, uniform16(rng, x.shape), IMPULSE_AMOUNTS[severity - 1])
 
 # %% ../nbs/01_corruptions.ipynb #c079s
 @register_corruption("noise", random=True)
-def speckle_noise(x,         # uint8 RGB image, HxWx3
-                  severity,  # level 1-5
-                  rng,       # from `corruption_rng`
-                 ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
+def speckle_noise(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # from `corruption_rng`
+) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Multiplicative noise: x + x N(0, c)."
-    c = [.15, .2, 0.35, 0.45, 0.6][severity - 1]
+    c = [0.15, 0.2, 0.35, 0.45, 0.6][severity - 1]
     return table_noise(x, level_noise_table("speckle", c), rng)
 
 # %% ../nbs/01_corruptions.ipynb #c021
 @register_corruption("noise", random=True, source="vrb_appendix")
-def salt_and_pepper(x,         # uint8 RGB image, HxWx3
-                    severity,  # level 1-5
-                    rng,       # from `corruption_rng`
-                   ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
+def salt_and_pepper(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # from `corruption_rng`
+) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Whole pixels set to black or white, each with probability c/2."
     return salt_and_pepper_where(x, uniform16(rng, x.shape[:2]), IMPULSE_AMOUNTS[severity - 1])
 
 # %% ../nbs/01_corruptions.ipynb #c082
 @register_corruption("noise", random=True, source="vrb_appendix")
-def random_impulse_noise(x,         # uint8 RGB image, HxWx3
-                         severity,  # level 1-5
-                         rng,       # from `corruption_rng`
-                        ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
+def random_impulse_noise(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # from `corruption_rng`
+) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Whole pixels, with probability c, set to a uniformly random colour."
     hit = uniform16(rng, x.shape[:2]) < round(IMPULSE_AMOUNTS[severity - 1] * UNIFORM_LEVELS)
     out = x.copy()
@@ -370,9 +463,10 @@ def disk_kernel(radius: float, alias_blur: float) -> np.ndarray:
     "ImageNet-C's anti-aliased disk kernel, summing to 1."
     L = np.arange(-max(8, radius), max(8, radius) + 1)
     X, Y = np.meshgrid(L, L)
-    disk = ((X ** 2 + Y ** 2) <= radius ** 2).astype(np.float32)
+    disk = ((X**2 + Y**2) <= radius**2).astype(np.float32)
     disk /= disk.sum()
     return cv2.GaussianBlur(disk, ksize=(3, 3) if radius <= 8 else (5, 5), sigmaX=alias_blur)
+
 
 @lru_cache(maxsize=None)
 def trimmed_disk_kernel(radius: float, alias_blur: float) -> np.ndarray:
@@ -381,7 +475,7 @@ def trimmed_disk_kernel(radius: float, alias_blur: float) -> np.ndarray:
     k[k < 1e-6] = 0
     centre = k.shape[0] // 2
     r = int(np.abs(np.argwhere(k > 0) - centre).max())
-    return np.ascontiguousarray(k[centre - r:centre + r + 1, centre - r:centre + r + 1])
+    return np.ascontiguousarray(k[centre - r : centre + r + 1, centre - r : centre + r + 1])
 
 # %% ../nbs/01_corruptions.ipynb #c023g
 def skimage_gaussian(x: np.ndarray, sigma: float) -> np.ndarray:
@@ -398,33 +492,37 @@ def separable_terms(radius: float, alias_blur: float, rank: int) -> list:
 
 # %% ../nbs/01_corruptions.ipynb #c023p1
 @register_corruption("blur")
-def defocus_blur(x,         # uint8 RGB image, HxWx3
-                 severity,  # level 1-5
-                 rng,       # unused (deterministic)
-                ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
+def defocus_blur(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # unused (deterministic)
+) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Out-of-focus blur: convolution with a disk (levels 2-5 as a sum of two separable filters)."
     c = [(3, 0.1), (4, 0.5), (6, 0.5), (8, 0.5), (10, 0.5)][severity - 1]
-    if severity == 1: return cv2.filter2D(x, cv2.CV_32F, trimmed_disk_kernel(*c))  # the small crisp disk: 7x7 taps directly
+    if severity == 1:
+        return cv2.filter2D(x, cv2.CV_32F, trimmed_disk_kernel(*c))  # the small crisp disk: 7x7 taps directly
     (r1, c1), (r2, c2) = separable_terms(*c, rank=2)
     first = cv2.sepFilter2D(x, cv2.CV_32F, r1, c1)
     return cv2.add(first, cv2.sepFilter2D(x, cv2.CV_32F, r2, c2), dst=first)
 
 # %% ../nbs/01_corruptions.ipynb #c023b
 @register_corruption("blur", source="vrb_appendix")
-def gaussian_blur(x,         # uint8 RGB image, HxWx3
-                  severity,  # level 1-5
-                  rng,       # unused (deterministic)
-                 ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
+def gaussian_blur(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # unused (deterministic)
+) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Gaussian blur (ImageNet-C's extra corruption)."
     c = [1, 2, 3, 4, 6][severity - 1]
     return skimage_gaussian(x.astype(np.float32), c)
 
 # %% ../nbs/01_corruptions.ipynb #c085
 @register_corruption("blur", source="vrb_appendix")
-def median_blur(x,         # uint8 RGB image, HxWx3
-                severity,  # level 1-5
-                rng,       # unused (deterministic)
-               ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
+def median_blur(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # unused (deterministic)
+) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Median filter over a k x k window."
     k = [3, 5, 7, 9, 11][severity - 1]
     return cv2.medianBlur(x, k)
@@ -438,15 +536,17 @@ def copy_shuffle(x, offsets, delta):
         for h in range(H - delta, delta, -1):
             for w in range(W - delta, delta, -1):
                 hp, wp = h + offsets[it, h, w, 1], w + offsets[it, h, w, 0]
-                for ch in range(C): x[h, w, ch] = x[hp, wp, ch]
+                for ch in range(C):
+                    x[h, w, ch] = x[hp, wp, ch]
     return x
 
 # %% ../nbs/01_corruptions.ipynb #c024g
 @register_corruption("blur", random=True)
-def glass_blur(x,         # uint8 RGB image, HxWx3
-               severity,  # level 1-5
-               rng,       # from `corruption_rng`
-              ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
+def glass_blur(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # from `corruption_rng`
+) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Frosted glass: blur, shuffle pixels locally, blur again."
     sigma, delta, iterations = [(0.7, 1, 2), (0.9, 2, 1), (1, 2, 3), (1.1, 3, 2), (1.5, 4, 2)][severity - 1]
     y = (skimage_gaussian(x.astype(np.float32) / 255, sigma) * 255).astype(np.uint8)
@@ -457,15 +557,18 @@ def glass_blur(x,         # uint8 RGB image, HxWx3
 def motion_kernel(radius: int, sigma: float, angle: float, shape) -> np.ndarray:
     "The line kernel equivalent to imagecorruptions' shifted sum (taps that would leave the image are dropped)."
     width = 2 * radius + 1
-    weights = np.exp(-np.arange(width) ** 2 / (2 * sigma ** 2)); weights /= weights.sum()
+    weights = np.exp(-(np.arange(width) ** 2) / (2 * sigma**2))
+    weights /= weights.sum()
     py, px = width * np.sin(np.deg2rad(angle)), width * np.cos(np.deg2rad(angle))
     hyp = math.hypot(py, px)
     kernel = np.zeros((2 * width + 1, 2 * width + 1), np.float32)
     for i in range(width):
         dy, dx = -math.ceil(i * py / hyp - 0.5), -math.ceil(i * px / hyp - 0.5)
-        if abs(dy) >= shape[0] or abs(dx) >= shape[1]: break
+        if abs(dy) >= shape[0] or abs(dx) >= shape[1]:
+            break
         kernel[width - dy, width - dx] += weights[i]
     return kernel
+
 
 @lazy_njit(cache=True, nogil=True)
 def shifted_sum(padded, rows, cols, weights, h, w):
@@ -475,14 +578,17 @@ def shifted_sum(padded, rows, cols, weights, h, w):
         r0, c0, wt = rows[t], cols[t], weights[t]
         for i in range(h):
             src = padded[r0 + i]
-            for j in range(w): out[i, j] += wt * src[c0 + j]
+            for j in range(w):
+                out[i, j] += wt * src[c0 + j]
     return out
 
-def motion_blurred(x: np.ndarray,  # image, HxW or HxWxC
-                   radius: int,    # kernel half-width in pixels
-                   sigma: float,   # std of the taps' Gaussian weights, in pixels
-                   angle: float,   # direction of the blur, degrees
-                  ) -> np.ndarray:  # float32, x's shape
+
+def motion_blurred(
+    x: np.ndarray,  # image, HxW or HxWxC
+    radius: int,  # kernel half-width in pixels
+    sigma: float,  # std of the taps' Gaussian weights, in pixels
+    angle: float,  # direction of the blur, degrees
+) -> np.ndarray:  # float32, x's shape
     "x (HxW or HxWxC) blurred along `angle` (degrees), borders replicated: the kernel's few taps as one compiled shifted sum."
     kernel = motion_kernel(radius, sigma, angle, x.shape)
     rows, cols = np.nonzero(kernel)
@@ -494,10 +600,11 @@ def motion_blurred(x: np.ndarray,  # image, HxW or HxWxC
 
 # %% ../nbs/01_corruptions.ipynb #c026p1
 @register_corruption("blur", random=True)
-def motion_blur(x,         # uint8 RGB image, HxWx3
-                severity,  # level 1-5
-                rng,       # from `corruption_rng`
-               ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
+def motion_blur(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # from `corruption_rng`
+) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Camera shake: blur along a random direction."
     radius, sigma = [(10, 3), (15, 5), (15, 8), (15, 12), (20, 15)][severity - 1]
     return motion_blurred(x, radius, sigma, rng.uniform(-45, 45))
@@ -512,25 +619,42 @@ def zoom_matrix(h: int, w: int, z: float) -> np.ndarray:
     sx = (ch1 - 1) / (out1 - 1) if out1 > 1 else 0.0
     return np.float32([[sx, 0, top1], [0, sy, top0]])
 
-def clipped_zoom(x: np.ndarray,        # image, HxW or HxWxC
-                 z: float,             # zoom factor, >= 1
-                 exact: bool = False,  # True: imagecorruptions' pixel mapping by `warpAffine`; False: crop and `resize`
-                ) -> np.ndarray:       # the zoomed crop, at least HxW
+
+def clipped_zoom(
+    x: np.ndarray,  # image, HxW or HxWxC
+    z: float,  # zoom factor, >= 1
+    exact: bool = False,  # True: imagecorruptions' pixel mapping by `warpAffine`; False: crop and `resize`
+) -> np.ndarray:  # the zoomed crop, at least HxW
     "The central crop of x zoomed by z (bilinear), at least x's size; its top-left HxW is what zoom blur and snow keep."
     h, w = x.shape[:2]
     ch0, ch1 = int(np.ceil(h / z)), int(np.ceil(w / z))
     top0, top1 = (h - ch0) // 2, (w - ch1) // 2
     size = (round(ch1 * z), round(ch0 * z))
-    if exact: return cv2.warpAffine(x, zoom_matrix(h, w, z), size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
-    return cv2.resize(x[top0:top0 + ch0, top1:top1 + ch1], size, interpolation=cv2.INTER_LINEAR)
+    if exact:
+        return cv2.warpAffine(
+            x,
+            zoom_matrix(h, w, z),
+            size,
+            flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+            borderMode=cv2.BORDER_REPLICATE,
+        )
+    return cv2.resize(x[top0 : top0 + ch0, top1 : top1 + ch1], size, interpolation=cv2.INTER_LINEAR)
 
 # %% ../nbs/01_corruptions.ipynb #c028z
-ZOOM_FACTORS = [np.arange(1, 1.11, 0.01), np.arange(1, 1.16, 0.01), np.arange(1, 1.21, 0.02), np.arange(1, 1.26, 0.02), np.arange(1, 1.31, 0.03)]
+ZOOM_FACTORS = [
+    np.arange(1, 1.11, 0.01),
+    np.arange(1, 1.16, 0.01),
+    np.arange(1, 1.21, 0.02),
+    np.arange(1, 1.26, 0.02),
+    np.arange(1, 1.31, 0.03),
+]
 
-def zoom_blur_levels(x: np.ndarray,  # uint8 RGB image, HxWx3
-                     severities,     # levels 1-5 to compute
-                     rngs=None,      # unused (zoom blur is deterministic); the `levels_function` signature
-                    ) -> dict:       # severity -> float32 HxWx3 on the 0-255 scale
+
+def zoom_blur_levels(
+    x: np.ndarray,  # uint8 RGB image, HxWx3
+    severities,  # levels 1-5 to compute
+    rngs=None,  # unused (zoom blur is deterministic); the `levels_function` signature
+) -> dict:  # severity -> float32 HxWx3 on the 0-255 scale
     "Zoom blur of x at each severity, every distinct zoom factor computed once."
     h, w = x.shape[:2]
     factors = {s: [round(float(z), 9) for z in ZOOM_FACTORS[s - 1]] for s in severities}
@@ -538,21 +662,29 @@ def zoom_blur_levels(x: np.ndarray,  # uint8 RGB image, HxWx3
     for z in sorted(set().union(*factors.values())):
         zoomed = x if z == 1 else clipped_zoom(x, z)[:h, :w]
         for s in severities:
-            if z in factors[s]: cv2.accumulate(zoomed, totals[s])
+            if z in factors[s]:
+                cv2.accumulate(zoomed, totals[s])
     return {s: total * (1 / (len(factors[s]) + 1)) for s, total in totals.items()}
 
 # %% ../nbs/01_corruptions.ipynb #c028p1
 @register_corruption("blur", levels_function=zoom_blur_levels)
-def zoom_blur(x,         # uint8 RGB image, HxWx3
-              severity,  # level 1-5
-              rng,       # unused (deterministic)
-             ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
+def zoom_blur(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # unused (deterministic)
+) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Blur of a fast zoom toward the centre."
     return zoom_blur_levels(x, [severity])[severity]
 
 # %% ../nbs/01_corruptions.ipynb #c030
-SNOW_PARAMETERS = [(0.1, 0.3, 3, 0.5, 10, 4, 0.8), (0.2, 0.3, 2, 0.5, 12, 4, 0.7), (0.55, 0.3, 4, 0.9, 12, 8, 0.7),
-                   (0.55, 0.3, 4.5, 0.85, 12, 8, 0.65), (0.55, 0.3, 2.5, 0.85, 12, 12, 0.55)]
+SNOW_PARAMETERS = [
+    (0.1, 0.3, 3, 0.5, 10, 4, 0.8),
+    (0.2, 0.3, 2, 0.5, 12, 4, 0.7),
+    (0.55, 0.3, 4, 0.9, 12, 8, 0.7),
+    (0.55, 0.3, 4.5, 0.85, 12, 8, 0.65),
+    (0.55, 0.3, 2.5, 0.85, 12, 12, 0.55),
+]
+
 
 def snow_flakes(shape, c, rng) -> np.ndarray:
     "The thresholded, zoomed noise layer of snow (before motion blur), in [0, 1]."
@@ -560,8 +692,10 @@ def snow_flakes(shape, c, rng) -> np.ndarray:
     ch0, ch1 = int(np.ceil(h / c[2])), int(np.ceil(w / c[2]))
     top0, top1 = (h - ch0) // 2, (w - ch1) // 2
     layer = np.zeros((h, w), np.float32)
-    layer[top0:top0 + ch0, top1:top1 + ch1] = rng.normal(c[0], c[1], size=(ch0, ch1))
-    layer = clipped_zoom(layer, c[2], exact=True)  # zoomed 2-4.5x, the pixel-centred mapping would move flakes by up to 1 pixel
+    layer[top0 : top0 + ch0, top1 : top1 + ch1] = rng.normal(c[0], c[1], size=(ch0, ch1))
+    layer = clipped_zoom(
+        layer, c[2], exact=True
+    )  # zoomed 2-4.5x, the pixel-centred mapping would move flakes by up to 1 pixel
     layer[layer < c[3]] = 0
     return np.clip(layer, 0, 1)
 
@@ -574,12 +708,15 @@ def snow_blend(x, flakes, keep):
     for i in range(h):
         for j in range(w):
             both = flakes[i, j] + flakes[h - 1 - i, w - 1 - j]
-            lift = (np.float32(0.299) * x[i, j, 0] + np.float32(0.587) * x[i, j, 1] + np.float32(0.114) * x[i, j, 2]) * np.float32(1.5) + np.float32(127.5)
+            lift = (
+                np.float32(0.299) * x[i, j, 0] + np.float32(0.587) * x[i, j, 1] + np.float32(0.114) * x[i, j, 2]
+            ) * np.float32(1.5) + np.float32(127.5)
             for k in range(3):
                 v = np.float32(x[i, j, k])
                 o = keep * v + (1 - keep) * max(v, lift) + both
                 out[i, j, k] = truncated_level(o)
     return out
+
 
 def add_snow(x: np.ndarray, flakes: np.ndarray, c) -> np.ndarray:
     "Blend the image toward its brightened gray and add the flakes (quantised to 8 bits, as ImageNet-C's PNG round trip) twice."
@@ -588,25 +725,29 @@ def add_snow(x: np.ndarray, flakes: np.ndarray, c) -> np.ndarray:
 
 # %% ../nbs/01_corruptions.ipynb #c030p1
 @register_corruption("weather", random=True)
-def snow(x,         # uint8 RGB image, HxWx3
-         severity,  # level 1-5
-         rng,       # from `corruption_rng`
-        ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
+def snow(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # from `corruption_rng`
+) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Snow flakes falling past the camera."
     c = SNOW_PARAMETERS[severity - 1]
     flakes = snow_flakes(x.shape, c, rng)
     return add_snow(x, motion_blurred(flakes, c[4], c[5], rng.uniform(-135, -45)), c)
 
 # %% ../nbs/01_corruptions.ipynb #c030w
-def snow_wand(x,         # uint8 RGB image, HxWx3
-              severity,  # level 1-5
-              rng,       # from `corruption_rng`
-             ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
+def snow_wand(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # from `corruption_rng`
+) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Snow with ImageMagick's motion blur through Wand (ImageNet-C's reference path; needs libmagickwand)."
     from wand.image import Image as WandImage
+
     c = SNOW_PARAMETERS[severity - 1]
     flakes = snow_flakes(x.shape, c, rng)
-    buffer = io.BytesIO(); Image.fromarray((flakes * 255).astype(np.uint8), mode="L").save(buffer, format="PNG")
+    buffer = io.BytesIO()
+    Image.fromarray((flakes * 255).astype(np.uint8), mode="L").save(buffer, format="PNG")
     with WandImage(blob=buffer.getvalue()) as layer:
         layer.motion_blur(radius=c[4], sigma=c[5], angle=rng.uniform(-135, -45))
         blurred = cv2.imdecode(np.frombuffer(layer.make_blob(), np.uint8), cv2.IMREAD_UNCHANGED) / 255.0
@@ -634,12 +775,13 @@ def plasma_fractal(size: int, wibble_decay: float, rng) -> np.ndarray:
 
 # %% ../nbs/01_corruptions.ipynb #c031f
 @register_corruption("weather", random=True)
-def fog(x,         # uint8 RGB image, HxWx3
-        severity,  # level 1-5
-        rng,       # from `corruption_rng`
-       ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
+def fog(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # from `corruption_rng`
+) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Fog: a fractal haze, brightness compressed."
-    c = [(1.5, 2), (2., 2), (2.5, 1.7), (2.5, 1.5), (3., 1.4)][severity - 1]
+    c = [(1.5, 2), (2.0, 2), (2.5, 1.7), (2.5, 1.5), (3.0, 1.4)][severity - 1]
     h, w = x.shape[:2]
     size = max(2, 1 << int(max(h, w) - 1).bit_length())
     xf = x.astype(np.float32) / 255
@@ -656,8 +798,10 @@ def lookup_with_max(x, table):
     for i in range(h):
         for j in range(w):
             v = np.int64(max(x[i, j, 0], x[i, j, 1], x[i, j, 2])) << 8
-            for k in range(3): out[i, j, k] = table[v | x[i, j, k]]
+            for k in range(3):
+                out[i, j, k] = table[v | x[i, j, k]]
     return out
+
 
 @lru_cache(maxsize=None)
 def brightness_table(c: float) -> np.ndarray:
@@ -669,22 +813,24 @@ def brightness_table(c: float) -> np.ndarray:
 
 # %% ../nbs/01_corruptions.ipynb #c033b
 @register_corruption("attribute")
-def brightness(x,         # uint8 RGB image, HxWx3
-               severity,  # level 1-5
-               rng,       # unused (deterministic)
-              ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
+def brightness(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # unused (deterministic)
+) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Raise HSV value by c, keeping hue and saturation."
-    c = [.1, .2, .3, .4, .5][severity - 1]
+    c = [0.1, 0.2, 0.3, 0.4, 0.5][severity - 1]
     return lookup_with_max(x, brightness_table(c))
 
 # %% ../nbs/01_corruptions.ipynb #c033c
 @register_corruption("attribute")
-def contrast(x,         # uint8 RGB image, HxWx3
-             severity,  # level 1-5
-             rng,       # unused (deterministic)
-            ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
+def contrast(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # unused (deterministic)
+) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Pull every channel toward its mean by factor c."
-    c = [0.4, .3, .2, .1, .05][severity - 1]
+    c = [0.4, 0.3, 0.2, 0.1, 0.05][severity - 1]
     means = np.array(cv2.mean(x)[:3]) / 255
     table = np.clip((np.arange(256)[:, None] / 255 - means) * c + means, 0, 1) * 255
     return cv2.LUT(x, table.astype(np.uint8)[:, None, :])
@@ -698,6 +844,7 @@ def saturation_ratio_table(c0: float, c1: float) -> np.ndarray:
     s_new = np.clip(s * c0 + c1, 0, 1)
     return np.where(s > 0, s_new / np.where(s > 0, s, 1), 0).astype(np.float32).ravel()
 
+
 @lazy_njit(cache=True, nogil=True)
 def saturation_scaled(x, ratio_table, gray_gain):
     "x' = V - (V - x) S'/S per pixel; gray pixels (S = 0) become (V, V (1 - gain), V (1 - gain)), hue 0; truncated (one compiled pass)."
@@ -705,12 +852,14 @@ def saturation_scaled(x, ratio_table, gray_gain):
     out = np.empty_like(x)
     for i in range(h):
         for j in range(w):
-            v = max(x[i, j, 0], x[i, j, 1], x[i, j, 2]); m = min(x[i, j, 0], x[i, j, 1], x[i, j, 2])
+            v = max(x[i, j, 0], x[i, j, 1], x[i, j, 2])
+            m = min(x[i, j, 0], x[i, j, 1], x[i, j, 2])
             vf = np.float32(v)
             if gray_gain > 0 and v == m and v > 0:
                 out[i, j, 0] = v
                 g = truncated_level(vf * (1 - gray_gain) + np.float32(1e-3))
-                out[i, j, 1] = g; out[i, j, 2] = g
+                out[i, j, 1] = g
+                out[i, j, 2] = g
                 continue
             ratio = ratio_table[(np.int64(v) << 8) | m]
             for k in range(3):  # 1e-3 guards exact levels against float rounding before truncation
@@ -720,90 +869,106 @@ def saturation_scaled(x, ratio_table, gray_gain):
 
 # %% ../nbs/01_corruptions.ipynb #c033s2
 @register_corruption("attribute")
-def saturate(x,         # uint8 RGB image, HxWx3
-             severity,  # level 1-5
-             rng,       # unused (deterministic)
-            ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
+def saturate(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # unused (deterministic)
+) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Scale HSV saturation by c0 and add c1, keeping hue and value."
     c = [(0.3, 0), (0.1, 0), (2, 0), (5, 0.1), (20, 0.2)][severity - 1]
     return saturation_scaled(x, saturation_ratio_table(*c), np.float32(c[1]))
 
 # %% ../nbs/01_corruptions.ipynb #c035
-def luma(x: np.ndarray,  # RGB image, HxWx3, 0-255 scale
-        ) -> np.ndarray:  # float32 luma, HxW, 0-255 scale
+def luma(
+    x: np.ndarray,  # RGB image, HxWx3, 0-255 scale
+) -> np.ndarray:  # float32 luma, HxW, 0-255 scale
     "ITU-R BT.601 luma of an RGB image, float."
     return x.astype(np.float32) @ np.float32([0.299, 0.587, 0.114])
 
-def gray3(y: np.ndarray,  # gray image, HxW
-         ) -> np.ndarray:  # HxWx3, same dtype
+
+def gray3(
+    y: np.ndarray,  # gray image, HxW
+) -> np.ndarray:  # HxWx3, same dtype
     "A gray HxW image as HxWx3, its one channel repeated."
     return np.repeat(np.asarray(y)[..., None], 3, axis=-1)
 
 # %% ../nbs/01_corruptions.ipynb #c035i
 @register_corruption("attribute", source="vrb_appendix", levels=(1,))
-def color_inversion(x,         # uint8 RGB image, HxWx3
-                    severity,  # 1, its only level
-                    rng,       # unused (deterministic)
-                   ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
+def color_inversion(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # 1, its only level
+    rng,  # unused (deterministic)
+) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Negative image."
     return 255 - x
 
 # %% ../nbs/01_corruptions.ipynb #c088
 @register_corruption("attribute", source="vrb_appendix", levels=(1,))
-def grayscale(x,         # uint8 RGB image, HxWx3
-              severity,  # 1, its only level
-              rng,       # unused (deterministic)
-             ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
+def grayscale(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # 1, its only level
+    rng,  # unused (deterministic)
+) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Luma gray (BT.601 weights)."
     return gray3(luma(x) + 0.5)
 
+
 @register_corruption("attribute", source="vrb_appendix", levels=(1,))
-def grayscale_mean(x,         # uint8 RGB image, HxWx3
-                   severity,  # 1, its only level
-                   rng,       # unused (deterministic)
-                  ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
+def grayscale_mean(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # 1, its only level
+    rng,  # unused (deterministic)
+) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Gray as the plain mean of the channels (the appendix's formula)."
     return gray3(x.mean(-1) + 0.5)
 
+
 @register_corruption("attribute", source="vrb_appendix", levels=(1,))
-def grayscale_inversion(x,         # uint8 RGB image, HxWx3
-                        severity,  # 1, its only level
-                        rng,       # unused (deterministic)
-                       ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
+def grayscale_inversion(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # 1, its only level
+    rng,  # unused (deterministic)
+) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Negative of the luma gray."
     return 255 - truncate_to_uint8(gray3(luma(x) + 0.5))
 
+
 @register_corruption("attribute", source="vrb_appendix", levels=(1,))
-def grayscale_inversion_mean(x,         # uint8 RGB image, HxWx3
-                             severity,  # 1, its only level
-                             rng,       # unused (deterministic)
-                            ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
+def grayscale_inversion_mean(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # 1, its only level
+    rng,  # unused (deterministic)
+) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Negative of the channel-mean gray (the appendix's grayscale inversion, 255 minus the mean)."
     return 255 - truncate_to_uint8(gray3(x.mean(-1) + 0.5))
 
 # %% ../nbs/01_corruptions.ipynb #c088p1
 @register_corruption("attribute", source="vrb_code", levels=(1,))
-def grayscale_bgr(x,         # uint8 RGB image, HxWx3
-                  severity,  # 1, its only level
-                  rng,       # unused (deterministic)
-                 ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
+def grayscale_bgr(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # 1, its only level
+    rng,  # unused (deterministic)
+) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "VRB code's grayscale: OpenCV's BGR-to-gray on an RGB image, 0.114 R + 0.587 G + 0.299 B."
     return gray3(cv2.cvtColor(np.ascontiguousarray(x), cv2.COLOR_BGR2GRAY))
 
+
 @register_corruption("attribute", source="vrb_code", levels=(1,))
-def grayscale_inversion_bgr(x,         # uint8 RGB image, HxWx3
-                            severity,  # 1, its only level
-                            rng,       # unused (deterministic)
-                           ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
+def grayscale_inversion_bgr(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # 1, its only level
+    rng,  # unused (deterministic)
+) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "VRB code's grayscale inversion: 255 minus `grayscale_bgr`'s swapped-weight gray."
     return gray3(255 - cv2.cvtColor(np.ascontiguousarray(x), cv2.COLOR_BGR2GRAY))
 
 # %% ../nbs/01_corruptions.ipynb #c091
 @register_corruption("attribute", source="vrb_appendix", levels=(1,))
-def binary_threshold(x,         # uint8 RGB image, HxWx3
-                     severity,  # 1, its only level
-                     rng,       # unused (deterministic)
-                    ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
+def binary_threshold(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # 1, its only level
+    rng,  # unused (deterministic)
+) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Black or white by luma above mid-gray."
     return gray3(np.where(luma(x) > 127.5, 255, 0).astype(np.uint8))
 
@@ -817,25 +982,36 @@ def pixel_grid(h: int, w: int) -> np.ndarray:
 
 # %% ../nbs/01_corruptions.ipynb #c037e
 @register_corruption("physical", random=True)
-def elastic_transform(x,         # uint8 RGB image, HxWx3
-                      severity,  # level 1-5
-                      rng,       # from `corruption_rng`
-                     ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
+def elastic_transform(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # from `corruption_rng`
+) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Local elastic deformation by a smooth random displacement field."
     alpha = [250 * 0.05, 250 * 0.065, 250 * 0.085, 250 * 0.1, 250 * 0.12][severity - 1]
     h, w = x.shape[:2]
     max_shift, sy, sx = h * 0.005, 0.01 * h, 0.01 * w
     ksize = (2 * int(3 * sx + 0.5) + 1, 2 * int(3 * sy + 0.5) + 1)  # scipy's truncate=3
-    noise = uniform16(rng, (h, w, 2)).astype(np.float32) * np.float32(2 * max_shift / UNIFORM_LEVELS) - np.float32(max_shift)  # (dx, dy)
+    noise = uniform16(rng, (h, w, 2)).astype(np.float32) * np.float32(2 * max_shift / UNIFORM_LEVELS) - np.float32(
+        max_shift
+    )  # (dx, dy)
     field = cv2.GaussianBlur(noise, ksize, sigmaX=sx, sigmaY=sy, borderType=cv2.BORDER_REFLECT)
-    return cv2.remap(x, cv2.scaleAdd(field, alpha, pixel_grid(h, w)), None, interpolation=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+    return cv2.remap(
+        x,
+        cv2.scaleAdd(field, alpha, pixel_grid(h, w)),
+        None,
+        interpolation=cv2.INTER_LINEAR,
+        borderMode=cv2.BORDER_REFLECT,
+    )
 
 # %% ../nbs/01_corruptions.ipynb #c037t
-def standard_normal16(rng: np.random.Generator,  # the generator to draw from
-                      shape,                     # shape of the output
-                     ) -> np.ndarray:            # float32 standard normal draws
+def standard_normal16(
+    rng: np.random.Generator,  # the generator to draw from
+    shape,  # shape of the output
+) -> np.ndarray:  # float32 standard normal draws
     "Standard normal draws at 16-bit resolution (65,536 quantiles), float32: 4x cheaper than NumPy's normal sampler."
     return np.take(normal_quantiles32(), uniform16(rng, shape))
+
 
 @lazy_njit(cache=True, nogil=True)
 def tinted(x, m, colour, cover):
@@ -852,13 +1028,19 @@ def tinted(x, m, colour, cover):
 
 # %% ../nbs/01_corruptions.ipynb #c037s1
 @register_corruption("physical", random=True)
-def spatter(x,         # uint8 RGB image, HxWx3
-            severity,  # level 1-5
-            rng,       # from `corruption_rng`
-           ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
+def spatter(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # from `corruption_rng`
+) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Water (levels 1-3) or mud (4-5) splashed on the lens."
-    c = [(0.65, 0.3, 4, 0.69, 0.6, 0), (0.65, 0.3, 3, 0.68, 0.6, 0), (0.65, 0.3, 2, 0.68, 0.5, 0),
-         (0.65, 0.3, 1, 0.65, 1.5, 1), (0.67, 0.4, 1, 0.65, 1.5, 1)][severity - 1]
+    c = [
+        (0.65, 0.3, 4, 0.69, 0.6, 0),
+        (0.65, 0.3, 3, 0.68, 0.6, 0),
+        (0.65, 0.3, 2, 0.68, 0.5, 0),
+        (0.65, 0.3, 1, 0.65, 1.5, 1),
+        (0.67, 0.4, 1, 0.65, 1.5, 1),
+    ][severity - 1]
     liquid = skimage_gaussian(standard_normal16(rng, x.shape[:2]) * np.float32(c[1]) + np.float32(c[0]), c[2])
     liquid[liquid < c[3]] = 0
     if c[5] == 0:  # water: pale turquoise, shaded by the distance to the drops' edges
@@ -875,57 +1057,80 @@ def spatter(x,         # uint8 RGB image, HxWx3
     return tinted(x, m, np.float32([63, 42, 20]), np.float32(1))
 
 # %% ../nbs/01_corruptions.ipynb #c116
-ELASTIC_VRB = [(244 * 2, 244 * 0.7, 244 * 0.1), (244 * 2, 244 * 0.08, 244 * 0.2), (244 * 0.05, 244 * 0.01, 244 * 0.02),
-               (244 * 0.07, 244 * 0.01, 244 * 0.02), (244 * 0.12, 244 * 0.01, 244 * 0.02)]  # (alpha, sigma, affine shift) in pixels
+ELASTIC_VRB = [
+    (244 * 2, 244 * 0.7, 244 * 0.1),
+    (244 * 2, 244 * 0.08, 244 * 0.2),
+    (244 * 0.05, 244 * 0.01, 244 * 0.02),
+    (244 * 0.07, 244 * 0.01, 244 * 0.02),
+    (244 * 0.12, 244 * 0.01, 244 * 0.02),
+]  # (alpha, sigma, affine shift) in pixels
 
-def reflect_gaussian(x: np.ndarray,  # 2-D float array
-                     sigma: float,   # standard deviation in pixels
-                    ) -> np.ndarray:  # x smoothed, same shape and dtype
+
+def reflect_gaussian(
+    x: np.ndarray,  # 2-D float array
+    sigma: float,  # standard deviation in pixels
+) -> np.ndarray:  # x smoothed, same shape and dtype
     "scipy's `gaussian_filter` in mode 'reflect', truncated at 3 sigma (as scikit-image's `gaussian(..., mode='reflect', truncate=3)`)."
     r = int(3 * sigma + 0.5)
     return cv2.GaussianBlur(x, (2 * r + 1, 2 * r + 1), sigmaX=sigma, sigmaY=sigma, borderType=cv2.BORDER_REFLECT)
 
+
 @register_corruption("physical", random=True, source="vrb_code")
-def elastic_transform_vrb(x,         # uint8 RGB image, HxWx3
-                          severity,  # level 1-5
-                          rng,       # from `corruption_rng`
-                         ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
+def elastic_transform_vrb(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # from `corruption_rng`
+) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "VRB code's elastic transform (ImageNet-C's original, in pixels of a 224-pixel image): a random affine map, then a smoothed displacement field."
     alpha, sigma, shift = ELASTIC_VRB[severity - 1]
     h, w = x.shape[:2]
-    centre, square = np.float32([h, w]) // 2, min(h, w) // 3  # (row, column) handed to OpenCV as (x, y), as the code does
+    centre, square = (
+        np.float32([h, w]) // 2,
+        min(h, w) // 3,
+    )  # (row, column) handed to OpenCV as (x, y), as the code does
     points = np.float32([centre + square, [centre[0] + square, centre[1] - square], centre - square])
     moved = points + rng.uniform(-shift, shift, size=points.shape).astype(np.float32)
-    image = cv2.warpAffine(x.astype(np.float32) / 255, cv2.getAffineTransform(points, moved), (w, h), borderMode=cv2.BORDER_REFLECT_101)
+    image = cv2.warpAffine(
+        x.astype(np.float32) / 255, cv2.getAffineTransform(points, moved), (w, h), borderMode=cv2.BORDER_REFLECT_101
+    )
     dx = (reflect_gaussian(rng.uniform(-1, 1, size=(h, w)), sigma) * alpha).astype(np.float32)
     dy = (reflect_gaussian(rng.uniform(-1, 1, size=(h, w)), sigma) * alpha).astype(np.float32)
-    sampled = cv2.remap(image, pixel_grid(h, w) + np.stack([dx, dy], axis=-1), None, interpolation=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+    sampled = cv2.remap(
+        image,
+        pixel_grid(h, w) + np.stack([dx, dy], axis=-1),
+        None,
+        interpolation=cv2.INTER_LINEAR,
+        borderMode=cv2.BORDER_REFLECT,
+    )
     return np.clip(sampled, 0, 1) * 255
 
 # %% ../nbs/01_corruptions.ipynb #c039
-def box_downsample(x: np.ndarray,  # uint8 RGB image, HxWx3
-                   factor: float,  # scale in (0, 1]: each side becomes int(side * factor), at least 1
-                  ) -> Image.Image:  # the smaller PIL image
+def box_downsample(
+    x: np.ndarray,  # uint8 RGB image, HxWx3
+    factor: float,  # scale in (0, 1]: each side becomes int(side * factor), at least 1
+) -> Image.Image:  # the smaller PIL image
     "x shrunk by `factor` with a box filter (PIL), at least one pixel a side."
     h, w = x.shape[:2]
     return Image.fromarray(x).resize((max(1, int(w * factor)), max(1, int(h * factor))), Image.BOX)
 
 # %% ../nbs/01_corruptions.ipynb #c039p
 @register_corruption("digital")
-def pixelate(x,         # uint8 RGB image, HxWx3
-             severity,  # level 1-5
-             rng,       # unused (deterministic)
-            ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
+def pixelate(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # unused (deterministic)
+) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "Mosaic: box-filter down, nearest-neighbour up."
     c = [0.6, 0.5, 0.4, 0.3, 0.25][severity - 1]
     return np.asarray(box_downsample(x, c).resize(x.shape[1::-1], Image.NEAREST))
 
 # %% ../nbs/01_corruptions.ipynb #c094
 @register_corruption("digital", source="vrb_code", keeps_size=False)
-def pixelate_vrb(x,         # uint8 RGB image, HxWx3
-                 severity,  # level 1-5
-                 rng,       # unused (deterministic)
-                ) -> np.ndarray:  # uint8 RGB, smaller: each side scaled by the level's factor
+def pixelate_vrb(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # unused (deterministic)
+) -> np.ndarray:  # uint8 RGB, smaller: each side scaled by the level's factor
     "VRB code's pixelate: OpenCV's area resize down only (the output is smaller)."
     c = [0.6, 0.5, 0.4, 0.3, 0.15][severity - 1]
     h, w = x.shape[:2]
@@ -933,10 +1138,11 @@ def pixelate_vrb(x,         # uint8 RGB image, HxWx3
 
 # %% ../nbs/01_corruptions.ipynb #c096
 @register_corruption("digital")
-def jpeg_compression(x,         # uint8 RGB image, HxWx3
-                     severity,  # level 1-5
-                     rng,       # unused (deterministic)
-                    ) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
+def jpeg_compression(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # unused (deterministic)
+) -> np.ndarray:  # HxWx3 on the 0-255 scale, any dtype (`corrupt` truncates)
     "JPEG artefacts at low quality."
     quality = [25, 18, 15, 10, 7][severity - 1]
     buffer = io.BytesIO()
@@ -945,10 +1151,11 @@ def jpeg_compression(x,         # uint8 RGB image, HxWx3
 
 # %% ../nbs/01_corruptions.ipynb #c120
 @register_corruption("digital", source="vrb_code")
-def jpeg_compression_vrb(x,         # uint8 RGB image, HxWx3
-                         severity,  # level 1-5
-                         rng,       # unused (deterministic)
-                        ) -> np.ndarray:  # uint8 RGB, HxWx3
+def jpeg_compression_vrb(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # unused (deterministic)
+) -> np.ndarray:  # uint8 RGB, HxWx3
     "VRB code's JPEG: OpenCV's encoder at ImageNet-C's qualities, on the RGB array taken as BGR (swapped colour transform)."
     quality = [25, 18, 15, 10, 7][severity - 1]
     _, encoded = cv2.imencode(".jpg", np.ascontiguousarray(x), [cv2.IMWRITE_JPEG_QUALITY, quality])
@@ -957,43 +1164,70 @@ def jpeg_compression_vrb(x,         # uint8 RGB image, HxWx3
 # %% ../nbs/01_corruptions.ipynb #g001
 GEOMETRIC_FILL = 0  # the level (black) of every pixel a geometric corruption leaves without a source
 
-def random_sign(rng: np.random.Generator  # from `corruption_rng`
-               ) -> int:  # +1 or -1, each with probability 1/2
+
+def random_sign(
+    rng: np.random.Generator,  # from `corruption_rng`
+) -> int:  # +1 or -1, each with probability 1/2
     "A fair random sign: the direction of a rotation or a shear, drawn per image."
     return 1 if rng.random() < 0.5 else -1
 
-def image_centre(x: np.ndarray  # image, HxW...
-                ) -> tuple[float, float]:  # (cx, cy) in pixel coordinates
+
+def image_centre(
+    x: np.ndarray,  # image, HxW...
+) -> tuple[float, float]:  # (cx, cy) in pixel coordinates
     "The centre of an image's pixel grid: ((W - 1) / 2, (H - 1) / 2)."
     return (x.shape[1] - 1) / 2, (x.shape[0] - 1) / 2
 
-def warp_affine(x: np.ndarray,  # uint8 RGB image, HxWx3
-                matrix,         # 2x3 affine map from input to output pixel coordinates
-               ) -> np.ndarray:  # uint8 RGB of the same size
+
+def warp_affine(
+    x: np.ndarray,  # uint8 RGB image, HxWx3
+    matrix,  # 2x3 affine map from input to output pixel coordinates
+) -> np.ndarray:  # uint8 RGB of the same size
     "x under an affine map: bilinear, what has no source filled with `GEOMETRIC_FILL`."
     h, w = x.shape[:2]
-    return cv2.warpAffine(x, np.asarray(matrix, np.float64), (w, h), flags=cv2.INTER_LINEAR,
-                          borderMode=cv2.BORDER_CONSTANT, borderValue=(GEOMETRIC_FILL,) * 3)
+    return cv2.warpAffine(
+        x,
+        np.asarray(matrix, np.float64),
+        (w, h),
+        flags=cv2.INTER_LINEAR,
+        borderMode=cv2.BORDER_CONSTANT,
+        borderValue=(GEOMETRIC_FILL,) * 3,
+    )
 
 # %% ../nbs/01_corruptions.ipynb #g003
 ROTATION_DEGREES = [2, 5, 10, 20, 30]
 
-@register_corruption("geometric", random=True, source="vlm_robustbench", changes_answers=("straight", "tilted", "level", "horizontal", "vertical", "angle"))
-def rotation(x,         # uint8 RGB image, HxWx3
-             severity,  # level 1-5
-             rng,       # from `corruption_rng`: the sign of the angle
-            ) -> np.ndarray:  # uint8 RGB, HxWx3, black corners
+
+@register_corruption(
+    "geometric",
+    random=True,
+    source="vlm_robustbench",
+    changes_answers=("straight", "tilted", "level", "horizontal", "vertical", "angle"),
+)
+def rotation(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # from `corruption_rng`: the sign of the angle
+) -> np.ndarray:  # uint8 RGB, HxWx3, black corners
     "Rotation about the centre by the level's angle (sign drawn per image); bilinear, corners black."
     angle = ROTATION_DEGREES[severity - 1] * random_sign(rng)  # counter-clockwise on screen when positive
     return warp_affine(x, cv2.getRotationMatrix2D(image_centre(x), angle, 1.0))
 
+
 SHEAR_FACTORS = [0.05, 0.1, 0.2, 0.3, 0.4]
 
-@register_corruption("geometric", random=True, source="vlm_robustbench", changes_answers=("straight", "tilted", "shape", "square", "rectangle", "parallel"))
-def shear(x,         # uint8 RGB image, HxWx3
-          severity,  # level 1-5
-          rng,       # from `corruption_rng`: the sign of the shear
-         ) -> np.ndarray:  # uint8 RGB, HxWx3, black where uncovered
+
+@register_corruption(
+    "geometric",
+    random=True,
+    source="vlm_robustbench",
+    changes_answers=("straight", "tilted", "shape", "square", "rectangle", "parallel"),
+)
+def shear(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # from `corruption_rng`: the sign of the shear
+) -> np.ndarray:  # uint8 RGB, HxWx3, black where uncovered
     "Horizontal shear about the centre row, x' = x + s (y - cy), the sign of s drawn per image."
     s = SHEAR_FACTORS[severity - 1] * random_sign(rng)
     return warp_affine(x, [[1, s, -s * image_centre(x)[1]], [0, 1, 0]])
@@ -1001,77 +1235,113 @@ def shear(x,         # uint8 RGB image, HxWx3
 # %% ../nbs/01_corruptions.ipynb #g010
 PERSPECTIVE_INSET = [0.04, 0.08, 0.12, 0.16, 0.2]
 
-def perspective_corners(h: int, w: int,  # the image's height and width
-                        inset: float,    # how far inward each corner may move, as a fraction of the side
-                        rng: np.random.Generator,  # from `corruption_rng`
-                       ) -> np.ndarray:  # 4x2 (x, y): top-left, top-right, bottom-right, bottom-left
+
+def perspective_corners(
+    h: int,
+    w: int,  # the image's height and width
+    inset: float,  # how far inward each corner may move, as a fraction of the side
+    rng: np.random.Generator,  # from `corruption_rng`
+) -> np.ndarray:  # 4x2 (x, y): top-left, top-right, bottom-right, bottom-left
     "Where the perspective warp puts the image's corners: each moved inward by a uniform fraction up to `inset` of the side, per axis."
     corners = np.array([[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]], np.float64)
     inward = np.array([[1, 1], [-1, 1], [-1, -1], [1, -1]], np.float64)
     return corners + inward * rng.random((4, 2)) * inset * np.array([w - 1, h - 1])
 
-@register_corruption("geometric", random=True, source="vlm_robustbench", changes_answers=("straight", "tilted", "shape", "square", "rectangle", "parallel", "left", "right"))
-def perspective(x,         # uint8 RGB image, HxWx3
-                severity,  # level 1-5
-                rng,       # from `corruption_rng`: the four corners
-               ) -> np.ndarray:  # uint8 RGB, HxWx3, black outside the warped image
+
+@register_corruption(
+    "geometric",
+    random=True,
+    source="vlm_robustbench",
+    changes_answers=("straight", "tilted", "shape", "square", "rectangle", "parallel", "left", "right"),
+)
+def perspective(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # from `corruption_rng`: the four corners
+) -> np.ndarray:  # uint8 RGB, HxWx3, black outside the warped image
     "Perspective warp of the whole image onto a quadrilateral of random corners inside it."
     h, w = x.shape[:2]
     source = np.array([[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]], np.float32)
     target = perspective_corners(h, w, PERSPECTIVE_INSET[severity - 1], rng).astype(np.float32)
-    return cv2.warpPerspective(x, cv2.getPerspectiveTransform(source, target), (w, h), flags=cv2.INTER_LINEAR,
-                               borderMode=cv2.BORDER_CONSTANT, borderValue=(GEOMETRIC_FILL,) * 3)
+    return cv2.warpPerspective(
+        x,
+        cv2.getPerspectiveTransform(source, target),
+        (w, h),
+        flags=cv2.INTER_LINEAR,
+        borderMode=cv2.BORDER_CONSTANT,
+        borderValue=(GEOMETRIC_FILL,) * 3,
+    )
 
 # %% ../nbs/01_corruptions.ipynb #g010z
-def scaled_size(h: int, w: int,  # a height and a width
-                factor: float,   # scale, > 0
-               ) -> tuple[int, int]:  # (height, width), each round(side * factor), at least 1
+def scaled_size(
+    h: int,
+    w: int,  # a height and a width
+    factor: float,  # scale, > 0
+) -> tuple[int, int]:  # (height, width), each round(side * factor), at least 1
     "A size scaled by `factor`, rounded, at least one pixel a side."
     return max(1, round(h * factor)), max(1, round(w * factor))
+
 
 ZOOM_OUT_SCALES = [0.9, 0.8, 0.7, 0.6, 0.5]
 
 # %% ../nbs/01_corruptions.ipynb #g010s1
-@register_corruption("geometric", source="vlm_robustbench", changes_answers=("how big", "size", "close", "far", "border", "frame"))
-def zoom_out(x,         # uint8 RGB image, HxWx3
-             severity,  # level 1-5
-             rng,       # unused (deterministic)
-            ) -> np.ndarray:  # uint8 RGB, HxWx3: the shrunk image centred on black
+@register_corruption(
+    "geometric", source="vlm_robustbench", changes_answers=("how big", "size", "close", "far", "border", "frame")
+)
+def zoom_out(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # unused (deterministic)
+) -> np.ndarray:  # uint8 RGB, HxWx3: the shrunk image centred on black
     "The image shrunk by the level's scale (area filter) and centred on a black canvas of the original size."
     h, w = x.shape[:2]
     nh, nw = scaled_size(h, w, ZOOM_OUT_SCALES[severity - 1])
     top, left = (h - nh) // 2, (w - nw) // 2
     out = np.full_like(x, GEOMETRIC_FILL)
-    out[top:top + nh, left:left + nw] = cv2.resize(x, (nw, nh), interpolation=cv2.INTER_AREA)
+    out[top : top + nh, left : left + nw] = cv2.resize(x, (nw, nh), interpolation=cv2.INTER_AREA)
     return out
 
 # %% ../nbs/01_corruptions.ipynb #g010t
 TRANSLATION_FRACTIONS = [0.03, 0.06, 0.1, 0.15, 0.2]
 
-def translation_offset(h: int, w: int,  # the image's height and width
-                       fraction: float,  # length of the shift, as a fraction of the size
-                       rng: np.random.Generator,  # from `corruption_rng`: the direction
-                      ) -> tuple[int, int]:  # (dy, dx) in whole pixels
+
+def translation_offset(
+    h: int,
+    w: int,  # the image's height and width
+    fraction: float,  # length of the shift, as a fraction of the size
+    rng: np.random.Generator,  # from `corruption_rng`: the direction
+) -> tuple[int, int]:  # (dy, dx) in whole pixels
     "A shift of `fraction` of the size in a uniformly random direction: (round(f H sin phi), round(f W cos phi))."
     phi = rng.uniform(0, 2 * math.pi)
     return round(fraction * h * math.sin(phi)), round(fraction * w * math.cos(phi))
 
-def shifted(x: np.ndarray,  # uint8 RGB image, HxWx3
-            dy: int, dx: int,  # shift in whole pixels (down, right when positive)
-           ) -> np.ndarray:  # the shifted image, the uncovered band `GEOMETRIC_FILL`
+
+def shifted(
+    x: np.ndarray,  # uint8 RGB image, HxWx3
+    dy: int,
+    dx: int,  # shift in whole pixels (down, right when positive)
+) -> np.ndarray:  # the shifted image, the uncovered band `GEOMETRIC_FILL`
     "x moved by (dy, dx) whole pixels; what leaves the frame is lost, what enters is black."
     h, w = x.shape[:2]
     out = np.full_like(x, GEOMETRIC_FILL)
     if abs(dy) < h and abs(dx) < w:
-        out[max(dy, 0):h + min(dy, 0), max(dx, 0):w + min(dx, 0)] = x[max(-dy, 0):h + min(-dy, 0), max(-dx, 0):w + min(-dx, 0)]
+        out[max(dy, 0) : h + min(dy, 0), max(dx, 0) : w + min(dx, 0)] = x[
+            max(-dy, 0) : h + min(-dy, 0), max(-dx, 0) : w + min(-dx, 0)
+        ]
     return out
 
 # %% ../nbs/01_corruptions.ipynb #g010s2
-@register_corruption("geometric", random=True, source="vlm_robustbench", changes_answers=("how many", "is there", "are there", "left", "right", "center", "middle", "top", "bottom"))
-def translation(x,         # uint8 RGB image, HxWx3
-                severity,  # level 1-5
-                rng,       # from `corruption_rng`: the direction
-               ) -> np.ndarray:  # uint8 RGB, HxWx3, black where uncovered
+@register_corruption(
+    "geometric",
+    random=True,
+    source="vlm_robustbench",
+    changes_answers=("how many", "is there", "are there", "left", "right", "center", "middle", "top", "bottom"),
+)
+def translation(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # from `corruption_rng`: the direction
+) -> np.ndarray:  # uint8 RGB, HxWx3, black where uncovered
     "Shift by the level's fraction of the size in a random direction, whole pixels, black where uncovered."
     h, w = x.shape[:2]
     return shifted(x, *translation_offset(h, w, TRANSLATION_FRACTIONS[severity - 1], rng))
@@ -1079,26 +1349,35 @@ def translation(x,         # uint8 RGB image, HxWx3
 # %% ../nbs/01_corruptions.ipynb #g010c
 CROP_FRACTIONS = [0.9, 0.8, 0.7, 0.6, 0.5]
 
-@register_corruption("geometric", source="vlm_robustbench", changes_answers=("how many", "is there", "are there", "how big", "size", "close", "far"))
-def crop_and_resize(x,         # uint8 RGB image, HxWx3
-                    severity,  # level 1-5
-                    rng,       # unused (deterministic)
-                   ) -> np.ndarray:  # uint8 RGB, HxWx3
+
+@register_corruption(
+    "geometric",
+    source="vlm_robustbench",
+    changes_answers=("how many", "is there", "are there", "how big", "size", "close", "far"),
+)
+def crop_and_resize(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # unused (deterministic)
+) -> np.ndarray:  # uint8 RGB, HxWx3
     "Zoom in: the central fraction of each side kept and enlarged back to the original size (bilinear)."
     h, w = x.shape[:2]
     nh, nw = scaled_size(h, w, CROP_FRACTIONS[severity - 1])
     top, left = (h - nh) // 2, (w - nw) // 2
-    return cv2.resize(x[top:top + nh, left:left + nw], (w, h), interpolation=cv2.INTER_LINEAR)
+    return cv2.resize(x[top : top + nh, left : left + nw], (w, h), interpolation=cv2.INTER_LINEAR)
 
 # %% ../nbs/01_corruptions.ipynb #g016
 RESAMPLE_FACTORS = [0.7, 0.5, 0.35, 0.25, 0.18]
 
 UPSAMPLE_FACTORS = [0.5, 0.35, 0.25, 0.18, 0.125]
 
-def down_up(x: np.ndarray,     # uint8 RGB image, HxWx3
-            factor: float,     # downscale factor in (0, 1]
-            down: int, up: int,  # OpenCV interpolation flags for the two resizes
-           ) -> np.ndarray:    # uint8 RGB of the original size
+
+def down_up(
+    x: np.ndarray,  # uint8 RGB image, HxWx3
+    factor: float,  # downscale factor in (0, 1]
+    down: int,
+    up: int,  # OpenCV interpolation flags for the two resizes
+) -> np.ndarray:  # uint8 RGB of the original size
     "x resized to `factor` of its size with `down`, then back to its size with `up`."
     h, w = x.shape[:2]
     nh, nw = scaled_size(h, w, factor)
@@ -1106,76 +1385,103 @@ def down_up(x: np.ndarray,     # uint8 RGB image, HxWx3
 
 # %% ../nbs/01_corruptions.ipynb #g016r
 @register_corruption("resampling", source="vlm_robustbench")
-def resample_nearest(x,         # uint8 RGB image, HxWx3
-                     severity,  # level 1-5
-                     rng,       # unused (deterministic)
-                    ) -> np.ndarray:  # uint8 RGB, HxWx3
+def resample_nearest(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # unused (deterministic)
+) -> np.ndarray:  # uint8 RGB, HxWx3
     "Down and up again with nearest-neighbour sampling, pixel-centred (OpenCV's INTER_NEAREST_EXACT): aliasing."
     return down_up(x, RESAMPLE_FACTORS[severity - 1], cv2.INTER_NEAREST_EXACT, cv2.INTER_NEAREST_EXACT)
 
+
 @register_corruption("resampling", source="vlm_robustbench")
-def resample_bilinear(x,         # uint8 RGB image, HxWx3
-                      severity,  # level 1-5
-                      rng,       # unused (deterministic)
-                     ) -> np.ndarray:  # uint8 RGB, HxWx3
+def resample_bilinear(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # unused (deterministic)
+) -> np.ndarray:  # uint8 RGB, HxWx3
     "Down and up again with bilinear interpolation."
     return down_up(x, RESAMPLE_FACTORS[severity - 1], cv2.INTER_LINEAR, cv2.INTER_LINEAR)
 
+
 @register_corruption("resampling", source="vlm_robustbench")
-def resample_bicubic(x,         # uint8 RGB image, HxWx3
-                     severity,  # level 1-5
-                     rng,       # unused (deterministic)
-                    ) -> np.ndarray:  # uint8 RGB, HxWx3
+def resample_bicubic(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # unused (deterministic)
+) -> np.ndarray:  # uint8 RGB, HxWx3
     "Down and up again with bicubic interpolation."
     return down_up(x, RESAMPLE_FACTORS[severity - 1], cv2.INTER_CUBIC, cv2.INTER_CUBIC)
 
+
 @register_corruption("resampling", source="vlm_robustbench")
-def resample_area(x,         # uint8 RGB image, HxWx3
-                  severity,  # level 1-5
-                  rng,       # unused (deterministic)
-                 ) -> np.ndarray:  # uint8 RGB, HxWx3
+def resample_area(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # unused (deterministic)
+) -> np.ndarray:  # uint8 RGB, HxWx3
     "Down and up again with OpenCV's area interpolation (a box mean down, nearest-like up)."
     return down_up(x, RESAMPLE_FACTORS[severity - 1], cv2.INTER_AREA, cv2.INTER_AREA)
 
 # %% ../nbs/01_corruptions.ipynb #g016p1
 @register_corruption("resampling", source="vlm_robustbench")
-def upsample(x,         # uint8 RGB image, HxWx3
-             severity,  # level 1-5
-             rng,       # unused (deterministic)
-            ) -> np.ndarray:  # uint8 RGB, HxWx3
+def upsample(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # unused (deterministic)
+) -> np.ndarray:  # uint8 RGB, HxWx3
     "A small image enlarged: shrunk strongly with the area filter, enlarged back with bicubic."
     return down_up(x, UPSAMPLE_FACTORS[severity - 1], cv2.INTER_AREA, cv2.INTER_CUBIC)
 
 # %% ../nbs/01_corruptions.ipynb #g021
 LENS_COEFFICIENTS = [0.04, 0.08, 0.15, 0.25, 0.35]
 
-def lens_distorted(x: np.ndarray,  # uint8 RGB image, HxWx3
-                   k: float,       # radial coefficient: > 0 barrel, < 0 pincushion
-                  ) -> np.ndarray:  # uint8 RGB of the same size, black where the source is outside
+
+def lens_distorted(
+    x: np.ndarray,  # uint8 RGB image, HxWx3
+    k: float,  # radial coefficient: > 0 barrel, < 0 pincushion
+) -> np.ndarray:  # uint8 RGB of the same size, black where the source is outside
     "Radial distortion: output p samples the source at c + (p - c)(1 + k r^2), r = |p - c| over the half-diagonal (bilinear)."
     h, w = x.shape[:2]
     cx, cy = image_centre(x)
-    dx = np.arange(w, dtype=np.float32) - np.float32(cx)          # a row: x - cx
+    dx = np.arange(w, dtype=np.float32) - np.float32(cx)  # a row: x - cx
     dy = np.arange(h, dtype=np.float32)[:, None] - np.float32(cy)  # a column: y - cy
-    gain = dx * dx + dy * dy  # r^2 R^2, HxW (broadcast, in place from here: a third of the time of full coordinate grids)
-    gain *= np.float32(k / max(cx * cx + cy * cy, 1.0)); gain += 1
-    map_x = gain * dx; map_x += np.float32(cx)
-    map_y = gain * dy; map_y += np.float32(cy)
-    return cv2.remap(x, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=(GEOMETRIC_FILL,) * 3)
+    gain = (
+        dx * dx + dy * dy
+    )  # r^2 R^2, HxW (broadcast, in place from here: a third of the time of full coordinate grids)
+    gain *= np.float32(k / max(cx * cx + cy * cy, 1.0))
+    gain += 1
+    map_x = gain * dx
+    map_x += np.float32(cx)
+    map_y = gain * dy
+    map_y += np.float32(cy)
+    return cv2.remap(
+        x, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=(GEOMETRIC_FILL,) * 3
+    )
 
-@register_corruption("geometric", source="vqa_robust", changes_answers=("straight", "curved", "shape", "round", "square"))
-def barrel_distortion(x,         # uint8 RGB image, HxWx3
-                      severity,  # level 1-5
-                      rng,       # unused (deterministic)
-                     ) -> np.ndarray:  # uint8 RGB, HxWx3
+
+@register_corruption(
+    "geometric", source="vqa_robust", changes_answers=("straight", "curved", "shape", "round", "square")
+)
+def barrel_distortion(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # unused (deterministic)
+) -> np.ndarray:  # uint8 RGB, HxWx3
     "Barrel lens distortion (k > 0): the image bulges, the corners turn black."
     return lens_distorted(x, LENS_COEFFICIENTS[severity - 1])
 
-@register_corruption("geometric", source="vqa_robust", changes_answers=("straight", "curved", "shape", "round", "square", "how many", "is there"))
-def pincushion_distortion(x,         # uint8 RGB image, HxWx3
-                          severity,  # level 1-5
-                          rng,       # unused (deterministic)
-                         ) -> np.ndarray:  # uint8 RGB, HxWx3
+
+@register_corruption(
+    "geometric",
+    source="vqa_robust",
+    changes_answers=("straight", "curved", "shape", "round", "square", "how many", "is there"),
+)
+def pincushion_distortion(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # unused (deterministic)
+) -> np.ndarray:  # uint8 RGB, HxWx3
     "Pincushion lens distortion (k < 0): the edges stretch, the frame's border content is lost."
     return lens_distorted(x, -LENS_COEFFICIENTS[severity - 1])
 
@@ -1186,71 +1492,97 @@ LOW_LIGHT_ELECTRONS = 1000  # photo-electrons a white pixel collects at full exp
 
 LOW_LIGHT_READ_NOISE = 3.0  # Gaussian read noise, electrons
 
-def srgb_to_linear_table_continuous(v: np.ndarray  # sRGB values in [0, 1]
-                                    ) -> np.ndarray:  # linear light, same shape
+
+def srgb_to_linear_table_continuous(
+    v: np.ndarray,  # sRGB values in [0, 1]
+) -> np.ndarray:  # linear light, same shape
     "The sRGB transfer curve undone (IEC 61966-2-1)."
     return np.where(v <= 0.04045, v / 12.92, ((v + 0.055) / 1.055) ** 2.4)
+
 
 @lru_cache(maxsize=None)
 def srgb_to_linear_table() -> np.ndarray:
     "Linear light of each 8-bit sRGB level (IEC 61966-2-1), 256 float64 values."
     return srgb_to_linear_table_continuous(np.arange(256) / 255)
 
+
 @lru_cache(maxsize=None)
 def linear_to_srgb_table(bits: int = 16) -> np.ndarray:
     "The 8-bit sRGB level (rounded) of linear light i / 2**bits, for i = 0 .. 2**bits."
-    y = np.arange(2 ** bits + 1) / 2 ** bits
+    y = np.arange(2**bits + 1) / 2**bits
     return np.round(np.where(y <= 0.0031308, 12.92 * y, 1.055 * y ** (1 / 2.4) - 0.055) * 255).astype(np.uint8)
 
 # %% ../nbs/01_corruptions.ipynb #g025t
 @lru_cache(maxsize=None)
-def low_light_table(g: float,      # light fraction: the mean photo-electrons of a white pixel are g N
-                    bits: int = 12,  # quantile resolution: 2**bits quantiles per level
-                   ) -> np.ndarray:  # uint8, flattened: index level << bits | quantile
+def low_light_table(
+    g: float,  # light fraction: the mean photo-electrons of a white pixel are g N
+    bits: int = 12,  # quantile resolution: 2**bits quantiles per level
+) -> np.ndarray:  # uint8, flattened: index level << bits | quantile
     "Output sRGB level for each (input level, quantile) of Poisson(g v N) + Normal(0, read noise^2) electrons, v the level's linear light."
     lam = srgb_to_linear_table() * g * LOW_LIGHT_ELECTRONS  # mean electrons of each input level
     counts = np.arange(int(lam.max() + 12 * np.sqrt(lam.max()) + 20))
     pmf = np.diff(special.pdtr(counts[None, :], lam[:, None]), axis=1, prepend=0)  # P(Poisson(lam) = k), 256 x K
-    linear_midpoints = srgb_to_linear_table_continuous((np.arange(255) + 0.5) / 255)  # where the rounded sRGB level steps up
-    below = pmf @ special.ndtr((linear_midpoints[None, :] * LOW_LIGHT_ELECTRONS - counts[:, None]) / LOW_LIGHT_READ_NOISE)  # P(level <= m), 256 x 255
-    q = (np.arange(2 ** bits) + 0.5) / 2 ** bits
+    linear_midpoints = srgb_to_linear_table_continuous(
+        (np.arange(255) + 0.5) / 255
+    )  # where the rounded sRGB level steps up
+    below = pmf @ special.ndtr(
+        (linear_midpoints[None, :] * LOW_LIGHT_ELECTRONS - counts[:, None]) / LOW_LIGHT_READ_NOISE
+    )  # P(level <= m), 256 x 255
+    q = (np.arange(2**bits) + 0.5) / 2**bits
     return np.stack([np.searchsorted(row, q) for row in below]).astype(np.uint8).ravel()
 
 # %% ../nbs/01_corruptions.ipynb #g025p1
-@register_corruption("attribute", random=True, source="vqa_robust", changes_answers=("dark", "light", "night", "day", "bright", "sunny", "lit", "lamp on", "lights on"))
-def low_light(x,         # uint8 RGB image, HxWx3
-              severity,  # level 1-5
-              rng,       # from `corruption_rng`: the photon and read noise
-             ) -> np.ndarray:  # uint8 RGB, HxWx3
+@register_corruption(
+    "attribute",
+    random=True,
+    source="vqa_robust",
+    changes_answers=("dark", "light", "night", "day", "bright", "sunny", "lit", "lamp on", "lights on"),
+)
+def low_light(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # from `corruption_rng`: the photon and read noise
+) -> np.ndarray:  # uint8 RGB, HxWx3
     "Dim light: linear light scaled by g, Poisson photon noise and Gaussian read noise (Poisson-Gaussian), back to sRGB."
     return table_noise(x, low_light_table(LOW_LIGHT_FRACTIONS[severity - 1]), rng)
 
 # %% ../nbs/01_corruptions.ipynb #cap01
 MMD_INTENSITIES = [0.23, 0.34, 0.45, 0.675, 0.9]  # MMD-Bench's Low, Mid and High are levels 1, 3 and 5; 2 and 4 halfway
 
-def mmd_intensity(severity: int  # level 1-5
-                 ) -> float:     # MMD-Bench's intensity i in (0, 1]
+
+def mmd_intensity(
+    severity: int,  # level 1-5
+) -> float:  # MMD-Bench's intensity i in (0, 1]
     "The intensity MMD-Bench's functions take for one of our levels."
     return MMD_INTENSITIES[severity - 1]
 
-def draw_int(rng: np.random.Generator,  # the corruption's generator
-             low: int, high: int,       # both ends included, as Python's random.randint
-            ) -> int:
+
+def draw_int(
+    rng: np.random.Generator,  # the corruption's generator
+    low: int,
+    high: int,  # both ends included, as Python's random.randint
+) -> int:
     "A whole number in [low, high], ends included: the draw MMD-Bench's code makes with `random.randint`."
     return int(rng.integers(low, high + 1))
 
 # %% ../nbs/01_corruptions.ipynb #cap04
 FLARE_RGB = (235, 255, 255)  # MMD-Bench's flare colour, BGR (255, 255, 235) in its OpenCV code
 
-def lens_flare_layout(h: int, w: int,  # the image's height and width
-                      i: float,        # MMD-Bench's intensity
-                      rng: np.random.Generator,  # from `corruption_rng`
-                     ) -> list[tuple]:  # (x, y, radius, angle, length) of each flare
+
+def lens_flare_layout(
+    h: int,
+    w: int,  # the image's height and width
+    i: float,  # MMD-Bench's intensity
+    rng: np.random.Generator,  # from `corruption_rng`
+) -> list[tuple]:  # (x, y, radius, angle, length) of each flare
     "Where the 3 + int(30 i) flares fall, drawn in the order of MMD-Bench's code: centre, radius, streak angle, streak length."
+
     def flare():
         x, y, radius = draw_int(rng, 0, w), draw_int(rng, 0, h), draw_int(rng, 10, 50)
         return x, y, radius, float(rng.uniform(0, 2 * math.pi)), draw_int(rng, 30, 150)
+
     return [flare() for _ in range(3 + int(30 * i))]
+
 
 def flare_layer(h: int, w: int, flares: list) -> np.ndarray:
     "float32 HxWx3: each flare's disc and 2-px streak in `FLARE_RGB` on black, later flares over earlier ones."
@@ -1260,11 +1592,15 @@ def flare_layer(h: int, w: int, flares: list) -> np.ndarray:
         cv2.line(layer, (x, y), (int(x + length * np.cos(angle)), int(y + length * np.sin(angle))), FLARE_RGB, 2)
     return layer
 
-@register_corruption("capture", random=True, source="mmd_bench", changes_answers=("light", "lights", "sun", "sunny", "bright", "lamp"))
-def lens_flare(x,         # uint8 RGB image, HxWx3
-               severity,  # level 1-5
-               rng,       # from `corruption_rng`: where the flares fall
-              ) -> np.ndarray:  # float32 RGB on the 0-255 scale (truncated to uint8 by `corrupt`)
+
+@register_corruption(
+    "capture", random=True, source="mmd_bench", changes_answers=("light", "lights", "sun", "sunny", "bright", "lamp")
+)
+def lens_flare(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # from `corruption_rng`: where the flares fall
+) -> np.ndarray:  # float32 RGB on the 0-255 scale (truncated to uint8 by `corrupt`)
     "MMD-Bench's lens flare: discs and streaks of light, blurred 3 x 3, added with weight 0.9 i."
     i = mmd_intensity(severity)
     h, w = x.shape[:2]
@@ -1272,48 +1608,73 @@ def lens_flare(x,         # uint8 RGB image, HxWx3
     return cv2.addWeighted(x.astype(np.float32), 1, layer, 0.9 * i, 0)
 
 # %% ../nbs/01_corruptions.ipynb #cap07
-def dirty_lens_layout(h: int, w: int,  # the image's height and width
-                      i: float,        # MMD-Bench's intensity
-                      rng: np.random.Generator,  # from `corruption_rng`
-                     ) -> dict:  # {"ellipses": [(x, y, a, b, angle)], "spots": [(x, y, r, level)], "blobs": [(x, y, r_outer, r_inner)]}
+def dirty_lens_layout(
+    h: int,
+    w: int,  # the image's height and width
+    i: float,  # MMD-Bench's intensity
+    rng: np.random.Generator,  # from `corruption_rng`
+) -> dict:  # {"ellipses": [(x, y, a, b, angle)], "spots": [(x, y, r, level)], "blobs": [(x, y, r_outer, r_inner)]}
     "The dirt of MMD-Bench's dirty lens, drawn in its code's order: ellipses (i > 0.1), then spots, then blobs (i > 0.5)."
-    ellipses = [(draw_int(rng, 0, w), draw_int(rng, 0, h), draw_int(rng, 150, 300), draw_int(rng, 100, 200), draw_int(rng, 0, 180))
-                for _ in range(int(10 * i) if i > 0.1 else 0)]
-    spots = [(draw_int(rng, 0, w), draw_int(rng, 0, h), draw_int(rng, 4, 20), draw_int(rng, 50, 100)) for _ in range(int(300 * i))]
-    blobs = [(draw_int(rng, 0, w), draw_int(rng, 0, h), draw_int(rng, 20, 50), draw_int(rng, 10, 30)) for _ in range(int(5 * i) if i > 0.5 else 0)]
+    ellipses = [
+        (
+            draw_int(rng, 0, w),
+            draw_int(rng, 0, h),
+            draw_int(rng, 150, 300),
+            draw_int(rng, 100, 200),
+            draw_int(rng, 0, 180),
+        )
+        for _ in range(int(10 * i) if i > 0.1 else 0)
+    ]
+    spots = [
+        (draw_int(rng, 0, w), draw_int(rng, 0, h), draw_int(rng, 4, 20), draw_int(rng, 50, 100))
+        for _ in range(int(300 * i))
+    ]
+    blobs = [
+        (draw_int(rng, 0, w), draw_int(rng, 0, h), draw_int(rng, 20, 50), draw_int(rng, 10, 30))
+        for _ in range(int(5 * i) if i > 0.5 else 0)
+    ]
     return {"ellipses": ellipses, "spots": spots, "blobs": blobs}
+
 
 def dirt_layer(h: int, w: int, dirt: dict) -> np.ndarray:
     "uint8 HxWx3: the dirt drawn in gray (ellipses 50, spots their level, blobs 80 around 120), blurred with sigma 30 and truncated."
     layer = np.zeros((h, w, 3), np.float32)
-    for x, y, a, b, angle in dirt["ellipses"]: cv2.ellipse(layer, (x, y), (a, b), angle, 0, 360, (50, 50, 50), -1)
-    for x, y, r, level in dirt["spots"]: cv2.circle(layer, (x, y), r, (level,) * 3, -1)
+    for x, y, a, b, angle in dirt["ellipses"]:
+        cv2.ellipse(layer, (x, y), (a, b), angle, 0, 360, (50, 50, 50), -1)
+    for x, y, r, level in dirt["spots"]:
+        cv2.circle(layer, (x, y), r, (level,) * 3, -1)
     for x, y, outer, inner in dirt["blobs"]:
-        cv2.circle(layer, (x, y), outer, (80, 80, 80), -1); cv2.circle(layer, (x, y), inner, (120, 120, 120), -1)
+        cv2.circle(layer, (x, y), outer, (80, 80, 80), -1)
+        cv2.circle(layer, (x, y), inner, (120, 120, 120), -1)
     return cv2.GaussianBlur(layer, (0, 0), 30).astype(np.uint8)
 
+
 @register_corruption("capture", random=True, source="mmd_bench")
-def dirty_lens(x,         # uint8 RGB image, HxWx3
-               severity,  # level 1-5
-               rng,       # from `corruption_rng`: where the dirt lies
-              ) -> np.ndarray:  # uint8 RGB, HxWx3
+def dirty_lens(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # from `corruption_rng`: where the dirt lies
+) -> np.ndarray:  # uint8 RGB, HxWx3
     "MMD-Bench's dirty lens: the image dimmed to 1 - 0.7 i and veiled by 0.8 i times the blurred dirt."
     i = mmd_intensity(severity)
     h, w = x.shape[:2]
     return cv2.addWeighted(x, 1 - 0.7 * i, dirt_layer(h, w, dirty_lens_layout(h, w, i, rng)), 0.8 * i, 0)
 
 # %% ../nbs/01_corruptions.ipynb #cap10
-def turbulence_shift(h: int,   # the image's height
-                     i: float,  # MMD-Bench's intensity
-                    ) -> np.ndarray:  # float64, Hx1: the horizontal displacement d(y) of each row
+def turbulence_shift(
+    h: int,  # the image's height
+    i: float,  # MMD-Bench's intensity
+) -> np.ndarray:  # float64, Hx1: the horizontal displacement d(y) of each row
     "MMD-Bench's displacement of row y: 40 i sin(y / 30 + 5 i) pixels (float64, as its code computes it)."
     return i * 40 * np.sin(np.arange(h)[:, None] / 30 + i * 5)
 
+
 @register_corruption("environment", source="mmd_bench")
-def atmospheric_turbulence(x,         # uint8 RGB image, HxWx3
-                           severity,  # level 1-5
-                           rng,       # unused (deterministic)
-                          ) -> np.ndarray:  # uint8 RGB, HxWx3
+def atmospheric_turbulence(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # unused (deterministic)
+) -> np.ndarray:  # uint8 RGB, HxWx3
     "MMD-Bench's turbulence: row y sampled d(y) pixels across and 0.7 d(y) down, clipped to the image, bilinear."
     h, w = x.shape[:2]
     d = turbulence_shift(h, mmd_intensity(severity))
@@ -1322,19 +1683,31 @@ def atmospheric_turbulence(x,         # uint8 RGB image, HxWx3
     return cv2.remap(x, map_x, np.broadcast_to(map_y, (h, w)).copy(), cv2.INTER_LINEAR)
 
 # %% ../nbs/01_corruptions.ipynb #cap13
-def damage_rectangles(h: int, w: int,  # the image's height and width
-                      i: float,        # MMD-Bench's intensity
-                      rng: np.random.Generator,  # from `corruption_rng`
-                     ) -> list[tuple]:  # (x, y, width, height) of each rectangle
+def damage_rectangles(
+    h: int,
+    w: int,  # the image's height and width
+    i: float,  # MMD-Bench's intensity
+    rng: np.random.Generator,  # from `corruption_rng`
+) -> list[tuple]:  # (x, y, width, height) of each rectangle
     "The int(1 + 15 i) rectangles of MMD-Bench's watermark damage, in its code's order (corner, width, height); a corner anywhere on images under 50 px."
-    return [(draw_int(rng, 0, w - 50 if w >= 50 else w - 1), draw_int(rng, 0, h - 50 if h >= 50 else h - 1), draw_int(rng, 50, 200), draw_int(rng, 20, 80))
-            for _ in range(int(1 + i * 15))]
+    return [
+        (
+            draw_int(rng, 0, w - 50 if w >= 50 else w - 1),
+            draw_int(rng, 0, h - 50 if h >= 50 else h - 1),
+            draw_int(rng, 50, 200),
+            draw_int(rng, 20, 80),
+        )
+        for _ in range(int(1 + i * 15))
+    ]
+
 
 def damage_mask(h: int, w: int, rectangles: list) -> np.ndarray:
     "uint8 HxW: 255 inside the rectangles (corners included, as OpenCV fills them), 0 elsewhere."
     mask = np.zeros((h, w), np.uint8)
-    for x, y, rw, rh in rectangles: cv2.rectangle(mask, (x, y), (x + rw, y + rh), 255, -1)
+    for x, y, rw, rh in rectangles:
+        cv2.rectangle(mask, (x, y), (x + rw, y + rh), 255, -1)
     return mask
+
 
 def damaged(x: np.ndarray, mask: np.ndarray, i: float) -> np.ndarray:
     "x mixed (1 - i) x + i inpaint(x, mask), rounded; above i = 0.5 the mask's Canny outline times 0.8, truncated."
@@ -1344,11 +1717,13 @@ def damaged(x: np.ndarray, mask: np.ndarray, i: float) -> np.ndarray:
         result[edges] = (result[edges] * 0.8).astype(np.uint8)
     return result
 
+
 @register_corruption("post_processing", random=True, source="mmd_bench")
-def watermark_damage(x,         # uint8 RGB image, HxWx3
-                     severity,  # level 1-5
-                     rng,       # from `corruption_rng`: the rectangles
-                    ) -> np.ndarray:  # uint8 RGB, HxWx3
+def watermark_damage(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # from `corruption_rng`: the rectangles
+) -> np.ndarray:  # uint8 RGB, HxWx3
     "MMD-Bench's watermark damage: rectangles inpainted and mixed in with weight i, their outlines darkened above i = 0.5."
     i = mmd_intensity(severity)
     h, w = x.shape[:2]
@@ -1359,29 +1734,33 @@ WATERMARK_OPACITY = [0.2, 0.3, 0.4, 0.5, 0.6]
 
 WATERMARK_TEXT_WIDTH = [0.4, 0.5, 0.6, 0.7, 0.8]  # the text's width, a share of the image's width
 
-WATERMARK_LOGO_SIZE = [0.2, 0.3, 0.4, 0.5, 0.6]   # the logo's side, a share of the image's shorter side
+WATERMARK_LOGO_SIZE = [0.2, 0.3, 0.4, 0.5, 0.6]  # the logo's side, a share of the image's shorter side
 
 WATERMARK_WORDS = ("SAMPLE", "PREVIEW", "STOCK", "PROOF", "COPYRIGHT")
 
-def alpha_blended(x: np.ndarray,     # uint8 RGB image, HxWx3
-                  mask: np.ndarray,  # float32 HxW in [0, 1]: the pattern's coverage
-                  opacity: float,    # a in [0, 1]
-                  colour: float = 255,  # the pattern's level W
-                 ) -> np.ndarray:    # float32 RGB on the 0-255 scale
+
+def alpha_blended(
+    x: np.ndarray,  # uint8 RGB image, HxWx3
+    mask: np.ndarray,  # float32 HxW in [0, 1]: the pattern's coverage
+    opacity: float,  # a in [0, 1]
+    colour: float = 255,  # the pattern's level W
+) -> np.ndarray:  # float32 RGB on the 0-255 scale
     "x + a m (W - x): the pattern laid over the image (the visible-watermark model)."
     xf = x.astype(np.float32)
     return xf + (opacity * mask)[..., None] * (np.float32(colour) - xf)
 
-def laid_over(x: np.ndarray,        # uint8 RGB image, HxWx3
-              pattern: np.ndarray,  # float32 hxw mask, no larger than the image
-              opacity: float,       # a in [0, 1]
-              rng: np.random.Generator,  # draws the top-left corner, uniformly where the pattern fits whole
-             ) -> np.ndarray:       # float32 RGB on the 0-255 scale
+
+def laid_over(
+    x: np.ndarray,  # uint8 RGB image, HxWx3
+    pattern: np.ndarray,  # float32 hxw mask, no larger than the image
+    opacity: float,  # a in [0, 1]
+    rng: np.random.Generator,  # draws the top-left corner, uniformly where the pattern fits whole
+) -> np.ndarray:  # float32 RGB on the 0-255 scale
     "The image with the white pattern alpha-blended at a random position (only the pattern's box is computed)."
     ph, pw = pattern.shape
     top, left = draw_int(rng, 0, x.shape[0] - ph), draw_int(rng, 0, x.shape[1] - pw)
     out = x.astype(np.float32)
-    out[top:top + ph, left:left + pw] = alpha_blended(x[top:top + ph, left:left + pw], pattern, opacity)
+    out[top : top + ph, left : left + pw] = alpha_blended(x[top : top + ph, left : left + pw], pattern, opacity)
     return out
 
 # %% ../nbs/01_corruptions.ipynb #cap16t
@@ -1392,14 +1771,30 @@ def text_pattern(text: str, width: int, max_height: int) -> np.ndarray:
     thickness = max(2, round(scale * h1 / 12))
     (tw, th), base = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, thickness)
     canvas = np.zeros((th + base + thickness, tw + thickness), np.uint8)
-    cv2.putText(canvas, text, (thickness // 2, th + thickness // 2), cv2.FONT_HERSHEY_SIMPLEX, scale, 255, thickness, cv2.LINE_AA)
+    cv2.putText(
+        canvas,
+        text,
+        (thickness // 2, th + thickness // 2),
+        cv2.FONT_HERSHEY_SIMPLEX,
+        scale,
+        255,
+        thickness,
+        cv2.LINE_AA,
+    )
     return canvas.astype(np.float32) / 255
 
-@register_corruption("post_processing", random=True, source="vqa_robust", changes_answers=("written", "say", "says", "text", "word", "letter", "read"))
-def watermark_text(x,         # uint8 RGB image, HxWx3
-                   severity,  # level 1-5
-                   rng,       # from `corruption_rng`: the word and where it goes
-                  ) -> np.ndarray:  # float32 RGB on the 0-255 scale
+
+@register_corruption(
+    "post_processing",
+    random=True,
+    source="vqa_robust",
+    changes_answers=("written", "say", "says", "text", "word", "letter", "read"),
+)
+def watermark_text(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # from `corruption_rng`: the word and where it goes
+) -> np.ndarray:  # float32 RGB on the 0-255 scale
     "A white stock-photo word across a share of the width, alpha-blended at the level's opacity."
     h, w = x.shape[:2]
     word = WATERMARK_WORDS[draw_int(rng, 0, len(WATERMARK_WORDS) - 1)]
@@ -1416,11 +1811,13 @@ def logo_pattern(size: int) -> np.ndarray:
     cv2.fillPoly(canvas, [triangle], 255, cv2.LINE_AA)
     return canvas.astype(np.float32) / 255
 
+
 @register_corruption("post_processing", random=True, source="vqa_robust", changes_answers=("logo", "brand", "symbol"))
-def watermark_logo(x,         # uint8 RGB image, HxWx3
-                   severity,  # level 1-5
-                   rng,       # from `corruption_rng`: where the logo goes
-                  ) -> np.ndarray:  # float32 RGB on the 0-255 scale
+def watermark_logo(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # level 1-5
+    rng,  # from `corruption_rng`: where the logo goes
+) -> np.ndarray:  # float32 RGB on the 0-255 scale
     "A white logo a share of the shorter side across, alpha-blended at the level's opacity."
     h, w = x.shape[:2]
     size = max(1, int(WATERMARK_LOGO_SIZE[severity - 1] * min(h, w)))
@@ -1428,200 +1825,737 @@ def watermark_logo(x,         # uint8 RGB image, HxWx3
 
 # %% ../nbs/01_corruptions.ipynb #res01
 RES_BENCH_RESOLUTIONS = tuple(112 * k for k in range(1, 13))  # Res-Bench's 12 input resolutions, 112 ... 1344 pixels
-RESOLUTIONS = tuple(sorted({16, 32, 64, 128, 256, 512, 1024, *RES_BENCH_RESOLUTIONS}))  # the sizes `resolution` takes: Res-Bench's and powers of two
+RESOLUTIONS = tuple(
+    sorted({16, 32, 64, 128, 256, 512, 1024, *RES_BENCH_RESOLUTIONS})
+)  # the sizes `resolution` takes: Res-Bench's and powers of two
 
-def resized_to_longer_side(x: np.ndarray,  # uint8 RGB image, HxWx3
-                           r: int,         # the longer side's new length, pixels
-                          ) -> np.ndarray:  # uint8 RGB, the aspect ratio kept
+
+def resized_to_longer_side(
+    x: np.ndarray,  # uint8 RGB image, HxWx3
+    r: int,  # the longer side's new length, pixels
+) -> np.ndarray:  # uint8 RGB, the aspect ratio kept
     "x resized so that its longer side is r pixels (the shorter rounded, at least 1): area filter when shrinking, bicubic when enlarging."
     h, w = x.shape[:2]
     nh, nw = (r, max(1, round(w * r / h))) if h >= w else (max(1, round(h * r / w)), r)
-    if (nh, nw) == (h, w): return x.copy()
+    if (nh, nw) == (h, w):
+        return x.copy()
     return cv2.resize(x, (nw, nh), interpolation=cv2.INTER_AREA if r < max(h, w) else cv2.INTER_CUBIC)
 
+
 @register_corruption("resolution", source="res_bench", levels=RESOLUTIONS, keeps_size=False)
-def resolution(x,         # uint8 RGB image, HxWx3
-               severity,  # here a size: the longer side in pixels, one of RESOLUTIONS
-               rng,       # unused (deterministic)
-              ) -> np.ndarray:  # uint8 RGB, the longer side `severity` pixels
+def resolution(
+    x,  # uint8 RGB image, HxWx3
+    severity,  # here a size: the longer side in pixels, one of RESOLUTIONS
+    rng,  # unused (deterministic)
+) -> np.ndarray:  # uint8 RGB, the longer side `severity` pixels
     "The image at one of Res-Bench's input resolutions: its longer side `severity` pixels, the aspect ratio kept."
     return resized_to_longer_side(x, severity)
 
 # %% ../nbs/01_corruptions.ipynb #c041
 PRESETS = Registry("preset")  # name -> corruption names, in order
-PRESETS.update({
-    "vrb": ["shot_noise_vrb", "gaussian_noise", "impulse_noise", "speckle_noise", "defocus_blur", "zoom_blur", "snow",
-            "brightness", "contrast", "saturate", "elastic_transform", "spatter", "pixelate_vrb", "jpeg_compression"],
-    "vrb_imagenet_c": ["shot_noise", "gaussian_noise", "impulse_noise", "speckle_noise", "defocus_blur", "zoom_blur", "snow",
-                       "brightness", "contrast", "saturate", "elastic_transform", "spatter", "pixelate", "jpeg_compression"],
-    "vrb_code": ["shot_noise_vrb", "gaussian_noise", "impulse_noise", "speckle_noise", "defocus_blur", "zoom_blur", "snow",
-                 "brightness", "contrast", "saturate", "elastic_transform_vrb", "spatter", "pixelate_vrb", "jpeg_compression_vrb"],
-    "vrb_grayscale": ["grayscale_bgr", "grayscale_inversion_bgr"],
-    "imagenet_c": ["gaussian_noise", "shot_noise", "impulse_noise", "defocus_blur", "glass_blur", "motion_blur", "zoom_blur", "snow", "fog",
-                   "brightness", "contrast", "elastic_transform", "pixelate", "jpeg_compression",
-                   "speckle_noise", "gaussian_blur", "spatter", "saturate"],
-    "appendix": ["color_inversion", "grayscale_mean", "grayscale_inversion_mean", "binary_threshold", "salt_and_pepper",
-                 "random_impulse_noise", "glass_blur", "gaussian_blur", "median_blur"],
-    "geometric": ["rotation", "shear", "perspective", "zoom_out", "translation", "crop_and_resize", "resample_nearest", "resample_bilinear",
-                  "resample_bicubic", "resample_area", "upsample", "barrel_distortion", "pincushion_distortion", "low_light"],
-    "resampling": ["resample_nearest", "resample_bilinear", "resample_bicubic", "resample_area", "upsample"],
-    "capture": ["lens_flare", "dirty_lens", "atmospheric_turbulence", "watermark_damage", "watermark_text", "watermark_logo"],
-    "mmd_bench": ["lens_flare", "dirty_lens", "atmospheric_turbulence", "watermark_damage"],
-})
+PRESETS.update(
+    {
+        "vrb": [
+            "shot_noise_vrb",
+            "gaussian_noise",
+            "impulse_noise",
+            "speckle_noise",
+            "defocus_blur",
+            "zoom_blur",
+            "snow",
+            "brightness",
+            "contrast",
+            "saturate",
+            "elastic_transform",
+            "spatter",
+            "pixelate_vrb",
+            "jpeg_compression",
+        ],
+        "vrb_imagenet_c": [
+            "shot_noise",
+            "gaussian_noise",
+            "impulse_noise",
+            "speckle_noise",
+            "defocus_blur",
+            "zoom_blur",
+            "snow",
+            "brightness",
+            "contrast",
+            "saturate",
+            "elastic_transform",
+            "spatter",
+            "pixelate",
+            "jpeg_compression",
+        ],
+        "vrb_code": [
+            "shot_noise_vrb",
+            "gaussian_noise",
+            "impulse_noise",
+            "speckle_noise",
+            "defocus_blur",
+            "zoom_blur",
+            "snow",
+            "brightness",
+            "contrast",
+            "saturate",
+            "elastic_transform_vrb",
+            "spatter",
+            "pixelate_vrb",
+            "jpeg_compression_vrb",
+        ],
+        "vrb_grayscale": ["grayscale_bgr", "grayscale_inversion_bgr"],
+        "imagenet_c": [
+            "gaussian_noise",
+            "shot_noise",
+            "impulse_noise",
+            "defocus_blur",
+            "glass_blur",
+            "motion_blur",
+            "zoom_blur",
+            "snow",
+            "fog",
+            "brightness",
+            "contrast",
+            "elastic_transform",
+            "pixelate",
+            "jpeg_compression",
+            "speckle_noise",
+            "gaussian_blur",
+            "spatter",
+            "saturate",
+        ],
+        "appendix": [
+            "color_inversion",
+            "grayscale_mean",
+            "grayscale_inversion_mean",
+            "binary_threshold",
+            "salt_and_pepper",
+            "random_impulse_noise",
+            "glass_blur",
+            "gaussian_blur",
+            "median_blur",
+        ],
+        "geometric": [
+            "rotation",
+            "shear",
+            "perspective",
+            "zoom_out",
+            "translation",
+            "crop_and_resize",
+            "resample_nearest",
+            "resample_bilinear",
+            "resample_bicubic",
+            "resample_area",
+            "upsample",
+            "barrel_distortion",
+            "pincushion_distortion",
+            "low_light",
+        ],
+        "resampling": ["resample_nearest", "resample_bilinear", "resample_bicubic", "resample_area", "upsample"],
+        "capture": [
+            "lens_flare",
+            "dirty_lens",
+            "atmospheric_turbulence",
+            "watermark_damage",
+            "watermark_text",
+            "watermark_logo",
+        ],
+        "mmd_bench": ["lens_flare", "dirty_lens", "atmospheric_turbulence", "watermark_damage"],
+    }
+)
 
-def preset(name: str  # a key of PRESETS: vrb, vrb_imagenet_c, vrb_code, vrb_grayscale, imagenet_c, appendix, geometric, resampling, capture or mmd_bench
-          ) -> list[str]:  # corruption names, in the preset's order
+
+def preset(
+    name: str,  # a key of PRESETS: vrb, vrb_imagenet_c, vrb_code, vrb_grayscale, imagenet_c, appendix, geometric, resampling, capture or mmd_bench
+) -> list[str]:  # corruption names, in the preset's order
     "The corruption names of a preset."
     return list(PRESETS[name])
 
-def expand_corruptions(names,  # corruption and preset names: a list, or comma-separated text
-                      ) -> list[str]:  # corruption names: presets expanded, each name once, in order of first mention
+
+def expand_corruptions(
+    names,  # corruption and preset names: a list, or comma-separated text
+) -> list[str]:  # corruption names: presets expanded, each name once, in order of first mention
     "Corruption names with every preset name replaced by its corruptions, duplicates dropped; unknown names refused."
-    if isinstance(names, str): names = names.split(",")
+    if isinstance(names, str):
+        names = names.split(",")
     expanded, unknown = [], []
     for name in (str(n).strip() for n in names):
-        if name in PRESETS: expanded += PRESETS[name]
-        elif name in CORRUPTIONS: expanded.append(name)
-        elif name: unknown.append(name)
-    if unknown: raise ValueError(f"corruptions: unknown name(s) {unknown}; known corruptions: {', '.join(sorted(CORRUPTIONS))}; "
-                                 f"presets: {', '.join(PRESETS)}")
+        if name in PRESETS:
+            expanded += PRESETS[name]
+        elif name in CORRUPTIONS:
+            expanded.append(name)
+        elif name:
+            unknown.append(name)
+    if unknown:
+        raise ValueError(
+            f"corruptions: unknown name(s) {unknown}; known corruptions: {', '.join(sorted(CORRUPTIONS))}; "
+            f"presets: {', '.join(PRESETS)}"
+        )
     return list(dict.fromkeys(expanded))
 
 # %% ../nbs/01_corruptions.ipynb #c111
 PROVENANCE = [  # one row per effect, VRB's 14 in Table 1's order (here noise and blur): the paper (appendix A), VRB's code (generator.py @ ab5832b), imagecorruptions 1.1.2, and what is registered
-    dict(effect="shot noise", family="noise", in_vrb=True, paper="A.1: additive, r + Poisson(lambda)",
-         vrb_code="x + Poisson(lambda) on [0, 1], lambda = .08, .2, .5, .8, 1.2, clipped: a value turns white with probability 1 - exp(-lambda)",
-         imagenet_c="Poisson(c x) / c, c = 60, 25, 12, 5, 3 (photon noise)", default="shot_noise", variants=["shot_noise_vrb"],
-         vrb="shot_noise_vrb", appendix=""),
-    dict(effect="gaussian noise", family="noise", in_vrb=True, paper="A.1: additive, r + N(mu, sigma^2)", vrb_code="as ImageNet-C",
-         imagenet_c="x + N(0, c) on [0, 1], c = .08, .12, .18, .26, .38", default="gaussian_noise", variants=[], vrb="gaussian_noise", appendix=""),
-    dict(effect="impulse noise", family="noise", in_vrb=True, paper="A.2: whole pixels (all channels) set to black or white, each with probability p",
-         vrb_code="as ImageNet-C: each value on its own", imagenet_c="scikit-image's s&p on each value, amount .03, .06, .09, .17, .27",
-         default="impulse_noise", variants=["salt_and_pepper"], vrb="impulse_noise", appendix=""),
-    dict(effect="speckle noise", family="noise", in_vrb=True, paper="A.1: multiplicative, r + r N(mu, sigma^2)", vrb_code="as ImageNet-C",
-         imagenet_c="x + x N(0, c), c = .15, .2, .35, .45, .6", default="speckle_noise", variants=[], vrb="speckle_noise", appendix=""),
-    dict(effect="defocus blur", family="blur", in_vrb=True, paper="A.4: convolution with a disk kernel of radius r", vrb_code="as ImageNet-C",
-         imagenet_c="anti-aliased disk, radius 3, 4, 6, 8, 10", default="defocus_blur", variants=[], vrb="defocus_blur", appendix=""),
-    dict(effect="zoom blur", family="blur", in_vrb=True, paper="A.4: no formula (follows ImageNet-C and imgaug)",
-         vrb_code="as ImageNet-C's original: the zoomed central crop trimmed about its centre",
-         imagenet_c="mean of the image and its central crop zoomed 1-1.3x, the top-left kept (at most a pixel from the centred trim)",
-         default="zoom_blur", variants=[], vrb="zoom_blur", appendix=""),
+    dict(
+        effect="shot noise",
+        family="noise",
+        in_vrb=True,
+        paper="A.1: additive, r + Poisson(lambda)",
+        vrb_code="x + Poisson(lambda) on [0, 1], lambda = .08, .2, .5, .8, 1.2, clipped: a value turns white with probability 1 - exp(-lambda)",
+        imagenet_c="Poisson(c x) / c, c = 60, 25, 12, 5, 3 (photon noise)",
+        default="shot_noise",
+        variants=["shot_noise_vrb"],
+        vrb="shot_noise_vrb",
+        appendix="",
+    ),
+    dict(
+        effect="gaussian noise",
+        family="noise",
+        in_vrb=True,
+        paper="A.1: additive, r + N(mu, sigma^2)",
+        vrb_code="as ImageNet-C",
+        imagenet_c="x + N(0, c) on [0, 1], c = .08, .12, .18, .26, .38",
+        default="gaussian_noise",
+        variants=[],
+        vrb="gaussian_noise",
+        appendix="",
+    ),
+    dict(
+        effect="impulse noise",
+        family="noise",
+        in_vrb=True,
+        paper="A.2: whole pixels (all channels) set to black or white, each with probability p",
+        vrb_code="as ImageNet-C: each value on its own",
+        imagenet_c="scikit-image's s&p on each value, amount .03, .06, .09, .17, .27",
+        default="impulse_noise",
+        variants=["salt_and_pepper"],
+        vrb="impulse_noise",
+        appendix="",
+    ),
+    dict(
+        effect="speckle noise",
+        family="noise",
+        in_vrb=True,
+        paper="A.1: multiplicative, r + r N(mu, sigma^2)",
+        vrb_code="as ImageNet-C",
+        imagenet_c="x + x N(0, c), c = .15, .2, .35, .45, .6",
+        default="speckle_noise",
+        variants=[],
+        vrb="speckle_noise",
+        appendix="",
+    ),
+    dict(
+        effect="defocus blur",
+        family="blur",
+        in_vrb=True,
+        paper="A.4: convolution with a disk kernel of radius r",
+        vrb_code="as ImageNet-C",
+        imagenet_c="anti-aliased disk, radius 3, 4, 6, 8, 10",
+        default="defocus_blur",
+        variants=[],
+        vrb="defocus_blur",
+        appendix="",
+    ),
+    dict(
+        effect="zoom blur",
+        family="blur",
+        in_vrb=True,
+        paper="A.4: no formula (follows ImageNet-C and imgaug)",
+        vrb_code="as ImageNet-C's original: the zoomed central crop trimmed about its centre",
+        imagenet_c="mean of the image and its central crop zoomed 1-1.3x, the top-left kept (at most a pixel from the centred trim)",
+        default="zoom_blur",
+        variants=[],
+        vrb="zoom_blur",
+        appendix="",
+    ),
 ]
 
 # %% ../nbs/01_corruptions.ipynb #c111a
 PROVENANCE += [  # VRB's weather, attribute, physical and digital corruptions
-    dict(effect="snow", family="weather", in_vrb=True,
-         paper="A.5: a normal layer zoomed, thresholded and motion-blurred; the image blended with its scaled gray; the layer and its 180-degree rotation added",
-         vrb_code="ImageNet-C's original: the flakes motion-blurred by ImageMagick (Wand)",
-         imagenet_c="the same, with a NumPy motion blur in place of ImageMagick", default="snow", variants=[], vrb="snow", appendix="",
-         note="`snow_wand` (the ImageMagick path, not registered: it needs libmagickwand) agrees with `snow` within 1% in the mean and spread of the change"),
-    dict(effect="brightness", family="attribute", in_vrb=True, paper="A.3: HSV value v + c", vrb_code="as ImageNet-C",
-         imagenet_c="HSV value + c, c = .1, .2, .3, .4, .5", default="brightness", variants=[], vrb="brightness", appendix=""),
-    dict(effect="contrast", family="attribute", in_vrb=True, paper="A.3: (r - mu) c + mu, mu the average intensity", vrb_code="as ImageNet-C",
-         imagenet_c="mu per channel, c = .4, .3, .2, .1, .05", default="contrast", variants=[], vrb="contrast", appendix=""),
-    dict(effect="saturation", family="attribute", in_vrb=True, paper="A.3: HSV saturation s c1 + c2", vrb_code="as ImageNet-C",
-         imagenet_c="HSV saturation s c0 + c1, (c0, c1) from (.3, 0) to (20, .2)", default="saturate", variants=[], vrb="saturate", appendix=""),
-    dict(effect="elastic", family="physical", in_vrb=True, paper="A.5: no formula ('stretching or wrapping')",
-         vrb_code="ImageNet-C's original, in pixels of a 224-pixel image whatever the size: a random affine (points moved up to 24-49 px), then a field smoothed by sigma 171, 20, 2.4, 2.4, 2.4 px times alpha 488, 488, 12, 17, 29",
-         imagenet_c="no affine; a field smoothed by 1% of the size, up to 0.5% of the height, times alpha 12.5-30: the same on any size",
-         default="elastic_transform", variants=["elastic_transform_vrb"], vrb="elastic_transform", appendix="",
-         note="the vrb preset keeps imagecorruptions' form; vrb_code has the code's"),
-    dict(effect="spatter", family="physical", in_vrb=True, paper="A.5: no formula ('splattered by paint or liquid')", vrb_code="as ImageNet-C",
-         imagenet_c="water drops (levels 1-3) or mud (4-5)", default="spatter", variants=[], vrb="spatter", appendix=""),
-    dict(effect="pixelate", family="digital", in_vrb=True, paper="A.5: down- and upsampling by bilinear interpolation (no factors given)",
-         vrb_code="OpenCV's area resize (INTER_AREA) down by .6, .5, .4, .3, .15, never up: a smaller image",
-         imagenet_c="PIL's box filter down by .6, .5, .4, .3, .25, nearest neighbour up", default="pixelate", variants=["pixelate_vrb"],
-         vrb="pixelate_vrb", appendix="", note="the paper's bilinear form is not registered: it gives no factors"),
-    dict(effect="JPEG", family="digital", in_vrb=True, paper="A.5: JPEG compression (no quality given)",
-         vrb_code="OpenCV's encoder at quality 25, 18, 15, 10, 7, on the RGB array taken as BGR (the colour transform sees swapped channels)",
-         imagenet_c="PIL's encoder at quality 25, 18, 15, 10, 7", default="jpeg_compression", variants=["jpeg_compression_vrb"],
-         vrb="jpeg_compression", appendix="", note="the vrb preset keeps PIL's encoder on the right channels; vrb_code has the code's"),
+    dict(
+        effect="snow",
+        family="weather",
+        in_vrb=True,
+        paper="A.5: a normal layer zoomed, thresholded and motion-blurred; the image blended with its scaled gray; the layer and its 180-degree rotation added",
+        vrb_code="ImageNet-C's original: the flakes motion-blurred by ImageMagick (Wand)",
+        imagenet_c="the same, with a NumPy motion blur in place of ImageMagick",
+        default="snow",
+        variants=[],
+        vrb="snow",
+        appendix="",
+        note="`snow_wand` (the ImageMagick path, not registered: it needs libmagickwand) agrees with `snow` within 1% in the mean and spread of the change",
+    ),
+    dict(
+        effect="brightness",
+        family="attribute",
+        in_vrb=True,
+        paper="A.3: HSV value v + c",
+        vrb_code="as ImageNet-C",
+        imagenet_c="HSV value + c, c = .1, .2, .3, .4, .5",
+        default="brightness",
+        variants=[],
+        vrb="brightness",
+        appendix="",
+    ),
+    dict(
+        effect="contrast",
+        family="attribute",
+        in_vrb=True,
+        paper="A.3: (r - mu) c + mu, mu the average intensity",
+        vrb_code="as ImageNet-C",
+        imagenet_c="mu per channel, c = .4, .3, .2, .1, .05",
+        default="contrast",
+        variants=[],
+        vrb="contrast",
+        appendix="",
+    ),
+    dict(
+        effect="saturation",
+        family="attribute",
+        in_vrb=True,
+        paper="A.3: HSV saturation s c1 + c2",
+        vrb_code="as ImageNet-C",
+        imagenet_c="HSV saturation s c0 + c1, (c0, c1) from (.3, 0) to (20, .2)",
+        default="saturate",
+        variants=[],
+        vrb="saturate",
+        appendix="",
+    ),
+    dict(
+        effect="elastic",
+        family="physical",
+        in_vrb=True,
+        paper="A.5: no formula ('stretching or wrapping')",
+        vrb_code="ImageNet-C's original, in pixels of a 224-pixel image whatever the size: a random affine (points moved up to 24-49 px), then a field smoothed by sigma 171, 20, 2.4, 2.4, 2.4 px times alpha 488, 488, 12, 17, 29",
+        imagenet_c="no affine; a field smoothed by 1% of the size, up to 0.5% of the height, times alpha 12.5-30: the same on any size",
+        default="elastic_transform",
+        variants=["elastic_transform_vrb"],
+        vrb="elastic_transform",
+        appendix="",
+        note="the vrb preset keeps imagecorruptions' form; vrb_code has the code's",
+    ),
+    dict(
+        effect="spatter",
+        family="physical",
+        in_vrb=True,
+        paper="A.5: no formula ('splattered by paint or liquid')",
+        vrb_code="as ImageNet-C",
+        imagenet_c="water drops (levels 1-3) or mud (4-5)",
+        default="spatter",
+        variants=[],
+        vrb="spatter",
+        appendix="",
+    ),
+    dict(
+        effect="pixelate",
+        family="digital",
+        in_vrb=True,
+        paper="A.5: down- and upsampling by bilinear interpolation (no factors given)",
+        vrb_code="OpenCV's area resize (INTER_AREA) down by .6, .5, .4, .3, .15, never up: a smaller image",
+        imagenet_c="PIL's box filter down by .6, .5, .4, .3, .25, nearest neighbour up",
+        default="pixelate",
+        variants=["pixelate_vrb"],
+        vrb="pixelate_vrb",
+        appendix="",
+        note="the paper's bilinear form is not registered: it gives no factors",
+    ),
+    dict(
+        effect="JPEG",
+        family="digital",
+        in_vrb=True,
+        paper="A.5: JPEG compression (no quality given)",
+        vrb_code="OpenCV's encoder at quality 25, 18, 15, 10, 7, on the RGB array taken as BGR (the colour transform sees swapped channels)",
+        imagenet_c="PIL's encoder at quality 25, 18, 15, 10, 7",
+        default="jpeg_compression",
+        variants=["jpeg_compression_vrb"],
+        vrb="jpeg_compression",
+        appendix="",
+        note="the vrb preset keeps PIL's encoder on the right channels; vrb_code has the code's",
+    ),
 ]
 
 # %% ../nbs/01_corruptions.ipynb #c111b
 PROVENANCE += [  # the appendix's other effects, VRB's code's variants and ImageNet-C's other two
-    dict(effect="colour inversion", family="attribute", in_vrb=False, paper="A.1, A.3: r_max - r", vrb_code="not in the code", imagenet_c="none",
-         default="color_inversion", variants=[], vrb="", appendix="color_inversion"),
-    dict(effect="grayscale", family="attribute", in_vrb=False, paper="A.3: the mean of the channels",
-         vrb_code="cv2.cvtColor(RGB image, COLOR_BGR2GRAY): 0.114 R + 0.587 G + 0.299 B; generated, not scored (section 8.2, Fig. 9)",
-         imagenet_c="none", default="grayscale", variants=["grayscale_mean", "grayscale_bgr"], vrb="", appendix="grayscale_mean",
-         note="default: BT.601 luma, 0.299 R + 0.587 G + 0.114 B; vrb_grayscale preset: grayscale_bgr"),
-    dict(effect="grayscale inversion", family="attribute", in_vrb=False, paper="A.3: r_max - the mean of the channels",
-         vrb_code="255 - the swapped gray above; generated, not scored", imagenet_c="none", default="grayscale_inversion",
-         variants=["grayscale_inversion_mean", "grayscale_inversion_bgr"], vrb="", appendix="grayscale_inversion_mean",
-         note="default: 255 - BT.601 luma; vrb_grayscale preset: grayscale_inversion_bgr"),
-    dict(effect="binary thresholding", family="attribute", in_vrb=False, paper="A.2: r_max if r > r_thresh, else r_min (no threshold given)",
-         vrb_code="not in the code", imagenet_c="none", default="binary_threshold", variants=[], vrb="", appendix="binary_threshold",
-         note="whole pixels, by luma above 127.5"),
-    dict(effect="salt and pepper", family="noise", in_vrb=False, paper="A.2: whole pixels to r_max or r_min, each with probability p",
-         vrb_code="only as impulse noise (each value on its own)", imagenet_c="impulse noise (each value on its own)", default="salt_and_pepper",
-         variants=["impulse_noise"], vrb="", appendix="salt_and_pepper", note="probabilities: impulse noise's .03-.27, half black, half white"),
-    dict(effect="random-valued impulse noise", family="noise", in_vrb=False, paper="A.2: whole pixels to a uniform random value with probability p",
-         vrb_code="not in the code", imagenet_c="none", default="random_impulse_noise", variants=[], vrb="", appendix="random_impulse_noise",
-         note="probabilities: impulse noise's .03-.27"),
-    dict(effect="gaussian blur", family="blur", in_vrb=False, paper="A.4: named, no parameters", vrb_code="not in the code",
-         imagenet_c="validation corruption: sigma 1, 2, 3, 4, 6", default="gaussian_blur", variants=[], vrb="", appendix="gaussian_blur"),
-    dict(effect="median blur", family="blur", in_vrb=False, paper="A.4: named, no parameters", vrb_code="not in the code", imagenet_c="none",
-         default="median_blur", variants=[], vrb="", appendix="median_blur", note="windows 3, 5, 7, 9, 11"),
-    dict(effect="glass blur", family="blur", in_vrb=False, paper="A.4: frosted glass, follows ImageNet-C",
-         vrb_code="ImageNet-C's, written but left out of the generated sets", imagenet_c="blur, shuffle pixels locally, blur again",
-         default="glass_blur", variants=[], vrb="", appendix="glass_blur"),
-    dict(effect="motion blur", family="blur", in_vrb=False, paper="not in the paper", vrb_code="not in the code",
-         imagenet_c="blur along a random direction", default="motion_blur", variants=[], vrb="", appendix=""),
-    dict(effect="fog", family="weather", in_vrb=False, paper="A.5: named as future work", vrb_code="not in the code",
-         imagenet_c="a plasma-fractal haze", default="fog", variants=[], vrb="", appendix=""),
+    dict(
+        effect="colour inversion",
+        family="attribute",
+        in_vrb=False,
+        paper="A.1, A.3: r_max - r",
+        vrb_code="not in the code",
+        imagenet_c="none",
+        default="color_inversion",
+        variants=[],
+        vrb="",
+        appendix="color_inversion",
+    ),
+    dict(
+        effect="grayscale",
+        family="attribute",
+        in_vrb=False,
+        paper="A.3: the mean of the channels",
+        vrb_code="cv2.cvtColor(RGB image, COLOR_BGR2GRAY): 0.114 R + 0.587 G + 0.299 B; generated, not scored (section 8.2, Fig. 9)",
+        imagenet_c="none",
+        default="grayscale",
+        variants=["grayscale_mean", "grayscale_bgr"],
+        vrb="",
+        appendix="grayscale_mean",
+        note="default: BT.601 luma, 0.299 R + 0.587 G + 0.114 B; vrb_grayscale preset: grayscale_bgr",
+    ),
+    dict(
+        effect="grayscale inversion",
+        family="attribute",
+        in_vrb=False,
+        paper="A.3: r_max - the mean of the channels",
+        vrb_code="255 - the swapped gray above; generated, not scored",
+        imagenet_c="none",
+        default="grayscale_inversion",
+        variants=["grayscale_inversion_mean", "grayscale_inversion_bgr"],
+        vrb="",
+        appendix="grayscale_inversion_mean",
+        note="default: 255 - BT.601 luma; vrb_grayscale preset: grayscale_inversion_bgr",
+    ),
+    dict(
+        effect="binary thresholding",
+        family="attribute",
+        in_vrb=False,
+        paper="A.2: r_max if r > r_thresh, else r_min (no threshold given)",
+        vrb_code="not in the code",
+        imagenet_c="none",
+        default="binary_threshold",
+        variants=[],
+        vrb="",
+        appendix="binary_threshold",
+        note="whole pixels, by luma above 127.5",
+    ),
+    dict(
+        effect="salt and pepper",
+        family="noise",
+        in_vrb=False,
+        paper="A.2: whole pixels to r_max or r_min, each with probability p",
+        vrb_code="only as impulse noise (each value on its own)",
+        imagenet_c="impulse noise (each value on its own)",
+        default="salt_and_pepper",
+        variants=["impulse_noise"],
+        vrb="",
+        appendix="salt_and_pepper",
+        note="probabilities: impulse noise's .03-.27, half black, half white",
+    ),
+    dict(
+        effect="random-valued impulse noise",
+        family="noise",
+        in_vrb=False,
+        paper="A.2: whole pixels to a uniform random value with probability p",
+        vrb_code="not in the code",
+        imagenet_c="none",
+        default="random_impulse_noise",
+        variants=[],
+        vrb="",
+        appendix="random_impulse_noise",
+        note="probabilities: impulse noise's .03-.27",
+    ),
+    dict(
+        effect="gaussian blur",
+        family="blur",
+        in_vrb=False,
+        paper="A.4: named, no parameters",
+        vrb_code="not in the code",
+        imagenet_c="validation corruption: sigma 1, 2, 3, 4, 6",
+        default="gaussian_blur",
+        variants=[],
+        vrb="",
+        appendix="gaussian_blur",
+    ),
+    dict(
+        effect="median blur",
+        family="blur",
+        in_vrb=False,
+        paper="A.4: named, no parameters",
+        vrb_code="not in the code",
+        imagenet_c="none",
+        default="median_blur",
+        variants=[],
+        vrb="",
+        appendix="median_blur",
+        note="windows 3, 5, 7, 9, 11",
+    ),
+    dict(
+        effect="glass blur",
+        family="blur",
+        in_vrb=False,
+        paper="A.4: frosted glass, follows ImageNet-C",
+        vrb_code="ImageNet-C's, written but left out of the generated sets",
+        imagenet_c="blur, shuffle pixels locally, blur again",
+        default="glass_blur",
+        variants=[],
+        vrb="",
+        appendix="glass_blur",
+    ),
+    dict(
+        effect="motion blur",
+        family="blur",
+        in_vrb=False,
+        paper="not in the paper",
+        vrb_code="not in the code",
+        imagenet_c="blur along a random direction",
+        default="motion_blur",
+        variants=[],
+        vrb="",
+        appendix="",
+    ),
+    dict(
+        effect="fog",
+        family="weather",
+        in_vrb=False,
+        paper="A.5: named as future work",
+        vrb_code="not in the code",
+        imagenet_c="a plasma-fractal haze",
+        default="fog",
+        variants=[],
+        vrb="",
+        appendix="",
+    ),
 ]
 
 # %% ../nbs/01_corruptions.ipynb #c111c
 PROVENANCE += [  # beyond VRB: the geometric, resampling and low-light families
-    dict(effect="rotation", family="geometric", in_vrb=False, paper="VLM-RobustBench (arXiv 2603.06148): rotation, low/mid/high", vrb_code="not in the code", imagenet_c="none",
-         default="rotation", variants=[], vrb="", appendix="", note="2-30 degrees, sign drawn per image"),
-    dict(effect="shear", family="geometric", in_vrb=False, paper="VLM-RobustBench (arXiv 2603.06148): shear", vrb_code="not in the code", imagenet_c="none",
-         default="shear", variants=[], vrb="", appendix="", note="factor 0.05-0.4, sign drawn"),
-    dict(effect="perspective", family="geometric", in_vrb=False, paper="VLM-RobustBench (arXiv 2603.06148): perspective", vrb_code="not in the code", imagenet_c="none",
-         default="perspective", variants=[], vrb="", appendix="", note="corners inward by up to 4-20% of the side"),
-    dict(effect="zoom-out", family="geometric", in_vrb=False, paper="VLM-RobustBench (arXiv 2603.06148): scaling", vrb_code="not in the code", imagenet_c="none",
-         default="zoom_out", variants=[], vrb="", appendix="", note="scale 0.9-0.5, centred on black"),
-    dict(effect="translation", family="geometric", in_vrb=False, paper="VLM-RobustBench (arXiv 2603.06148): translation", vrb_code="not in the code", imagenet_c="none",
-         default="translation", variants=[], vrb="", appendix="", note="3-20% of the size, direction drawn"),
-    dict(effect="crop and resize", family="geometric", in_vrb=False, paper="VLM-RobustBench (arXiv 2603.06148): crop", vrb_code="not in the code", imagenet_c="none",
-         default="crop_and_resize", variants=[], vrb="", appendix="", note="central 90-50% of each side, enlarged"),
-    dict(effect="down-up resampling", family="resampling", in_vrb=False, paper="VLM-RobustBench (arXiv 2603.06148): resampling artefacts (downsample)", vrb_code="not in the code", imagenet_c="none",
-         default="resample_bilinear", variants=['resample_nearest', 'resample_bicubic', 'resample_area'], vrb="", appendix="", note="factor 0.7-0.18, the same filter down and up"),
-    dict(effect="upsample", family="resampling", in_vrb=False, paper="VLM-RobustBench (arXiv 2603.06148): upsample (its largest drops, up to 34 points)", vrb_code="not in the code", imagenet_c="none",
-         default="upsample", variants=[], vrb="", appendix="", note="area down by 0.5-0.125, bicubic up"),
-    dict(effect="lens distortion", family="geometric", in_vrb=False, paper="not in VLM-RobustBench's list as we read it; radial k1 model", vrb_code="not in the code", imagenet_c="none",
-         default="barrel_distortion", variants=['pincushion_distortion'], vrb="", appendix="", note="k = +-0.04 to 0.35"),
-    dict(effect="low light", family="attribute", in_vrb=False, paper="VRB A.3 allows a negative brightness constant; ours: linear-light darkening with Poisson-Gaussian sensor noise", vrb_code="not in the code", imagenet_c="none",
-         default="low_light", variants=[], vrb="", appendix="", note="light fraction 0.5-0.03 of 1000 electrons, read noise 3 electrons"),
+    dict(
+        effect="rotation",
+        family="geometric",
+        in_vrb=False,
+        paper="VLM-RobustBench (arXiv 2603.06148): rotation, low/mid/high",
+        vrb_code="not in the code",
+        imagenet_c="none",
+        default="rotation",
+        variants=[],
+        vrb="",
+        appendix="",
+        note="2-30 degrees, sign drawn per image",
+    ),
+    dict(
+        effect="shear",
+        family="geometric",
+        in_vrb=False,
+        paper="VLM-RobustBench (arXiv 2603.06148): shear",
+        vrb_code="not in the code",
+        imagenet_c="none",
+        default="shear",
+        variants=[],
+        vrb="",
+        appendix="",
+        note="factor 0.05-0.4, sign drawn",
+    ),
+    dict(
+        effect="perspective",
+        family="geometric",
+        in_vrb=False,
+        paper="VLM-RobustBench (arXiv 2603.06148): perspective",
+        vrb_code="not in the code",
+        imagenet_c="none",
+        default="perspective",
+        variants=[],
+        vrb="",
+        appendix="",
+        note="corners inward by up to 4-20% of the side",
+    ),
+    dict(
+        effect="zoom-out",
+        family="geometric",
+        in_vrb=False,
+        paper="VLM-RobustBench (arXiv 2603.06148): scaling",
+        vrb_code="not in the code",
+        imagenet_c="none",
+        default="zoom_out",
+        variants=[],
+        vrb="",
+        appendix="",
+        note="scale 0.9-0.5, centred on black",
+    ),
+    dict(
+        effect="translation",
+        family="geometric",
+        in_vrb=False,
+        paper="VLM-RobustBench (arXiv 2603.06148): translation",
+        vrb_code="not in the code",
+        imagenet_c="none",
+        default="translation",
+        variants=[],
+        vrb="",
+        appendix="",
+        note="3-20% of the size, direction drawn",
+    ),
+    dict(
+        effect="crop and resize",
+        family="geometric",
+        in_vrb=False,
+        paper="VLM-RobustBench (arXiv 2603.06148): crop",
+        vrb_code="not in the code",
+        imagenet_c="none",
+        default="crop_and_resize",
+        variants=[],
+        vrb="",
+        appendix="",
+        note="central 90-50% of each side, enlarged",
+    ),
+    dict(
+        effect="down-up resampling",
+        family="resampling",
+        in_vrb=False,
+        paper="VLM-RobustBench (arXiv 2603.06148): resampling artefacts (downsample)",
+        vrb_code="not in the code",
+        imagenet_c="none",
+        default="resample_bilinear",
+        variants=['resample_nearest', 'resample_bicubic', 'resample_area'],
+        vrb="",
+        appendix="",
+        note="factor 0.7-0.18, the same filter down and up",
+    ),
+    dict(
+        effect="upsample",
+        family="resampling",
+        in_vrb=False,
+        paper="VLM-RobustBench (arXiv 2603.06148): upsample (its largest drops, up to 34 points)",
+        vrb_code="not in the code",
+        imagenet_c="none",
+        default="upsample",
+        variants=[],
+        vrb="",
+        appendix="",
+        note="area down by 0.5-0.125, bicubic up",
+    ),
+    dict(
+        effect="lens distortion",
+        family="geometric",
+        in_vrb=False,
+        paper="not in VLM-RobustBench's list as we read it; radial k1 model",
+        vrb_code="not in the code",
+        imagenet_c="none",
+        default="barrel_distortion",
+        variants=['pincushion_distortion'],
+        vrb="",
+        appendix="",
+        note="k = +-0.04 to 0.35",
+    ),
+    dict(
+        effect="low light",
+        family="attribute",
+        in_vrb=False,
+        paper="VRB A.3 allows a negative brightness constant; ours: linear-light darkening with Poisson-Gaussian sensor noise",
+        vrb_code="not in the code",
+        imagenet_c="none",
+        default="low_light",
+        variants=[],
+        vrb="",
+        appendix="",
+        note="light fraction 0.5-0.03 of 1000 electrons, read noise 3 electrons",
+    ),
 ]
 PROVENANCE += [  # capture, environment and post-processing: MMD-Bench (arXiv 2604.04780; CLEAR @ 411d6bd, add_degradation.py) and the visible-watermark model
-    dict(effect="lens flare", family="capture", in_vrb=False, paper="MMD-Bench: Lens Flare", vrb_code="not in the code", imagenet_c="none",
-         default="lens_flare", variants=[], vrb="", appendix="", note="MMD-Bench's code, same bytes on its draws; intensity .23-.9 (its Low, Mid, High at levels 1, 3, 5)"),
-    dict(effect="dirty lens", family="capture", in_vrb=False, paper="MMD-Bench: Dirty Lens", vrb_code="not in the code", imagenet_c="none",
-         default="dirty_lens", variants=[], vrb="", appendix="", note="MMD-Bench's code, same bytes on its draws"),
-    dict(effect="atmospheric turbulence", family="environment", in_vrb=False, paper="MMD-Bench: Atmospheric Turbulence (a sine warp; no random tilt or blur)", vrb_code="not in the code", imagenet_c="none",
-         default="atmospheric_turbulence", variants=[], vrb="", appendix="", note="MMD-Bench's code, same bytes; deterministic"),
-    dict(effect="watermark damage", family="post_processing", in_vrb=False, paper="MMD-Bench: Watermark Damage (inpainted rectangles)", vrb_code="not in the code", imagenet_c="none",
-         default="watermark_damage", variants=[], vrb="", appendix="", note="MMD-Bench's code, same bytes on its draws; images under 50 px allowed"),
-    dict(effect="visible watermark", family="post_processing", in_vrb=False, paper="not in MMD-Bench; the alpha-blending model of LVW (Cheng et al. 2018) and WDNet (Liu et al. 2021)", vrb_code="not in the code", imagenet_c="none",
-         default="watermark_text", variants=["watermark_logo"], vrb="", appendix="", note="white word or logo, opacity .2-.6"),
-    dict(effect="input resolution", family="resolution", in_vrb=False, paper="Res-Bench (arXiv 2510.16926): 12 input resolutions, 112-1344 px (no side or filter given)", vrb_code="not in the code", imagenet_c="none",
-         default="resolution", variants=[], vrb="", appendix="", note="longer side to r, aspect kept; area down, bicubic up; levels are sizes (-p resolutions)"),
+    dict(
+        effect="lens flare",
+        family="capture",
+        in_vrb=False,
+        paper="MMD-Bench: Lens Flare",
+        vrb_code="not in the code",
+        imagenet_c="none",
+        default="lens_flare",
+        variants=[],
+        vrb="",
+        appendix="",
+        note="MMD-Bench's code, same bytes on its draws; intensity .23-.9 (its Low, Mid, High at levels 1, 3, 5)",
+    ),
+    dict(
+        effect="dirty lens",
+        family="capture",
+        in_vrb=False,
+        paper="MMD-Bench: Dirty Lens",
+        vrb_code="not in the code",
+        imagenet_c="none",
+        default="dirty_lens",
+        variants=[],
+        vrb="",
+        appendix="",
+        note="MMD-Bench's code, same bytes on its draws",
+    ),
+    dict(
+        effect="atmospheric turbulence",
+        family="environment",
+        in_vrb=False,
+        paper="MMD-Bench: Atmospheric Turbulence (a sine warp; no random tilt or blur)",
+        vrb_code="not in the code",
+        imagenet_c="none",
+        default="atmospheric_turbulence",
+        variants=[],
+        vrb="",
+        appendix="",
+        note="MMD-Bench's code, same bytes; deterministic",
+    ),
+    dict(
+        effect="watermark damage",
+        family="post_processing",
+        in_vrb=False,
+        paper="MMD-Bench: Watermark Damage (inpainted rectangles)",
+        vrb_code="not in the code",
+        imagenet_c="none",
+        default="watermark_damage",
+        variants=[],
+        vrb="",
+        appendix="",
+        note="MMD-Bench's code, same bytes on its draws; images under 50 px allowed",
+    ),
+    dict(
+        effect="visible watermark",
+        family="post_processing",
+        in_vrb=False,
+        paper="not in MMD-Bench; the alpha-blending model of LVW (Cheng et al. 2018) and WDNet (Liu et al. 2021)",
+        vrb_code="not in the code",
+        imagenet_c="none",
+        default="watermark_text",
+        variants=["watermark_logo"],
+        vrb="",
+        appendix="",
+        note="white word or logo, opacity .2-.6",
+    ),
+    dict(
+        effect="input resolution",
+        family="resolution",
+        in_vrb=False,
+        paper="Res-Bench (arXiv 2510.16926): 12 input resolutions, 112-1344 px (no side or filter given)",
+        vrb_code="not in the code",
+        imagenet_c="none",
+        default="resolution",
+        variants=[],
+        vrb="",
+        appendix="",
+        note="longer side to r, aspect kept; area down, bicubic up; levels are sizes (-p resolutions)",
+    ),
 ]
 
 # %% ../nbs/01_corruptions.ipynb #c111s1
 def provenance_table() -> "pd.DataFrame":  # one row per effect of PROVENANCE, its columns in order
     "`PROVENANCE` as a table: each effect as the paper, VRB's code and ImageNet-C define it, and what this package registers."
     import pandas as pd
-    columns = ["effect", "family", "in_vrb", "paper", "vrb_code", "imagenet_c", "default", "variants", "vrb", "appendix", "note"]
+
+    columns = [
+        "effect",
+        "family",
+        "in_vrb",
+        "paper",
+        "vrb_code",
+        "imagenet_c",
+        "default",
+        "variants",
+        "vrb",
+        "appendix",
+        "note",
+    ]
     rows = [{**row, "variants": ", ".join(row["variants"]), "note": row.get("note", "")} for row in PROVENANCE]
     return pd.DataFrame(rows, columns=columns)
 
 # %% ../nbs/01_corruptions.ipynb #c015wx
-def warm_corruptions(names,  # the corruptions data workers will apply ("clean" and repeats allowed)
-                    ) -> list[str]:  # those applied here, sorted
+def warm_corruptions(
+    names,  # the corruptions data workers will apply ("clean" and repeats allowed)
+) -> list[str]:  # those applied here, sorted
     "Apply each corruption once in this process, to a small black image: the numba kernels it uses are loaded here, and data workers forked afterwards inherit them."
     image, applied = np.zeros((32, 32, 3), np.uint8), sorted(set(names) - {"clean"})
-    for name in applied: corrupt(image, name, CORRUPTIONS[name].levels[0])
+    for name in applied:
+        corrupt(image, name, CORRUPTIONS[name].levels[0])
     return applied

@@ -11,7 +11,17 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 from PIL import Image
-from .vqav2 import (VQADataset, check_ids, easy_vqa_dataset, easy_vqa_to_vqav2, load_easy_vqa, load_vqav2, load_vqav2_dir, vqav2_files, write_mini_vqav2)
+from vqa_robust.vqav2 import (
+    VQADataset,
+    check_ids,
+    easy_vqa_dataset,
+    easy_vqa_to_vqav2,
+    load_easy_vqa,
+    load_vqav2,
+    load_vqav2_dir,
+    vqav2_files,
+    write_mini_vqav2,
+)
 from .base import Registry
 from .metrics import ACCURACY_MODES, ANSWER_KEYS, OPTION_RULES, rotated
 from .vocabulary import most_common_answer, normalize_answer
@@ -36,61 +46,92 @@ __all__ = ['VQA_COLUMNS', 'W_WORDS', 'NUMBER', 'VG_QUESTIONS', 'VG_IMAGE_FOLDERS
            'vqav2_run_files', 'read_vqav2_files', 'write_easy_vqa_records', 'dataset_spec', 'load_dataset']
 
 # %% ../nbs/00a_datasets.ipynb #c006
-VQA_COLUMNS = ("question_id", "image_id", "question", "question_type", "answer_type", "multiple_choice_answer", "answers")  # every loader's first columns
+VQA_COLUMNS = (
+    "question_id",
+    "image_id",
+    "question",
+    "question_type",
+    "answer_type",
+    "multiple_choice_answer",
+    "answers",
+)  # every loader's first columns
 
-def read_json(name: str,  # the dataset, for messages
-              path: Path, # the file
-             ):
+
+def read_json(
+    name: str,  # the dataset, for messages
+    path: Path,  # the file
+):
     "A dataset's JSON file, or an error naming the dataset and the file."
     path = Path(path)
-    if not path.is_file(): raise FileNotFoundError(f"{name}: {path} not found")
-    try: return json.loads(path.read_text())
-    except json.JSONDecodeError as e: raise ValueError(f"{name}: {path} is not valid JSON ({e})") from None
+    if not path.is_file():
+        raise FileNotFoundError(f"{name}: {path} not found")
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{name}: {path} is not valid JSON ({e})") from None
 
-def require(name: str,     # the dataset, for messages
-            record,        # one record of a file
-            fields,        # the fields it must have
-            where: str,    # the record, e.g. "record 3 of val.json"
-           ) -> None:
+
+def require(
+    name: str,  # the dataset, for messages
+    record,  # one record of a file
+    fields,  # the fields it must have
+    where: str,  # the record, e.g. "record 3 of val.json"
+) -> None:
     "Raise a clear error when `record` lacks one of `fields`."
-    if not isinstance(record, dict): raise ValueError(f"{name}: {where} is not an object (got {type(record).__name__})")
+    if not isinstance(record, dict):
+        raise ValueError(f"{name}: {where} is not an object (got {type(record).__name__})")
     missing = [f for f in fields if f not in record]
-    if missing: raise ValueError(f"{name}: {where} has no {missing[0]!r}" + (f" (nor {missing[1:]})" if len(missing) > 1 else ""))
+    if missing:
+        raise ValueError(
+            f"{name}: {where} has no {missing[0]!r}" + (f" (nor {missing[1:]})" if len(missing) > 1 else "")
+        )
 
-def find_place(name: str,       # the dataset, for messages
-               data_dir: Path,  # its data folder
-               places,          # sub-folders to try, in order ("" is data_dir itself)
-               target: str,     # the file or folder name
-               folder: bool = False,  # look for a folder rather than a file
-              ) -> Path:
+
+def find_place(
+    name: str,  # the dataset, for messages
+    data_dir: Path,  # its data folder
+    places,  # sub-folders to try, in order ("" is data_dir itself)
+    target: str,  # the file or folder name
+    folder: bool = False,  # look for a folder rather than a file
+) -> Path:
     "The first of `data_dir/place/target` that exists, or an error naming every path tried."
     tried = [Path(data_dir) / place / target for place in places]
     found = next((p for p in tried if (p.is_dir() if folder else p.is_file())), None)
-    if found is None: raise FileNotFoundError(f"{name}: {tried[0]} not found" + (f" (tried {', '.join(map(str, tried))})" if len(tried) > 1 else ""))
+    if found is None:
+        raise FileNotFoundError(
+            f"{name}: {tried[0]} not found" + (f" (tried {', '.join(map(str, tried))})" if len(tried) > 1 else "")
+        )
     return found
 
 # %% ../nbs/00a_datasets.ipynb #c006p1
-def data_list(name: str,  # the dataset, for messages
-              path: Path, # a JSON file holding {"data": [...]} (TextVQA's and DocVQA's layout)
-             ) -> list:
+def data_list(
+    name: str,  # the dataset, for messages
+    path: Path,  # a JSON file holding {"data": [...]} (TextVQA's and DocVQA's layout)
+) -> list:
     "The records of a JSON file that keeps them under `data`, or an error naming the dataset and the file."
     content = read_json(name, path)
-    if not isinstance(content, dict) or not isinstance(content.get("data"), list): raise ValueError(f"{name}: {path} must hold an object with a 'data' list")
+    if not isinstance(content, dict) or not isinstance(content.get("data"), list):
+        raise ValueError(f"{name}: {path} must hold an object with a 'data' list")
     return content["data"]
 
 # %% ../nbs/00a_datasets.ipynb #c008
 W_WORDS = ("what", "where", "when", "who", "why", "how", "which")
 
-def w_question_type(question: str  # a question
-                   ) -> str:       # its opening W word, or "other"
+
+def w_question_type(
+    question: str,  # a question
+) -> str:  # its opening W word, or "other"
     "The question's first word, lower-cased, if it is a W word (what, where, when, who, why, how, which); else 'other'."
     words = re.findall(r"[a-z']+", question.lower())
     return words[0] if words and words[0] in W_WORDS else "other"
 
+
 NUMBER = re.compile(r"\d+(\.\d+)?")
 
-def derived_answer_type(answer: str  # a reference answer
-                       ) -> str:     # "yes/no", "number" or "other"
+
+def derived_answer_type(
+    answer: str,  # a reference answer
+) -> str:  # "yes/no", "number" or "other"
     "VQAv2's answer type of an answer, by rule: yes/no or a number after the VQA normalisation, else other."
     a = normalize_answer(answer)
     return "yes/no" if a in ("yes", "no") else "number" if NUMBER.fullmatch(a) else "other"
@@ -100,98 +141,170 @@ VG_QUESTIONS = "question_answers.json"
 VG_IMAGE_FOLDERS = ("VG_100K", "VG_100K_2")
 VG_DOWNLOAD = "https://homes.cs.washington.edu/~ranjay/visualgenome/api.html"
 
-def vg_image_files(name: str,       # the dataset, for messages
-                   data_dir: Path,  # folder holding VG_100K/ and VG_100K_2/
-                   image_ids,       # the image ids to find
-                  ) -> dict:        # image id -> "VG_100K/{id}.jpg" or "VG_100K_2/{id}.jpg"
+
+def vg_image_files(
+    name: str,  # the dataset, for messages
+    data_dir: Path,  # folder holding VG_100K/ and VG_100K_2/
+    image_ids,  # the image ids to find
+) -> dict:  # image id -> "VG_100K/{id}.jpg" or "VG_100K_2/{id}.jpg"
     "Each image id's file, `VG_100K/{id}.jpg` or `VG_100K_2/{id}.jpg`, found by listing both folders; an error names any image in neither."
-    present = {folder: set(os.listdir(data_dir / folder)) if (data_dir / folder).is_dir() else set() for folder in VG_IMAGE_FOLDERS}
-    if not any(present.values()): raise FileNotFoundError(f"{name}: no image folder {' or '.join(VG_IMAGE_FOLDERS)} in {data_dir} (images.zip and images2.zip from {VG_DOWNLOAD})")
+    present = {
+        folder: set(os.listdir(data_dir / folder)) if (data_dir / folder).is_dir() else set()
+        for folder in VG_IMAGE_FOLDERS
+    }
+    if not any(present.values()):
+        raise FileNotFoundError(
+            f"{name}: no image folder {' or '.join(VG_IMAGE_FOLDERS)} in {data_dir} (images.zip and images2.zip from {VG_DOWNLOAD})"
+        )
     files, missing = {}, []
     for i in image_ids:
         folder = next((f for f in VG_IMAGE_FOLDERS if f"{i}.jpg" in present[f]), None)
-        if folder is None: missing.append(i)
-        else: files[i] = f"{folder}/{i}.jpg"
-    if missing: raise FileNotFoundError(f"{name}: {len(missing)} image(s) in neither {VG_IMAGE_FOLDERS[0]}/ nor {VG_IMAGE_FOLDERS[1]}/ of {data_dir}, e.g. {missing[0]}.jpg")
+        if folder is None:
+            missing.append(i)
+        else:
+            files[i] = f"{folder}/{i}.jpg"
+    if missing:
+        raise FileNotFoundError(
+            f"{name}: {len(missing)} image(s) in neither {VG_IMAGE_FOLDERS[0]}/ nor {VG_IMAGE_FOLDERS[1]}/ of {data_dir}, e.g. {missing[0]}.jpg"
+        )
     return files
 
 # %% ../nbs/00a_datasets.ipynb #c019
 VG_RECORDS = {  # image id -> its folder and its (qa_id, question, answer); the answers as Visual Genome writes them
-    1: ("VG_100K", [(986768, "What color is the clock?", "Green."), (986769, "How many people are there?", "Two."),
-                    (986770, "Why is the man smiling?", "Because he is happy.")]),
+    1: (
+        "VG_100K",
+        [
+            (986768, "What color is the clock?", "Green."),
+            (986769, "How many people are there?", "Two."),
+            (986770, "Why is the man smiling?", "Because he is happy."),
+        ],
+    ),
     10: ("VG_100K", [(1002, "Where is the cat?", "On the table."), (1003, "When was the photo taken?", "Daytime.")]),
     2: ("VG_100K", []),
-    2417997: ("VG_100K_2", [(2417001, "Who is holding the umbrella?", "A woman."), (2417002, "What is on the plate?", "Pizza.")]),
+    2417997: (
+        "VG_100K_2",
+        [(2417001, "Who is holding the umbrella?", "A woman."), (2417002, "What is on the plate?", "Pizza.")],
+    ),
 }
 
-def write_vg_records(data_dir: str | Path,  # folder to write into
-                     split: str = "all",     # Visual Genome QA's only split
-                     size: int = 32,         # image side in pixels
-                    ) -> Path:               # data_dir
+
+def write_vg_records(
+    data_dir: str | Path,  # folder to write into
+    split: str = "all",  # Visual Genome QA's only split
+    size: int = 32,  # image side in pixels
+) -> Path:  # data_dir
     "A few Visual Genome QA records in the official layout: question_answers.json, VG_100K/ and VG_100K_2/ with one-colour JPEGs."
     data_dir = Path(data_dir)
-    records = [{"id": image_id, "qas": [{"a_objects": [], "question": q, "image_id": image_id, "qa_id": qa_id, "answer": a, "q_objects": []}
-                                        for qa_id, q, a in qas]} for image_id, (_, qas) in VG_RECORDS.items()]
+    records = [
+        {
+            "id": image_id,
+            "qas": [
+                {"a_objects": [], "question": q, "image_id": image_id, "qa_id": qa_id, "answer": a, "q_objects": []}
+                for qa_id, q, a in qas
+            ],
+        }
+        for image_id, (_, qas) in VG_RECORDS.items()
+    ]
     for k, (image_id, (folder, _)) in enumerate(VG_RECORDS.items()):
         (data_dir / folder).mkdir(parents=True, exist_ok=True)
-        Image.new("RGB", (size, size), (40 + 50 * k, 120, 200 - 40 * k)).save(data_dir / folder / f"{image_id}.jpg", quality=90)
+        Image.new("RGB", (size, size), (40 + 50 * k, 120, 200 - 40 * k)).save(
+            data_dir / folder / f"{image_id}.jpg", quality=90
+        )
     (data_dir / VG_QUESTIONS).write_text(json.dumps(records))
     return data_dir
 
 # %% ../nbs/00a_datasets.ipynb #c017p1
-def load_vg(data_dir: str | Path,  # folder holding question_answers.json, VG_100K/ and VG_100K_2/
-            split: str = "all",     # Visual Genome QA has no official split: "all"
-            name: str = "vg",       # name used in results
-           ) -> VQADataset:
+def load_vg(
+    data_dir: str | Path,  # folder holding question_answers.json, VG_100K/ and VG_100K_2/
+    split: str = "all",  # Visual Genome QA has no official split: "all"
+    name: str = "vg",  # name used in results
+) -> VQADataset:
     "Visual Genome's question answers as a `VQADataset`: one answer per question, each image found in VG_100K/ or VG_100K_2/."
-    if split != "all": raise ValueError(f"{name}: Visual Genome QA has no official splits; use split 'all', not {split!r}")
-    data_dir = Path(data_dir); path = data_dir / VG_QUESTIONS
+    if split != "all":
+        raise ValueError(f"{name}: Visual Genome QA has no official splits; use split 'all', not {split!r}")
+    data_dir = Path(data_dir)
+    path = data_dir / VG_QUESTIONS
     records = read_json(name, path)
-    if not isinstance(records, list): raise ValueError(f"{name}: {path} must hold a list of image records, got {type(records).__name__}")
+    if not isinstance(records, list):
+        raise ValueError(f"{name}: {path} must hold a list of image records, got {type(records).__name__}")
     rows, types = [], {}
     for i, record in enumerate(records):
         require(name, record, ["qas"], f"record {i} of {VG_QUESTIONS}")
         for k, qa in enumerate(record["qas"]):
             require(name, qa, ["qa_id", "question", "answer"], f"qas[{k}] of record {i} of {VG_QUESTIONS}")
             image_id = qa.get("image_id", record.get("id", record.get("image_id")))
-            if image_id is None: raise ValueError(f"{name}: qas[{k}] of record {i} of {VG_QUESTIONS} has no 'image_id' (nor has its record an 'id')")
+            if image_id is None:
+                raise ValueError(
+                    f"{name}: qas[{k}] of record {i} of {VG_QUESTIONS} has no 'image_id' (nor has its record an 'id')"
+                )
             answer = qa["answer"]
-            if answer not in types: types[answer] = derived_answer_type(answer)
-            rows.append((qa["qa_id"], image_id, qa["question"], w_question_type(qa["question"]), types[answer], answer, [answer]))
-    questions = pd.DataFrame(rows, columns=["question_id", "image_id", "question", "question_type", "answer_type", "multiple_choice_answer", "answers"])
+            if answer not in types:
+                types[answer] = derived_answer_type(answer)
+            rows.append(
+                (
+                    qa["qa_id"],
+                    image_id,
+                    qa["question"],
+                    w_question_type(qa["question"]),
+                    types[answer],
+                    answer,
+                    [answer],
+                )
+            )
+    questions = pd.DataFrame(
+        rows,
+        columns=[
+            "question_id",
+            "image_id",
+            "question",
+            "question_type",
+            "answer_type",
+            "multiple_choice_answer",
+            "answers",
+        ],
+    )
     check_ids(questions, path, "qas")
     files = vg_image_files(name, data_dir, questions.image_id.unique().tolist())
     return VQADataset(questions.assign(image_file=questions.image_id.map(files)), data_dir, "{image_id}.jpg", name)
 
 # %% ../nbs/00a_datasets.ipynb #c028
-STRING_ID_BASE = 10 ** 15  # integers of non-numeric ids start here; numeric ids (at most 15 digits) stay below
+STRING_ID_BASE = 10**15  # integers of non-numeric ids start here; numeric ids (at most 15 digits) stay below
 
-def source_int_id(source_id: str  # an id as the dataset writes it, e.g. "02930152" or "n161313"
-                 ) -> int:        # a non-negative integer, the same in every run
+
+def source_int_id(
+    source_id: str,  # an id as the dataset writes it, e.g. "02930152" or "n161313"
+) -> int:  # a non-negative integer, the same in every run
     "A string id as an integer: its value if it is at most 15 digits, else 10**15 + the first 6 bytes of its SHA-256."
     source_id = str(source_id)
-    if source_id.isascii() and source_id.isdigit() and len(source_id) <= 15: return int(source_id)
+    if source_id.isascii() and source_id.isdigit() and len(source_id) <= 15:
+        return int(source_id)
     return STRING_ID_BASE + int.from_bytes(hashlib.sha256(source_id.encode()).digest()[:6], "big")
 
-def int_ids(name: str,     # the dataset, for messages
-            path: Path,    # the file the ids come from
-            what: str,     # "question" or "image"
-            source_ids,    # the ids as the file writes them
-           ) -> list[int]: # their integers, in order
+
+def int_ids(
+    name: str,  # the dataset, for messages
+    path: Path,  # the file the ids come from
+    what: str,  # "question" or "image"
+    source_ids,  # the ids as the file writes them
+) -> list[int]:  # their integers, in order
     "`source_int_id` of every id, refusing two different ids that map to one integer."
     source_ids = [str(s) for s in source_ids]
     ints, seen = [source_int_id(s) for s in source_ids], {}
     for s, i in zip(source_ids, ints):
-        if seen.setdefault(i, s) != s: raise ValueError(f"{name}: {path}: {what} ids {seen[i]!r} and {s!r} both map to the integer {i}")
+        if seen.setdefault(i, s) != s:
+            raise ValueError(f"{name}: {path}: {what} ids {seen[i]!r} and {s!r} both map to the integer {i}")
     return ints
 
-def with_image_ids(name: str,           # the dataset, for messages
-                   path: Path,          # the file the table was read from
-                   q: pd.DataFrame,     # a loader's table with `question_id` and `source_image_id`
-                   key: str = "records",  # what the file calls its rows, for messages
-                  ) -> pd.DataFrame:    # image_id added (`int_ids`), VQAv2's columns first, ids checked
+
+def with_image_ids(
+    name: str,  # the dataset, for messages
+    path: Path,  # the file the table was read from
+    q: pd.DataFrame,  # a loader's table with `question_id` and `source_image_id`
+    key: str = "records",  # what the file calls its rows, for messages
+) -> pd.DataFrame:  # image_id added (`int_ids`), VQAv2's columns first, ids checked
     "A loader's table finished: integer image ids from `source_image_id`, VQAv2's columns first, then the dataset's own; ids checked."
-    q = q.copy(); q.insert(1, "image_id", int_ids(name, path, "image", q.source_image_id))
+    q = q.copy()
+    q.insert(1, "image_id", int_ids(name, path, "image", q.source_image_id))
     q = q[list(VQA_COLUMNS) + [c for c in q.columns if c not in VQA_COLUMNS]]
     check_ids(q, path, key)
     return q
@@ -202,8 +315,10 @@ GQA_QUESTION_PLACES = ("", "questions1.2", "questions")
 GQA_FIELDS = ("imageId", "question", "answer", "types")
 GQA_DOWNLOAD = "https://cs.stanford.edu/people/dorarad/gqa/download.html"
 
-def gqa_answer_type(structural: str  # the question's types["structural"]
-                   ) -> str:          # "open" or "binary"
+
+def gqa_answer_type(
+    structural: str,  # the question's types["structural"]
+) -> str:  # "open" or "binary"
     "GQA's evaluation's answer type: 'open' for a query question, 'binary' for the others (verify, logical, choose, compare)."
     return "open" if structural == "query" else "binary"
 
@@ -212,35 +327,69 @@ GQA_RECORDS = [  # question id, image id, question, answer, full answer, (struct
     ("02930152", "2354786", "Is the sky dark?", "yes", "Yes, the sky is dark.", ("verify", "attr", "verifyAttr")),
     ("07333408", "2354786", "What is on the white wall?", "pipe", "The pipe is on the wall.", ("query", "rel", "relS")),
     ("20968379", "n161313", "Which room is it?", "bedroom", "It is a bedroom.", ("query", "global", "place")),
-    ("20968380", "n161313", "Is the lamp on the left or on the right?", "left", "The lamp is on the left of the image.", ("choose", "attr", "positionChoose")),
-    ("20968381", "n161313", "Are there both pillows and blankets in the picture?", "no", "No, there is a pillow but no blankets.", ("logical", "obj", "twoCommon")),
+    (
+        "20968380",
+        "n161313",
+        "Is the lamp on the left or on the right?",
+        "left",
+        "The lamp is on the left of the image.",
+        ("choose", "attr", "positionChoose"),
+    ),
+    (
+        "20968381",
+        "n161313",
+        "Are there both pillows and blankets in the picture?",
+        "no",
+        "No, there is a pillow but no blankets.",
+        ("logical", "obj", "twoCommon"),
+    ),
 ]
 
-def write_gqa_records(data_dir: str | Path,   # folder to write into
-                      split: str = "testdev",  # the split named in the file
-                      size: int = 32,          # image side in pixels
-                     ) -> Path:                # data_dir
+
+def write_gqa_records(
+    data_dir: str | Path,  # folder to write into
+    split: str = "testdev",  # the split named in the file
+    size: int = 32,  # image side in pixels
+) -> Path:  # data_dir
     "A few GQA questions in the official layout: {split}_balanced_questions.json and images/{imageId}.jpg."
-    data_dir = Path(data_dir); (data_dir / "images").mkdir(parents=True, exist_ok=True)
-    questions = {qid: {"semantic": [], "entailed": [], "equivalent": [qid], "question": q, "imageId": image, "isBalanced": True,
-                       "groups": {"global": None, "local": None}, "answer": a, "semanticStr": "", "annotations": {"answer": {}, "question": {}, "fullAnswer": {}},
-                       "types": {"structural": s, "semantic": sem, "detailed": d}, "fullAnswer": full}
-                 for qid, image, q, a, full, (s, sem, d) in GQA_RECORDS}
+    data_dir = Path(data_dir)
+    (data_dir / "images").mkdir(parents=True, exist_ok=True)
+    questions = {
+        qid: {
+            "semantic": [],
+            "entailed": [],
+            "equivalent": [qid],
+            "question": q,
+            "imageId": image,
+            "isBalanced": True,
+            "groups": {"global": None, "local": None},
+            "answer": a,
+            "semanticStr": "",
+            "annotations": {"answer": {}, "question": {}, "fullAnswer": {}},
+            "types": {"structural": s, "semantic": sem, "detailed": d},
+            "fullAnswer": full,
+        }
+        for qid, image, q, a, full, (s, sem, d) in GQA_RECORDS
+    }
     (data_dir / f"{split}_balanced_questions.json").write_text(json.dumps(questions))
     for k, image in enumerate(dict.fromkeys(r[1] for r in GQA_RECORDS)):
-        Image.new("RGB", (size, size), (200 - 120 * k, 60, 60 + 120 * k)).save(data_dir / "images" / f"{image}.jpg", quality=90)
+        Image.new("RGB", (size, size), (200 - 120 * k, 60, 60 + 120 * k)).save(
+            data_dir / "images" / f"{image}.jpg", quality=90
+        )
     return data_dir
 
 # %% ../nbs/00a_datasets.ipynb #c031p1
-def load_gqa(data_dir: str | Path,     # folder holding {split}_balanced_questions.json (or questions1.2/) and images/
-             split: str = "testdev",   # "testdev", "val" or "train"
-             name: str | None = None,  # name used in results; default "gqa_<split>"
-            ) -> VQADataset:
+def load_gqa(
+    data_dir: str | Path,  # folder holding {split}_balanced_questions.json (or questions1.2/) and images/
+    split: str = "testdev",  # "testdev", "val" or "train"
+    name: str | None = None,  # name used in results; default "gqa_<split>"
+) -> VQADataset:
     "GQA's balanced `split` as a `VQADataset`: string ids mapped by `source_int_id` and kept, types from `types`, images/{imageId}.jpg."
     name, data_dir = name or f"gqa_{split}", Path(data_dir)
     path = find_place("gqa", data_dir, GQA_QUESTION_PLACES, f"{split}_balanced_questions.json")
     records = read_json("gqa", path)
-    if not isinstance(records, dict): raise ValueError(f"gqa: {path} must map question ids to questions, got {type(records).__name__}")
+    if not isinstance(records, dict):
+        raise ValueError(f"gqa: {path} must map question ids to questions, got {type(records).__name__}")
     rows = []
     for qid, r in records.items():
         where = f"question {qid!r} of {path.name}"
@@ -248,10 +397,37 @@ def load_gqa(data_dir: str | Path,     # folder holding {split}_balanced_questio
         if not isinstance(r["types"], dict) or not {"structural", "semantic", "detailed"} <= set(r["types"]):
             raise ValueError(f"gqa: {where} has 'types' without 'structural', 'semantic' and 'detailed'")
         t = r["types"]
-        rows.append((qid, str(r["imageId"]), r["question"], t["semantic"], gqa_answer_type(t["structural"]), r["answer"], [r["answer"]],
-                     t["structural"], t["detailed"], r.get("fullAnswer"), f"{r['imageId']}.jpg"))
-    q = pd.DataFrame(rows, columns=["source_question_id", "source_image_id", "question", "question_type", "answer_type", "multiple_choice_answer",
-                                    "answers", "structural_type", "detailed_type", "full_answer", "image_file"])
+        rows.append(
+            (
+                qid,
+                str(r["imageId"]),
+                r["question"],
+                t["semantic"],
+                gqa_answer_type(t["structural"]),
+                r["answer"],
+                [r["answer"]],
+                t["structural"],
+                t["detailed"],
+                r.get("fullAnswer"),
+                f"{r['imageId']}.jpg",
+            )
+        )
+    q = pd.DataFrame(
+        rows,
+        columns=[
+            "source_question_id",
+            "source_image_id",
+            "question",
+            "question_type",
+            "answer_type",
+            "multiple_choice_answer",
+            "answers",
+            "structural_type",
+            "detailed_type",
+            "full_answer",
+            "image_file",
+        ],
+    )
     q.insert(0, "question_id", int_ids("gqa", path, "question", q.source_question_id))
     q = with_image_ids("gqa", path, q, "questions")
     images = find_place("gqa", data_dir, ("",), "images", folder=True)
@@ -259,18 +435,21 @@ def load_gqa(data_dir: str | Path,     # folder holding {split}_balanced_questio
 
 # %% ../nbs/00a_datasets.ipynb #c041
 VIZWIZ_SPLITS = ("val", "train")  # the splits whose answers are public (test withholds them)
-VIZWIZ_SPLIT_OFFSET = {"train": 0, "val": 10 ** 8, "test": 2 * 10 ** 8}
+VIZWIZ_SPLIT_OFFSET = {"train": 0, "val": 10**8, "test": 2 * 10**8}
 VIZWIZ_ANNOTATION_PLACES = ("annotations", "Annotations", "")
 VIZWIZ_IMAGE_PLACES = ("", "images", "Images")
 VIZWIZ_FIELDS = ("image", "question", "answers", "answer_type", "answerable")
 VIZWIZ_DOWNLOAD = "https://vizwiz.org/tasks-and-datasets/vqa/"
 
-def vizwiz_image_id(file_name: str,  # e.g. "VizWiz_val_00000123.jpg"
-                    split: str,      # the split the file belongs to
-                   ) -> int:         # e.g. 100000123
+
+def vizwiz_image_id(
+    file_name: str,  # e.g. "VizWiz_val_00000123.jpg"
+    split: str,  # the split the file belongs to
+) -> int:  # e.g. 100000123
     "The integer id of a VizWiz image: its number plus the split's offset."
     m = re.fullmatch(r"VizWiz_(train|val|test)_(\d{1,8})\.jpg", file_name)
-    if m is None or m.group(1) != split: raise ValueError(f"vizwiz: image {file_name!r} is not named VizWiz_{split}_<8 digits>.jpg")
+    if m is None or m.group(1) != split:
+        raise ValueError(f"vizwiz: image {file_name!r} is not named VizWiz_{split}_<8 digits>.jpg")
     return VIZWIZ_SPLIT_OFFSET[split] + int(m.group(2))
 
 # %% ../nbs/00a_datasets.ipynb #c043
@@ -281,151 +460,250 @@ VIZWIZ_RECORDS = [  # question, answer type, answerable, the ten answers
     ("How many cans are there?", "number", 1, ["3"] * 4 + ["three"] * 2 + ["4"] * 2 + ["unanswerable"] * 2),
 ]
 
-def write_vizwiz_records(data_dir: str | Path,  # folder to write into
-                         split: str = "val",     # the split: its annotations file and image folder
-                         size: int = 32,         # image side in pixels
-                        ) -> Path:               # data_dir
+
+def write_vizwiz_records(
+    data_dir: str | Path,  # folder to write into
+    split: str = "val",  # the split: its annotations file and image folder
+    size: int = 32,  # image side in pixels
+) -> Path:  # data_dir
     "A few VizWiz-VQA records in the official layout: annotations/{split}.json and {split}/VizWiz_{split}_<8 digits>.jpg."
     data_dir = Path(data_dir)
-    for folder in ("annotations", split): (data_dir / folder).mkdir(parents=True, exist_ok=True)
+    for folder in ("annotations", split):
+        (data_dir / folder).mkdir(parents=True, exist_ok=True)
     records = []
     for k, (question, answer_type, answerable, answers) in enumerate(VIZWIZ_RECORDS):
         image = f"VizWiz_{split}_{k:08d}.jpg"
-        records.append({"image": image, "question": question, "answers": [{"answer": a, "answer_confidence": "yes" if j % 3 else "maybe"} for j, a in enumerate(answers)],
-                        "answer_type": answer_type, "answerable": answerable})
+        records.append(
+            {
+                "image": image,
+                "question": question,
+                "answers": [
+                    {"answer": a, "answer_confidence": "yes" if j % 3 else "maybe"} for j, a in enumerate(answers)
+                ],
+                "answer_type": answer_type,
+                "answerable": answerable,
+            }
+        )
         Image.new("RGB", (size, size), (60 * k, 200 - 40 * k, 90)).save(data_dir / split / image, quality=90)
     (data_dir / "annotations" / f"{split}.json").write_text(json.dumps(records))
     return data_dir
 
 # %% ../nbs/00a_datasets.ipynb #c041p1
-def load_vizwiz(data_dir: str | Path,     # folder holding annotations/{split}.json and {split}/
-                split: str = "val",       # "val" or "train" (test withholds its answers)
-                name: str | None = None,  # name used in results; default "vizwiz_<split>"
-               ) -> VQADataset:
+def load_vizwiz(
+    data_dir: str | Path,  # folder holding annotations/{split}.json and {split}/
+    split: str = "val",  # "val" or "train" (test withholds its answers)
+    name: str | None = None,  # name used in results; default "vizwiz_<split>"
+) -> VQADataset:
     "VizWiz-VQA's `split` as a `VQADataset`: ten answers, answer types with 'unanswerable', the `answerable` label, ids from file names."
     name, data_dir = name or f"vizwiz_{split}", Path(data_dir)
-    if split not in VIZWIZ_SPLIT_OFFSET: raise ValueError(f"vizwiz: unknown split {split!r}; known: {list(VIZWIZ_SPLIT_OFFSET)}")
+    if split not in VIZWIZ_SPLIT_OFFSET:
+        raise ValueError(f"vizwiz: unknown split {split!r}; known: {list(VIZWIZ_SPLIT_OFFSET)}")
     path = find_place("vizwiz", data_dir, VIZWIZ_ANNOTATION_PLACES, f"{split}.json")
     records = read_json("vizwiz", path)
-    if not isinstance(records, list): raise ValueError(f"vizwiz: {path} must hold a list of records, got {type(records).__name__}")
+    if not isinstance(records, list):
+        raise ValueError(f"vizwiz: {path} must hold a list of records, got {type(records).__name__}")
     rows = []
     for i, r in enumerate(records):
         where = f"record {i} of {path.name}"
-        try: require("vizwiz", r, VIZWIZ_FIELDS, where)
+        try:
+            require("vizwiz", r, VIZWIZ_FIELDS, where)
         except ValueError as e:
-            if split == "test": raise ValueError(f"{e} (VizWiz withholds the test split's answers: score test predictions on the evaluation server)") from None
+            if split == "test":
+                raise ValueError(
+                    f"{e} (VizWiz withholds the test split's answers: score test predictions on the evaluation server)"
+                ) from None
             raise
-        if not isinstance(r["answers"], list) or not r["answers"] or not all(isinstance(a, dict) and isinstance(a.get("answer"), str) for a in r["answers"]):
+        if (
+            not isinstance(r["answers"], list)
+            or not r["answers"]
+            or not all(isinstance(a, dict) and isinstance(a.get("answer"), str) for a in r["answers"])
+        ):
             raise ValueError(f"vizwiz: {where} has 'answers' that are not a list of {{'answer': str, ...}}")
         answers = [a["answer"] for a in r["answers"]]
         image_id = vizwiz_image_id(r["image"], split)
-        rows.append((image_id, image_id, r["question"], w_question_type(r["question"]), r["answer_type"], most_common_answer(answers),
-                     answers, int(r["answerable"]), r["image"], r["image"]))
-    q = pd.DataFrame(rows, columns=["question_id", "image_id", "question", "question_type", "answer_type", "multiple_choice_answer", "answers",
-                                    "answerable", "source_image_id", "image_file"])
+        rows.append(
+            (
+                image_id,
+                image_id,
+                r["question"],
+                w_question_type(r["question"]),
+                r["answer_type"],
+                most_common_answer(answers),
+                answers,
+                int(r["answerable"]),
+                r["image"],
+                r["image"],
+            )
+        )
+    q = pd.DataFrame(
+        rows,
+        columns=[
+            "question_id",
+            "image_id",
+            "question",
+            "question_type",
+            "answer_type",
+            "multiple_choice_answer",
+            "answers",
+            "answerable",
+            "source_image_id",
+            "image_file",
+        ],
+    )
     check_ids(q, path, "records")
     images = find_place("vizwiz", data_dir, VIZWIZ_IMAGE_PLACES, split, folder=True)
     return VQADataset(q, images, f"VizWiz_{split}_{{image_id}}.jpg", name)
 
 # %% ../nbs/00a_datasets.ipynb #c050
-def average_precision(labels,  # 1 for a positive, 0 for a negative
-                      scores,  # higher: more likely positive
-                     ) -> float:
+def average_precision(
+    labels,  # 1 for a positive, 0 for a negative
+    scores,  # higher: more likely positive
+) -> float:
     "Average precision: the sum over decreasing score thresholds of (recall gained) × (precision at that threshold), ties taken together."
     labels, scores = np.asarray(labels, dtype=np.float64), np.asarray(scores, dtype=np.float64)
-    if labels.shape != scores.shape or labels.ndim != 1: raise ValueError(f"labels and scores must be two lists of one length, got shapes {labels.shape} and {scores.shape}")
-    if not np.isin(labels, (0, 1)).all(): raise ValueError("labels must be 0 or 1")
-    if labels.sum() == 0: raise ValueError("average precision needs at least one positive (here: an unanswerable question)")
+    if labels.shape != scores.shape or labels.ndim != 1:
+        raise ValueError(
+            f"labels and scores must be two lists of one length, got shapes {labels.shape} and {scores.shape}"
+        )
+    if not np.isin(labels, (0, 1)).all():
+        raise ValueError("labels must be 0 or 1")
+    if labels.sum() == 0:
+        raise ValueError("average precision needs at least one positive (here: an unanswerable question)")
     order = np.argsort(-scores, kind="stable")
     labels, scores = labels[order], scores[order]
     last = np.r_[np.flatnonzero(np.diff(scores)), len(scores) - 1]  # the last row of each run of equal scores
-    tp = np.cumsum(labels)[last]; fp = (last + 1) - tp
+    tp = np.cumsum(labels)[last]
+    fp = (last + 1) - tp
     precision, recall = tp / (tp + fp), tp / labels.sum()
     return float(np.sum(np.diff(np.r_[0.0, recall]) * precision))
 
 # %% ../nbs/00a_datasets.ipynb #c050f
-def f1_score(labels,     # 1 for a positive, 0 for a negative
-             predicted,  # 1 (or True) where a positive is predicted
-            ) -> float:
+def f1_score(
+    labels,  # 1 for a positive, 0 for a negative
+    predicted,  # 1 (or True) where a positive is predicted
+) -> float:
     "F1 of binary predictions against binary labels (0 when there is no positive at all, as scikit-learn returns)."
     labels, predicted = np.asarray(labels, dtype=bool), np.asarray(predicted, dtype=bool)
     tp, fp, fn = np.sum(labels & predicted), np.sum(~labels & predicted), np.sum(labels & ~predicted)
     return float(2 * tp / (2 * tp + fp + fn)) if tp + fp + fn else 0.0
 
-def answerability_metrics(answerable,            # the dataset's labels: 1 answerable, 0 not
-                          predicted_answerable,  # the model's score that each question is answerable, in [0, 1]
-                         ) -> dict:              # average_precision, f1_score: percent, two decimals
+
+def answerability_metrics(
+    answerable,  # the dataset's labels: 1 answerable, 0 not
+    predicted_answerable,  # the model's score that each question is answerable, in [0, 1]
+) -> dict:  # average_precision, f1_score: percent, two decimals
     "VizWiz's answerability metrics: average precision and F1 of predicting *unanswerable*."
     unanswerable = 1 - np.asarray(answerable, dtype=np.float64)
     score = 1.0 - np.asarray(predicted_answerable, dtype=np.float64)
-    return {"average_precision": round(100 * average_precision(unanswerable, score), 2), "f1_score": round(100 * f1_score(unanswerable, score > 0.5), 2)}
+    return {
+        "average_precision": round(100 * average_precision(unanswerable, score), 2),
+        "f1_score": round(100 * f1_score(unanswerable, score > 0.5), 2),
+    }
 
-def answerable_from_answer(answer: str  # the model's answer
-                          ) -> float:    # 0.0 or 1.0
+
+def answerable_from_answer(
+    answer: str,  # the model's answer
+) -> float:  # 0.0 or 1.0
     "A hard answerability score from an answer: 0.0 if it normalises to 'unanswerable', else 1.0."
     return 0.0 if normalize_answer(answer) == "unanswerable" else 1.0
 
 # %% ../nbs/00a_datasets.ipynb #c050p1
-def answerability(answers: pd.DataFrame,    # question_id, answer (and the condition columns), one row per question and condition
-                  dataset: VQADataset,      # a dataset with an `answerable` column (VizWiz)
-                  score: str | None = None, # column of `answers` with the model's answerability score; None: from the answer
-                 ) -> pd.DataFrame:         # the condition columns present, average_precision, f1_score, n
+def answerability(
+    answers: pd.DataFrame,  # question_id, answer (and the condition columns), one row per question and condition
+    dataset: VQADataset,  # a dataset with an `answerable` column (VizWiz)
+    score: str | None = None,  # column of `answers` with the model's answerability score; None: from the answer
+) -> pd.DataFrame:  # the condition columns present, average_precision, f1_score, n
     "VizWiz's answerability metrics per condition (model, corruption, severity, seed: those present)."
-    if "answerable" not in dataset.questions: raise ValueError(f"dataset '{dataset.name}' has no 'answerable' column (VizWiz has)")
-    if score is not None and score not in answers: raise ValueError(f"answers have no column {score!r}")
+    if "answerable" not in dataset.questions:
+        raise ValueError(f"dataset '{dataset.name}' has no 'answerable' column (VizWiz has)")
+    if score is not None and score not in answers:
+        raise ValueError(f"answers have no column {score!r}")
     truth = dataset.questions.set_index("question_id").answerable
     unknown = sorted(set(answers.question_id) - set(truth.index))
-    if unknown: raise ValueError(f"answers to question id(s) not in dataset '{dataset.name}': {unknown[:5]}")
+    if unknown:
+        raise ValueError(f"answers to question id(s) not in dataset '{dataset.name}': {unknown[:5]}")
     predicted = answers[score].astype(float) if score else answers.answer.map(answerable_from_answer)
     rows = answers.assign(label=truth.loc[answers.question_id].to_numpy(), predicted=predicted.to_numpy())
     keys = [c for c in ANSWER_KEYS if c in answers]
     groups = rows.groupby(keys, sort=True) if keys else [((), rows)]
-    out = [(*(k if isinstance(k, tuple) else (k,)), *answerability_metrics(g.label, g.predicted).values(), len(g)) for k, g in groups]
+    out = [
+        (*(k if isinstance(k, tuple) else (k,)), *answerability_metrics(g.label, g.predicted).values(), len(g))
+        for k, g in groups
+    ]
     return pd.DataFrame(out, columns=keys + ["average_precision", "f1_score", "n"])
 
 # %% ../nbs/00a_datasets.ipynb #b740f02d
-MMBENCH_FILES = {"dev_en": ("MMBench_DEV_EN.tsv", "mmbench_dev_20230712.tsv"), "dev_en_v11": ("MMBench_DEV_EN_V11.tsv",)}  # the splits whose answers are public
+MMBENCH_FILES = {
+    "dev_en": ("MMBench_DEV_EN.tsv", "mmbench_dev_20230712.tsv"),
+    "dev_en_v11": ("MMBench_DEV_EN_V11.tsv",),
+}  # the splits whose answers are public
 MMBENCH_FIELDS = ("index", "question", "answer", "image", "A", "B")
 MMBENCH_DOWNLOAD = "https://github.com/open-compass/MMBench"
 OPTION_LETTERS = "ABCDEFGHIJ"  # MMBench uses A-D, MMMU-Pro A-J
 CIRCULAR_STRIDE = 1_000_000  # rotation r of question i has id i + r * CIRCULAR_STRIDE
 MC_PROMPT = "{question}\nAnswer with the option's letter from the given choices directly."  # LLaVA-1.5's MMBench prompt
-MC_SETTINGS = {"prompt": MC_PROMPT, "lowercase": False}  # the chat families on multiple choice: the letter prompt, the letter's case kept
-MC_MODEL_SETTINGS = {"vlm": MC_SETTINGS, "openai": MC_SETTINGS, "paligemma": {"lowercase": False}}  # a multiple-choice dataset's `model_settings`
+MC_SETTINGS = {
+    "prompt": MC_PROMPT,
+    "lowercase": False,
+}  # the chat families on multiple choice: the letter prompt, the letter's case kept
+MC_MODEL_SETTINGS = {
+    "vlm": MC_SETTINGS,
+    "openai": MC_SETTINGS,
+    "paligemma": {"lowercase": False},
+}  # a multiple-choice dataset's `model_settings`
+
 
 def present(value) -> bool:
     "Whether a TSV cell holds something (not missing, not blank)."
     return value is not None and str(value).strip() != ""
 
+
 def mmbench_text(question: str, hint, options: dict) -> str:
     "The question as a model sees it: the hint (if any), the question, then one 'A. option' line per option."
-    return "\n".join([*([str(hint)] if present(hint) else []), str(question), *(f"{k}. {v}" for k, v in options.items())])
+    return "\n".join(
+        [*([str(hint)] if present(hint) else []), str(question), *(f"{k}. {v}" for k, v in options.items())]
+    )
 
 # %% ../nbs/00a_datasets.ipynb #b740f02dsb
 def image_suffix(data: bytes) -> str:
     "A file suffix from an image's first bytes (JPEG or PNG; MMBench ships these two)."
     return ".png" if data.startswith(b"\x89PNG") else ".jpg" if data.startswith(b"\xff\xd8") else ".img"
 
+
 def write_once(folder: Path, name: str, data: bytes) -> None:
     "Write an image's bytes to folder/name unless the same bytes are there already (a replaced source rewrites an image of the same size too); never a half-written file (a temporary name, then a rename)."
-    if (folder / name).is_file() and (folder / name).read_bytes() == data: return
-    partial = folder / f".{name}.{os.getpid()}-{secrets.token_hex(4)}.partial"  # one name per writer: two loads of one file at once do not collide
-    partial.write_bytes(data); os.replace(partial, folder / name)
+    if (folder / name).is_file() and (folder / name).read_bytes() == data:
+        return
+    partial = (
+        folder / f".{name}.{os.getpid()}-{secrets.token_hex(4)}.partial"
+    )  # one name per writer: two loads of one file at once do not collide
+    partial.write_bytes(data)
+    os.replace(partial, folder / name)
 
 # %% ../nbs/00a_datasets.ipynb #b740f02ds1
-def mmbench_images(path: Path,            # the TSV
-                   frame: pd.DataFrame,   # its rows (index, image)
-                  ) -> tuple[Path, dict]: # the image folder, and each row's (image id, file name)
+def mmbench_images(
+    path: Path,  # the TSV
+    frame: pd.DataFrame,  # its rows (index, image)
+) -> tuple[Path, dict]:  # the image folder, and each row's (image id, file name)
     "Decode each image once into `<stem>_images/` beside the TSV (bytes as the file holds them); a row pointing at another row's image shares its id."
     folder, rows = path.parent / f"{path.stem}_images", dict(zip(frame["index"].astype(str), frame.image.astype(str)))
     folder.mkdir(exist_ok=True)
     files = {}
     for index, image in rows.items():
-        holder = image if len(image) <= 64 else index  # VLMEvalKit's TSVs write a repeated image as the index of the row holding it
-        if holder not in rows or len(rows[holder]) <= 64: raise ValueError(f"mmbench: {path}: row {index} has no image (its 'image' field is neither base64 nor another row's index)")
-        if holder in files: files[index] = files[holder]; continue
-        try: data = base64.b64decode(rows[holder], validate=True)
-        except ValueError: raise ValueError(f"mmbench: {path}: row {holder}'s image is not base64") from None
+        holder = (
+            image if len(image) <= 64 else index
+        )  # VLMEvalKit's TSVs write a repeated image as the index of the row holding it
+        if holder not in rows or len(rows[holder]) <= 64:
+            raise ValueError(
+                f"mmbench: {path}: row {index} has no image (its 'image' field is neither base64 nor another row's index)"
+            )
+        if holder in files:
+            files[index] = files[holder]
+            continue
+        try:
+            data = base64.b64decode(rows[holder], validate=True)
+        except ValueError:
+            raise ValueError(f"mmbench: {path}: row {holder}'s image is not base64") from None
         name = f"{holder}{image_suffix(data)}"
         write_once(folder, name, data)
         files[index] = files[holder] = (int(holder), name)
@@ -433,80 +711,168 @@ def mmbench_images(path: Path,            # the TSV
 
 # %% ../nbs/00a_datasets.ipynb #4da06024
 MMBENCH_RECORDS = [  # index, question, hint, options, answer, category, the row whose image it shows (None: its own)
-    (0, "What is the main colour of the image?", "The image is a flat square.", ["red", "green", "blue", "yellow"], "B", "attribute_recognition", None),
+    (
+        0,
+        "What is the main colour of the image?",
+        "The image is a flat square.",
+        ["red", "green", "blue", "yellow"],
+        "B",
+        "attribute_recognition",
+        None,
+    ),
     (1, "Is this a photograph of a person?", None, ["yes", "no"], "B", "image_scene", None),
     (2, "Which shape fills the image?", None, ["a square", "a circle", "a triangle"], "A", "object_localization", 0),
 ]
 
-def write_mmbench_records(data_dir: str | Path,  # folder to write into
-                          split: str = "dev_en",  # the split: its TSV's name
-                          size: int = 32,         # image side in pixels
-                         ) -> Path:               # data_dir
+
+def write_mmbench_records(
+    data_dir: str | Path,  # folder to write into
+    split: str = "dev_en",  # the split: its TSV's name
+    size: int = 32,  # image side in pixels
+) -> Path:  # data_dir
     "A few MMBench rows in the official layout: one TSV, base64 images inline (a repeated image as the index of its row)."
-    data_dir = Path(data_dir); data_dir.mkdir(parents=True, exist_ok=True)
+    data_dir = Path(data_dir)
+    data_dir.mkdir(parents=True, exist_ok=True)
     rows = []
     for index, question, hint, options, answer, category, shared in MMBENCH_RECORDS:
-        buffer = io.BytesIO(); Image.new("RGB", (size, size), (40 + 100 * index, 160, 90)).save(buffer, "JPEG", quality=90)
+        buffer = io.BytesIO()
+        Image.new("RGB", (size, size), (40 + 100 * index, 160, 90)).save(buffer, "JPEG", quality=90)
         image = str(shared) if shared is not None else base64.b64encode(buffer.getvalue()).decode()
-        rows.append({"index": index, "question": question, "hint": hint or "", **{k: v for k, v in zip("ABCD", options)}, "answer": answer,
-                     "category": category, "image": image, "source": "vqa_robust", "l2-category": category.split("_")[0], "split": "dev"})
+        rows.append(
+            {
+                "index": index,
+                "question": question,
+                "hint": hint or "",
+                **{k: v for k, v in zip("ABCD", options)},
+                "answer": answer,
+                "category": category,
+                "image": image,
+                "source": "vqa_robust",
+                "l2-category": category.split("_")[0],
+                "split": "dev",
+            }
+        )
     pd.DataFrame(rows).to_csv(data_dir / MMBENCH_FILES[split][0], sep="\t", index=False)
     return data_dir
 
 # %% ../nbs/00a_datasets.ipynb #b740f02ds2
-def load_mmbench(data_dir: str | Path,     # folder holding the split's TSV
-                 split: str = "dev_en",    # a key of MMBENCH_FILES
-                 circular: bool = True,    # write each question once per rotation of its options (CircularEval)
-                 name: str | None = None,  # name used in results; default "mmbench_<split>"
-                ) -> VQADataset:
+def load_mmbench(
+    data_dir: str | Path,  # folder holding the split's TSV
+    split: str = "dev_en",  # a key of MMBENCH_FILES
+    circular: bool = True,  # write each question once per rotation of its options (CircularEval)
+    name: str | None = None,  # name used in results; default "mmbench_<split>"
+) -> VQADataset:
     "MMBench's `split` as a `VQADataset` of multiple-choice questions (`options`, the answer letter), with its rotations for CircularEval."
     name, data_dir = name or f"mmbench_{split}", Path(data_dir)
-    if split not in MMBENCH_FILES: raise ValueError(f"mmbench: unknown split {split!r}; known: {list(MMBENCH_FILES)} (the test splits withhold their answers)")
+    if split not in MMBENCH_FILES:
+        raise ValueError(
+            f"mmbench: unknown split {split!r}; known: {list(MMBENCH_FILES)} (the test splits withhold their answers)"
+        )
     tried = [data_dir / f for f in MMBENCH_FILES[split]]
     path = next((p for p in tried if p.is_file()), None)
-    if path is None: raise FileNotFoundError(f"mmbench: {tried[0]} not found (tried {', '.join(map(str, tried))})")
-    frame = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)  # every cell as text: an option "2016" or "None" stays what it says
+    if path is None:
+        raise FileNotFoundError(f"mmbench: {tried[0]} not found (tried {', '.join(map(str, tried))})")
+    frame = pd.read_csv(
+        path, sep="\t", dtype=str, keep_default_na=False
+    )  # every cell as text: an option "2016" or "None" stays what it says
     missing = [f for f in MMBENCH_FIELDS if f not in frame]
-    if missing: raise ValueError(f"mmbench: {path} has no column {missing[0]!r} (columns: {list(frame.columns)})")
+    if missing:
+        raise ValueError(f"mmbench: {path} has no column {missing[0]!r} (columns: {list(frame.columns)})")
     folder, images = mmbench_images(path, frame)
     letters = [k for k in OPTION_LETTERS if k in frame]
     rows = []
     for r in frame.to_dict("records"):
         where = f"row {r['index']} of {path.name}"
-        if not str(r["index"]).isdigit() or int(r["index"]) >= CIRCULAR_STRIDE: raise ValueError(f"mmbench: {where}: index must be an integer below {CIRCULAR_STRIDE}")
+        if not str(r["index"]).isdigit() or int(r["index"]) >= CIRCULAR_STRIDE:
+            raise ValueError(f"mmbench: {where}: index must be an integer below {CIRCULAR_STRIDE}")
         options = {k: str(r[k]) for k in letters if present(r[k])}
         shown = "".join(options)
-        if len(options) < 2: raise ValueError(f"mmbench: {where} has {len(options)} option(s) ({shown or 'none'}): a question needs two to choose from")
-        if shown != OPTION_LETTERS[:len(options)]: raise ValueError(f"mmbench: {where} has the options {', '.join(shown)}: a gap before {next(l for l, m in zip(shown, OPTION_LETTERS) if l != m)} (the letters must run A, B, C, ...)")
-        if not present(r["answer"]): raise ValueError(f"mmbench: {where} has no answer (MMBench withholds the test split's answers)")
-        if r["answer"] not in options: raise ValueError(f"mmbench: {where}: answer {r['answer']!r} is not one of its options {list(options)}")
+        if len(options) < 2:
+            raise ValueError(
+                f"mmbench: {where} has {len(options)} option(s) ({shown or 'none'}): a question needs two to choose from"
+            )
+        if shown != OPTION_LETTERS[: len(options)]:
+            raise ValueError(
+                f"mmbench: {where} has the options {', '.join(shown)}: a gap before {next(l for l, m in zip(shown, OPTION_LETTERS) if l != m)} (the letters must run A, B, C, ...)"
+            )
+        if not present(r["answer"]):
+            raise ValueError(f"mmbench: {where} has no answer (MMBench withholds the test split's answers)")
+        if r["answer"] not in options:
+            raise ValueError(f"mmbench: {where}: answer {r['answer']!r} is not one of its options {list(options)}")
         index, (image_id, file) = int(r["index"]), images[str(r["index"])]
         for turn in range(len(options) if circular else 1):
             shown, answer = rotated(options, r["answer"], turn)
-            rows.append((index + turn * CIRCULAR_STRIDE, image_id, mmbench_text(r["question"], r.get("hint"), shown), str(r.get("category", "")),
-                         "multiple choice", answer, [answer], shown, index, str(r.get("l2-category", "")), file, r["question"]))
-    q = pd.DataFrame(rows, columns=list(VQA_COLUMNS) + ["options", "circular_of", "l2_category", "image_file", "source_question"])
+            rows.append(
+                (
+                    index + turn * CIRCULAR_STRIDE,
+                    image_id,
+                    mmbench_text(r["question"], r.get("hint"), shown),
+                    str(r.get("category", "")),
+                    "multiple choice",
+                    answer,
+                    [answer],
+                    shown,
+                    index,
+                    str(r.get("l2-category", "")),
+                    file,
+                    r["question"],
+                )
+            )
+    q = pd.DataFrame(
+        rows, columns=list(VQA_COLUMNS) + ["options", "circular_of", "l2_category", "image_file", "source_question"]
+    )
     check_ids(q, path, "rows")
     return VQADataset(q, folder, "{image_id}.jpg", name)
 
 # %% ../nbs/00a_datasets.ipynb #7dde54cbp1
 TEXTVQA_RECORDS = [  # question id, image id, question, ten answers
-    (34602, "003a8ae2ef43b901", "what is the brand of this camera?", ["nous les gosses"] * 3 + ["dakota"] * 6 + ["clos culombu"]),
-    (34603, "003a8ae2ef43b901", "what does the small white text spell?", ["copenhagen"] * 8 + ["thursday"] + ["copenhagen "]),
+    (
+        34602,
+        "003a8ae2ef43b901",
+        "what is the brand of this camera?",
+        ["nous les gosses"] * 3 + ["dakota"] * 6 + ["clos culombu"],
+    ),
+    (
+        34603,
+        "003a8ae2ef43b901",
+        "what does the small white text spell?",
+        ["copenhagen"] * 8 + ["thursday"] + ["copenhagen "],
+    ),
     (34604, "00685bc495504d61", "what is the number on the jersey?", ["22"] * 7 + ["twenty two"] * 2 + ["22."]),
 ]
 
-def write_textvqa_records(data_dir: str | Path,  # folder to write into
-                          split: str = "val",     # the split named in the file
-                          size: int = 32,         # image side in pixels
-                         ) -> Path:               # data_dir
+
+def write_textvqa_records(
+    data_dir: str | Path,  # folder to write into
+    split: str = "val",  # the split named in the file
+    size: int = 32,  # image side in pixels
+) -> Path:  # data_dir
     "A few TextVQA records in the official layout: TextVQA_0.5.1_{split}.json and train_images/{image_id}.jpg."
-    data_dir = Path(data_dir); (data_dir / "train_images").mkdir(parents=True, exist_ok=True)
-    data = [{"question": q, "image_id": image, "image_classes": ["Camera"], "flickr_original_url": "", "flickr_300k_url": "", "image_width": size,
-             "image_height": size, "answers": answers, "question_tokens": q.split(), "question_id": qid, "set_name": split} for qid, image, q, answers in TEXTVQA_RECORDS]
-    (data_dir / f"TextVQA_0.5.1_{split}.json").write_text(json.dumps({"dataset_type": split, "dataset_name": "textvqa", "dataset_version": "0.5.1", "data": data}))
+    data_dir = Path(data_dir)
+    (data_dir / "train_images").mkdir(parents=True, exist_ok=True)
+    data = [
+        {
+            "question": q,
+            "image_id": image,
+            "image_classes": ["Camera"],
+            "flickr_original_url": "",
+            "flickr_300k_url": "",
+            "image_width": size,
+            "image_height": size,
+            "answers": answers,
+            "question_tokens": q.split(),
+            "question_id": qid,
+            "set_name": split,
+        }
+        for qid, image, q, answers in TEXTVQA_RECORDS
+    ]
+    (data_dir / f"TextVQA_0.5.1_{split}.json").write_text(
+        json.dumps({"dataset_type": split, "dataset_name": "textvqa", "dataset_version": "0.5.1", "data": data})
+    )
     for k, image in enumerate(dict.fromkeys(r[1] for r in TEXTVQA_RECORDS)):
-        Image.new("RGB", (size, size), (220, 80 + 100 * k, 40)).save(data_dir / "train_images" / f"{image}.jpg", quality=90)
+        Image.new("RGB", (size, size), (220, 80 + 100 * k, 40)).save(
+            data_dir / "train_images" / f"{image}.jpg", quality=90
+        )
     return data_dir
 
 # %% ../nbs/00a_datasets.ipynb #7dde54cb
@@ -515,24 +881,53 @@ TEXTVQA_FIELDS = ("question_id", "image_id", "question", "answers")
 TEXTVQA_IMAGE_PLACES = ("train_images", "train_val_images/train_images")
 TEXTVQA_DOWNLOAD = "https://textvqa.org/dataset/"
 
-def load_textvqa(data_dir: str | Path,     # folder holding TextVQA_0.5.1_{split}.json and train_images/
-                 split: str = "val",       # "val" or "train"
-                 name: str | None = None,  # name used in results; default "textvqa_<split>"
-                ) -> VQADataset:
+
+def load_textvqa(
+    data_dir: str | Path,  # folder holding TextVQA_0.5.1_{split}.json and train_images/
+    split: str = "val",  # "val" or "train"
+    name: str | None = None,  # name used in results; default "textvqa_<split>"
+) -> VQADataset:
     "TextVQA's `split` as a `VQADataset`: ten answers, hex image ids mapped by `source_int_id`, types derived from the question and answers."
     name, data_dir = name or f"textvqa_{split}", Path(data_dir)
-    if split not in TEXTVQA_SPLITS: raise ValueError(f"textvqa: unknown split {split!r}; known: {list(TEXTVQA_SPLITS)} (test withholds its answers)")
+    if split not in TEXTVQA_SPLITS:
+        raise ValueError(
+            f"textvqa: unknown split {split!r}; known: {list(TEXTVQA_SPLITS)} (test withholds its answers)"
+        )
     path = find_place("textvqa", data_dir, ("",), f"TextVQA_0.5.1_{split}.json")
     rows = []
     for i, r in enumerate(data_list("textvqa", path)):
         where = f"record {i} of {path.name}"
         require("textvqa", r, TEXTVQA_FIELDS, where)
-        if not isinstance(r["answers"], list) or not all(isinstance(a, str) for a in r["answers"]): raise ValueError(f"textvqa: {where} has 'answers' that are not a list of strings")
+        if not isinstance(r["answers"], list) or not all(isinstance(a, str) for a in r["answers"]):
+            raise ValueError(f"textvqa: {where} has 'answers' that are not a list of strings")
         common = most_common_answer(r["answers"])
-        rows.append((int(r["question_id"]), str(r["image_id"]), r["question"], w_question_type(r["question"]), derived_answer_type(common), common,
-                     list(r["answers"]), r.get("image_classes", []), f"{r['image_id']}.jpg"))
-    q = pd.DataFrame(rows, columns=["question_id", "source_image_id", "question", "question_type", "answer_type", "multiple_choice_answer", "answers",
-                                    "image_classes", "image_file"])
+        rows.append(
+            (
+                int(r["question_id"]),
+                str(r["image_id"]),
+                r["question"],
+                w_question_type(r["question"]),
+                derived_answer_type(common),
+                common,
+                list(r["answers"]),
+                r.get("image_classes", []),
+                f"{r['image_id']}.jpg",
+            )
+        )
+    q = pd.DataFrame(
+        rows,
+        columns=[
+            "question_id",
+            "source_image_id",
+            "question",
+            "question_type",
+            "answer_type",
+            "multiple_choice_answer",
+            "answers",
+            "image_classes",
+            "image_file",
+        ],
+    )
     q = with_image_ids("textvqa", path, q)
     return VQADataset(q, find_place("textvqa", data_dir, TEXTVQA_IMAGE_PLACES, "", folder=True), "{image_id}.jpg", name)
 
@@ -542,51 +937,90 @@ CHARTQA_SOURCES = {"human": 0, "augmented": 10_000_000}  # file -> question id o
 CHARTQA_FIELDS = ("imgname", "query", "label")
 CHARTQA_DOWNLOAD = "https://github.com/vis-nlp/ChartQA"
 
+
 def chartqa_label(value, where: str) -> str:
     "A record's label as its releases write it: text, a number, or a list holding one of them."
     if isinstance(value, list):
-        if len(value) != 1: raise ValueError(f"chartqa: {where} has a label list of {len(value)} answers, expected one: {value!r}")
+        if len(value) != 1:
+            raise ValueError(f"chartqa: {where} has a label list of {len(value)} answers, expected one: {value!r}")
         value = value[0]
-    if isinstance(value, bool) or not isinstance(value, (str, int, float)): raise ValueError(f"chartqa: {where} has a label that is not text or a number: {value!r}")
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise ValueError(f"chartqa: {where} has a label that is not text or a number: {value!r}")
     return str(value)
 
 # %% ../nbs/00a_datasets.ipynb #c5d5faaep1
 CHARTQA_RECORDS = {  # source -> (image, question, label)
-    "human": [("two_col_1032.png", "What was the revenue in 2019?", "13.8"), ("multi_col_20396.png", "Which year has the highest value?", "2016")],
-    "augmented": [("two_col_1032.png", "What is the difference between the highest and the lowest value?", "4.2"),
-                  ("41699051005347.png", "What percentage of people answered yes?", "62%")],
+    "human": [
+        ("two_col_1032.png", "What was the revenue in 2019?", "13.8"),
+        ("multi_col_20396.png", "Which year has the highest value?", "2016"),
+    ],
+    "augmented": [
+        ("two_col_1032.png", "What is the difference between the highest and the lowest value?", "4.2"),
+        ("41699051005347.png", "What percentage of people answered yes?", "62%"),
+    ],
 }
 
-def write_chartqa_records(data_dir: str | Path,  # folder to write into (the "ChartQA Dataset" folder)
-                          split: str = "test",    # the split
-                          size: int = 32,         # image side in pixels
-                         ) -> Path:               # data_dir
+
+def write_chartqa_records(
+    data_dir: str | Path,  # folder to write into (the "ChartQA Dataset" folder)
+    split: str = "test",  # the split
+    size: int = 32,  # image side in pixels
+) -> Path:  # data_dir
     "A few ChartQA questions in the official layout: {split}/{split}_human.json, {split}/{split}_augmented.json, {split}/png/."
-    folder = Path(data_dir) / split; (folder / "png").mkdir(parents=True, exist_ok=True)
+    folder = Path(data_dir) / split
+    (folder / "png").mkdir(parents=True, exist_ok=True)
     for source, records in CHARTQA_RECORDS.items():
-        (folder / f"{split}_{source}.json").write_text(json.dumps([{"imgname": i, "query": q, "label": a} for i, q, a in records]))
+        (folder / f"{split}_{source}.json").write_text(
+            json.dumps([{"imgname": i, "query": q, "label": a} for i, q, a in records])
+        )
     for k, image in enumerate(dict.fromkeys(i for records in CHARTQA_RECORDS.values() for i, _, _ in records)):
         Image.new("RGB", (size, size), (250 - 60 * k, 250, 250)).save(folder / "png" / image)
     return Path(data_dir)
 
 # %% ../nbs/00a_datasets.ipynb #c5d5faaes
-def load_chartqa(data_dir: str | Path,     # the "ChartQA Dataset" folder, holding {split}/
-                 split: str = "test",      # "test", "val" or "train"
-                 name: str | None = None,  # name used in results; default "chartqa_<split>"
-                ) -> VQADataset:
+def load_chartqa(
+    data_dir: str | Path,  # the "ChartQA Dataset" folder, holding {split}/
+    split: str = "test",  # "test", "val" or "train"
+    name: str | None = None,  # name used in results; default "chartqa_<split>"
+) -> VQADataset:
     "ChartQA's `split` (human and augmented questions) as a `VQADataset`: one answer each, ids from positions, question_type the source file."
     name, data_dir = name or f"chartqa_{split}", Path(data_dir)
-    if split not in CHARTQA_SPLITS: raise ValueError(f"chartqa: unknown split {split!r}; known: {list(CHARTQA_SPLITS)}")
+    if split not in CHARTQA_SPLITS:
+        raise ValueError(f"chartqa: unknown split {split!r}; known: {list(CHARTQA_SPLITS)}")
     rows = []
     for source, offset in CHARTQA_SOURCES.items():
         path = find_place("chartqa", data_dir, (split, f"ChartQA Dataset/{split}"), f"{split}_{source}.json")
         records = read_json("chartqa", path)
-        if not isinstance(records, list): raise ValueError(f"chartqa: {path} must hold a list of records, got {type(records).__name__}")
+        if not isinstance(records, list):
+            raise ValueError(f"chartqa: {path} must hold a list of records, got {type(records).__name__}")
         for i, r in enumerate(records):
             require("chartqa", r, CHARTQA_FIELDS, f"record {i} of {path.name}")
             label = chartqa_label(r["label"], f"record {i} of {path.name}")
-            rows.append((offset + i, Path(r["imgname"]).stem, r["query"], source, derived_answer_type(label), label, [label], r["imgname"]))
-    q = pd.DataFrame(rows, columns=["question_id", "source_image_id", "question", "question_type", "answer_type", "multiple_choice_answer", "answers", "image_file"])
+            rows.append(
+                (
+                    offset + i,
+                    Path(r["imgname"]).stem,
+                    r["query"],
+                    source,
+                    derived_answer_type(label),
+                    label,
+                    [label],
+                    r["imgname"],
+                )
+            )
+    q = pd.DataFrame(
+        rows,
+        columns=[
+            "question_id",
+            "source_image_id",
+            "question",
+            "question_type",
+            "answer_type",
+            "multiple_choice_answer",
+            "answers",
+            "image_file",
+        ],
+    )
     q = with_image_ids("chartqa", path, q)
     return VQADataset(q, path.parent / "png", "{image_id}.png", name)
 
@@ -595,53 +1029,110 @@ DOCVQA_SPLITS = ("val", "train")  # the splits whose answers are public (test wi
 DOCVQA_FIELDS = ("questionId", "question", "answers", "image")
 DOCVQA_DOWNLOAD = "https://rrc.cvc.uab.es/?ch=17"
 
+
 def docvqa_file(data_dir: Path, split: str) -> Path:
     "The split's question file: {split}_v1.0_withQT.json or {split}_v1.0.json, in data_dir, data_dir/{split} or data_dir/spdocvqa_qas."
-    tried = [data_dir / place / f"{split}_v1.0{suffix}.json" for place in ("", split, "spdocvqa_qas") for suffix in ("_withQT", "")]
+    tried = [
+        data_dir / place / f"{split}_v1.0{suffix}.json"
+        for place in ("", split, "spdocvqa_qas")
+        for suffix in ("_withQT", "")
+    ]
     found = next((p for p in tried if p.is_file()), None)
-    if found is None: raise FileNotFoundError(f"docvqa: {tried[0]} not found (tried {', '.join(map(str, tried))})")
+    if found is None:
+        raise FileNotFoundError(f"docvqa: {tried[0]} not found (tried {', '.join(map(str, tried))})")
     return found
 
 # %% ../nbs/00a_datasets.ipynb #7173d751p1
 DOCVQA_RECORDS = [  # question id, page, question, answers, question type
     (49153, "pybv0228_81", "What is the 'actual' value per 1000, during the year 1975?", ["0.28"], "figure/diagram"),
-    (24581, "nkbl0226_1", "What is name of university?", ["university of california", "University of California"], "layout"),
+    (
+        24581,
+        "nkbl0226_1",
+        "What is name of university?",
+        ["university of california", "University of California"],
+        "layout",
+    ),
     (57349, "pybv0228_81", "Who is the Chairman?", ["Dr. John Smith"], "form"),
 ]
 
-def write_docvqa_records(data_dir: str | Path,  # folder to write into
-                         split: str = "val",     # the split: its file's name
-                         size: int = 32,         # image side in pixels
-                        ) -> Path:               # data_dir
+
+def write_docvqa_records(
+    data_dir: str | Path,  # folder to write into
+    split: str = "val",  # the split: its file's name
+    size: int = 32,  # image side in pixels
+) -> Path:  # data_dir
     "A few DocVQA records in the official layout: {split}_v1.0_withQT.json and documents/<page>.png beside it."
-    data_dir = Path(data_dir); (data_dir / "documents").mkdir(parents=True, exist_ok=True)
-    data = [{"questionId": qid, "question": q, "question_types": [t], "image": f"documents/{page}.png", "docId": 14465 + k, "ucsf_document_id": page.split("_")[0],
-             "ucsf_document_page_no": page.split("_")[1], "answers": answers, "data_split": split} for k, (qid, page, q, answers, t) in enumerate(DOCVQA_RECORDS)]
-    (data_dir / f"{split}_v1.0_withQT.json").write_text(json.dumps({"dataset_name": "docvqa", "dataset_split": split, "dataset_version": "1.0", "data": data}))
+    data_dir = Path(data_dir)
+    (data_dir / "documents").mkdir(parents=True, exist_ok=True)
+    data = [
+        {
+            "questionId": qid,
+            "question": q,
+            "question_types": [t],
+            "image": f"documents/{page}.png",
+            "docId": 14465 + k,
+            "ucsf_document_id": page.split("_")[0],
+            "ucsf_document_page_no": page.split("_")[1],
+            "answers": answers,
+            "data_split": split,
+        }
+        for k, (qid, page, q, answers, t) in enumerate(DOCVQA_RECORDS)
+    ]
+    (data_dir / f"{split}_v1.0_withQT.json").write_text(
+        json.dumps({"dataset_name": "docvqa", "dataset_split": split, "dataset_version": "1.0", "data": data})
+    )
     for k, page in enumerate(dict.fromkeys(r[1] for r in DOCVQA_RECORDS)):
         Image.new("RGB", (size, size), (255, 255 - 30 * k, 250)).save(data_dir / "documents" / f"{page}.png")
     return data_dir
 
 # %% ../nbs/00a_datasets.ipynb #7173d751s
-def load_docvqa(data_dir: str | Path,     # folder holding the split's question file and its documents/ (or spdocvqa_qas/ and spdocvqa_images/)
-                split: str = "val",       # "val" or "train"
-                name: str | None = None,  # name used in results; default "docvqa_<split>"
-               ) -> VQADataset:
+def load_docvqa(
+    data_dir: str
+    | Path,  # folder holding the split's question file and its documents/ (or spdocvqa_qas/ and spdocvqa_images/)
+    split: str = "val",  # "val" or "train"
+    name: str | None = None,  # name used in results; default "docvqa_<split>"
+) -> VQADataset:
     "DocVQA's `split` (task 1) as a `VQADataset`: its answers, page ids from the image file names, question types from `question_types`."
     name, data_dir = name or f"docvqa_{split}", Path(data_dir)
-    if split not in DOCVQA_SPLITS: raise ValueError(f"docvqa: unknown split {split!r}; known: {list(DOCVQA_SPLITS)} (test withholds its answers)")
+    if split not in DOCVQA_SPLITS:
+        raise ValueError(f"docvqa: unknown split {split!r}; known: {list(DOCVQA_SPLITS)} (test withholds its answers)")
     path = docvqa_file(data_dir, split)
     rows = []
     for i, r in enumerate(data_list("docvqa", path)):
         where = f"record {i} of {path.name}"
         require("docvqa", r, DOCVQA_FIELDS, where)
         if not isinstance(r["answers"], list) or not r["answers"] or not all(isinstance(a, str) for a in r["answers"]):
-            raise ValueError(f"docvqa: {where} has 'answers' that are not a list of strings (the test split withholds them)")
+            raise ValueError(
+                f"docvqa: {where} has 'answers' that are not a list of strings (the test split withholds them)"
+            )
         types = r.get("question_types") or ["other"]
-        rows.append((int(r["questionId"]), Path(r["image"]).stem, r["question"], str(types[0]), derived_answer_type(r["answers"][0]), r["answers"][0],
-                     list(r["answers"]), r.get("docId"), r["image"]))
-    q = pd.DataFrame(rows, columns=["question_id", "source_image_id", "question", "question_type", "answer_type", "multiple_choice_answer", "answers",
-                                    "doc_id", "image_file"])
+        rows.append(
+            (
+                int(r["questionId"]),
+                Path(r["image"]).stem,
+                r["question"],
+                str(types[0]),
+                derived_answer_type(r["answers"][0]),
+                r["answers"][0],
+                list(r["answers"]),
+                r.get("docId"),
+                r["image"],
+            )
+        )
+    q = pd.DataFrame(
+        rows,
+        columns=[
+            "question_id",
+            "source_image_id",
+            "question",
+            "question_type",
+            "answer_type",
+            "multiple_choice_answer",
+            "answers",
+            "doc_id",
+            "image_file",
+        ],
+    )
     q = with_image_ids("docvqa", path, q)
     images = path.parent
     if path.parent.name == "spdocvqa_qas":  # the newer download: pages in spdocvqa_images/, named without documents/
@@ -651,14 +1142,19 @@ def load_docvqa(data_dir: str | Path,     # folder holding the split's question 
 # %% ../nbs/00a_datasets.ipynb #8b9577a9
 MMMU_PRO_SPLITS = ("vision",)  # the setting with one image per question (question and options in it)
 MMMU_PRO_FIELDS = ("id", "image", "options", "answer")
-MMMU_PRO_QUESTION = "Answer the multiple-choice question shown in the image."  # the text every question has: the rest is in the image
+MMMU_PRO_QUESTION = (
+    "Answer the multiple-choice question shown in the image."  # the text every question has: the rest is in the image
+)
 MMMU_PRO_DOWNLOAD = "https://huggingface.co/datasets/MMMU/MMMU_Pro"
+
 
 def option_list(value, where: str) -> list[str]:
     "A record's options: a list of strings, or the text of one (as some shards write it)."
     if isinstance(value, str):
-        try: value = ast.literal_eval(value)
-        except (ValueError, SyntaxError): raise ValueError(f"mmmu_pro: {where} has 'options' that are not a list") from None
+        try:
+            value = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            raise ValueError(f"mmmu_pro: {where} has 'options' that are not a list") from None
     if not isinstance(value, (list, tuple, np.ndarray)) or not 2 <= len(value) <= len(OPTION_LETTERS):
         raise ValueError(f"mmmu_pro: {where} has 'options' that are not a list of 2-{len(OPTION_LETTERS)} options")
     return [str(v) for v in value]
@@ -666,49 +1162,102 @@ def option_list(value, where: str) -> list[str]:
 # %% ../nbs/00a_datasets.ipynb #8b9577a9s2
 MMMU_PRO_RECORDS = [  # id, subject, options, answer
     ("test_Accounting_1", "Accounting", ["$6", "$7", "$8", "$9", "$10", "$11", "$12", "$13", "$14", "$15"], "C"),
-    ("test_Art_2", "Art", ["Baroque", "Rococo", "Cubism", "Impressionism", "Fauvism", "Surrealism", "Futurism", "Dada", "Pop art", "Op art"], "J"),
+    (
+        "test_Art_2",
+        "Art",
+        [
+            "Baroque",
+            "Rococo",
+            "Cubism",
+            "Impressionism",
+            "Fauvism",
+            "Surrealism",
+            "Futurism",
+            "Dada",
+            "Pop art",
+            "Op art",
+        ],
+        "J",
+    ),
 ]
 
-def write_mmmu_pro_records(data_dir: str | Path,   # folder to write into (the dataset's folder)
-                           split: str = "vision",   # the setting
-                           size: int = 32,          # image side in pixels
-                          ) -> Path:                # data_dir
+
+def write_mmmu_pro_records(
+    data_dir: str | Path,  # folder to write into (the dataset's folder)
+    split: str = "vision",  # the setting
+    size: int = 32,  # image side in pixels
+) -> Path:  # data_dir
     "A few MMMU-Pro vision records in the Hugging Face layout: {split}/test-00000-of-00001.parquet, images as PNG bytes inside."
     import pyarrow as pa, pyarrow.parquet as pq
-    data_dir = Path(data_dir); (data_dir / split).mkdir(parents=True, exist_ok=True)
+
+    data_dir = Path(data_dir)
+    (data_dir / split).mkdir(parents=True, exist_ok=True)
     images = []
     for k in range(len(MMMU_PRO_RECORDS)):
-        buffer = io.BytesIO(); Image.new("RGB", (size, size), (250, 250 - 80 * k, 240)).save(buffer, "PNG"); images.append({"bytes": buffer.getvalue(), "path": None})
-    table = pa.table({"id": [r[0] for r in MMMU_PRO_RECORDS], "image": images, "options": [r[2] for r in MMMU_PRO_RECORDS],
-                      "answer": [r[3] for r in MMMU_PRO_RECORDS], "subject": [r[1] for r in MMMU_PRO_RECORDS]})
+        buffer = io.BytesIO()
+        Image.new("RGB", (size, size), (250, 250 - 80 * k, 240)).save(buffer, "PNG")
+        images.append({"bytes": buffer.getvalue(), "path": None})
+    table = pa.table(
+        {
+            "id": [r[0] for r in MMMU_PRO_RECORDS],
+            "image": images,
+            "options": [r[2] for r in MMMU_PRO_RECORDS],
+            "answer": [r[3] for r in MMMU_PRO_RECORDS],
+            "subject": [r[1] for r in MMMU_PRO_RECORDS],
+        }
+    )
     pq.write_table(table, data_dir / split / "test-00000-of-00001.parquet")
     return data_dir
 
 # %% ../nbs/00a_datasets.ipynb #8b9577a9s1
-def load_mmmu_pro(data_dir: str | Path,     # folder holding vision/*.parquet (the dataset's folder)
-                  split: str = "vision",    # the setting: "vision"
-                  name: str | None = None,  # name used in results; default "mmmu_pro_<split>"
-                 ) -> VQADataset:
+def load_mmmu_pro(
+    data_dir: str | Path,  # folder holding vision/*.parquet (the dataset's folder)
+    split: str = "vision",  # the setting: "vision"
+    name: str | None = None,  # name used in results; default "mmmu_pro_<split>"
+) -> VQADataset:
     "MMMU-Pro's vision setting as a `VQADataset` of multiple-choice questions: one image each (question and options in it), the answer letter."
     name, data_dir = name or f"mmmu_pro_{split}", Path(data_dir)
-    if split not in MMMU_PRO_SPLITS: raise ValueError(f"mmmu_pro: unknown split {split!r}; known: {list(MMMU_PRO_SPLITS)} (the standard setting has several images a question)")
+    if split not in MMMU_PRO_SPLITS:
+        raise ValueError(
+            f"mmmu_pro: unknown split {split!r}; known: {list(MMMU_PRO_SPLITS)} (the standard setting has several images a question)"
+        )
     files = sorted((data_dir / split).glob("*.parquet"))
-    if not files: raise FileNotFoundError(f"mmmu_pro: no Parquet files in {data_dir / split}")
+    if not files:
+        raise FileNotFoundError(f"mmmu_pro: no Parquet files in {data_dir / split}")
     frame = pd.concat([pd.read_parquet(f).assign(_file=f.name) for f in files], ignore_index=True)
     missing = [f for f in MMMU_PRO_FIELDS if f not in frame]
-    if missing: raise ValueError(f"mmmu_pro: {files[0]} has no column {missing[0]!r} (columns: {[c for c in frame.columns if c != '_file']})")
-    folder = data_dir / f"{split}_images"; folder.mkdir(exist_ok=True)
+    if missing:
+        raise ValueError(
+            f"mmmu_pro: {files[0]} has no column {missing[0]!r} (columns: {[c for c in frame.columns if c != '_file']})"
+        )
+    folder = data_dir / f"{split}_images"
+    folder.mkdir(exist_ok=True)
     ids = int_ids("mmmu_pro", data_dir / split, "question", frame["id"])
     rows = []
     for qid, r in zip(ids, frame.to_dict("records")):
         where = f"record {r['id']!r} of {r['_file']}"
         options = dict(zip(OPTION_LETTERS, option_list(r["options"], where)))
-        if r["answer"] not in options: raise ValueError(f"mmmu_pro: {where}: answer {r['answer']!r} is not one of its options {list(options)}")
+        if r["answer"] not in options:
+            raise ValueError(f"mmmu_pro: {where}: answer {r['answer']!r} is not one of its options {list(options)}")
         data = r["image"].get("bytes") if isinstance(r["image"], dict) else None
-        if not data: raise ValueError(f"mmmu_pro: {where} has no image bytes")
+        if not data:
+            raise ValueError(f"mmmu_pro: {where} has no image bytes")
         file = f"{qid}{image_suffix(data)}"
         write_once(folder, file, data)
-        rows.append((qid, qid, MMMU_PRO_QUESTION, str(r.get("subject", "")), "multiple choice", r["answer"], [r["answer"]], options, r["id"], file))
+        rows.append(
+            (
+                qid,
+                qid,
+                MMMU_PRO_QUESTION,
+                str(r.get("subject", "")),
+                "multiple choice",
+                r["answer"],
+                [r["answer"]],
+                options,
+                r["id"],
+                file,
+            )
+        )
     q = pd.DataFrame(rows, columns=list(VQA_COLUMNS) + ["options", "source_question_id", "image_file"])
     check_ids(q, data_dir / split, "records")
     return VQADataset(q, folder, "{image_id}.png", name)
@@ -717,125 +1266,265 @@ def load_mmmu_pro(data_dir: str | Path,     # folder holding vision/*.parquet (t
 @dataclass(frozen=True)
 class DatasetSpec:
     "How to read one dataset: its loader, splits, accuracy mode, source, and the writer of test records in its layout."
-    name: str                   # key of DATASETS
-    load: Callable              # load(data_dir: Path | None, split: str) -> VQADataset
-    write_records: Callable     # write_records(data_dir: Path, split: str) -> Path: a few records in the official layout
-    splits: tuple               # the official splits; the first is the default
-    accuracy_mode: str          # the dataset's default key of metrics.ACCURACY_MODES
-    description: str            # one line: what it is, what is scored
-    source: str = ""            # where to download the official files
-    needs_data_dir: bool = True # False when the data comes with a package (easy-VQA)
-    model_settings: dict = field(default_factory=dict)  # family name -> settings for its models on these questions (MMBench: the chat families' letter prompt); {}: none
-    option_rules: str = "vlmevalkit"  # multiple choice: the key of metrics.OPTION_RULES its own evaluation reads answers with
-    run_files: Callable | None = None   # run_files(split, data_dir, questions_file, annotations_file, image_dir) -> dict: where a run reads it (VQAv2: its three files); None: the data folder
-    read_files: Callable | None = None  # read_files(files, split) -> VQADataset, for `run_files`' files; None: load(files["data_dir"], split)
-    vrb_split: bool = False             # VRB's 3,000 val2014 images are a split of it (VQAv2)
-    blind_questions: Callable | None = None  # blind_questions() -> the training questions whose answer priors make the blind baseline; None: none
+
+    name: str  # key of DATASETS
+    load: Callable  # load(data_dir: Path | None, split: str) -> VQADataset
+    write_records: Callable  # write_records(data_dir: Path, split: str) -> Path: a few records in the official layout
+    splits: tuple  # the official splits; the first is the default
+    accuracy_mode: str  # the dataset's default key of metrics.ACCURACY_MODES
+    description: str  # one line: what it is, what is scored
+    source: str = ""  # where to download the official files
+    needs_data_dir: bool = True  # False when the data comes with a package (easy-VQA)
+    model_settings: dict = field(
+        default_factory=dict
+    )  # family name -> settings for its models on these questions (MMBench: the chat families' letter prompt); {}: none
+    option_rules: str = (
+        "vlmevalkit"  # multiple choice: the key of metrics.OPTION_RULES its own evaluation reads answers with
+    )
+    run_files: Callable | None = (
+        None  # run_files(split, data_dir, questions_file, annotations_file, image_dir) -> dict: where a run reads it (VQAv2: its three files); None: the data folder
+    )
+    read_files: Callable | None = (
+        None  # read_files(files, split) -> VQADataset, for `run_files`' files; None: load(files["data_dir"], split)
+    )
+    vrb_split: bool = False  # VRB's 3,000 val2014 images are a split of it (VQAv2)
+    blind_questions: Callable | None = (
+        None  # blind_questions() -> the training questions whose answer priors make the blind baseline; None: none
+    )
 
     def files(self, split: str, data_dir="", questions_file="", annotations_file="", image_dir="") -> dict:
         "The files a run of `split` reads, checked to exist: the entry's own rule, else its data folder ({} for packaged data given none)."
-        if self.run_files is not None: return self.run_files(split, data_dir, questions_file, annotations_file, image_dir)
-        given = [n for n, v in (("questions_file", questions_file), ("annotations_file", annotations_file), ("image_dir", image_dir)) if v]
-        if given: raise ValueError(f"{given[0]}: dataset {self.name} is read from its data_dir, not from single files")
-        if not data_dir and not self.needs_data_dir: return {}
+        if self.run_files is not None:
+            return self.run_files(split, data_dir, questions_file, annotations_file, image_dir)
+        given = [
+            n
+            for n, v in (
+                ("questions_file", questions_file),
+                ("annotations_file", annotations_file),
+                ("image_dir", image_dir),
+            )
+            if v
+        ]
+        if given:
+            raise ValueError(f"{given[0]}: dataset {self.name} is read from its data_dir, not from single files")
+        if not data_dir and not self.needs_data_dir:
+            return {}
         if not data_dir or not Path(data_dir).is_dir():
-            raise ValueError(f"data_dir: dataset {self.name} is read from the folder its official files were downloaded into ({self.source}), got {data_dir!r}")
+            raise ValueError(
+                f"data_dir: dataset {self.name} is read from the folder its official files were downloaded into ({self.source}), got {data_dir!r}"
+            )
         return {"data_dir": Path(data_dir)}
 
     def read(self, files: dict, split: str) -> VQADataset:
         "The questions of `split` from the files `files` found."
         return self.read_files(files, split) if self.read_files is not None else self.load(files.get("data_dir"), split)
 
+
 DATASETS = Registry("dataset")  # name -> DatasetSpec
 
 # %% ../nbs/00a_datasets.ipynb #c060p1
-def register_dataset(name: str,                  # key of DATASETS
-                     load: Callable,             # load(data_dir, split) -> VQADataset
-                     write_records: Callable,    # write_records(data_dir, split) -> Path
-                     splits,                     # the official splits; the first is the default
-                     accuracy_mode: str,         # a key of ACCURACY_MODES
-                     description: str,           # one line
-                     source: str = "",           # where to download the official files
-                     needs_data_dir: bool = True,  # False when the data comes with a package
-                     model_settings: dict | None = None,  # family name -> settings for its models, e.g. {"vlm": {"prompt": MC_PROMPT}}
-                     option_rules: str = "vlmevalkit",     # multiple choice: a key of OPTION_RULES
-                     **reading,                  # how a run reads it, when not from its data folder: run_files, read_files, vrb_split, blind_questions (DatasetSpec's)
-                    ) -> DatasetSpec:
+def register_dataset(
+    name: str,  # key of DATASETS
+    load: Callable,  # load(data_dir, split) -> VQADataset
+    write_records: Callable,  # write_records(data_dir, split) -> Path
+    splits,  # the official splits; the first is the default
+    accuracy_mode: str,  # a key of ACCURACY_MODES
+    description: str,  # one line
+    source: str = "",  # where to download the official files
+    needs_data_dir: bool = True,  # False when the data comes with a package
+    model_settings: dict | None = None,  # family name -> settings for its models, e.g. {"vlm": {"prompt": MC_PROMPT}}
+    option_rules: str = "vlmevalkit",  # multiple choice: a key of OPTION_RULES
+    **reading,  # how a run reads it, when not from its data folder: run_files, read_files, vrb_split, blind_questions (DatasetSpec's)
+) -> DatasetSpec:
     "Add a dataset to `DATASETS` (its accuracy mode must be a key of ACCURACY_MODES)."
-    ACCURACY_MODES[accuracy_mode], OPTION_RULES[option_rules]  # an unknown mode or rule set is refused, naming the known ones
-    if not splits: raise ValueError(f"dataset {name!r}: give at least one split")
-    return DATASETS.register(name, DatasetSpec(name, load, write_records, tuple(splits), accuracy_mode, description, source, needs_data_dir,
-                                                 dict(model_settings or {}), option_rules, **reading))
+    (
+        ACCURACY_MODES[accuracy_mode],
+        OPTION_RULES[option_rules],
+    )  # an unknown mode or rule set is refused, naming the known ones
+    if not splits:
+        raise ValueError(f"dataset {name!r}: give at least one split")
+    return DATASETS.register(
+        name,
+        DatasetSpec(
+            name,
+            load,
+            write_records,
+            tuple(splits),
+            accuracy_mode,
+            description,
+            source,
+            needs_data_dir,
+            dict(model_settings or {}),
+            option_rules,
+            **reading,
+        ),
+    )
 
 # %% ../nbs/00a_datasets.ipynb #c060v1
-VQAV2_FILES = {"questions_file": "is_file", "annotations_file": "is_file", "image_dir": "is_dir"}  # a run's VQAv2 files, and what each must be
+VQAV2_FILES = {
+    "questions_file": "is_file",
+    "annotations_file": "is_file",
+    "image_dir": "is_dir",
+}  # a run's VQAv2 files, and what each must be
 
-def vqav2_run_files(split: str,            # the COCO split, e.g. "val2014"
-                    data_dir: str = "",    # folder VQAv2 was unzipped into (its files found under their official names)
-                    questions_file: str = "", annotations_file: str = "", image_dir: str = "",  # or the three given one by one
-                   ) -> dict:              # the three paths, by VQAV2_FILES' names
+
+def vqav2_run_files(
+    split: str,  # the COCO split, e.g. "val2014"
+    data_dir: str = "",  # folder VQAv2 was unzipped into (its files found under their official names)
+    questions_file: str = "",
+    annotations_file: str = "",
+    image_dir: str = "",  # or the three given one by one
+) -> dict:  # the three paths, by VQAV2_FILES' names
     "The VQAv2 files of a run: found in `data_dir` under their official names, or given one by one (each checked to exist)."
-    if data_dir: return dict(zip(VQAV2_FILES, vqav2_files(data_dir, split)))
+    if data_dir:
+        return dict(zip(VQAV2_FILES, vqav2_files(data_dir, split)))
     given = dict(zip(VQAV2_FILES, (questions_file, annotations_file, image_dir)))
     for name, kind in VQAV2_FILES.items():
         if not given[name] or not getattr(Path(given[name]), kind)():
-            raise ValueError(f"{name}: {given[name]!r} is not an existing {'file' if kind == 'is_file' else 'folder'} (dataset vqav2 needs data_dir, or the three paths)")
+            raise ValueError(
+                f"{name}: {given[name]!r} is not an existing {'file' if kind == 'is_file' else 'folder'} (dataset vqav2 needs data_dir, or the three paths)"
+            )
     return {name: Path(path) for name, path in given.items()}
 
-def read_vqav2_files(files: dict,  # `vqav2_run_files`' paths
-                     split: str,   # the COCO split (the files name it)
-                    ) -> VQADataset:
+
+def read_vqav2_files(
+    files: dict,  # `vqav2_run_files`' paths
+    split: str,  # the COCO split (the files name it)
+) -> VQADataset:
     "VQAv2's questions from its three files, named 'vqav2' in results."
     return load_vqav2(files["questions_file"], files["annotations_file"], files["image_dir"], name="vqav2")
 
-
 # %% ../nbs/00a_datasets.ipynb #c061
-def write_easy_vqa_records(data_dir: str | Path,  # folder to write the converted files into
-                           split: str = "test",    # "test" or "train"
-                          ) -> Path:               # data_dir
+def write_easy_vqa_records(
+    data_dir: str | Path,  # folder to write the converted files into
+    split: str = "test",  # "test" or "train"
+) -> Path:  # data_dir
     "easy-VQA's `split` converted to the VQAv2 layout in `data_dir`, where `load_easy_vqa` looks for it (its images stay in the package)."
     easy_vqa_to_vqav2(data_dir, split)
     return Path(data_dir)
 
-register_dataset("easy_vqa", lambda data_dir, split: load_easy_vqa(split, cache_dir=data_dir), write_easy_vqa_records, ("test", "train"), "official",
-                 "easy-VQA: synthetic shapes, one answer repeated ten times in the VQAv2 layout; offline", "https://github.com/vzhou842/easy-VQA", needs_data_dir=False,
-                 blind_questions=lambda: easy_vqa_dataset("train"))
-register_dataset("vqav2", lambda data_dir, split: load_vqav2_dir(data_dir, split), lambda data_dir, split: write_mini_vqav2(data_dir, subtype=split),
-                 ("val2014", "train2014"), "official", "VQAv2: COCO images, ten answers per question, VQA accuracy (vqaEval.py)", "https://visualqa.org/download.html",
-                 run_files=vqav2_run_files, read_files=read_vqav2_files, vrb_split=True)
-register_dataset("vg", load_vg, write_vg_records, ("all",), "exact_normalize",
-                 "Visual Genome QA: one answer per question, exact match after the VQA normalisation", VG_DOWNLOAD)
-register_dataset("gqa", load_gqa, write_gqa_records, GQA_SPLITS, "exact",
-                 "GQA balanced: one answer per question, exact match as GQA's eval.py; types from `types`", GQA_DOWNLOAD)
-register_dataset("vizwiz", load_vizwiz, write_vizwiz_records, VIZWIZ_SPLITS, "vizwiz",
-                 "VizWiz-VQA: ten answers, 'unanswerable' included, VizWiz's accuracy; answerability by average precision", VIZWIZ_DOWNLOAD)
-register_dataset("mmbench", load_mmbench, write_mmbench_records, tuple(MMBENCH_FILES), "exact",
-                 "MMBench: multiple choice (2-4 options), the option chosen scored with CircularEval over its rotations", MMBENCH_DOWNLOAD,
-                 model_settings=MC_MODEL_SETTINGS)
-register_dataset("textvqa", load_textvqa, write_textvqa_records, TEXTVQA_SPLITS, "textvqa",
-                 "TextVQA: reading text in the image, ten answers, VQA accuracy with both sides through EvalAI's answer processor (its evaluator's)", TEXTVQA_DOWNLOAD)
-register_dataset("chartqa", load_chartqa, write_chartqa_records, CHARTQA_SPLITS, "relaxed",
-                 "ChartQA: charts, human and augmented questions, relaxed accuracy (5% numeric tolerance)", CHARTQA_DOWNLOAD)
-register_dataset("docvqa", load_docvqa, write_docvqa_records, DOCVQA_SPLITS, "anls",
-                 "DocVQA (task 1): questions on scanned document pages, ANLS over the reference answers", DOCVQA_DOWNLOAD)
-register_dataset("mmmu_pro", load_mmmu_pro, write_mmmu_pro_records, MMMU_PRO_SPLITS, "exact",
-                 "MMMU-Pro, vision setting: the question and ten options only in the image, the option chosen by its own parser", MMMU_PRO_DOWNLOAD,
-                 model_settings=MC_MODEL_SETTINGS, option_rules="mmmu_pro");
+
+register_dataset(
+    "easy_vqa",
+    lambda data_dir, split: load_easy_vqa(split, cache_dir=data_dir),
+    write_easy_vqa_records,
+    ("test", "train"),
+    "official",
+    "easy-VQA: synthetic shapes, one answer repeated ten times in the VQAv2 layout; offline",
+    "https://github.com/vzhou842/easy-VQA",
+    needs_data_dir=False,
+    blind_questions=lambda: easy_vqa_dataset("train"),
+)
+register_dataset(
+    "vqav2",
+    lambda data_dir, split: load_vqav2_dir(data_dir, split),
+    lambda data_dir, split: write_mini_vqav2(data_dir, subtype=split),
+    ("val2014", "train2014"),
+    "official",
+    "VQAv2: COCO images, ten answers per question, VQA accuracy (vqaEval.py)",
+    "https://visualqa.org/download.html",
+    run_files=vqav2_run_files,
+    read_files=read_vqav2_files,
+    vrb_split=True,
+)
+register_dataset(
+    "vg",
+    load_vg,
+    write_vg_records,
+    ("all",),
+    "exact_normalize",
+    "Visual Genome QA: one answer per question, exact match after the VQA normalisation",
+    VG_DOWNLOAD,
+)
+register_dataset(
+    "gqa",
+    load_gqa,
+    write_gqa_records,
+    GQA_SPLITS,
+    "exact",
+    "GQA balanced: one answer per question, exact match as GQA's eval.py; types from `types`",
+    GQA_DOWNLOAD,
+)
+register_dataset(
+    "vizwiz",
+    load_vizwiz,
+    write_vizwiz_records,
+    VIZWIZ_SPLITS,
+    "vizwiz",
+    "VizWiz-VQA: ten answers, 'unanswerable' included, VizWiz's accuracy; answerability by average precision",
+    VIZWIZ_DOWNLOAD,
+)
+register_dataset(
+    "mmbench",
+    load_mmbench,
+    write_mmbench_records,
+    tuple(MMBENCH_FILES),
+    "exact",
+    "MMBench: multiple choice (2-4 options), the option chosen scored with CircularEval over its rotations",
+    MMBENCH_DOWNLOAD,
+    model_settings=MC_MODEL_SETTINGS,
+)
+register_dataset(
+    "textvqa",
+    load_textvqa,
+    write_textvqa_records,
+    TEXTVQA_SPLITS,
+    "textvqa",
+    "TextVQA: reading text in the image, ten answers, VQA accuracy with both sides through EvalAI's answer processor (its evaluator's)",
+    TEXTVQA_DOWNLOAD,
+)
+register_dataset(
+    "chartqa",
+    load_chartqa,
+    write_chartqa_records,
+    CHARTQA_SPLITS,
+    "relaxed",
+    "ChartQA: charts, human and augmented questions, relaxed accuracy (5% numeric tolerance)",
+    CHARTQA_DOWNLOAD,
+)
+register_dataset(
+    "docvqa",
+    load_docvqa,
+    write_docvqa_records,
+    DOCVQA_SPLITS,
+    "anls",
+    "DocVQA (task 1): questions on scanned document pages, ANLS over the reference answers",
+    DOCVQA_DOWNLOAD,
+)
+register_dataset(
+    "mmmu_pro",
+    load_mmmu_pro,
+    write_mmmu_pro_records,
+    MMMU_PRO_SPLITS,
+    "exact",
+    "MMMU-Pro, vision setting: the question and ten options only in the image, the option chosen by its own parser",
+    MMMU_PRO_DOWNLOAD,
+    model_settings=MC_MODEL_SETTINGS,
+    option_rules="mmmu_pro",
+);
 
 # %% ../nbs/00a_datasets.ipynb #c060p1b
-def dataset_spec(name: str  # a key of DATASETS
-                ) -> DatasetSpec:
+def dataset_spec(
+    name: str,  # a key of DATASETS
+) -> DatasetSpec:
     "The registry entry `name`, or an error listing the known ones."
     return DATASETS[name]
 
-def load_dataset(name: str,                         # a key of DATASETS
-                 data_dir: str | Path | None = None, # folder holding the official files (easy-VQA: where its converted files are cached)
-                 split: str | None = None,           # one of the entry's splits; None: its default (the first)
-                ) -> VQADataset:
+
+def load_dataset(
+    name: str,  # a key of DATASETS
+    data_dir: str
+    | Path
+    | None = None,  # folder holding the official files (easy-VQA: where its converted files are cached)
+    split: str | None = None,  # one of the entry's splits; None: its default (the first)
+) -> VQADataset:
     "Read dataset `name`'s `split` from its official files under `data_dir`."
     spec = dataset_spec(name)
     split = spec.splits[0] if split is None else split
-    if split not in spec.splits: raise ValueError(f"{name}: unknown split {split!r}; known: {list(spec.splits)}")
-    if data_dir is None and spec.needs_data_dir: raise ValueError(f"{name}: give data_dir, the folder holding its official files ({spec.source})")
-    if data_dir is not None and spec.needs_data_dir and not Path(data_dir).is_dir(): raise FileNotFoundError(f"{name}: data folder not found: {data_dir}")
+    if split not in spec.splits:
+        raise ValueError(f"{name}: unknown split {split!r}; known: {list(spec.splits)}")
+    if data_dir is None and spec.needs_data_dir:
+        raise ValueError(f"{name}: give data_dir, the folder holding its official files ({spec.source})")
+    if data_dir is not None and spec.needs_data_dir and not Path(data_dir).is_dir():
+        raise FileNotFoundError(f"{name}: data folder not found: {data_dir}")
     return spec.load(Path(data_dir) if data_dir is not None else None, split)

@@ -19,6 +19,7 @@ from .corruptions import image_under_condition, to_uint8_rgb
 from .vqav2 import load_easy_vqa
 from .metrics import question_bootstrap
 from .text import perturb
+
 cv2 = LazyModule("cv2")  # imported by the first filter that runs
 
 # %% auto #0
@@ -37,67 +38,97 @@ __all__ = ['cv2', 'DEFENCES', 'DEFENCE_KINDS', 'NO_DEFENCE', 'ROUTER_CLASSES', '
 @dataclass(frozen=True)
 class Defence:
     "A function of the model's input alone, applied before the model sees it."
-    name: str                # key of DEFENCES
-    function: Callable       # (input, **settings) -> input: uint8 RGB HxWx3 for "image", a list of questions for "text"
-    kind: str = "image"      # "image" or "text"
-    targets: tuple = ()      # corruption families it is meant for (reports only)
+
+    name: str  # key of DEFENCES
+    function: Callable  # (input, **settings) -> input: uint8 RGB HxWx3 for "image", a list of questions for "text"
+    kind: str = "image"  # "image" or "text"
+    targets: tuple = ()  # corruption families it is meant for (reports only)
     settings: dict = field(default_factory=dict)  # its parameters, passed to `function`
-    source: str = ""         # where it comes from
+    source: str = ""  # where it comes from
     checkpoint: str | None = None  # the folder of its learned weights, fingerprinted in its identity
-    uses: tuple = ()         # the defences it calls (a router's experts), whose identities are part of its own
-    def __call__(self, x): return self.function(x, **self.settings)
+    uses: tuple = ()  # the defences it calls (a router's experts), whose identities are part of its own
+
+    def __call__(self, x):
+        return self.function(x, **self.settings)
+
 
 DEFENCES = Registry("defence")  # name -> Defence
 DEFENCE_KINDS = ("image", "text")
 NO_DEFENCE = "none"  # the run's name for the model as it is
 
-def register_defence(name: str,              # its key in DEFENCES
-                     kind: str = "image",    # "image" or "text"
-                     targets: tuple = (),    # corruption families it is meant for
-                     source: str = "",       # citation
-                     checkpoint: str | None = None,  # folder of learned weights
-                     uses: tuple = (),       # defences it calls
-                     **settings):            # its parameters
+
+def register_defence(
+    name: str,  # its key in DEFENCES
+    kind: str = "image",  # "image" or "text"
+    targets: tuple = (),  # corruption families it is meant for
+    source: str = "",  # citation
+    checkpoint: str | None = None,  # folder of learned weights
+    uses: tuple = (),  # defences it calls
+    **settings,
+):  # its parameters
     "Decorator: register `function(input, **settings)` as a defence."
-    if kind not in DEFENCE_KINDS: raise ValueError(f"defence {name!r}: kind {kind!r} is not one of {DEFENCE_KINDS}")
-    if name == NO_DEFENCE or not re.fullmatch(r"[a-z0-9_]+", name): raise ValueError(f"defence name {name!r}: use lower-case letters, digits and _ (and not {NO_DEFENCE!r})")
+    if kind not in DEFENCE_KINDS:
+        raise ValueError(f"defence {name!r}: kind {kind!r} is not one of {DEFENCE_KINDS}")
+    if name == NO_DEFENCE or not re.fullmatch(r"[a-z0-9_]+", name):
+        raise ValueError(f"defence name {name!r}: use lower-case letters, digits and _ (and not {NO_DEFENCE!r})")
+
     def wrap(function):
-        DEFENCES.register(name, Defence(name, function, kind, tuple(targets), dict(settings), source, checkpoint, tuple(uses)))
+        DEFENCES.register(
+            name, Defence(name, function, kind, tuple(targets), dict(settings), source, checkpoint, tuple(uses))
+        )
         return function
+
     return wrap
 
 # %% ../nbs/01b_defences.ipynb #c008
 def folder_digest(folder: str | Path) -> str:
     "sha256 (16 hex digits) of a folder's files, names and bytes, in name order; a missing folder is an error naming it."
-    if not Path(folder).is_dir(): raise FileNotFoundError(f"no defence weights folder {folder}")
+    if not Path(folder).is_dir():
+        raise FileNotFoundError(f"no defence weights folder {folder}")
     h = hashlib.sha256()
     for path in sorted(p for p in Path(folder).rglob("*") if p.is_file()):
-        h.update(str(path.relative_to(folder)).encode()); h.update(path.read_bytes())
+        h.update(str(path.relative_to(folder)).encode())
+        h.update(path.read_bytes())
     return h.hexdigest()[:16]
 
-def defence_identity(name: str  # a key of DEFENCES
-                    ) -> dict:  # defence, kind, settings, weights (digest or None), identity (12 hex digits)
+
+def defence_identity(
+    name: str,  # a key of DEFENCES
+) -> dict:  # defence, kind, settings, weights (digest or None), identity (12 hex digits)
     "What decides a defence's output: name, kind, settings and the digest of its weights."
     d = DEFENCES[name]
-    core = {"defence": d.name, "kind": d.kind, "settings": d.settings, "weights": folder_digest(d.checkpoint) if d.checkpoint else None,
-            "uses": {u: defence_identity(u)["identity"] for u in d.uses}}
+    core = {
+        "defence": d.name,
+        "kind": d.kind,
+        "settings": d.settings,
+        "weights": folder_digest(d.checkpoint) if d.checkpoint else None,
+        "uses": {u: defence_identity(u)["identity"] for u in d.uses},
+    }
     return {**core, "identity": hashlib.sha256(json.dumps(core, sort_keys=True, default=str).encode()).hexdigest()[:12]}
+
 
 def check_image(x: np.ndarray, name: str) -> np.ndarray:
     "x itself when it is a uint8 RGB image (H x W x 3); else a ValueError naming the defence."
     if not (isinstance(x, np.ndarray) and x.dtype == np.uint8 and x.ndim == 3 and x.shape[2] == 3):
-        raise ValueError(f"defence {name!r} takes a uint8 RGB image (H x W x 3), got {getattr(x, 'dtype', type(x).__name__)} {getattr(x, 'shape', '')}")
+        raise ValueError(
+            f"defence {name!r} takes a uint8 RGB image (H x W x 3), got {getattr(x, 'dtype', type(x).__name__)} {getattr(x, 'shape', '')}"
+        )
     return x
 
-def defend(x,          # a uint8 RGB image (image defences) or a list of questions (text defences)
-           name: str,  # a key of DEFENCES, or "none"
-          ):
+
+def defend(
+    x,  # a uint8 RGB image (image defences) or a list of questions (text defences)
+    name: str,  # a key of DEFENCES, or "none"
+):
     "x after the defence `name` (x itself for 'none')."
-    if name == NO_DEFENCE: return x
+    if name == NO_DEFENCE:
+        return x
     d = DEFENCES[name]
-    if d.kind == "text": return list(d(list(x)))
+    if d.kind == "text":
+        return list(d(list(x)))
     out = d(check_image(x, name))
-    if out.shape != x.shape or out.dtype != np.uint8: raise RuntimeError(f"defence {name!r} returned {out.dtype} {out.shape} for {x.dtype} {x.shape}")
+    if out.shape != x.shape or out.dtype != np.uint8:
+        raise RuntimeError(f"defence {name!r} returned {out.dtype} {out.shape} for {x.dtype} {x.shape}")
     return out
 
 # %% ../nbs/01b_defences.ipynb #c010
@@ -105,38 +136,63 @@ def rgb_through_bgr(function, x: np.ndarray) -> np.ndarray:
     "`function` applied to x in OpenCV's BGR order, the result back in RGB."
     return cv2.cvtColor(function(cv2.cvtColor(x, cv2.COLOR_RGB2BGR)), cv2.COLOR_BGR2RGB)
 
+
 def to_unit(x: np.ndarray) -> np.ndarray:
     "uint8 -> float64 in [0, 1]."
     return x.astype(np.float64) / 255
+
 
 def from_unit(y: np.ndarray) -> np.ndarray:
     "float in [0, 1] (clipped) -> uint8, rounded."
     return np.clip(np.rint(np.asarray(y, np.float64) * 255), 0, 255).astype(np.uint8)
 
 # %% ../nbs/01b_defences.ipynb #c010b
-@register_defence("nlmeans", targets=("noise",), source="Buades, Coll & Morel 2005; OpenCV fastNlMeansDenoisingColored",
-                  h=10, h_color=10, template=7, search=21)
+@register_defence(
+    "nlmeans",
+    targets=("noise",),
+    source="Buades, Coll & Morel 2005; OpenCV fastNlMeansDenoisingColored",
+    h=10,
+    h_color=10,
+    template=7,
+    search=21,
+)
 def nlmeans(x, h, h_color, template, search):
     "Non-local means: each pixel the weighted mean of pixels whose neighbourhoods look alike."
     return rgb_through_bgr(lambda b: cv2.fastNlMeansDenoisingColored(b, None, h, h_color, template, search), x)
 
-@register_defence("bilateral", targets=("noise",), source="Tomasi & Manduchi 1998; OpenCV bilateralFilter", diameter=5, sigma_color=50, sigma_space=5)
+
+@register_defence(
+    "bilateral",
+    targets=("noise",),
+    source="Tomasi & Manduchi 1998; OpenCV bilateralFilter",
+    diameter=5,
+    sigma_color=50,
+    sigma_space=5,
+)
 def bilateral(x, diameter, sigma_color, sigma_space):
     "Bilateral filter: a Gaussian mean over near pixels of similar colour, so edges survive."
     return cv2.bilateralFilter(x, diameter, sigma_color, sigma_space)
+
 
 @register_defence("median", targets=("noise",), source="Tukey 1977; OpenCV medianBlur", size=3)
 def median(x, size):
     "Median filter: each pixel the median of its size x size neighbourhood, per channel (removes isolated impulses)."
     return cv2.medianBlur(x, size)
 
-@register_defence("bm3d", targets=("noise",), source="Dabov et al. 2007; bm3d package (bm3d_rgb), sigma by scikit-image estimate_sigma")
+
+@register_defence(
+    "bm3d",
+    targets=("noise",),
+    source="Dabov et al. 2007; bm3d package (bm3d_rgb), sigma by scikit-image estimate_sigma",
+)
 def bm3d_denoise(x):
     "BM3D with the noise level estimated from the image (a clean image gets a near-zero level and is nearly unchanged)."
     import bm3d
     from skimage.restoration import estimate_sigma
+
     u = to_unit(x)
-    if np.ptp(u) == 0: return x.copy()  # a constant image has no noise to remove (and bm3d_rgb returns NaN on one)
+    if np.ptp(u) == 0:
+        return x.copy()  # a constant image has no noise to remove (and bm3d_rgb returns NaN on one)
     sigma = float(estimate_sigma(u, channel_axis=-1, average_sigmas=True))
     return from_unit(bm3d.bm3d_rgb(u, max(sigma, 1e-3))) if sigma > 0 else x.copy()
 
@@ -144,28 +200,48 @@ def bm3d_denoise(x):
 def disk_psf(radius: float) -> np.ndarray:
     "A normalised disk point-spread function: the pixels within `radius` of the centre, summing to 1."
     r = int(np.floor(radius))  # no pixel beyond the radius: the array is as small as the disk
-    yy, xx = np.mgrid[-r:r + 1, -r:r + 1]
-    disk = (xx ** 2 + yy ** 2 <= radius ** 2).astype(np.float64)
+    yy, xx = np.mgrid[-r : r + 1, -r : r + 1]
+    disk = (xx**2 + yy**2 <= radius**2).astype(np.float64)
     return disk / disk.sum()
 
-@register_defence("richardson_lucy", targets=("blur",), source="Richardson 1972; Lucy 1974; scikit-image restoration.richardson_lucy",
-                  radius=1.5, iterations=10)
+
+@register_defence(
+    "richardson_lucy",
+    targets=("blur",),
+    source="Richardson 1972; Lucy 1974; scikit-image restoration.richardson_lucy",
+    radius=1.5,
+    iterations=10,
+)
 def richardson_lucy(x, radius, iterations):
     "Richardson-Lucy deconvolution of each channel by a disk blur of `radius` pixels (the image reflected at its borders first, so they do not ring)."
     from skimage.restoration import richardson_lucy as rl
+
     psf, pad = disk_psf(radius), 4 * int(np.ceil(radius))
     u = np.pad(to_unit(x), ((pad, pad), (pad, pad), (0, 0)), mode="reflect")
     out = np.stack([rl(u[..., c], psf, num_iter=iterations, clip=True) for c in range(3)], axis=-1)
     return from_unit(out[pad:-pad, pad:-pad])
 
-@register_defence("tv_deblock", targets=("digital",), source="Chambolle 2004; Alter, Durand & Froment 2005; scikit-image denoise_tv_chambolle",
-                  weight=0.05)
+
+@register_defence(
+    "tv_deblock",
+    targets=("digital",),
+    source="Chambolle 2004; Alter, Durand & Froment 2005; scikit-image denoise_tv_chambolle",
+    weight=0.05,
+)
 def tv_deblock(x, weight):
     "Total-variation smoothing, which removes JPEG's block edges and pixelation steps while keeping strong edges."
     from skimage.restoration import denoise_tv_chambolle
+
     return from_unit(denoise_tv_chambolle(to_unit(x), weight=weight, channel_axis=-1))
 
-@register_defence("clahe", targets=("attribute",), source="Zuiderveld 1994; OpenCV createCLAHE on CIELAB lightness", clip_limit=2.0, tiles=8)
+
+@register_defence(
+    "clahe",
+    targets=("attribute",),
+    source="Zuiderveld 1994; OpenCV createCLAHE on CIELAB lightness",
+    clip_limit=2.0,
+    tiles=8,
+)
 def clahe(x, clip_limit, tiles):
     "Contrast-limited adaptive histogram equalisation of the lightness channel (CIELAB L), colours kept."
     lab = cv2.cvtColor(x, cv2.COLOR_RGB2LAB)
@@ -175,34 +251,61 @@ def clahe(x, clip_limit, tiles):
 # %% ../nbs/01b_defences.ipynb #c015
 ROUTER_CLASSES = ("clean", "noise", "blur", "attribute", "digital")
 ROUTER_TRAINING = {  # class -> the corruptions the router learns it from (others are held out, below)
-    "noise": ("gaussian_noise", "shot_noise_vrb", "impulse_noise"), "blur": ("defocus_blur", "zoom_blur", "motion_blur"),
-    "attribute": ("brightness", "contrast", "low_light"), "digital": ("jpeg_compression", "pixelate_vrb")}
+    "noise": ("gaussian_noise", "shot_noise_vrb", "impulse_noise"),
+    "blur": ("defocus_blur", "zoom_blur", "motion_blur"),
+    "attribute": ("brightness", "contrast", "low_light"),
+    "digital": ("jpeg_compression", "pixelate_vrb"),
+}
 RESTORER_TRAINING = {  # expert -> the corruptions its restorer learns to undo
-    "noise": ROUTER_TRAINING["noise"], "blur": ("defocus_blur", "zoom_blur")}  # not motion blur: it shifts the image, which no local filter undoes
-ROUTES = {"clean": NO_DEFENCE, "noise": "restorer_noise", "blur": "restorer_blur", "attribute": "clahe", "digital": "tv_deblock"}
+    "noise": ROUTER_TRAINING["noise"],
+    "blur": ("defocus_blur", "zoom_blur"),
+}  # not motion blur: it shifts the image, which no local filter undoes
+ROUTES = {
+    "clean": NO_DEFENCE,
+    "noise": "restorer_noise",
+    "blur": "restorer_blur",
+    "attribute": "clahe",
+    "digital": "tv_deblock",
+}
 ROUTER_INPUT = 64  # pixels of the central square the router reads
+
 
 class Restorer(nn.Module):
     "DnCNN's residual design, small: conv-ReLU layers predict the corruption, which is subtracted from the input (values in [0, 1])."
+
     def __init__(self, width: int = 24, depth: int = 5):
         super().__init__()
         layers = [nn.Conv2d(3, width, 3, padding=1), nn.ReLU()]
-        for _ in range(depth - 2): layers += [nn.Conv2d(width, width, 3, padding=1), nn.ReLU()]
+        for _ in range(depth - 2):
+            layers += [nn.Conv2d(width, width, 3, padding=1), nn.ReLU()]
         self.body = nn.Sequential(*layers, nn.Conv2d(width, 3, 3, padding=1))
-    def forward(self, x): return x - self.body(x)
+
+    def forward(self, x):
+        return x - self.body(x)
+
 
 class Router(nn.Module):
     "A corruption classifier: three convolutions, each channel's mean and standard deviation, a linear layer to `n_classes` logits."
+
     def __init__(self, n_classes: int = len(ROUTER_CLASSES), width: int = 16):
         super().__init__()
-        self.features = nn.Sequential(nn.Conv2d(3, width, 3, padding=1), nn.ReLU(), nn.Conv2d(width, 2 * width, 3, stride=2, padding=1), nn.ReLU(),
-                                      nn.Conv2d(2 * width, 4 * width, 3, stride=2, padding=1), nn.ReLU())
+        self.features = nn.Sequential(
+            nn.Conv2d(3, width, 3, padding=1),
+            nn.ReLU(),
+            nn.Conv2d(width, 2 * width, 3, stride=2, padding=1),
+            nn.ReLU(),
+            nn.Conv2d(2 * width, 4 * width, 3, stride=2, padding=1),
+            nn.ReLU(),
+        )
         self.head = nn.Linear(8 * width, n_classes)
+
     def forward(self, x):
         f = self.features(x)
         return self.head(torch.cat([f.mean((2, 3)), f.std((2, 3))], dim=1))
 
+
 NETWORKS = {"restorer": Restorer, "router": Router}  # config.json's "network" -> class
+
 
 def image_tensor(images) -> torch.Tensor:
     "uint8 RGB images (N x H x W x 3, or one H x W x 3) -> float32 N x 3 x H x W in [0, 1]."
@@ -215,38 +318,50 @@ def central_square(x: np.ndarray, size: int = ROUTER_INPUT) -> np.ndarray:
     pad = [(max(0, size - s) // 2, max(0, size - s) - max(0, size - s) // 2) for s in x.shape[:2]] + [(0, 0)]
     x = np.pad(x, pad, mode="reflect") if any(p != (0, 0) for p in pad) else x
     top, left = (x.shape[0] - size) // 2, (x.shape[1] - size) // 2
-    return x[top:top + size, left:left + size]
+    return x[top : top + size, left : left + size]
 
 # %% ../nbs/01b_defences.ipynb #c017
 def save_network(net: nn.Module, folder: str | Path, network: str, sizes: dict, training: dict) -> Path:
     "Write net's weights (model.safetensors) and config.json (network, sizes, training record) into folder."
     from safetensors.torch import save_file
-    folder = Path(folder); folder.mkdir(parents=True, exist_ok=True)
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
     save_file({k: v.contiguous() for k, v in net.state_dict().items()}, str(folder / "model.safetensors"))
-    (folder / "config.json").write_text(json.dumps({"network": network, "sizes": sizes, "training": training}, indent=1) + "\n")
+    (folder / "config.json").write_text(
+        json.dumps({"network": network, "sizes": sizes, "training": training}, indent=1) + "\n"
+    )
     return folder
+
 
 @lru_cache(maxsize=None)
 def load_network(folder: str) -> nn.Module:
     "The network saved in folder (`save_network`), in eval mode; cached per process."
     from safetensors.torch import load_file
+
     path = Path(folder)
     if not (path / "config.json").is_file() or not (path / "model.safetensors").is_file():
-        raise FileNotFoundError(f"no defence weights in {path} (config.json and model.safetensors): train them with this notebook's `train_restorer` / `train_router`")
+        raise FileNotFoundError(
+            f"no defence weights in {path} (config.json and model.safetensors): train them with this notebook's `train_restorer` / `train_router`"
+        )
     config = json.loads((path / "config.json").read_text())
-    if config.get("network") not in NETWORKS: raise ValueError(f"{path / 'config.json'}: network {config.get('network')!r} is not one of {sorted(NETWORKS)}")
+    if config.get("network") not in NETWORKS:
+        raise ValueError(f"{path / 'config.json'}: network {config.get('network')!r} is not one of {sorted(NETWORKS)}")
     net = NETWORKS[config["network"]](**config.get("sizes", {}))
     net.load_state_dict(load_file(str(path / "model.safetensors")))
     return net.eval()
+
 
 def shipped_weights(name: str) -> str:
     "The folder of a shipped defence's weights inside the package."
     return str(files("vqa_robust") / "weights" / f"defence-{name.replace('_', '-')}")
 
+
 @torch.no_grad()
 def restore(x: np.ndarray, folder: str) -> np.ndarray:
     "x through the restorer saved in folder."
     return from_unit(load_network(folder)(image_tensor(x))[0].clamp(0, 1).permute(1, 2, 0).numpy())
+
 
 @torch.no_grad()
 def route(x: np.ndarray, folder: str | None = None) -> str:
@@ -255,83 +370,137 @@ def route(x: np.ndarray, folder: str | None = None) -> str:
     return ROUTER_CLASSES[int(logits.argmax())]
 
 # %% ../nbs/01b_defences.ipynb #c017p1
-@register_defence("restorer_noise", targets=("noise",), source="DnCNN (Zhang et al. 2017), small; trained here on easy-VQA with RESTORER_TRAINING['noise']",
-                  checkpoint=shipped_weights("restorer_noise"))
+@register_defence(
+    "restorer_noise",
+    targets=("noise",),
+    source="DnCNN (Zhang et al. 2017), small; trained here on easy-VQA with RESTORER_TRAINING['noise']",
+    checkpoint=shipped_weights("restorer_noise"),
+)
 def restorer_noise(x):
     "x through the shipped noise restorer."
     return restore(x, shipped_weights("restorer_noise"))
 
-@register_defence("restorer_blur", targets=("blur",), source="DnCNN (Zhang et al. 2017), small; trained here on easy-VQA with RESTORER_TRAINING['blur']",
-                  checkpoint=shipped_weights("restorer_blur"))
+
+@register_defence(
+    "restorer_blur",
+    targets=("blur",),
+    source="DnCNN (Zhang et al. 2017), small; trained here on easy-VQA with RESTORER_TRAINING['blur']",
+    checkpoint=shipped_weights("restorer_blur"),
+)
 def restorer_blur(x):
     "x through the shipped blur restorer."
     return restore(x, shipped_weights("restorer_blur"))
 
-@register_defence("routed", targets=("noise", "blur", "attribute", "digital"), checkpoint=shipped_weights("router"), uses=tuple(d for d in ROUTES.values() if d != NO_DEFENCE),
-                  source="VLSRB-style routing (Ishmam et al.): the router's class picks the expert (ROUTES)")
+
+@register_defence(
+    "routed",
+    targets=("noise", "blur", "attribute", "digital"),
+    checkpoint=shipped_weights("router"),
+    uses=tuple(d for d in ROUTES.values() if d != NO_DEFENCE),
+    source="VLSRB-style routing (Ishmam et al.): the router's class picks the expert (ROUTES)",
+)
 def routed(x):
     "x through the defence `ROUTES` names for the class the shipped router gives it."
     return defend(x, ROUTES[route(x)])
 
 # %% ../nbs/01b_defences.ipynb #c019
-def corrupted_pairs(dataset,               # a VQADataset (images by id)
-                    corruptions,           # names in CORRUPTIONS, drawn uniformly; "clean" allowed
-                    n: int,                # pairs to make
-                    seed: int = 0,
-                    size: int = ROUTER_INPUT,  # side of the central square kept
-                   ) -> dict:              # clean, corrupted (n x size x size x 3 uint8), corruption, severity, image_id
+def corrupted_pairs(
+    dataset,  # a VQADataset (images by id)
+    corruptions,  # names in CORRUPTIONS, drawn uniformly; "clean" allowed
+    n: int,  # pairs to make
+    seed: int = 0,
+    size: int = ROUTER_INPUT,  # side of the central square kept
+) -> dict:  # clean, corrupted (n x size x size x 3 uint8), corruption, severity, image_id
     "n (clean, corrupted) pairs: image, corruption and severity 1-5 drawn with the seed, each image corrupted with its own seed."
     rng, ids = seeded_rng(seed=seed, draw="defence pairs"), np.asarray(dataset.image_ids)
-    picks, names, levels = ids[rng.integers(len(ids), size=n)], rng.choice(list(corruptions), size=n), rng.integers(1, 6, size=n)
+    picks, names, levels = (
+        ids[rng.integers(len(ids), size=n)],
+        rng.choice(list(corruptions), size=n),
+        rng.integers(1, 6, size=n),
+    )
     clean, corrupted = [], []
     for image_id, name, level in zip(picks.tolist(), names.tolist(), levels.tolist()):
         x = to_uint8_rgb(dataset.load_image(image_id))
         y = image_under_condition(x, name, 0 if name == "clean" else level, seed, image_id)
-        clean.append(central_square(x, size)); corrupted.append(central_square(y, size))
-    return {"clean": np.stack(clean), "corrupted": np.stack(corrupted), "corruption": names, "severity": np.where(names == "clean", 0, levels),
-            "image_id": picks}
+        clean.append(central_square(x, size))
+        corrupted.append(central_square(y, size))
+    return {
+        "clean": np.stack(clean),
+        "corrupted": np.stack(corrupted),
+        "corruption": names,
+        "severity": np.where(names == "clean", 0, levels),
+        "image_id": picks,
+    }
 
-def train_restorer(clean: np.ndarray,      # n x H x W x 3 uint8 targets
-                   corrupted: np.ndarray,  # the same images corrupted
-                   steps: int = 2000, batch: int = 16, patch: int = 32, lr: float = 2e-3, seed: int = 0,
-                   sizes: dict | None = None,  # Restorer's width and depth
-                  ) -> tuple[Restorer, list[float]]:  # the network, and its mean loss per 100 steps
+
+def train_restorer(
+    clean: np.ndarray,  # n x H x W x 3 uint8 targets
+    corrupted: np.ndarray,  # the same images corrupted
+    steps: int = 2000,
+    batch: int = 16,
+    patch: int = 32,
+    lr: float = 2e-3,
+    seed: int = 0,
+    sizes: dict | None = None,  # Restorer's width and depth
+) -> tuple[Restorer, list[float]]:  # the network, and its mean loss per 100 steps
     "A `Restorer` trained by mean squared error to map corrupted crops back to clean ones."
-    torch.manual_seed(seed); rng = np.random.default_rng(seed)
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
     net, x, y = Restorer(**(sizes or {})), image_tensor(corrupted), image_tensor(clean)
     opt, losses, window = torch.optim.Adam(net.parameters(), lr=lr), [], []
     for step in range(steps):
-        i, top, left = rng.integers(len(x), size=batch), rng.integers(x.shape[2] - patch + 1), rng.integers(x.shape[3] - patch + 1)
-        xb, yb = x[i, :, top:top + patch, left:left + patch], y[i, :, top:top + patch, left:left + patch]
-        if rng.random() < 0.5: xb, yb = xb.flip(3), yb.flip(3)
+        i, top, left = (
+            rng.integers(len(x), size=batch),
+            rng.integers(x.shape[2] - patch + 1),
+            rng.integers(x.shape[3] - patch + 1),
+        )
+        xb, yb = x[i, :, top : top + patch, left : left + patch], y[i, :, top : top + patch, left : left + patch]
+        if rng.random() < 0.5:
+            xb, yb = xb.flip(3), yb.flip(3)
         loss = nn.functional.mse_loss(net(xb), yb)
-        opt.zero_grad(); loss.backward(); opt.step()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
         window.append(loss.item())
-        if len(window) == 100: losses.append(float(np.mean(window))); window = []
+        if len(window) == 100:
+            losses.append(float(np.mean(window)))
+            window = []
     return net.eval(), losses
 
 # %% ../nbs/01b_defences.ipynb #c019p1
-def train_router(images: np.ndarray,  # n x 64 x 64 x 3 uint8
-                 labels: np.ndarray,  # their classes, indices into ROUTER_CLASSES
-                 steps: int = 3000, batch: int = 32, lr: float = 2e-3, seed: int = 0,
-                ) -> tuple[Router, list[float]]:  # the network, and its mean loss per 100 steps
+def train_router(
+    images: np.ndarray,  # n x 64 x 64 x 3 uint8
+    labels: np.ndarray,  # their classes, indices into ROUTER_CLASSES
+    steps: int = 3000,
+    batch: int = 32,
+    lr: float = 2e-3,
+    seed: int = 0,
+) -> tuple[Router, list[float]]:  # the network, and its mean loss per 100 steps
     "A `Router` trained by cross-entropy on whole squares."
-    torch.manual_seed(seed); rng = np.random.default_rng(seed)
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
     net, x, y = Router(), image_tensor(images), torch.as_tensor(labels, dtype=torch.long)
     opt, losses, window = torch.optim.Adam(net.parameters(), lr=lr), [], []
     for step in range(steps):
         i = rng.integers(len(x), size=batch)
         loss = nn.functional.cross_entropy(net(x[i]), y[i])
-        opt.zero_grad(); loss.backward(); opt.step()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
         window.append(loss.item())
-        if len(window) == 100: losses.append(float(np.mean(window))); window = []
+        if len(window) == 100:
+            losses.append(float(np.mean(window)))
+            window = []
     return net.eval(), losses
+
 
 def router_examples(dataset, n: int, seed: int = 0, training: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
     "n router examples: a fifth clean, the rest over `training`'s classes evenly (each class's corruptions drawn uniformly); images and class indices."
     training = training or ROUTER_TRAINING
     n_clean, per_class = n // 5, (n - n // 5) // len(training)
-    parts = [corrupted_pairs(dataset, ["clean"], n_clean, seed)] + [corrupted_pairs(dataset, names, per_class, seed + 1 + k) for k, names in enumerate(training.values())]
+    parts = [corrupted_pairs(dataset, ["clean"], n_clean, seed)] + [
+        corrupted_pairs(dataset, names, per_class, seed + 1 + k) for k, names in enumerate(training.values())
+    ]
     labels = np.concatenate([np.zeros(n_clean, int)] + [np.full(per_class, ROUTER_CLASSES.index(c)) for c in training])
     return np.concatenate([p["corrupted"] for p in parts]), labels
 
@@ -339,14 +508,16 @@ def router_examples(dataset, n: int, seed: int = 0, training: dict | None = None
 def psnr(a: np.ndarray, b: np.ndarray) -> float:
     "Peak signal-to-noise ratio (dB) of two uint8 images: 10 log10(255^2 / MSE); inf when equal."
     mse = np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2)
-    return float("inf") if mse == 0 else float(10 * np.log10(255 ** 2 / mse))
+    return float("inf") if mse == 0 else float(10 * np.log10(255**2 / mse))
 
-def restoration_table(dataset,             # a VQADataset whose images are used
-                      defences,            # names in DEFENCES (image defences)
-                      conditions,          # (corruption, severity) pairs; ("clean", 0) measures the cost
-                      n_images: int = 30,  # the dataset's first n images
-                      seed: int = 0,
-                     ) -> pd.DataFrame:    # corruption, severity, defence, psnr_before, psnr_after, gain (dB), ms_per_image
+
+def restoration_table(
+    dataset,  # a VQADataset whose images are used
+    defences,  # names in DEFENCES (image defences)
+    conditions,  # (corruption, severity) pairs; ("clean", 0) measures the cost
+    n_images: int = 30,  # the dataset's first n images
+    seed: int = 0,
+) -> pd.DataFrame:  # corruption, severity, defence, psnr_before, psnr_after, gain (dB), ms_per_image
     "Mean PSNR against the clean image before and after each defence, per condition, and the defence's time per image."
     ids = list(dataset.image_ids)[:n_images]
     clean = {i: to_uint8_rgb(dataset.load_image(i)) for i in ids}
@@ -360,54 +531,84 @@ def restoration_table(dataset,             # a VQADataset whose images are used
             ms = 1000 * (time.perf_counter() - began) / len(ids)
             after = np.mean([min(psnr(defended[i], clean[i]), 99.0) for i in ids])
             rows.append((corruption, severity, name, before, after, after - before, ms))
-    return pd.DataFrame(rows, columns=["corruption", "severity", "defence", "psnr_before", "psnr_after", "gain", "ms_per_image"])
+    return pd.DataFrame(
+        rows, columns=["corruption", "severity", "defence", "psnr_before", "psnr_after", "gain", "ms_per_image"]
+    )
 
 # %% ../nbs/01b_defences.ipynb #c027
-ROUTER_HELD_OUT = {"noise": ("speckle_noise", "salt_and_pepper"), "blur": ("gaussian_blur", "glass_blur"), "attribute": ("saturate",),
-                   "digital": ("pixelate", "resample_nearest")}  # corruptions of the router's classes it is not trained on
+ROUTER_HELD_OUT = {
+    "noise": ("speckle_noise", "salt_and_pepper"),
+    "blur": ("gaussian_blur", "glass_blur"),
+    "attribute": ("saturate",),
+    "digital": ("pixelate", "resample_nearest"),
+}  # corruptions of the router's classes it is not trained on
 ROUTER_UNSEEN = ("snow", "fog", "spatter", "elastic_transform", "rotation")  # families it has no class for
+
 
 def router_accuracy(dataset, n: int = 100, seed: int = 0, folder: str | None = None) -> pd.DataFrame:
     "Per corruption: its class (None for an unseen family), whether the router trained on it, the share routed to each class, and the share right."
-    groups = [("clean", "clean", "trained")] + [(c, k, "trained") for k, names in ROUTER_TRAINING.items() for c in names]
-    groups += [(c, k, "held out") for k, names in ROUTER_HELD_OUT.items() for c in names] + [(c, None, "unseen family") for c in ROUTER_UNSEEN]
+    groups = [("clean", "clean", "trained")] + [
+        (c, k, "trained") for k, names in ROUTER_TRAINING.items() for c in names
+    ]
+    groups += [(c, k, "held out") for k, names in ROUTER_HELD_OUT.items() for c in names] + [
+        (c, None, "unseen family") for c in ROUTER_UNSEEN
+    ]
     rows = []
     for j, (corruption, cls, status) in enumerate(groups):
         pairs = corrupted_pairs(dataset, [corruption], 2 * n if corruption == "clean" else n, seed=seed + j)
         routed_to = pd.Series([route(x, folder) for x in pairs["corrupted"]])
         shares = {c: float((routed_to == c).mean()) for c in ROUTER_CLASSES}
-        rows.append({"corruption": corruption, "class": cls, "status": status, "n": len(routed_to), **shares, "accuracy": shares[cls] if cls else np.nan})
+        rows.append(
+            {
+                "corruption": corruption,
+                "class": cls,
+                "status": status,
+                "n": len(routed_to),
+                **shares,
+                "accuracy": shares[cls] if cls else np.nan,
+            }
+        )
     return pd.DataFrame(rows)
 
 # %% ../nbs/01b_defences.ipynb #c033
 WORD = re.compile(r"[A-Za-z]+")
 
+
 def question_word_counts(questions) -> dict:
     "How often each lower-cased word occurs in `questions`."
     counts = {}
     for q in questions:
-        for w in WORD.findall(q.lower()): counts[w] = counts.get(w, 0) + 1
+        for w in WORD.findall(q.lower()):
+            counts[w] = counts.get(w, 0) + 1
     return counts
+
 
 def english_words() -> dict:
     "English word frequencies as symspellpy ships them (`frequency_dictionary_en_82_765.txt`: 82,765 words, Google Books n-gram counts): the common words questions are made of."
     from importlib.resources import files
+
     lines = (files("symspellpy") / "frequency_dictionary_en_82_765.txt").read_text().splitlines()
     return {word: int(count) for word, count in (line.split() for line in lines if line.strip())}
+
 
 @lru_cache(maxsize=4)
 def speller(vocabulary: str = "easy_vqa", max_distance: int = 2):
     """A SymSpell corrector over English's common words (counted) and `vocabulary`'s question words (ranked above every English word, so that
     a typo closest to a word of the questions becomes that word), entered in sorted order: the same corrections in every process."""
     from symspellpy import SymSpell
+
     sym, english = SymSpell(max_dictionary_edit_distance=max_distance, prefix_length=7), english_words()
-    for word, count in sorted(english.items()): sym.create_dictionary_entry(word, count)
-    for word, count in sorted(SPELLING_VOCABULARIES[vocabulary]().items()): sym.create_dictionary_entry(word, max(english.values()) + count)
+    for word, count in sorted(english.items()):
+        sym.create_dictionary_entry(word, count)
+    for word, count in sorted(SPELLING_VOCABULARIES[vocabulary]().items()):
+        sym.create_dictionary_entry(word, max(english.values()) + count)
     return sym
+
 
 def easy_vqa_words() -> dict:
     "Word counts of easy-VQA's training questions."
     return question_word_counts(load_easy_vqa("train").questions.question)
+
 
 SPELLING_VOCABULARIES = Registry("spelling vocabulary")  # name -> () -> word counts
 SPELLING_VOCABULARIES.register("easy_vqa", easy_vqa_words)
@@ -416,27 +617,38 @@ SPELLING_VOCABULARIES.register("easy_vqa", easy_vqa_words)
 def correct_question(question: str, sym, max_distance: int = 2) -> str:
     "The question with every word SymSpell does not know replaced by its closest known word (lower case), the rest as it was; one- and two-letter words (option letters, 'is') are left alone."
     from symspellpy import Verbosity
+
     def fix(m):
         word = m.group(0).lower()
-        if len(word) <= 2: return word
+        if len(word) <= 2:
+            return word
         found = sym.lookup(word, Verbosity.TOP, max_edit_distance=max_distance)
         return found[0].term if found else word
+
     return WORD.sub(fix, question)
 
-@register_defence("spelling", kind="text", targets=("typo",), source="SymSpell (Garbe; symspellpy 6.10); dictionary: symspellpy's English frequency list and easy-VQA's training questions",
-                  vocabulary="easy_vqa", max_distance=2)
+
+@register_defence(
+    "spelling",
+    kind="text",
+    targets=("typo",),
+    source="SymSpell (Garbe; symspellpy 6.10); dictionary: symspellpy's English frequency list and easy-VQA's training questions",
+    vocabulary="easy_vqa",
+    max_distance=2,
+)
 def spelling(questions, vocabulary, max_distance):
     "Each question with its misspelt words corrected (`correct_question`)."
     sym = speller(vocabulary, max_distance)
     return [correct_question(q, sym, max_distance) for q in questions]
 
 # %% ../nbs/01b_defences.ipynb #c038
-def spelling_table(questions: pd.DataFrame,  # question_id, question
-                   kinds,                    # typo kinds of vqa_robust.text.PERTURBATIONS
-                   severities=(1, 2, 3, 4, 5),
-                   seed: int = 0,
-                   defence: str = "spelling",
-                  ) -> pd.DataFrame:         # kind, severity, n, restored (share), words_changed_on_correct (share)
+def spelling_table(
+    questions: pd.DataFrame,  # question_id, question
+    kinds,  # typo kinds of vqa_robust.text.PERTURBATIONS
+    severities=(1, 2, 3, 4, 5),
+    seed: int = 0,
+    defence: str = "spelling",
+) -> pd.DataFrame:  # kind, severity, n, restored (share), words_changed_on_correct (share)
     "How often a text defence restores typo-perturbed questions exactly, per kind and severity; and how often it changes a correct word."
     originals = questions.question.str.lower().tolist()
     fixed = defend(originals, defence)
@@ -445,25 +657,40 @@ def spelling_table(questions: pd.DataFrame,  # question_id, question
     rows = []
     for kind in kinds:
         for severity in severities:
-            records = [r for qid, q in zip(questions.question_id, originals) for r in perturb(q, kind, seed=seed, question_id=int(qid), severity=severity)]
+            records = [
+                r
+                for qid, q in zip(questions.question_id, originals)
+                for r in perturb(q, kind, seed=seed, question_id=int(qid), severity=severity)
+            ]
             repaired = defend([r["perturbed"] for r in records], defence)
-            rows.append((kind, severity, len(records), float(np.mean([f == r["original"] for f, r in zip(repaired, records)])), changed))
+            rows.append(
+                (
+                    kind,
+                    severity,
+                    len(records),
+                    float(np.mean([f == r["original"] for f, r in zip(repaired, records)])),
+                    changed,
+                )
+            )
     return pd.DataFrame(rows, columns=["kind", "severity", "n", "restored", "words_changed_on_correct"])
 
 # %% ../nbs/01b_defences.ipynb #c042
 @dataclass(frozen=True)
 class ModelRef:
     "A model as a run names it, parsed once: what answers and the defence in front of it. Its `name` is the run's and the store's; nothing else splits or joins it."
-    model: str                 # a key of vqa_robust.zoo.MODELS, a checkpoint folder, or a served endpoint (openai:MODEL@BASE_URL)
+
+    model: str  # a key of vqa_robust.zoo.MODELS, a checkpoint folder, or a served endpoint (openai:MODEL@BASE_URL)
     defence: str = NO_DEFENCE  # a key of DEFENCES, or 'none' (the model as it is)
 
     def __post_init__(self):
-        if self.defence != NO_DEFENCE: DEFENCES[self.defence]  # an unknown defence is refused, listing the known ones
+        if self.defence != NO_DEFENCE:
+            DEFENCES[self.defence]  # an unknown defence is refused, listing the known ones
 
     @classmethod
     def parse(cls, text) -> "ModelRef":
         "'model+defence' -> ModelRef; a name without a registered defence after its last '+' is the model's own name (a URL may hold a '+')."
-        if isinstance(text, ModelRef): return text
+        if isinstance(text, ModelRef):
+            return text
         base, plus, defence = str(text).rpartition("+")
         return cls(base, defence) if plus and base and defence in DEFENCES else cls(str(text))
 
@@ -473,40 +700,56 @@ class ModelRef:
         return self.model if self.defence == NO_DEFENCE else f"{self.model}+{self.defence}"
 
     @property
-    def defended(self) -> bool: return self.defence != NO_DEFENCE
+    def defended(self) -> bool:
+        return self.defence != NO_DEFENCE
 
 # %% ../nbs/01b_defences.ipynb #c042p1
 class DefendedEncoder:
     "A model's encoder with a defence in front: images (image defences) or questions (text defences) pass through it first."
+
     def __init__(self, encoder, defence: str):
         self.encoder, self.defence, self.kind = encoder, defence, DEFENCES[defence].kind
+
     def __getattr__(self, name):
-        if name.startswith("__") or name in ("encoder", "defence", "kind"): raise AttributeError(name)
+        if name.startswith("__") or name in ("encoder", "defence", "kind"):
+            raise AttributeError(name)
         return getattr(self.encoder, name)
+
     def questions(self, texts) -> list:
         return self.encoder.questions(defend(list(texts), self.defence) if self.kind == "text" else texts)
+
     def batch(self, images, questions):
         "The model's inputs for a batch, each distinct image (a batch repeats an image for each of its questions) defended once."
         if self.kind == "image":
             defended = {}
             for x in images:
-                if id(x) not in defended: defended[id(x)] = defend(to_uint8_rgb(x), self.defence)
+                if id(x) not in defended:
+                    defended[id(x)] = defend(to_uint8_rgb(x), self.defence)
             images = [defended[id(x)] for x in images]
         return self.encoder.batch(images, questions)
 
+
 class DefendedModel:
     "A model adapter behind a defence, named 'model+defence'; answers through the model's own code."
+
     def __init__(self, model, defence: str, name: str | None = None):
         self.model, self.defence = model, defence
         self.name = name or ModelRef(model.name, defence).name
+
     def __getattr__(self, name):
-        if name.startswith("__") or name in ("model", "defence", "name"): raise AttributeError(name)
+        if name.startswith("__") or name in ("model", "defence", "name"):
+            raise AttributeError(name)
         return getattr(self.model, name)
-    def encoder(self) -> DefendedEncoder: return DefendedEncoder(self.model.encoder(), self.defence)
+
+    def encoder(self) -> DefendedEncoder:
+        return DefendedEncoder(self.model.encoder(), self.defence)
+
     def predict_encoded(self, inputs: dict):
         "Answers and confidences for inputs this model's encoder prepared (already defended)."
-        if hasattr(self.model, "predict_encoded"): return self.model.predict_encoded(inputs)
+        if hasattr(self.model, "predict_encoded"):
+            return self.model.predict_encoded(inputs)
         return self.model.predict(inputs["images"], inputs["questions"])
+
     def predict(self, images, questions):
         "Answers and confidences for raw images and questions: the defence first, then the model."
         return self.predict_encoded(self.encoder().batch(images, self.encoder().questions(questions)))
@@ -516,70 +759,127 @@ def defence_timing(defences, images, questions=(), repeats: int = 1) -> dict:
     "Milliseconds per image (image defences) or per question (text defences) of each defence, best of `repeats`, after one warm-up call (weights and dictionaries load once)."
     out = {}
     for name in defences:
-        if name == NO_DEFENCE: out[name] = 0.0; continue
+        if name == NO_DEFENCE:
+            out[name] = 0.0
+            continue
         items = list(questions) if DEFENCES[name].kind == "text" else list(images)
-        if not items: out[name] = np.nan; continue
-        defend(items[:1], name) if DEFENCES[name].kind == "text" else defend(items[0], name)  # warm-up: loads weights, builds dictionaries
+        if not items:
+            out[name] = np.nan
+            continue
+        defend(items[:1], name) if DEFENCES[name].kind == "text" else defend(
+            items[0], name
+        )  # warm-up: loads weights, builds dictionaries
         best = np.inf
         for _ in range(repeats):
             began = time.perf_counter()
-            if DEFENCES[name].kind == "text": defend(items, name)
+            if DEFENCES[name].kind == "text":
+                defend(items, name)
             else:
-                for x in items: defend(x, name)
+                for x in items:
+                    defend(x, name)
             best = min(best, time.perf_counter() - began)
         out[name] = 1000 * best / len(items)
     return out
 
 # %% ../nbs/01b_defences.ipynb #ad968bd6
-DEFENCE_COLUMNS = ["model", "defence", "corruption", "severity", "n", "accuracy", "accuracy_none", "recovered", "recovered_low", "recovered_high", "clean_cost"]
+DEFENCE_COLUMNS = [
+    "model",
+    "defence",
+    "corruption",
+    "severity",
+    "n",
+    "accuracy",
+    "accuracy_none",
+    "recovered",
+    "recovered_low",
+    "recovered_high",
+    "clean_cost",
+]
 
-def defence_table(scored: pd.DataFrame,  # model (names 'model+defence'), corruption, severity, question_id, score
-                  n_boot: int = 1000, seed: int = 0, confidence: float = 0.95,
-                  timing: dict | None = None,  # defence -> ms per image (`defence_timing`)
-                  refs: dict | None = None,    # model name -> its ModelRef, as the run parsed it; None: parsed from the names
-                 ) -> pd.DataFrame:            # DEFENCE_COLUMNS (+ ms_per_image): one row per model, defence and condition
+
+def defence_table(
+    scored: pd.DataFrame,  # model (names 'model+defence'), corruption, severity, question_id, score
+    n_boot: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    timing: dict | None = None,  # defence -> ms per image (`defence_timing`)
+    refs: dict | None = None,  # model name -> its ModelRef, as the run parsed it; None: parsed from the names
+) -> pd.DataFrame:  # DEFENCE_COLUMNS (+ ms_per_image): one row per model, defence and condition
     "Accuracy behind each defence against the same model undefended, per condition, with paired bootstrap intervals and the clean cost."
     missing = [c for c in (*CONDITION, "question_id", "score") if c not in scored]
-    if missing: raise ValueError(f"defence_table: scored answers lack the column(s) {missing}")
+    if missing:
+        raise ValueError(f"defence_table: scored answers lack the column(s) {missing}")
     names = scored.model.astype(str)
     refs = refs if refs is not None else {name: ModelRef.parse(name) for name in names.unique()}
     table = scored.assign(base=names.map(lambda m: refs[m].model), defence=names.map(lambda m: refs[m].defence))
     keys = ["base", "corruption", "severity", "question_id"]
     none = table[table.defence == NO_DEFENCE][keys + ["score"]]
     defended = table[table.defence != NO_DEFENCE][keys + ["defence", "score"]]
-    if defended.empty or none.empty: return pd.DataFrame(columns=DEFENCE_COLUMNS)
+    if defended.empty or none.empty:
+        return pd.DataFrame(columns=DEFENCE_COLUMNS)
     pairs = defended.merge(none, on=keys, suffixes=("", "_none"), how="inner", validate="many_to_one")
-    wide = pairs.assign(gain=pairs.score - pairs.score_none).pivot_table(index="question_id", columns=["base", "defence", "corruption", "severity"],
-                                                                         values=["score", "score_none", "gain"], sort=False)
+    wide = pairs.assign(gain=pairs.score - pairs.score_none).pivot_table(
+        index="question_id",
+        columns=["base", "defence", "corruption", "severity"],
+        values=["score", "score_none", "gain"],
+        sort=False,
+    )
     gains = wide["gain"]
-    low, high = question_bootstrap(gains, n_boot, seed, confidence)  # the paired bootstrap over questions the other tables use
-    out = pd.DataFrame({"n": gains.notna().sum().to_numpy(), "accuracy": wide["score"].mean().to_numpy(), "accuracy_none": wide["score_none"].mean().to_numpy(),
-                        "recovered": gains.mean().to_numpy(), "recovered_low": low, "recovered_high": high}, index=gains.columns).reset_index()
+    low, high = question_bootstrap(
+        gains, n_boot, seed, confidence
+    )  # the paired bootstrap over questions the other tables use
+    out = pd.DataFrame(
+        {
+            "n": gains.notna().sum().to_numpy(),
+            "accuracy": wide["score"].mean().to_numpy(),
+            "accuracy_none": wide["score_none"].mean().to_numpy(),
+            "recovered": gains.mean().to_numpy(),
+            "recovered_low": low,
+            "recovered_high": high,
+        },
+        index=gains.columns,
+    ).reset_index()
     out = out.rename(columns={"base": "model"})
     clean = out[out.corruption == "clean"].set_index(["model", "defence"]).recovered
     out["clean_cost"] = [-clean.get((m, d), np.nan) for m, d in zip(out.model, out.defence)]
-    if timing is not None: out["ms_per_image"] = out.defence.map(timing)
+    if timing is not None:
+        out["ms_per_image"] = out.defence.map(timing)
     order = {c: i for i, c in enumerate(dict.fromkeys(["clean", *scored.corruption]))}
-    out = out.assign(_order=out.corruption.map(order)).sort_values(["model", "defence", "_order", "severity"], kind="stable")
+    out = out.assign(_order=out.corruption.map(order)).sort_values(
+        ["model", "defence", "_order", "severity"], kind="stable"
+    )
     return out.reset_index(drop=True)[DEFENCE_COLUMNS + (["ms_per_image"] if timing is not None else [])]
 
 # %% ../nbs/01b_defences.ipynb #6cfc7243
-def plot_defences(table: pd.DataFrame,  # `defence_table`
-                  title: str = "accuracy with and without defences"):
+def plot_defences(
+    table: pd.DataFrame,  # `defence_table`
+    title: str = "accuracy with and without defences",
+):
     "Accuracy against severity, a panel per model and corruption, a line per defence (black: none); the clean level is severity 0."
     import matplotlib.pyplot as plt
-    models, corruptions = list(dict.fromkeys(table.model)), [c for c in dict.fromkeys(table.corruption) if c != "clean"] or ["clean"]
-    fig, axes = plt.subplots(len(models), len(corruptions), figsize=(3.2 * len(corruptions), 2.6 * len(models)), squeeze=False, sharey=True)
+
+    models, corruptions = (
+        list(dict.fromkeys(table.model)),
+        [c for c in dict.fromkeys(table.corruption) if c != "clean"] or ["clean"],
+    )
+    fig, axes = plt.subplots(
+        len(models), len(corruptions), figsize=(3.2 * len(corruptions), 2.6 * len(models)), squeeze=False, sharey=True
+    )
     for i, model in enumerate(models):
         rows = table[table.model == model]
         for j, corruption in enumerate(corruptions):
             ax = axes[i][j]
             for k, (defence, d) in enumerate(rows.groupby("defence", sort=False)):
                 part = pd.concat([d[d.corruption == "clean"], d[d.corruption == corruption]]).sort_values("severity")
-                if k == 0: ax.plot(part.severity, part.accuracy_none, color="black", marker="o", ms=3, label="none")
+                if k == 0:
+                    ax.plot(part.severity, part.accuracy_none, color="black", marker="o", ms=3, label="none")
                 ax.plot(part.severity, part.accuracy, marker="o", ms=3, label=defence)
-            ax.set_title(f"{model}: {corruption}", fontsize=8); ax.set_xlabel("severity"); ax.set_ylim(0, 1)
-            if j == 0: ax.set_ylabel("accuracy")
+            ax.set_title(f"{model}: {corruption}", fontsize=8)
+            ax.set_xlabel("severity")
+            ax.set_ylim(0, 1)
+            if j == 0:
+                ax.set_ylabel("accuracy")
     axes[0][-1].legend(fontsize=7, loc="lower left")
-    fig.suptitle(title); fig.tight_layout()
+    fig.suptitle(title)
+    fig.tight_layout()
     return fig

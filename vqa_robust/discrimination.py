@@ -15,42 +15,51 @@ from .vocabulary import answer_key
 __all__ = ['question_discrimination', 'select_discriminative', 'discriminative_split', 'ranking_comparison']
 
 # %% ../nbs/04d_discrimination.ipynb #k055
-def question_discrimination(scored: pd.DataFrame  # scored answers of two or more models, clean and corrupted
-                           ) -> pd.DataFrame:     # question_id, disagreement, flip_rate, discrimination
+def question_discrimination(
+    scored: pd.DataFrame,  # scored answers of two or more models, clean and corrupted
+) -> pd.DataFrame:  # question_id, disagreement, flip_rate, discrimination
     "Per question: whether the models' clean answers differ (after normalisation), the share of corrupted answers that flip from the model's clean one, and their sum."
     rows = image_condition_answers(scored)
-    if rows.model.nunique() < 2: raise ValueError(f"discrimination compares models: got answers of {rows.model.nunique()} model")
+    if rows.model.nunique() < 2:
+        raise ValueError(f"discrimination compares models: got answers of {rows.model.nunique()} model")
     clean = rows[clean_mask(rows)]
     disagreement = clean.assign(a=clean.answer.map(answer_key)).groupby("question_id").a.nunique().gt(1).astype(float)
-    flips = flip_terms(rows).groupby("question_id").flip.mean()  # the answer flip of vqa_robust.flips, NaN without a clean answer
+    flips = (
+        flip_terms(rows).groupby("question_id").flip.mean()
+    )  # the answer flip of vqa_robust.flips, NaN without a clean answer
     out = pd.DataFrame({"disagreement": disagreement, "flip_rate": flips.reindex(disagreement.index).fillna(0.0)})
     return out.assign(discrimination=out.disagreement + out.flip_rate).reset_index()
 
-def select_discriminative(discrimination: pd.DataFrame,  # from `question_discrimination`
-                          n_questions: int | None = None,  # target size; None: every candidate
-                          seed: int = 0,                 # seed of the tie-breaking order
-                          min_flip_rate: float = 0.0,    # a question with no disagreement is a candidate when its flip rate exceeds this
-                         ) -> list:                     # the chosen question ids, sorted
+
+def select_discriminative(
+    discrimination: pd.DataFrame,  # from `question_discrimination`
+    n_questions: int | None = None,  # target size; None: every candidate
+    seed: int = 0,  # seed of the tie-breaking order
+    min_flip_rate: float = 0.0,  # a question with no disagreement is a candidate when its flip rate exceeds this
+) -> list:  # the chosen question ids, sorted
     "Candidates: the models disagree on the clean image, or answers flip under corruption (flip rate > `min_flip_rate`); the `n_questions` with the highest discrimination, ties in a seeded random order."
     d = discrimination[(discrimination.disagreement > 0) | (discrimination.flip_rate > min_flip_rate)]
     d = d.assign(tie=seeded_rng(seed=seed, purpose="discriminative").permutation(len(d)))
     d = d.sort_values(["discrimination", "tie"], ascending=[False, True])
     return sorted(d.question_id.head(len(d) if n_questions is None else n_questions).tolist())
 
-def discriminative_split(dataset: VQADataset,  # the run's questions
-                         question_ids,         # the discriminative questions (`select_discriminative`)
-                         path,                 # where to write the split file
-                        ):                     # the written path
+
+def discriminative_split(
+    dataset: VQADataset,  # the run's questions
+    question_ids,  # the discriminative questions (`select_discriminative`)
+    path,  # where to write the split file
+):  # the written path
     "Write the images that hold the chosen questions as a split file (`write_split`'s format: splits are lists of images, so every question on them comes along)."
     images = dataset.questions[dataset.questions.question_id.isin(set(question_ids))].image_id.unique()
     return write_split(dataset.subset(images), path)
 
 # %% ../nbs/04d_discrimination.ipynb #k055p1
-def ranking_comparison(scored: pd.DataFrame,  # scored answers of two or more models over clean and levels 1-5
-                       subsets: dict,         # subset name -> question ids ('all' is added)
-                       n_boot: int = 200,     # bootstrap replicates
-                       seed: int = 0,         # bootstrap seed
-                      ) -> pd.DataFrame:      # subset, n_questions, model, VRE, low, high, rank, rank_stability
+def ranking_comparison(
+    scored: pd.DataFrame,  # scored answers of two or more models over clean and levels 1-5
+    subsets: dict,  # subset name -> question ids ('all' is added)
+    n_boot: int = 200,  # bootstrap replicates
+    seed: int = 0,  # bootstrap seed
+) -> pd.DataFrame:  # subset, n_questions, model, VRE, low, high, rank, rank_stability
     "The models' VRE, its interval, rank and rank stability (`metrics.bootstrap`) on the whole set and on each subset of questions."
     rows = image_condition_answers(scored)
     subsets = {"all": sorted(rows.question_id.unique()), **subsets}
@@ -58,4 +67,6 @@ def ranking_comparison(scored: pd.DataFrame,  # scored answers of two or more mo
     for name, ids in subsets.items():
         vm = bootstrap(rows[rows.question_id.isin(set(ids))], n_boot=n_boot, seed=seed)["vre_model"].reset_index()
         tables.append(vm.rename(columns={"estimate": "VRE"}).assign(subset=name, n_questions=len(set(ids))))
-    return pd.concat(tables, ignore_index=True)[["subset", "n_questions", "model", "VRE", "low", "high", "rank", "rank_stability"]]
+    return pd.concat(tables, ignore_index=True)[
+        ["subset", "n_questions", "model", "VRE", "low", "high", "rank", "rank_stability"]
+    ]

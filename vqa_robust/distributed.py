@@ -17,9 +17,29 @@ from .base import Registry
 from .parallel import local_map, ray_map, start_ray
 from .vqav2 import VQADataset
 from .zoo import load_model
-from .store import CHUNK_SIZE, chunk_file, condition_answers, identity_digest, partition_dir, reported_model, store_plan, write_chunk, write_record
+from vqa_robust.store import (
+    CHUNK_SIZE,
+    chunk_file,
+    condition_answers,
+    identity_digest,
+    partition_dir,
+    reported_model,
+    store_plan,
+    write_chunk,
+    write_record,
+)
 from .corruptions import warm_corruptions
-from .inference import answer_plan, answer_rate, encoder_of, plan_bar, plan_batches, question_order, release_memory, run_conditions, served_journal
+from vqa_robust.inference import (
+    answer_plan,
+    answer_rate,
+    encoder_of,
+    plan_bar,
+    plan_batches,
+    question_order,
+    release_memory,
+    run_conditions,
+    served_journal,
+)
 
 # %% auto #0
 __all__ = ['EXECUTORS', 'Shard', 'shards_of', 'answer_shard', 'Executor', 'register_executor', 'no_replicas', 'release_replicas',
@@ -30,41 +50,61 @@ __all__ = ['EXECUTORS', 'Shard', 'shards_of', 'answer_shard', 'Executor', 'regis
 @dataclass(frozen=True)
 class Shard:
     "One chunk of one (model, corruption, severity): the unit of distributed work."
-    model: str       # model name, as in the store
+
+    model: str  # model name, as in the store
     corruption: str  # a key of CORRUPTIONS, or "clean"
-    severity: int    # 0 for clean, else 1-5
-    chunk: int       # chunk index in the question order
+    severity: int  # 0 for clean, else 1-5
+    chunk: int  # chunk index in the question order
 
     @property
-    def key(self) -> str: return f"{self.model}/{self.corruption}/{self.severity}/{self.chunk:05d}"
+    def key(self) -> str:
+        return f"{self.model}/{self.corruption}/{self.severity}/{self.chunk:05d}"
 
-def shards_of(model_name: str,  # the model
-              todo: dict,       # (corruption, severity) -> chunk indices to answer
-             ) -> list[Shard]:
+
+def shards_of(
+    model_name: str,  # the model
+    todo: dict,  # (corruption, severity) -> chunk indices to answer
+) -> list[Shard]:
     "The shards of `todo`, in plan order (condition by condition as the grid lists them, chunks ascending)."
     return [Shard(model_name, c, int(s), k) for (c, s), chunks in todo.items() for k in sorted(chunks)]
 
 # %% ../nbs/03a_distributed.ipynb #c010
-def answer_shard(model,                 # a loaded adapter
-                 dataset: VQADataset,   # the run's questions
-                 shard: Shard,          # what to answer
-                 out_dir: str | Path,   # the run folder (its store is out_dir/answers)
-                 identity: dict,        # the condition's identity (condition_identity)
-                 seed: int = 0,         # run seed
-                 batch_size: int = 32,  # questions per batch
-                 chunk_size: int = CHUNK_SIZE,  # questions per chunk
-                 num_workers: int = 0,  # data-worker processes
-                 question_inputs=None,  # the questions tokenised once (encoder.questions), or None to tokenise here
-                 order: pd.DataFrame | None = None,  # question_order(dataset), or None to sort here
-                 reported: str | None = None,  # the model the store's saved replies named (`StorePlan.reported`): a served model's must name it too
-                ) -> tuple[dict, pd.DataFrame]:  # the chunk's record entry, and its answers
+def answer_shard(
+    model,  # a loaded adapter
+    dataset: VQADataset,  # the run's questions
+    shard: Shard,  # what to answer
+    out_dir: str | Path,  # the run folder (its store is out_dir/answers)
+    identity: dict,  # the condition's identity (condition_identity)
+    seed: int = 0,  # run seed
+    batch_size: int = 32,  # questions per batch
+    chunk_size: int = CHUNK_SIZE,  # questions per chunk
+    num_workers: int = 0,  # data-worker processes
+    question_inputs=None,  # the questions tokenised once (encoder.questions), or None to tokenise here
+    order: pd.DataFrame | None = None,  # question_order(dataset), or None to sort here
+    reported: str
+    | None = None,  # the model the store's saved replies named (`StorePlan.reported`): a served model's must name it too
+) -> tuple[dict, pd.DataFrame]:  # the chunk's record entry, and its answers
     "Answer one shard exactly as a local run answers that chunk, and write it with its sidecar."
-    if order is None: order = question_order(dataset)
+    if order is None:
+        order = question_order(dataset)
     batches = plan_batches(len(order), {(shard.corruption, shard.severity): {shard.chunk}}, chunk_size, batch_size)
-    if hasattr(model, "keep_journal"): model.keep_journal(served_journal(out_dir, model.name, f"{os.uname().nodename}-{os.getpid()}"))  # a served model: one journal a replica
-    if reported and hasattr(model, "checked_model"): model.checked_model({"model": reported})
-    answers = pd.concat([a for _, a in answer_plan(model, dataset, order, batches, seed, num_workers, question_inputs)], ignore_index=True)
-    entry = write_chunk(partition_dir(out_dir, model.name, shard.corruption, shard.severity), shard.chunk, answers, identity, getattr(model, "reported", None))
+    if hasattr(model, "keep_journal"):
+        model.keep_journal(
+            served_journal(out_dir, model.name, f"{os.uname().nodename}-{os.getpid()}")
+        )  # a served model: one journal a replica
+    if reported and hasattr(model, "checked_model"):
+        model.checked_model({"model": reported})
+    answers = pd.concat(
+        [a for _, a in answer_plan(model, dataset, order, batches, seed, num_workers, question_inputs)],
+        ignore_index=True,
+    )
+    entry = write_chunk(
+        partition_dir(out_dir, model.name, shard.corruption, shard.severity),
+        shard.chunk,
+        answers,
+        identity,
+        getattr(model, "reported", None),
+    )
     release_memory()
     return entry, answers
 
@@ -72,97 +112,175 @@ def answer_shard(model,                 # a loaded adapter
 @dataclass(frozen=True)
 class Executor:
     "Where a run's work runs: `map(fn, tasks, workers)` for generation, `answer(...)` for inference."
+
     name: str
-    map: Callable        # (fn, tasks, workers) -> an iterator of results in task order
-    answer: Callable     # (model_name, identity, dataset, grid, out_dir, **options) -> answers (RESULT_COLUMNS)
+    map: Callable  # (fn, tasks, workers) -> an iterator of results in task order
+    answer: Callable  # (model_name, identity, dataset, grid, out_dir, **options) -> answers (RESULT_COLUMNS)
     description: str
-    start: Callable | None = None  # (model_name, load, threads=, num_workers=, address=, replicas=, log=) -> replicas, a dict of `answer`'s extra options
-    stop: Callable | None = None   # (replicas) -> None: releases what `start` made
+    start: Callable | None = (
+        None  # (model_name, load, threads=, num_workers=, address=, replicas=, log=) -> replicas, a dict of `answer`'s extra options
+    )
+    stop: Callable | None = None  # (replicas) -> None: releases what `start` made
+
 
 EXECUTORS = Registry("executor")  # name -> Executor
 
-def register_executor(name: str,            # the executor's name, e.g. "local"
-                      map: Callable,        # (fn, tasks, workers) -> results in task order
-                      answer: Callable,     # answers a model's grid into the store
-                      description: str = "",
-                      start: Callable | None = None,  # makes a model's replicas once; None: none (`answer` loads the model itself)
-                      stop: Callable | None = None,   # releases them
-                     ) -> Executor:
+
+def register_executor(
+    name: str,  # the executor's name, e.g. "local"
+    map: Callable,  # (fn, tasks, workers) -> results in task order
+    answer: Callable,  # answers a model's grid into the store
+    description: str = "",
+    start: Callable | None = None,  # makes a model's replicas once; None: none (`answer` loads the model itself)
+    stop: Callable | None = None,  # releases them
+) -> Executor:
     "Add an executor to `EXECUTORS`."
-    return EXECUTORS.register(name, Executor(name, map, answer, description, start or no_replicas, stop or release_replicas))
+    return EXECUTORS.register(
+        name, Executor(name, map, answer, description, start or no_replicas, stop or release_replicas)
+    )
+
 
 def no_replicas(model_name: str, load: dict, **_) -> dict:
     "The `start` of an executor without replicas: nothing to make."
     return {}
 
+
 def release_replicas(replicas: dict) -> None:
     "The default `stop`: forget the replicas (and free the memory of a model loaded here)."
-    replicas.clear(); release_memory()
+    replicas.clear()
+    release_memory()
 
-def executor(name: str  # a key of EXECUTORS
-            ) -> Executor:
+
+def executor(
+    name: str,  # a key of EXECUTORS
+) -> Executor:
     "The executor `name`, or an error listing the known ones."
     return EXECUTORS[name]
 
 # %% ../nbs/03a_distributed.ipynb #c017
-def local_answer(model_name: str, identity: dict, dataset: VQADataset, grid: list, out_dir: str | Path, seed: int = 0,
-                 batch_size: int = 32, chunk_size: int = CHUNK_SIZE, num_workers: int = 0, overwrite: bool = False,
-                 progress=True, log=None, load: dict | None = None, model=None, data: dict | None = None, **_) -> pd.DataFrame:
+def local_answer(
+    model_name: str,
+    identity: dict,
+    dataset: VQADataset,
+    grid: list,
+    out_dir: str | Path,
+    seed: int = 0,
+    batch_size: int = 32,
+    chunk_size: int = CHUNK_SIZE,
+    num_workers: int = 0,
+    overwrite: bool = False,
+    progress=True,
+    log=None,
+    load: dict | None = None,
+    model=None,
+    data: dict | None = None,
+    **_,
+) -> pd.DataFrame:
     "Answer a model's grid in this process with `run_conditions`: the `model` `local_start` loaded, or loaded here."
     model = model or load_model(model_name, **(load or {}))
-    return run_conditions(model, dataset, grid, out_dir, seed=seed, batch_size=batch_size, progress=progress, overwrite=overwrite,
-                          num_workers=num_workers, chunk_size=chunk_size, log=log, data=data)
+    return run_conditions(
+        model,
+        dataset,
+        grid,
+        out_dir,
+        seed=seed,
+        batch_size=batch_size,
+        progress=progress,
+        overwrite=overwrite,
+        num_workers=num_workers,
+        chunk_size=chunk_size,
+        log=log,
+        data=data,
+    )
 
-def local_start(model_name: str,       # a key of MODELS or a checkpoint folder
-                load: dict,            # load_model's options: device, dtype, local_files_only
-                threads: int = 1,      # torch threads (the run sets them in this process)
-                num_workers: int = 0,  # data-worker processes (`local_answer` takes them per call)
-                address: str = "",     # unused (Ray's address)
-                replicas: int | None = None,  # unused (Ray's replicas: here the one model this process loads)
-                log=None,              # run_log's function, or None
-               ) -> dict:              # {"model": the loaded adapter}, `local_answer`'s option
+
+def local_start(
+    model_name: str,  # a key of MODELS or a checkpoint folder
+    load: dict,  # load_model's options: device, dtype, local_files_only
+    threads: int = 1,  # torch threads (the run sets them in this process)
+    num_workers: int = 0,  # data-worker processes (`local_answer` takes them per call)
+    address: str = "",  # unused (Ray's address)
+    replicas: int | None = None,  # unused (Ray's replicas: here the one model this process loads)
+    log=None,  # run_log's function, or None
+) -> dict:  # {"model": the loaded adapter}, `local_answer`'s option
     "Load the model once in this process, for every question set a run answers with it."
     began = time.time()
     model = load_model(model_name, **load)
-    if log: log(f"{model.name}: loaded in {time.time() - began:.1f} s")
+    if log:
+        log(f"{model.name}: loaded in {time.time() - began:.1f} s")
     return {"model": model}
 
 # %% ../nbs/03a_distributed.ipynb #c019
-def ray_resources(device: str,            # "cuda..." or "cpu"
-                  replicas: int,          # model replicas
-                  cpus: float | None = None,  # CPUs Ray has
-                  data_workers: int = 0,  # data-worker processes per replica
-                 ) -> dict:
+def ray_resources(
+    device: str,  # "cuda..." or "cpu"
+    replicas: int,  # model replicas
+    cpus: float | None = None,  # CPUs Ray has
+    data_workers: int = 0,  # data-worker processes per replica
+) -> dict:
     "What one replica asks of Ray: a GPU each on CUDA (with CPUs for its data workers); else a share of the CPUs that leaves one free."
-    if str(device).startswith("cuda"): return {"num_gpus": 1, "num_cpus": max(1, data_workers)}
+    if str(device).startswith("cuda"):
+        return {"num_gpus": 1, "num_cpus": max(1, data_workers)}
     cpus = cpus or os.cpu_count() or 1
     return {"num_gpus": 0, "num_cpus": round(min(1.0, max(cpus - 1, 0.5) / max(replicas, 1)), 3)}
 
 # %% ../nbs/03a_distributed.ipynb #c021
 class ShardWorker:
     "A model replica (run as a Ray actor): loads the model once, answers shards and writes them into the store."
+
     def __init__(self, model_name: str, load: dict, threads: int = 1, num_workers: int = 0):
         torch.set_num_threads(max(1, threads))
         self.model, self.num_workers, self.questions = load_model(model_name, **load), num_workers, {}
-    def pid(self) -> int: return os.getpid()
-    def identity(self) -> dict: return getattr(self.model, "identity", None) or {"model": self.model.name}
-    def answer(self, dataset: VQADataset, key: str, shard: Shard, out_dir: str, identity: dict, seed: int, batch_size: int,
-               chunk_size: int, reported: str | None = None) -> tuple[dict, pd.DataFrame]:
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def identity(self) -> dict:
+        return getattr(self.model, "identity", None) or {"model": self.model.name}
+
+    def answer(
+        self,
+        dataset: VQADataset,
+        key: str,
+        shard: Shard,
+        out_dir: str,
+        identity: dict,
+        seed: int,
+        batch_size: int,
+        chunk_size: int,
+        reported: str | None = None,
+    ) -> tuple[dict, pd.DataFrame]:
         "Answer one shard (the questions of `dataset` ordered and tokenised once per `key`, one dataset at a time)."
         if key not in self.questions:
             order = question_order(dataset)
             self.questions = {key: (order, encoder_of(self.model).questions(order.question.tolist()))}
         order, inputs = self.questions[key]
-        if self.num_workers: warm_corruptions([shard.corruption])  # the shard's kernels loaded here once: its workers, forked anew for every shard, inherit them
-        return answer_shard(self.model, dataset, shard, out_dir, identity, seed, batch_size, chunk_size, self.num_workers, inputs, order, reported)
+        if self.num_workers:
+            warm_corruptions(
+                [shard.corruption]
+            )  # the shard's kernels loaded here once: its workers, forked anew for every shard, inherit them
+        return answer_shard(
+            self.model,
+            dataset,
+            shard,
+            out_dir,
+            identity,
+            seed,
+            batch_size,
+            chunk_size,
+            self.num_workers,
+            inputs,
+            order,
+            reported,
+        )
 
 # %% ../nbs/03a_distributed.ipynb #c023f
-def finished_shards(ray,                  # the ray module (or anything with its wait and get)
-                    workers: list,        # the replicas, sent shards in turn
-                    shards: deque,        # the shards still to send (emptied)
-                    submit: Callable,     # (replica, shard) -> the reference of its answer
-                    in_flight: int = 2,   # shards sent ahead per replica
-                   ) -> Iterable:         # (shard, its result) as each finishes
+def finished_shards(
+    ray,  # the ray module (or anything with its wait and get)
+    workers: list,  # the replicas, sent shards in turn
+    shards: deque,  # the shards still to send (emptied)
+    submit: Callable,  # (replica, shard) -> the reference of its answer
+    in_flight: int = 2,  # shards sent ahead per replica
+) -> Iterable:  # (shard, its result) as each finishes
     "Send `shards` to the replicas in turn, at most `in_flight` each ahead, and yield each with its result as it finishes."
     pending, turn = {}, 0
     while shards or pending:
@@ -171,7 +289,9 @@ def finished_shards(ray,                  # the ray module (or anything with its
             pending[submit(workers[turn % len(workers)], shard)] = shard
             turn += 1
         ready, _ = ray.wait(list(pending), num_returns=1)
-        for ref in ready: yield pending.pop(ref), ray.get(ref)
+        for ref in ready:
+            yield pending.pop(ref), ray.get(ref)
+
 
 def keep_shard(plan, shard, entry: dict, answers: pd.DataFrame):
     "A finished shard into the plan's answers and its condition's record, written at once (as the local run writes chunk by chunk)."
@@ -181,75 +301,98 @@ def keep_shard(plan, shard, entry: dict, answers: pd.DataFrame):
     write_record(plan.folders[condition], plan.identities[condition], plan.records[condition])
 
 # %% ../nbs/03a_distributed.ipynb #c023
-def ray_pool(model_name: str, load: dict, replicas: int, resources: dict, threads: int = 1, num_workers: int = 0) -> list:
+def ray_pool(
+    model_name: str, load: dict, replicas: int, resources: dict, threads: int = 1, num_workers: int = 0
+) -> list:
     "`replicas` ShardWorker actors, restarted when their process dies and their calls retried."
     import ray
+
     actor = ray.remote(max_restarts=-1, max_task_retries=-1, max_concurrency=1)(ShardWorker)
     return [actor.options(**resources).remote(model_name, load, threads, num_workers) for _ in range(replicas)]
 
 # %% ../nbs/03a_distributed.ipynb #c023s2
-def ray_start(model_name: str,       # a key of MODELS or a checkpoint folder
-              load: dict,            # load_model's options: device, dtype, local_files_only
-              threads: int = 1,      # torch threads per replica
-              num_workers: int = 0,  # data-worker processes per replica on GPU (on CPU the replicas prepare their own batches)
-              address: str = "",     # Ray address ("" starts a local Ray)
-              log=None,              # run_log's function, or None
-              replicas: int | None = None,  # model replicas (None: one per GPU, or 2 sharing the CPUs)
-             ) -> dict:              # {"pool": the replicas}, `ray_answer`'s option
+def ray_start(
+    model_name: str,  # a key of MODELS or a checkpoint folder
+    load: dict,  # load_model's options: device, dtype, local_files_only
+    threads: int = 1,  # torch threads per replica
+    num_workers: int = 0,  # data-worker processes per replica on GPU (on CPU the replicas prepare their own batches)
+    address: str = "",  # Ray address ("" starts a local Ray)
+    log=None,  # run_log's function, or None
+    replicas: int | None = None,  # model replicas (None: one per GPU, or 2 sharing the CPUs)
+) -> dict:  # {"pool": the replicas}, `ray_answer`'s option
     "Start the model's replicas on Ray once (one per GPU; two sharing the CPUs otherwise), for every question set a run answers with it."
     ray = start_ray(address)
     device, resources = str(load.get("device") or "cpu"), ray.cluster_resources()
     on_gpu = device.startswith("cuda")
     replicas = max(1, replicas or (int(resources.get("GPU", 0)) if on_gpu else 2))
     workers = num_workers if on_gpu else 0
-    pool = ray_pool(model_name, load, replicas, ray_resources(device, replicas, resources.get("CPU"), workers), threads, workers)
-    if log: log(f"{model_name}: {replicas} replica(s) on Ray ({resources})")
+    pool = ray_pool(
+        model_name, load, replicas, ray_resources(device, replicas, resources.get("CPU"), workers), threads, workers
+    )
+    if log:
+        log(f"{model_name}: {replicas} replica(s) on Ray ({resources})")
     return {"pool": pool}
+
 
 def ray_stop(replicas: dict) -> None:
     "Kill the replicas `ray_start` made."
     import ray
-    for replica in replicas.pop("pool", []): ray.kill(replica)
+
+    for replica in replicas.pop("pool", []):
+        ray.kill(replica)
 
 # %% ../nbs/03a_distributed.ipynb #c023sb
-def shard_submitter(ray,                  # the ray module (or anything with its put)
-                    dataset: VQADataset,  # the questions, put in Ray's object store once
-                    plan,                 # the store's plan (`store_plan`): identities, data, reported model
-                    out_dir: str | Path,  # run folder, shared by every node
-                    seed: int,            # run seed
-                    batch_size: int,      # questions per batch
-                    chunk_size: int,      # questions per chunk (= per shard)
-                   ) -> Callable:         # (replica, shard) -> the reference of its answer
+def shard_submitter(
+    ray,  # the ray module (or anything with its put)
+    dataset: VQADataset,  # the questions, put in Ray's object store once
+    plan,  # the store's plan (`store_plan`): identities, data, reported model
+    out_dir: str | Path,  # run folder, shared by every node
+    seed: int,  # run seed
+    batch_size: int,  # questions per batch
+    chunk_size: int,  # questions per chunk (= per shard)
+) -> Callable:  # (replica, shard) -> the reference of its answer
     "A function sending one shard to one replica's `answer`, with its condition's identity and the data's digest (the dataset put once)."
     dataset_ref, key = ray.put(dataset), identity_digest(plan.data)
-    return lambda worker, shard: worker.answer.remote(dataset_ref, key, shard, str(out_dir), plan.identities[(shard.corruption, shard.severity)],
-                                                      seed, batch_size, chunk_size, plan.reported)
+    return lambda worker, shard: worker.answer.remote(
+        dataset_ref,
+        key,
+        shard,
+        str(out_dir),
+        plan.identities[(shard.corruption, shard.severity)],
+        seed,
+        batch_size,
+        chunk_size,
+        plan.reported,
+    )
 
 # %% ../nbs/03a_distributed.ipynb #c023s1
-def ray_answer(model_name: str,          # a key of MODELS or a checkpoint folder
-               identity: dict,           # the model's identity (model_identity), as the store records it
-               dataset: VQADataset,      # the questions
-               grid: list,               # (corruption, severity) conditions
-               out_dir: str | Path,      # run folder, shared by every node
-               seed: int = 0,            # run seed
-               batch_size: int = 32,     # questions per batch
-               chunk_size: int = CHUNK_SIZE,  # questions per chunk (= per shard)
-               num_workers: int = 0,     # data-worker processes per replica
-               overwrite: bool = False,  # recompute answers made from other inputs (else they are an error)
-               progress=True,            # a tqdm bar (shared), True for a new one, or False
-               log: Callable | None = None,  # run_log's function, or None
-               load: dict | None = None, # load_model's options: device, dtype, local_files_only
-               replicas: int | None = None,  # model replicas without a `pool` (None: one per GPU, or 2 on CPU)
-               address: str = "",        # Ray address ("" starts a local Ray)
-               threads: int = 1,         # torch threads per replica
-               in_flight: int = 2,       # shards sent ahead per replica
-               on_shard: Callable | None = None,  # called with (shard, replica pids) after each finished shard
-               pool: list | None = None, # replicas to reuse (from ray_pool), else made and released here
-               data: dict | None = None, # dataset_fingerprint(dataset), if already computed (it reads every image)
-              ) -> pd.DataFrame:         # every answer of the grid, RESULT_COLUMNS
+def ray_answer(
+    model_name: str,  # a key of MODELS or a checkpoint folder
+    identity: dict,  # the model's identity (model_identity), as the store records it
+    dataset: VQADataset,  # the questions
+    grid: list,  # (corruption, severity) conditions
+    out_dir: str | Path,  # run folder, shared by every node
+    seed: int = 0,  # run seed
+    batch_size: int = 32,  # questions per batch
+    chunk_size: int = CHUNK_SIZE,  # questions per chunk (= per shard)
+    num_workers: int = 0,  # data-worker processes per replica
+    overwrite: bool = False,  # recompute answers made from other inputs (else they are an error)
+    progress=True,  # a tqdm bar (shared), True for a new one, or False
+    log: Callable | None = None,  # run_log's function, or None
+    load: dict | None = None,  # load_model's options: device, dtype, local_files_only
+    replicas: int | None = None,  # model replicas without a `pool` (None: one per GPU, or 2 on CPU)
+    address: str = "",  # Ray address ("" starts a local Ray)
+    threads: int = 1,  # torch threads per replica
+    in_flight: int = 2,  # shards sent ahead per replica
+    on_shard: Callable | None = None,  # called with (shard, replica pids) after each finished shard
+    pool: list | None = None,  # replicas to reuse (from ray_pool), else made and released here
+    data: dict | None = None,  # dataset_fingerprint(dataset), if already computed (it reads every image)
+) -> pd.DataFrame:  # every answer of the grid, RESULT_COLUMNS
     "Answer a model's grid on Ray, shard by shard, into the same store (and with the same rows) as `run_conditions`."
     ray, name = start_ray(address), identity.get("model", model_name)
-    plan = store_plan(name, identity, dataset, question_order(dataset), grid, out_dir, seed, batch_size, chunk_size, overwrite, data)
+    plan = store_plan(
+        name, identity, dataset, question_order(dataset), grid, out_dir, seed, batch_size, chunk_size, overwrite, data
+    )
     shards = deque(shards_of(name, plan.todo))
     bar = plan_bar(progress, plan)
     if shards:
@@ -257,30 +400,54 @@ def ray_answer(model_name: str,          # a key of MODELS or a checkpoint folde
         submit, started = shard_submitter(ray, dataset, plan, out_dir, seed, batch_size, chunk_size), time.time()
         for shard, (entry, answers) in finished_shards(ray, workers, shards, submit, in_flight):
             keep_shard(plan, shard, entry, answers)
-            if bar is not None: bar.update(len(answers)); bar.set_postfix_str(f"{name} {shard.corruption} {shard.severity}", refresh=False)
-            if on_shard: on_shard(shard, workers)
-        reported_model(name, plan.records, overwrite=False)  # replicas whose server changed model mid-run: refused, not one table of two models
+            if bar is not None:
+                bar.update(len(answers))
+                bar.set_postfix_str(f"{name} {shard.corruption} {shard.severity}", refresh=False)
+            if on_shard:
+                on_shard(shard, workers)
+        reported_model(
+            name, plan.records, overwrite=False
+        )  # replicas whose server changed model mid-run: refused, not one table of two models
         answered = sum(len(plan.done[c][k]) for c in plan.todo for k in plan.todo[c])
-        if log: log(f"{name} on Ray ({len(workers)} replica(s)): {answer_rate(answered, time.time() - started)}")
-        if pool is None: ray_stop({"pool": workers})
-    if bar is not None and progress is True: bar.close()
+        if log:
+            log(f"{name} on Ray ({len(workers)} replica(s)): {answer_rate(answered, time.time() - started)}")
+        if pool is None:
+            ray_stop({"pool": workers})
+    if bar is not None and progress is True:
+        bar.close()
     return pd.concat([condition_answers(name, *c, plan.done[c]) for c in grid], ignore_index=True)
 
 # %% ../nbs/03a_distributed.ipynb #c024
 for name, map_, answer, about, start, stop in (
-        ("local", local_map, local_answer, "one machine: processes for generation, data workers for inference (the default)", local_start, release_replicas),
-        ("ray", ray_map, ray_answer, "Ray tasks and actors: a model replica per GPU (a share of a CPU on CPU), on this machine or a cluster", ray_start, ray_stop)):
+    (
+        "local",
+        local_map,
+        local_answer,
+        "one machine: processes for generation, data workers for inference (the default)",
+        local_start,
+        release_replicas,
+    ),
+    (
+        "ray",
+        ray_map,
+        ray_answer,
+        "Ray tasks and actors: a model replica per GPU (a share of a CPU on CPU), on this machine or a cluster",
+        ray_start,
+        ray_stop,
+    ),
+):
     register_executor(name, map_, answer, about, start, stop)
 
 # %% ../nbs/03a_distributed.ipynb #c031
-def cluster_plan(rates: dict,                    # model -> answers per second of one GPU's pipeline
-                 gpus=(1, 8, 64),                # cluster sizes (one replica per GPU)
-                 answers: int = 71 * 16_000,     # answers per model (VRB: 71 conditions x about 16,000 questions)
-                 chunk_size: int = CHUNK_SIZE,   # questions per shard
-                 conditions: int = 71,           # conditions per model
-                 start_seconds: float = 120.0,   # each replica's start: Ray, model load (assumed)
-                 price_per_gpu_hour: float = 3.5,  # assumed price of one GPU-hour, in dollars
-                ) -> pd.DataFrame:
+def cluster_plan(
+    rates: dict,  # model -> answers per second of one GPU's pipeline
+    gpus=(1, 8, 64),  # cluster sizes (one replica per GPU)
+    answers: int = 71 * 16_000,  # answers per model (VRB: 71 conditions x about 16,000 questions)
+    chunk_size: int = CHUNK_SIZE,  # questions per shard
+    conditions: int = 71,  # conditions per model
+    start_seconds: float = 120.0,  # each replica's start: Ray, model load (assumed)
+    price_per_gpu_hour: float = 3.5,  # assumed price of one GPU-hour, in dollars
+) -> pd.DataFrame:
     "Wall time and cost of each model's grid on clusters of `gpus` GPUs: shards spread evenly over one replica per GPU."
     rows = []
     for model, rate in rates.items():
@@ -288,6 +455,14 @@ def cluster_plan(rates: dict,                    # model -> answers per second o
         for n in gpus:
             busy = min(n, shards)  # more GPUs than shards leave some idle
             seconds = start_seconds + answers / (rate * busy)
-            rows.append({"model": model, "gpus": n, "answers/s": rate * busy, "wall hours": seconds / 3600,
-                         "GPU hours": n * seconds / 3600, "cost ($)": n * seconds / 3600 * price_per_gpu_hour})
+            rows.append(
+                {
+                    "model": model,
+                    "gpus": n,
+                    "answers/s": rate * busy,
+                    "wall hours": seconds / 3600,
+                    "GPU hours": n * seconds / 3600,
+                    "cost ($)": n * seconds / 3600 * price_per_gpu_hour,
+                }
+            )
     return pd.DataFrame(rows)

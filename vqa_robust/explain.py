@@ -18,6 +18,7 @@ from .store import RESULT_COLUMNS
 from .base import LazyModule, Registry
 from .models import to_model
 from .vocabulary import clean_text, most_common_answer, same_answer
+
 plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
 
 # %% auto #0
@@ -29,47 +30,63 @@ __all__ = ['plt', 'EXPLAINERS', 'OCCLUSION', 'cell_edges', 'upsample_grid', 'nor
            'first_break', 'explorer_view', 'figure_png', 'explorer']
 
 # %% ../nbs/07_explain.ipynb #c006
-def cell_edges(size: int,  # pixels along one side
-               n: int,     # cells along that side
-              ) -> np.ndarray:  # n + 1 pixel boundaries, first 0, last `size`
+def cell_edges(
+    size: int,  # pixels along one side
+    n: int,  # cells along that side
+) -> np.ndarray:  # n + 1 pixel boundaries, first 0, last `size`
     "Pixel boundaries of `n` cells splitting `size` pixels as evenly as integers allow."
     return (np.arange(n + 1) * size) // n
 
-def upsample_grid(grid: np.ndarray,  # one value per cell, h x w
-                  size: tuple,       # (height, width) of the image in pixels
-                 ) -> np.ndarray:    # height x width: each pixel the value of its cell
+
+def upsample_grid(
+    grid: np.ndarray,  # one value per cell, h x w
+    size: tuple,  # (height, width) of the image in pixels
+) -> np.ndarray:  # height x width: each pixel the value of its cell
     "A cell map painted over the pixels of an image of `size`."
     (H, W), (h, w) = size, grid.shape
     rows = np.searchsorted(cell_edges(H, h), np.arange(H), side="right") - 1
     cols = np.searchsorted(cell_edges(W, w), np.arange(W), side="right") - 1
     return np.asarray(grid, dtype=float)[np.ix_(rows, cols)]
 
-def normalised(heat: np.ndarray  # non-negative map
-              ) -> np.ndarray:   # the map divided by its maximum (zeros stay zeros)
+
+def normalised(
+    heat: np.ndarray,  # non-negative map
+) -> np.ndarray:  # the map divided by its maximum (zeros stay zeros)
     "A map scaled to [0, 1] by its maximum."
     heat = np.clip(np.nan_to_num(np.asarray(heat, dtype=float)), 0, None)
     return heat / heat.max() if heat.max() > 0 else heat
 
 # %% ../nbs/07_explain.ipynb #c011
 @contextlib.contextmanager
-def patch_positions(embeddings,   # a ViltEmbeddings module
-                    store: dict,  # filled with patch_index (batch, tokens, 2), kept (batch, tokens) and grid (h, w)
-                   ):
+def patch_positions(
+    embeddings,  # a ViltEmbeddings module
+    store: dict,  # filled with patch_index (batch, tokens, 2), kept (batch, tokens) and grid (h, w)
+):
     "Capture the grid cell of every image token ViLT's `visual_embed` makes, while the block runs."
     original = embeddings.visual_embed
+
     def visual_embed(*args, **kwargs):
         tokens, mask, (patch_index, grid) = original(*args, **kwargs)
-        store.update(patch_index=patch_index.detach().cpu(), kept=mask[:, 1:].detach().cpu().bool(), grid=tuple(int(g) for g in grid))
+        store.update(
+            patch_index=patch_index.detach().cpu(),
+            kept=mask[:, 1:].detach().cpu().bool(),
+            grid=tuple(int(g) for g in grid),
+        )
         return tokens, mask, (patch_index, grid)
-    embeddings.visual_embed = visual_embed
-    try: yield store
-    finally: del embeddings.visual_embed  # the class's method again
 
-def scatter_to_grid(values: np.ndarray,       # one value per image token
-                    patch_index: np.ndarray,  # (tokens, 2): the (row, column) of each token's cell
-                    kept: np.ndarray,         # (tokens,) True for image tokens, False for padding
-                    grid: tuple,              # (rows, columns) of the patch grid
-                   ) -> np.ndarray:           # rows x columns, 0 where no token came from
+    embeddings.visual_embed = visual_embed
+    try:
+        yield store
+    finally:
+        del embeddings.visual_embed  # the class's method again
+
+
+def scatter_to_grid(
+    values: np.ndarray,  # one value per image token
+    patch_index: np.ndarray,  # (tokens, 2): the (row, column) of each token's cell
+    kept: np.ndarray,  # (tokens,) True for image tokens, False for padding
+    grid: tuple,  # (rows, columns) of the patch grid
+) -> np.ndarray:  # rows x columns, 0 where no token came from
     "Token values put back into the patch grid by each token's cell."
     out = np.zeros(grid)
     rows, cols = np.asarray(patch_index)[np.asarray(kept)].T
@@ -80,67 +97,79 @@ def scatter_to_grid(values: np.ndarray,       # one value per image token
 @dataclass
 class CellMap:
     "An explainer's result: one value per grid cell, the answer its own forward pass picks, the score explained."
-    grid: np.ndarray    # rows x columns of the model's grid (or the occlusion grid), non-negative
-    answer: str | None  # the answer the explaining forward pass picks (a classifier's arg-max; None for a generator)
-    score: float        # the value differentiated or occluded: logit, log-likelihood or confidence
 
-def gradcam(attention: torch.Tensor,  # (batch, heads, queries, keys) attention probabilities
-            gradient: torch.Tensor,   # d score / d attention, same shape
-           ) -> torch.Tensor:         # (batch, queries, keys)
+    grid: np.ndarray  # rows x columns of the model's grid (or the occlusion grid), non-negative
+    answer: str | None  # the answer the explaining forward pass picks (a classifier's arg-max; None for a generator)
+    score: float  # the value differentiated or occluded: logit, log-likelihood or confidence
+
+
+def gradcam(
+    attention: torch.Tensor,  # (batch, heads, queries, keys) attention probabilities
+    gradient: torch.Tensor,  # d score / d attention, same shape
+) -> torch.Tensor:  # (batch, queries, keys)
     "Grad-CAM for transformers: mean over heads of attention x relu(gradient)."
     return (attention * gradient.clamp(min=0)).mean(1).detach()
 
 # %% ../nbs/07_explain.ipynb #c018s1
-def eager_attention(model  # a transformers model
-                   ):
+def eager_attention(
+    model,  # a transformers model
+):
     "The model, switched to eager attention if it runs another implementation (attention probabilities are needed)."
-    if getattr(model.config, "_attn_implementation", "eager") not in ("eager", None): model.set_attn_implementation("eager")
+    if getattr(model.config, "_attn_implementation", "eager") not in ("eager", None):
+        model.set_attn_implementation("eager")
     return model
 
-def model_inputs_for(adapter,        # a loaded adapter with `encoder()`, `device` and `model`
-                     image,          # PIL image or uint8 array
-                     question: str,  # the question
-                    ) -> dict:       # the tensors the adapter's `predict` gives its model
+
+def model_inputs_for(
+    adapter,  # a loaded adapter with `encoder()`, `device` and `model`
+    image,  # PIL image or uint8 array
+    question: str,  # the question
+) -> dict:  # the tensors the adapter's `predict` gives its model
     "The model inputs of one (image, question) pair, exactly as the adapter prepares them."
     encoder = adapter.encoder()
     return to_model(encoder.batch([image], encoder.questions([question])), adapter.device, adapter.model.dtype)
 
 # %% ../nbs/07_explain.ipynb #c019
-def valid_cells(pixel_mask: torch.Tensor,  # (height, width) pixel mask of one image, 1 on the image
-                grid: tuple,               # (rows, columns) of the patch grid
-               ) -> tuple:                 # (rows, columns) of the cells on the image, as ViLT computes them
+def valid_cells(
+    pixel_mask: torch.Tensor,  # (height, width) pixel mask of one image, 1 on the image
+    grid: tuple,  # (rows, columns) of the patch grid
+) -> tuple:  # (rows, columns) of the cells on the image, as ViLT computes them
     "The part of ViLT's patch grid covered by the image (the rest is padding)."
     cells = torch.nn.functional.interpolate(pixel_mask[None, None].float(), size=grid).long()[0, 0]
     return int(cells[:, 0].sum()), int(cells[0].sum())
 
-def vilt_gradcam(adapter,         # a ViLT classifier adapter (family "vilt")
-                 image,           # PIL image or uint8 array
-                 question: str,  # the question
-                 answer: str,     # the answer to explain, from the model's vocabulary
-                 layer: int = 0,  # self-attention layer to read
-                ) -> CellMap:
+
+def vilt_gradcam(
+    adapter,  # a ViLT classifier adapter (family "vilt")
+    image,  # PIL image or uint8 array
+    question: str,  # the question
+    answer: str,  # the answer to explain, from the model's vocabulary
+    layer: int = 0,  # self-attention layer to read
+) -> CellMap:
     "Grad-CAM of ViLT's [CLS] row over the image patches for the logit of `answer`."
     model = eager_attention(adapter.model)
-    if answer not in model.config.label2id: raise ValueError(f"{answer!r} is not in the answer vocabulary of {adapter.name!r}")
+    if answer not in model.config.label2id:
+        raise ValueError(f"{answer!r} is not in the answer vocabulary of {adapter.name!r}")
     inputs, store = model_inputs_for(adapter, image, question), {}
     with torch.enable_grad(), patch_positions(model.vilt.embeddings, store):
         out = model(**inputs, output_attentions=True)
         score = out.logits[0, model.config.label2id[answer]]
-        gradient, = torch.autograd.grad(score, out.attentions[layer])
+        (gradient,) = torch.autograd.grad(score, out.attentions[layer])
     cam = gradcam(out.attentions[layer], gradient)[0].cpu()
     start = inputs["input_ids"].shape[1] + 1  # text tokens, then the image [CLS], then the patches
-    tokens = cam[0, start:start + store["patch_index"].shape[1]].numpy()
+    tokens = cam[0, start : start + store["patch_index"].shape[1]].numpy()
     grid = scatter_to_grid(tokens, store["patch_index"][0].numpy(), store["kept"][0].numpy(), store["grid"])
     rows, cols = valid_cells(inputs["pixel_mask"][0].cpu(), store["grid"])
     return CellMap(grid[:rows, :cols], model.config.id2label[int(out.logits[0].argmax())], float(score))
 
 # %% ../nbs/07_explain.ipynb #c020
-def blip_gradcam(adapter,         # a BLIP generator adapter (family "blip")
-                 image,           # PIL image or uint8 array
-                 question: str,  # the question
-                 answer: str,     # the answer to explain
-                 layer: int = 0,  # cross-attention layer of the question encoder to read
-                ) -> CellMap:
+def blip_gradcam(
+    adapter,  # a BLIP generator adapter (family "blip")
+    image,  # PIL image or uint8 array
+    question: str,  # the question
+    answer: str,  # the answer to explain
+    layer: int = 0,  # cross-attention layer of the question encoder to read
+) -> CellMap:
     "Grad-CAM of the question encoder's cross-attention over the image for the log-likelihood of `answer`."
     model = eager_attention(adapter.model)
     inputs, store, text = model_inputs_for(adapter, image, question), {}, model.config.text_config
@@ -151,80 +180,104 @@ def blip_gradcam(adapter,         # a BLIP generator adapter (family "blip")
     try:
         with torch.enable_grad():
             resize = bool(adapter.image_kwargs()) if hasattr(adapter, "image_kwargs") else False
-            image_states = model.vision_model(pixel_values=inputs["pixel_values"], interpolate_pos_encoding=resize).last_hidden_state
-            question_states = model.text_encoder(input_ids=inputs["input_ids"], attention_mask=inputs["attention_mask"],
-                                                 encoder_hidden_states=image_states).last_hidden_state
-            logits = model.text_decoder(input_ids=target, encoder_hidden_states=question_states,
-                                        encoder_attention_mask=inputs["attention_mask"]).logits
+            image_states = model.vision_model(
+                pixel_values=inputs["pixel_values"], interpolate_pos_encoding=resize
+            ).last_hidden_state
+            question_states = model.text_encoder(
+                input_ids=inputs["input_ids"],
+                attention_mask=inputs["attention_mask"],
+                encoder_hidden_states=image_states,
+            ).last_hidden_state
+            logits = model.text_decoder(
+                input_ids=target, encoder_hidden_states=question_states, encoder_attention_mask=inputs["attention_mask"]
+            ).logits
             score = torch.log_softmax(logits[0, :-1].float(), -1).gather(-1, target[0, 1:, None]).sum()
-            gradient, = torch.autograd.grad(score, store["attention"])
-    finally: hook.remove()
-    cam = gradcam(store["attention"], gradient)[0].cpu()                # (question tokens, 1 + patches)
-    cam = cam[inputs["attention_mask"][0].cpu().bool()].mean(0)[1:]    # mean over the question's tokens, image [CLS] dropped
+            (gradient,) = torch.autograd.grad(score, store["attention"])
+    finally:
+        hook.remove()
+    cam = gradcam(store["attention"], gradient)[0].cpu()  # (question tokens, 1 + patches)
+    cam = cam[inputs["attention_mask"][0].cpu().bool()].mean(0)[
+        1:
+    ]  # mean over the question's tokens, image [CLS] dropped
     side = int(round(cam.numel() ** 0.5))
-    if side * side != cam.numel(): raise ValueError(f"{cam.numel()} image patches do not make a square grid")
+    if side * side != cam.numel():
+        raise ValueError(f"{cam.numel()} image patches do not make a square grid")
     return CellMap(cam.reshape(side, side).numpy(), None, float(score))
 
 # %% ../nbs/07_explain.ipynb #c61ba66e
-def vle_gradcam(adapter,          # a VLE classifier adapter (family "vle")
-                image,            # PIL image or uint8 array
-                question: str,  # the question
-                answer: str,      # the answer to explain, from the model's vocabulary
-                layer: int = -1,  # co-attention layer of the text stream to read (-1: the last, which the text pooler reads)
-               ) -> CellMap:
+def vle_gradcam(
+    adapter,  # a VLE classifier adapter (family "vle")
+    image,  # PIL image or uint8 array
+    question: str,  # the question
+    answer: str,  # the answer to explain, from the model's vocabulary
+    layer: int = -1,  # co-attention layer of the text stream to read (-1: the last, which the text pooler reads)
+) -> CellMap:
     "Grad-CAM of VLE's first text token's cross-attention over the image patches for the logit of `answer`."
     model = eager_attention(adapter.model)
-    if answer not in model.config.label2id: raise ValueError(f"{answer!r} is not in the answer vocabulary of {adapter.name!r}")
+    if answer not in model.config.label2id:
+        raise ValueError(f"{answer!r} is not in the answer vocabulary of {adapter.name!r}")
     inputs, store = model_inputs_for(adapter, image, question), {}
-    attention_module = model.vle.cross_modal_text_layers[layer].crossattention  # BertAttention: returns (output, probabilities)
+    attention_module = model.vle.cross_modal_text_layers[
+        layer
+    ].crossattention  # BertAttention: returns (output, probabilities)
     hook = attention_module.register_forward_hook(lambda module, args, output: store.update(attention=output[1]))
     try:
         with torch.enable_grad():
             logits = model(**inputs).logits
             score = logits[0, model.config.label2id[answer]]
-            gradient, = torch.autograd.grad(score, store["attention"])
-    finally: hook.remove()
+            (gradient,) = torch.autograd.grad(score, store["attention"])
+    finally:
+        hook.remove()
     cam = gradcam(store["attention"], gradient)[0, 0, 1:].cpu()  # first text token's row, image [CLS] dropped
     side = int(round(cam.numel() ** 0.5))
-    if side * side != cam.numel(): raise ValueError(f"{cam.numel()} image patches do not make a square grid")
-    return CellMap(cam.reshape(side, side).numpy(), model.config.id2label[int(logits[0].argmax())], float(score.detach()))
+    if side * side != cam.numel():
+        raise ValueError(f"{cam.numel()} image patches do not make a square grid")
+    return CellMap(
+        cam.reshape(side, side).numpy(), model.config.id2label[int(logits[0].argmax())], float(score.detach())
+    )
 
 # %% ../nbs/07_explain.ipynb #c022
-def answer_scores(answers: list,      # the model's answers
-                  confidences,        # their confidences, or None
-                  answer: str,        # the answer being explained
-                 ) -> np.ndarray:     # per answer: its confidence if it is `answer`, else 0 (1 and 0 without confidences)
+def answer_scores(
+    answers: list,  # the model's answers
+    confidences,  # their confidences, or None
+    answer: str,  # the answer being explained
+) -> np.ndarray:  # per answer: its confidence if it is `answer`, else 0 (1 and 0 without confidences)
     "How much each of a model's outputs supports `answer`."
     same = np.array([a == answer for a in answers], dtype=float)
     return same if confidences is None else same * np.asarray(confidences, dtype=float)
 
-def grey_cells(image: np.ndarray,  # uint8 RGB, H x W x 3
-               cells: list,        # (row, column) cells to grey
-               grid: tuple,        # (rows, columns) of the grid
-               fill=(128, 128, 128),  # the grey
-              ) -> np.ndarray:     # a copy with those cells filled
+
+def grey_cells(
+    image: np.ndarray,  # uint8 RGB, H x W x 3
+    cells: list,  # (row, column) cells to grey
+    grid: tuple,  # (rows, columns) of the grid
+    fill=(128, 128, 128),  # the grey
+) -> np.ndarray:  # a copy with those cells filled
     "An image with some cells of a grid painted grey."
     out, rows, cols = image.copy(), cell_edges(image.shape[0], grid[0]), cell_edges(image.shape[1], grid[1])
-    for r, c in cells: out[rows[r]:rows[r + 1], cols[c]:cols[c + 1]] = fill
+    for r, c in cells:
+        out[rows[r] : rows[r + 1], cols[c] : cols[c + 1]] = fill
     return out
 
 # %% ../nbs/07_explain.ipynb #c022s1
-def occlusion_map(adapter,          # any adapter with `predict`
-                  image,            # PIL image or uint8 array
-                  question: str,  # the question
-                  answer: str,      # the answer to explain
-                  cells: int = 8,   # the grid is cells x cells
-                  fill=(128, 128, 128),  # the grey of a greyed cell
-                  batch_size: int = 16,  # greyed images per `predict` call
-                 ) -> CellMap:
+def occlusion_map(
+    adapter,  # any adapter with `predict`
+    image,  # PIL image or uint8 array
+    question: str,  # the question
+    answer: str,  # the answer to explain
+    cells: int = 8,  # the grid is cells x cells
+    fill=(128, 128, 128),  # the grey of a greyed cell
+    batch_size: int = 16,  # greyed images per `predict` call
+) -> CellMap:
     "Occlusion sensitivity: the drop of the answer's score when each cell of a grid is greyed."
     x = to_uint8_rgb(image)
     greyed = [x] + [grey_cells(x, [(r, c)], (cells, cells), fill) for r in range(cells) for c in range(cells)]
     answers, scores = [], []
     for i in range(0, len(greyed), batch_size):
-        batch = [Image.fromarray(g) for g in greyed[i:i + batch_size]]
+        batch = [Image.fromarray(g) for g in greyed[i : i + batch_size]]
         a, conf = adapter.predict(batch, [question] * len(batch))
-        answers += list(a); scores.append(answer_scores(a, conf, answer))
+        answers += list(a)
+        scores.append(answer_scores(a, conf, answer))
     scores = np.concatenate(scores)
     return CellMap(np.clip(scores[0] - scores[1:], 0, None).reshape(cells, cells), answers[0], float(scores[0]))
 
@@ -232,18 +285,23 @@ def occlusion_map(adapter,          # any adapter with `predict`
 @dataclass(frozen=True)
 class Explainer:
     "How to explain a family's answers: a method name and a function returning a `CellMap`."
-    method: str         # name shown with its maps
+
+    method: str  # name shown with its maps
     function: Callable  # (adapter, image, question, answer, **options) -> CellMap
+
 
 EXPLAINERS = Registry("explainer")  # model family -> Explainer
 OCCLUSION = Explainer("occlusion", occlusion_map)
 
-def register_explainer(family: str,        # a key of vqa_robust.zoo.FAMILIES
-                       method: str,        # name shown with its maps
-                       function: Callable, # (adapter, image, question, answer, **options) -> CellMap
-                      ) -> Explainer:
+
+def register_explainer(
+    family: str,  # a key of vqa_robust.zoo.FAMILIES
+    method: str,  # name shown with its maps
+    function: Callable,  # (adapter, image, question, answer, **options) -> CellMap
+) -> Explainer:
     "Add the explainer of a model family to `EXPLAINERS`."
     return EXPLAINERS.register(family, Explainer(method, function))
+
 
 register_explainer("vilt", "gradcam-self-attention", vilt_gradcam)
 register_explainer("blip", "gradcam-cross-attention", blip_gradcam)
@@ -253,26 +311,31 @@ register_explainer("vle", "gradcam-co-attention", vle_gradcam);
 @dataclass
 class Explanation:
     "An answer with its explanation map."
-    answer: str               # the answer explained
-    confidence: float | None  # the model's confidence in `answer` (None: it has none, or `answer` was not its own)
-    heatmap: np.ndarray       # H x W in [0, 1], at the image's resolution
-    method: str               # the explainer's method
-    cells: np.ndarray         # the map per grid cell, before normalising
 
-def explainer_for(adapter,              # a loaded adapter
-                  occlusion: bool = False,  # use occlusion even where the family has its own explainer
-                 ) -> Explainer:
+    answer: str  # the answer explained
+    confidence: float | None  # the model's confidence in `answer` (None: it has none, or `answer` was not its own)
+    heatmap: np.ndarray  # H x W in [0, 1], at the image's resolution
+    method: str  # the explainer's method
+    cells: np.ndarray  # the map per grid cell, before normalising
+
+
+def explainer_for(
+    adapter,  # a loaded adapter
+    occlusion: bool = False,  # use occlusion even where the family has its own explainer
+) -> Explainer:
     "The family's explainer of `adapter`, or occlusion."
     family = getattr(getattr(adapter, "spec", None), "family", None)
     return OCCLUSION if occlusion else EXPLAINERS.get(family, OCCLUSION)
 
-def explain(adapter,                  # any loaded adapter
-            image,                    # PIL image or uint8 array
-            question: str,  # the question
-            answer: str | None = None,  # the answer to explain; default the model's own
-            occlusion: bool = False,    # use occlusion even where the family has its own explainer
-            **options,                  # passed to the explainer, e.g. layer=1 or cells=4
-           ) -> Explanation:
+
+def explain(
+    adapter,  # any loaded adapter
+    image,  # PIL image or uint8 array
+    question: str,  # the question
+    answer: str | None = None,  # the answer to explain; default the model's own
+    occlusion: bool = False,  # use occlusion even where the family has its own explainer
+    **options,  # passed to the explainer, e.g. layer=1 or cells=4
+) -> Explanation:
     "The model's answer to `question` about `image` and a map of where it comes from."
     x = to_uint8_rgb(image)
     answers, confidences = adapter.predict([Image.fromarray(x)], [question])
@@ -280,36 +343,44 @@ def explain(adapter,                  # any loaded adapter
     target = predicted if answer is None else answer
     cell_map = explainer.function(adapter, x, question, target, **options)
     if cell_map.answer is not None and cell_map.answer != predicted:
-        raise RuntimeError(f"{explainer.method} of {getattr(adapter, 'name', adapter)!r}: its forward pass answers {cell_map.answer!r}, predict answered {predicted!r}")
+        raise RuntimeError(
+            f"{explainer.method} of {getattr(adapter, 'name', adapter)!r}: its forward pass answers {cell_map.answer!r}, predict answered {predicted!r}"
+        )
     confidence = None if confidences is None or target != predicted else float(confidences[0])
-    return Explanation(target, confidence, upsample_grid(normalised(cell_map.grid), x.shape[:2]), explainer.method, cell_map.grid)
+    return Explanation(
+        target, confidence, upsample_grid(normalised(cell_map.grid), x.shape[:2]), explainer.method, cell_map.grid
+    )
 
 # %% ../nbs/07_explain.ipynb #c031
-def shape_pixels(image,              # uint8 RGB or PIL image with a plain background
-                 threshold: int = 60,  # summed absolute RGB difference from the background that counts as shape
-                ) -> np.ndarray:      # H x W bool
+def shape_pixels(
+    image,  # uint8 RGB or PIL image with a plain background
+    threshold: int = 60,  # summed absolute RGB difference from the background that counts as shape
+) -> np.ndarray:  # H x W bool
     "Pixels that differ from the image's most common colour (the background of an easy-VQA image)."
     x = to_uint8_rgb(image).astype(int)
     colours, counts = np.unique(x.reshape(-1, 3), axis=0, return_counts=True)
     return np.abs(x - colours[counts.argmax()]).sum(-1) > threshold
 
-def mass_on(heatmap: np.ndarray,  # non-negative map, H x W
-            pixels: np.ndarray,   # H x W bool
-           ) -> float:            # share of the map's mass on `pixels` (area fraction for a uniform map)
+
+def mass_on(
+    heatmap: np.ndarray,  # non-negative map, H x W
+    pixels: np.ndarray,  # H x W bool
+) -> float:  # share of the map's mass on `pixels` (area fraction for a uniform map)
     "Share of a map's mass that falls on the given pixels."
     total = heatmap.sum()
     return float(heatmap[pixels].sum() / total) if total > 0 else float("nan")
 
 # %% ../nbs/07_explain.ipynb #c037
-def deletion_drop(adapter,                   # the adapter that was explained
-                  image,                     # PIL image or uint8 array
-                  question: str,  # the question
-                  explanation: Explanation,  # from `explain` on the same image and question
-                  k: int = 4,                # cells to grey
-                  trials: int = 8,           # random draws of k cells
-                  seed: int = 0,             # seed of the random draws
-                  fill=(128, 128, 128),      # the grey of a greyed cell
-                 ) -> tuple:                 # (drop greying the top-k cells, mean drop greying k random cells)
+def deletion_drop(
+    adapter,  # the adapter that was explained
+    image,  # PIL image or uint8 array
+    question: str,  # the question
+    explanation: Explanation,  # from `explain` on the same image and question
+    k: int = 4,  # cells to grey
+    trials: int = 8,  # random draws of k cells
+    seed: int = 0,  # seed of the random draws
+    fill=(128, 128, 128),  # the grey of a greyed cell
+) -> tuple:  # (drop greying the top-k cells, mean drop greying k random cells)
     "Drop of the answer's score when the map's top-k cells are greyed, and when k random cells are."
     x, grid = to_uint8_rgb(image), explanation.cells.shape
     top = [divmod(int(i), grid[1]) for i in np.argsort(-explanation.cells, axis=None, kind="stable")[:k]]
@@ -321,140 +392,195 @@ def deletion_drop(adapter,                   # the adapter that was explained
     return float(scores[0] - scores[1]), float(scores[0] - scores[2:].mean())
 
 # %% ../nbs/07_explain.ipynb #c044
-def overlay(heatmap: np.ndarray,  # H x W in [0, 1]
-            alpha: float = 0.75,  # opacity where the map is 1
-            cmap: str = "cool",   # matplotlib colour map
-           ) -> np.ndarray:       # H x W x 4 RGBA, transparent where the map is 0
+def overlay(
+    heatmap: np.ndarray,  # H x W in [0, 1]
+    alpha: float = 0.75,  # opacity where the map is 1
+    cmap: str = "cool",  # matplotlib colour map
+) -> np.ndarray:  # H x W x 4 RGBA, transparent where the map is 0
     "A map as an RGBA image to draw over a picture: coloured by `cmap`, opacity growing with the value."
     rgba = plt.get_cmap(cmap)(heatmap)
     rgba[..., 3] = alpha * heatmap
     return rgba
 
-def plot_severity_strip(adapter,                         # any loaded adapter
-                        image,                           # PIL image or uint8 array, clean
-                        question: str,  # the question
-                        corruption: str,                 # a key of CORRUPTIONS
-                        severities=(0, 1, 2, 3, 4, 5),   # 0 is the clean image
-                        seed: int = 0,                   # run seed, as in `corrupt`
-                        image_id: int = 0,               # image id, part of the corruption's seed
-                        alpha: float = 0.75,             # opacity of the map where it is 1
-                        **options,                       # passed to `explain`
-                       ) -> plt.Figure:
+
+def plot_severity_strip(
+    adapter,  # any loaded adapter
+    image,  # PIL image or uint8 array, clean
+    question: str,  # the question
+    corruption: str,  # a key of CORRUPTIONS
+    severities=(0, 1, 2, 3, 4, 5),  # 0 is the clean image
+    seed: int = 0,  # run seed, as in `corrupt`
+    image_id: int = 0,  # image id, part of the corruption's seed
+    alpha: float = 0.75,  # opacity of the map where it is 1
+    **options,  # passed to `explain`
+) -> plt.Figure:
     "VRB Fig. 6: one question across severities, each panel the corrupted image with its explanation map."
     fig, axes = plt.subplots(1, len(severities), figsize=(min(12, 2 * len(severities)), 2.6), dpi=80, squeeze=False)
     for ax, s in zip(axes[0], severities):
         x = image_under_condition(image, CLEAN[0] if s == 0 else corruption, s, seed, image_id)
         e = explain(adapter, x, question, **options)
-        ax.imshow(x); ax.imshow(overlay(e.heatmap, alpha), interpolation="bilinear")
+        ax.imshow(x)
+        ax.imshow(overlay(e.heatmap, alpha), interpolation="bilinear")
         confidence = "" if e.confidence is None else f" ({e.confidence:.2f})"
-        ax.set_title(f"severity {s}\n{e.answer}{confidence}", fontsize=10); ax.axis("off")
+        ax.set_title(f"severity {s}\n{e.answer}{confidence}", fontsize=10)
+        ax.axis("off")
     fig.suptitle(f"{getattr(adapter, 'name', '')}, {corruption}: {question}", fontsize=11)
     fig.tight_layout()
     return fig
 
 # %% ../nbs/07_explain.ipynb #c050
-def answers_in_memory(adapters: list,     # loaded adapters
-                      dataset: VQADataset,  # the questions and their images
-                      grid: list,         # (corruption, severity) conditions, e.g. inference.conditions([...], [...])
-                      seed: int = 0,      # run seed
-                      batch_size: int = 32,  # questions per batch
-                     ) -> pd.DataFrame:   # RESULT_COLUMNS, one row per model, condition and question
+def answers_in_memory(
+    adapters: list,  # loaded adapters
+    dataset: VQADataset,  # the questions and their images
+    grid: list,  # (corruption, severity) conditions, e.g. inference.conditions([...], [...])
+    seed: int = 0,  # run seed
+    batch_size: int = 32,  # questions per batch
+) -> pd.DataFrame:  # RESULT_COLUMNS, one row per model, condition and question
     "Every adapter's answers under every condition of `grid`, computed in memory (nothing saved)."
     parts = [answer_condition(m, dataset, c, s, seed=seed, batch_size=batch_size) for m in adapters for c, s in grid]
     return pd.concat(parts, ignore_index=True)[RESULT_COLUMNS]
 
 # %% ../nbs/07_explain.ipynb #ebdbdb8c
-def top_cells(gradcam,    # GradCAM map (rows x columns), tensor or array
-              k: int = 5,  # cells to keep
-             ) -> list:    # (row, column) of the k largest cells, largest first (ties: row-major order)
+def top_cells(
+    gradcam,  # GradCAM map (rows x columns), tensor or array
+    k: int = 5,  # cells to keep
+) -> list:  # (row, column) of the k largest cells, largest first (ties: row-major order)
     "The k cells of a map with the largest values."
     weights = np.asarray(gradcam, dtype=float)
     return [divmod(int(i), weights.shape[1]) for i in np.argsort(-weights, axis=None, kind="stable")[:k]]
 
-def overlap(a,  # a collection
-            b,  # another
-           ) -> float:  # |a & b| / max(|a|, |b|); 1.0 for two empty collections
+
+def overlap(
+    a,  # a collection
+    b,  # another
+) -> float:  # |a & b| / max(|a|, |b|); 1.0 for two empty collections
     "Share of two collections' distinct items they have in common, relative to the larger."
     a, b = set(a), set(b)
     return len(a & b) / max(len(a), len(b)) if a or b else 1.0
 
-def caption_words(captions: list  # captions
-                 ) -> set:        # their distinct lower-cased words
+
+def caption_words(
+    captions: list,  # captions
+) -> set:  # their distinct lower-cased words
     "The distinct words of a list of captions."
     return {w for c in captions for w in clean_text(c).split()}
 
 # %% ../nbs/07_explain.ipynb #ebdbdb8cp1
-def pnp_stages(adapter,                          # a PNP-VQA adapter (family "pnp": it has `evidence`)
-               image,                            # PIL image or uint8 array, clean
-               question: str,                    # the question
-               corruption: str,                  # a key of CORRUPTIONS
-               severities=(0, 1, 2, 3, 4, 5),    # severities, the first 0 (the clean image every stage is compared with)
-               seed: int = 0,                    # run seed, as in `corrupt`
-               image_id: int = 0,                # image id, part of the corruption's seed
-               k: int = 5,                       # GradCAM cells compared
-              ) -> pd.DataFrame:                 # severity, top_cells, cell_overlap, captions, caption_overlap, answer, confidence, answer_same
+def pnp_stages(
+    adapter,  # a PNP-VQA adapter (family "pnp": it has `evidence`)
+    image,  # PIL image or uint8 array, clean
+    question: str,  # the question
+    corruption: str,  # a key of CORRUPTIONS
+    severities=(0, 1, 2, 3, 4, 5),  # severities, the first 0 (the clean image every stage is compared with)
+    seed: int = 0,  # run seed, as in `corrupt`
+    image_id: int = 0,  # image id, part of the corruption's seed
+    k: int = 5,  # GradCAM cells compared
+) -> pd.DataFrame:  # severity, top_cells, cell_overlap, captions, caption_overlap, answer, confidence, answer_same
     "PNP-VQA's GradCAM cells, captions and answer for one question across severities, each compared with the clean image's."
-    if severities[0] != 0: raise ValueError(f"severities must start with 0 (the clean reference), got {tuple(severities)}")
-    images = [Image.fromarray(image_under_condition(image, CLEAN[0] if s == 0 else corruption, s, seed, image_id)) for s in severities]
+    if severities[0] != 0:
+        raise ValueError(f"severities must start with 0 (the clean reference), got {tuple(severities)}")
+    images = [
+        Image.fromarray(image_under_condition(image, CLEAN[0] if s == 0 else corruption, s, seed, image_id))
+        for s in severities
+    ]
     evidence = adapter.evidence(images, [question] * len(images))
     cells = [top_cells(g, k) for g in evidence["gradcams"]]
     words = [caption_words(c) for c in evidence["captions"]]
-    return pd.DataFrame({"severity": list(severities), "top_cells": cells, "cell_overlap": [overlap(c, cells[0]) for c in cells],
-                         "captions": evidence["captions"], "caption_overlap": [overlap(w, words[0]) for w in words],
-                         "answer": evidence["answers"], "confidence": evidence["confidences"],
-                         "answer_same": [same_answer(a, evidence["answers"][0]) for a in evidence["answers"]]})
+    return pd.DataFrame(
+        {
+            "severity": list(severities),
+            "top_cells": cells,
+            "cell_overlap": [overlap(c, cells[0]) for c in cells],
+            "captions": evidence["captions"],
+            "caption_overlap": [overlap(w, words[0]) for w in words],
+            "answer": evidence["answers"],
+            "confidence": evidence["confidences"],
+            "answer_same": [same_answer(a, evidence["answers"][0]) for a in evidence["answers"]],
+        }
+    )
 
-def first_break(stages: pd.DataFrame,   # from `pnp_stages`
-                threshold: float = 0.5, # an overlap below this is a break
-               ) -> dict:               # stage -> lowest severity that breaks it (None: none does)
+
+def first_break(
+    stages: pd.DataFrame,  # from `pnp_stages`
+    threshold: float = 0.5,  # an overlap below this is a break
+) -> dict:  # stage -> lowest severity that breaks it (None: none does)
     "Per PNP-VQA stage (gradcam, captions, answer), the lowest severity at which it breaks from the clean image's."
-    broken = {"gradcam": stages.cell_overlap < threshold, "captions": stages.caption_overlap < threshold, "answer": ~stages.answer_same.astype(bool)}
+    broken = {
+        "gradcam": stages.cell_overlap < threshold,
+        "captions": stages.caption_overlap < threshold,
+        "answer": ~stages.answer_same.astype(bool),
+    }
     return {stage: (int(stages.severity[mask].min()) if mask.any() else None) for stage, mask in broken.items()}
 
 # %% ../nbs/07_explain.ipynb #c088
-def explorer_view(adapters: list,           # loaded adapters
-                  dataset: VQADataset,  # the questions and their images
-                  question_id: int,         # a question of `dataset`
-                  corruption: str = "clean",  # a key of CORRUPTIONS, or "clean"
-                  severity: int = 0,        # a level the corruption defines; 0 with "clean"
-                  seed: int = 0,            # run seed, as in `corrupt`
-                 ) -> plt.Figure:
+def explorer_view(
+    adapters: list,  # loaded adapters
+    dataset: VQADataset,  # the questions and their images
+    question_id: int,  # a question of `dataset`
+    corruption: str = "clean",  # a key of CORRUPTIONS, or "clean"
+    severity: int = 0,  # a level the corruption defines; 0 with "clean"
+    seed: int = 0,  # run seed, as in `corrupt`
+) -> plt.Figure:
     "The image under one condition with the question, its ground truth and each model's answer."
     q = dataset.questions.set_index("question_id").loc[question_id]
-    x = image_under_condition(dataset.load_image(q.image_id), corruption, severity if corruption != CLEAN[0] else 0, seed, int(q.image_id))
+    x = image_under_condition(
+        dataset.load_image(q.image_id), corruption, severity if corruption != CLEAN[0] else 0, seed, int(q.image_id)
+    )
     lines = []
     for m in adapters:
         answers, confidences = m.predict([Image.fromarray(x)], [q.question])
         lines.append(f"{m.name}: {answers[0]}" + ("" if confidences is None else f" ({confidences[0]:.2f})"))
     fig, ax = plt.subplots(figsize=(6, 2.6), dpi=80)
-    ax.imshow(x); ax.axis("off")
-    ax.text(1.05, 0.5, f"{q.question}\ntruth: {most_common_answer(q.answers)}\n\n" + "\n".join(lines), transform=ax.transAxes, va="center", fontsize=10)
-    ax.set_title(f"image {q.image_id}, {corruption} {severity if corruption != CLEAN[0] else 0}", fontsize=10, loc="left")
+    ax.imshow(x)
+    ax.axis("off")
+    ax.text(
+        1.05,
+        0.5,
+        f"{q.question}\ntruth: {most_common_answer(q.answers)}\n\n" + "\n".join(lines),
+        transform=ax.transAxes,
+        va="center",
+        fontsize=10,
+    )
+    ax.set_title(
+        f"image {q.image_id}, {corruption} {severity if corruption != CLEAN[0] else 0}", fontsize=10, loc="left"
+    )
     fig.tight_layout()
     return fig
 
 # %% ../nbs/07_explain.ipynb #c090
-def figure_png(fig: plt.Figure  # a matplotlib figure
-              ) -> bytes:
+def figure_png(
+    fig: plt.Figure,  # a matplotlib figure
+) -> bytes:
     "A figure as PNG bytes (the figure is closed)."
-    buffer = io.BytesIO(); fig.savefig(buffer, format="png"); plt.close(fig)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    plt.close(fig)
     return buffer.getvalue()
 
-def explorer(adapters: list,          # loaded adapters
-             dataset: VQADataset,  # the questions and their images
-             corruptions=("gaussian_noise", "defocus_blur", "grayscale"),  # keys of CORRUPTIONS to choose from
-             questions: int = 50,     # the first questions of `dataset` offered
-             seed: int = 0,           # run seed
-            ):                        # an ipywidgets VBox; its `controls` dict holds the widgets
+
+def explorer(
+    adapters: list,  # loaded adapters
+    dataset: VQADataset,  # the questions and their images
+    corruptions=("gaussian_noise", "defocus_blur", "grayscale"),  # keys of CORRUPTIONS to choose from
+    questions: int = 50,  # the first questions of `dataset` offered
+    seed: int = 0,  # run seed
+):  # an ipywidgets VBox; its `controls` dict holds the widgets
     "An ipywidgets explorer of answers under corruption: model, corruption and question dropdowns and a severity slider."
     import ipywidgets as widgets
+
     by_name = {m.name: m for m in adapters}
     rows = dataset.questions.head(questions)
-    controls = {"model": widgets.Dropdown(options=["all", *by_name], description="model"),
-                "corruption": widgets.Dropdown(options=list(corruptions), description="corruption"),
-                "question": widgets.Dropdown(options=[(f"{r.question_id}: {r.question}", int(r.question_id)) for r in rows.itertuples()], description="question"),
-                "severity": widgets.IntSlider(value=0, min=0, max=5, description="severity")}
+    controls = {
+        "model": widgets.Dropdown(options=["all", *by_name], description="model"),
+        "corruption": widgets.Dropdown(options=list(corruptions), description="corruption"),
+        "question": widgets.Dropdown(
+            options=[(f"{r.question_id}: {r.question}", int(r.question_id)) for r in rows.itertuples()],
+            description="question",
+        ),
+        "severity": widgets.IntSlider(value=0, min=0, max=5, description="severity"),
+    }
     view = widgets.Image(format="png")
+
     def draw(change=None):
         chosen = adapters if controls["model"].value == "all" else [by_name[controls["model"].value]]
         levels = CORRUPTIONS[controls["corruption"].value].levels
@@ -462,8 +588,12 @@ def explorer(adapters: list,          # loaded adapters
         severity = min(controls["severity"].value, max(levels))
         corruption = controls["corruption"].value if severity > 0 else CLEAN[0]
         view.value = figure_png(explorer_view(chosen, dataset, controls["question"].value, corruption, severity, seed))
-    for c in controls.values(): c.observe(draw, names="value")
+
+    for c in controls.values():
+        c.observe(draw, names="value")
     draw()
-    ui = widgets.VBox([widgets.HBox([controls["model"], controls["corruption"]]), controls["question"], controls["severity"], view])
+    ui = widgets.VBox(
+        [widgets.HBox([controls["model"], controls["corruption"]]), controls["question"], controls["severity"], view]
+    )
     ui.controls = controls
     return ui

@@ -14,27 +14,41 @@ __all__ = ['summed_errors', 'corruption_errors', 'logit', 'sigmoid', 'line_fit',
            'plot_effective_robustness']
 
 # %% ../nbs/04e_field_measures.ipynb #f006
-def summed_errors(acc: pd.DataFrame  # model, corruption, severity, accuracy: a run's accuracy table (clean rows: corruption 'clean')
-                 ) -> pd.DataFrame:  # model, corruption, error (summed over the levels), rise (the summed rise above the clean error)
+def summed_errors(
+    acc: pd.DataFrame,  # model, corruption, severity, accuracy: a run's accuracy table (clean rows: corruption 'clean')
+) -> pd.DataFrame:  # model, corruption, error (summed over the levels), rise (the summed rise above the clean error)
     "Per model and corruption: the error 1 - accuracy summed over the corruption's levels, and its summed rise above the model's clean error."
     clean = 1 - acc[acc.corruption == "clean"].set_index("model").accuracy
     levels = acc[acc.corruption != "clean"].assign(error=lambda d: 1 - d.accuracy)
     levels = levels.assign(rise=levels.error - levels.model.map(clean))
     return levels.groupby(["model", "corruption"], sort=False)[["error", "rise"]].sum().reset_index()
 
-def corruption_errors(acc: pd.DataFrame,  # model, corruption, severity, accuracy (a run's accuracy.csv)
-                      reference: str,     # the model every other is divided by (one of acc's models)
-                     ) -> pd.DataFrame:   # model, corruption (and 'all'), ce, relative_ce, n_corruptions
+
+def corruption_errors(
+    acc: pd.DataFrame,  # model, corruption, severity, accuracy (a run's accuracy.csv)
+    reference: str,  # the model every other is divided by (one of acc's models)
+) -> pd.DataFrame:  # model, corruption (and 'all'), ce, relative_ce, n_corruptions
     "ImageNet-C's Corruption Error and relative CE of each model and corruption against `reference`, with their means over corruptions (mCE, relative mCE) as corruption 'all'."
     sums = summed_errors(acc)
-    if reference not in set(sums.model): raise ValueError(f"reference_model {reference!r} is not a model of this run ({', '.join(sorted(set(sums.model)))})")
+    if reference not in set(sums.model):
+        raise ValueError(
+            f"reference_model {reference!r} is not a model of this run ({', '.join(sorted(set(sums.model)))})"
+        )
     ref = sums[sums.model == reference].set_index("corruption")
     ratio = lambda x, r: np.where(r > 0, x / np.where(r > 0, r, 1.0), np.nan)
-    table = sums.assign(ce=ratio(sums.error.to_numpy(), sums.corruption.map(ref.error).to_numpy()),
-                        relative_ce=ratio(sums.rise.to_numpy(), sums.corruption.map(ref.rise).to_numpy()))
-    means = table.groupby("model", sort=False).agg(ce=("ce", "mean"), relative_ce=("relative_ce", "mean"), n_corruptions=("ce", "count")).reset_index()
-    return pd.concat([table[["model", "corruption", "ce", "relative_ce"]].assign(n_corruptions=1), means.assign(corruption="all")],
-                     ignore_index=True)[["model", "corruption", "ce", "relative_ce", "n_corruptions"]].assign(reference=reference)
+    table = sums.assign(
+        ce=ratio(sums.error.to_numpy(), sums.corruption.map(ref.error).to_numpy()),
+        relative_ce=ratio(sums.rise.to_numpy(), sums.corruption.map(ref.rise).to_numpy()),
+    )
+    means = (
+        table.groupby("model", sort=False)
+        .agg(ce=("ce", "mean"), relative_ce=("relative_ce", "mean"), n_corruptions=("ce", "count"))
+        .reset_index()
+    )
+    return pd.concat(
+        [table[["model", "corruption", "ce", "relative_ce"]].assign(n_corruptions=1), means.assign(corruption="all")],
+        ignore_index=True,
+    )[["model", "corruption", "ce", "relative_ce", "n_corruptions"]].assign(reference=reference)
 
 # %% ../nbs/04e_field_measures.ipynb #f010
 def logit(p, eps: float = 1e-4):
@@ -42,56 +56,105 @@ def logit(p, eps: float = 1e-4):
     p = np.clip(np.asarray(p, float), eps, 1 - eps)
     return np.log(p / (1 - p))
 
+
 def sigmoid(x):
     "1 / (1 + exp(-x)): the inverse of `logit`."
     return 1 / (1 + np.exp(-np.asarray(x, float)))
 
+
 def line_fit(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     "Least-squares slope and intercept of y on x along the last axis (one line per row): slope = cov(x, y) / var(x); NaN where x does not vary."
     dx, dy = x - x.mean(-1, keepdims=True), y - y.mean(-1, keepdims=True)
-    with np.errstate(invalid="ignore", divide="ignore"): slope = (dx * dy).sum(-1) / (dx * dx).sum(-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        slope = (dx * dy).sum(-1) / (dx * dx).sum(-1)
     return slope, y.mean(-1) - slope * x.mean(-1)
 
-def question_accuracies(scored: pd.DataFrame  # a run's scored answers (original questions): model, corruption, severity, question_id, score
-                       ) -> tuple[pd.DataFrame, pd.DataFrame]:  # (clean scores, mean corrupted scores): rows questions, columns models
+
+def question_accuracies(
+    scored: pd.DataFrame,  # a run's scored answers (original questions): model, corruption, severity, question_id, score
+) -> tuple[pd.DataFrame, pd.DataFrame]:  # (clean scores, mean corrupted scores): rows questions, columns models
     "Per question and model: the clean score, and the mean score over the corrupted conditions."
-    clean = scored[scored.corruption == "clean"].pivot_table(index="question_id", columns="model", values="score", aggfunc="mean")
-    corrupted = scored[scored.corruption != "clean"].pivot_table(index="question_id", columns="model", values="score", aggfunc="mean")
+    clean = scored[scored.corruption == "clean"].pivot_table(
+        index="question_id", columns="model", values="score", aggfunc="mean"
+    )
+    corrupted = scored[scored.corruption != "clean"].pivot_table(
+        index="question_id", columns="model", values="score", aggfunc="mean"
+    )
     ids = clean.index.intersection(corrupted.index)
     return clean.loc[ids], corrupted.loc[ids, clean.columns]
 
-def effective_robustness(scored: pd.DataFrame,  # a run's scored answers, with the clean condition and corrupted ones, three models or more
-                         n_boot: int = 1000, seed: int = 0, confidence: float = 0.95,
-                        ) -> tuple[pd.DataFrame, dict]:  # (model, clean and corrupted accuracy, predicted, effective_robustness with interval), the fit
+
+def effective_robustness(
+    scored: pd.DataFrame,  # a run's scored answers, with the clean condition and corrupted ones, three models or more
+    n_boot: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> tuple[
+    pd.DataFrame, dict
+]:  # (model, clean and corrupted accuracy, predicted, effective_robustness with interval), the fit
     "Each model's corrupted accuracy minus what the logit-axis line through all the models predicts from its clean accuracy, with paired bootstrap intervals."
     clean, corrupted = question_accuracies(scored)
-    if clean.shape[1] < 3: raise ValueError(f"effective robustness fits a line across models: it needs three models at least, this run has {clean.shape[1]}")
-    counts = np.vstack([np.ones((1, len(clean))), resample_counts(len(clean), n_boot, np.random.default_rng(seed))])  # row 0: the sample
+    if clean.shape[1] < 3:
+        raise ValueError(
+            f"effective robustness fits a line across models: it needs three models at least, this run has {clean.shape[1]}"
+        )
+    counts = np.vstack(
+        [np.ones((1, len(clean))), resample_counts(len(clean), n_boot, np.random.default_rng(seed))]
+    )  # row 0: the sample
     a_clean, a_corrupted = counts @ clean.to_numpy() / len(clean), counts @ corrupted.to_numpy() / len(clean)
     slope, intercept = line_fit(logit(a_clean), logit(a_corrupted))
     predicted = sigmoid(slope[:, None] * logit(a_clean) + intercept[:, None])
     residual = a_corrupted - predicted
     a = (1 - confidence) / 2  # a replicate whose models share one clean accuracy has no line: left out
     low, high = np.nanquantile(residual[1:], a, axis=0), np.nanquantile(residual[1:], 1 - a, axis=0)
-    table = pd.DataFrame({"model": clean.columns, "clean_accuracy": a_clean[0], "corrupted_accuracy": a_corrupted[0], "predicted": predicted[0],
-                          "effective_robustness": residual[0], "low": low, "high": high, "n": len(clean)})
+    table = pd.DataFrame(
+        {
+            "model": clean.columns,
+            "clean_accuracy": a_clean[0],
+            "corrupted_accuracy": a_corrupted[0],
+            "predicted": predicted[0],
+            "effective_robustness": residual[0],
+            "low": low,
+            "high": high,
+            "n": len(clean),
+        }
+    )
     return table, {"slope": float(slope[0]), "intercept": float(intercept[0])}
 
 # %% ../nbs/04e_field_measures.ipynb #f014
-def plot_effective_robustness(table: pd.DataFrame,  # `effective_robustness`' table
-                              fit: dict,            # its fit: slope and intercept on logit axes
-                              title: str = "corrupted against clean accuracy (logit axes)"):
+def plot_effective_robustness(
+    table: pd.DataFrame,  # `effective_robustness`' table
+    fit: dict,  # its fit: slope and intercept on logit axes
+    title: str = "corrupted against clean accuracy (logit axes)",
+):
     "Each model's clean and corrupted accuracy on logit axes, the line fitted across the models, and each model's effective robustness."
     import matplotlib.pyplot as plt
+
     fig, ax = plt.subplots(figsize=(6, 4.5), layout="constrained")
     x, y = logit(table.clean_accuracy), logit(table.corrupted_accuracy)
     span = np.linspace(x.min() - 0.3, x.max() + 0.3, 50)
-    ax.plot(span, fit["slope"] * span + fit["intercept"], color="grey", linestyle="--", label=f"fit: slope {fit['slope']:.2f}, intercept {fit['intercept']:.2f}")
+    ax.plot(
+        span,
+        fit["slope"] * span + fit["intercept"],
+        color="grey",
+        linestyle="--",
+        label=f"fit: slope {fit['slope']:.2f}, intercept {fit['intercept']:.2f}",
+    )
     ax.scatter(x, y, zorder=3)
     for xi, yi, r in zip(x, y, table.itertuples()):
-        ax.annotate(f"{r.model} ({100 * r.effective_robustness:+.1f} pts)", (xi, yi), textcoords="offset points", xytext=(4, 4), fontsize=8)
+        ax.annotate(
+            f"{r.model} ({100 * r.effective_robustness:+.1f} pts)",
+            (xi, yi),
+            textcoords="offset points",
+            xytext=(4, 4),
+            fontsize=8,
+        )
     ticks = np.array([0.1, 0.3, 0.5, 0.7, 0.8, 0.9, 0.95, 0.99])
     for set_ticks, set_labels in ((ax.set_xticks, ax.set_xticklabels), (ax.set_yticks, ax.set_yticklabels)):
-        set_ticks(logit(ticks)); set_labels([f"{t:.2f}" for t in ticks])
-    ax.set_xlabel("clean accuracy"); ax.set_ylabel("corrupted accuracy (mean over conditions)"); ax.set_title(title); ax.legend(fontsize=8)
+        set_ticks(logit(ticks))
+        set_labels([f"{t:.2f}" for t in ticks])
+    ax.set_xlabel("clean accuracy")
+    ax.set_ylabel("corrupted accuracy (mean over conditions)")
+    ax.set_title(title)
+    ax.legend(fontsize=8)
     return fig

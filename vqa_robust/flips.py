@@ -13,34 +13,59 @@ from .vocabulary import answer_changed
 __all__ = ['FLIP_MEASURES', 'flip_terms', 'flip_table']
 
 # %% ../nbs/04b_flips.ipynb #k035
-def flip_terms(scored: pd.DataFrame,     # a run's scored answers
-               threshold: float = 1.0,   # a score at least this counts as right for the counted flips
-              ) -> pd.DataFrame:         # every corrupted answer, with has_clean, destructive, corrective, right_to_wrong, wrong_to_right, flip (NaN without a clean answer)
+def flip_terms(
+    scored: pd.DataFrame,  # a run's scored answers
+    threshold: float = 1.0,  # a score at least this counts as right for the counted flips
+) -> pd.DataFrame:  # every corrupted answer, with has_clean, destructive, corrective, right_to_wrong, wrong_to_right, flip (NaN without a clean answer)
     "Per corrupted answer, against the same model's clean answer: the soft parts max(s0 - s, 0) and max(s - s0, 0), the counted flips, and whether the answer changed."
     rows = with_clean(scored, ("answer", "score"))
     rows = rows[~clean_mask(rows)]
-    if rows.empty: raise ValueError("no answers under a corruption: flips compare a corrupted answer with the same model's clean one")
+    if rows.empty:
+        raise ValueError(
+            "no answers under a corruption: flips compare a corrupted answer with the same model's clean one"
+        )
     s, s0, paired = rows.score.to_numpy(float), rows.clean_score.to_numpy(float), rows.has_clean.to_numpy()
     right, right0 = s >= threshold, s0 >= threshold
-    measures = {"destructive": np.maximum(s0 - s, 0), "corrective": np.maximum(s - s0, 0), "right_to_wrong": right0 & ~right, "wrong_to_right": ~right0 & right,
-                "flip": [answer_changed(b, a) for a, b in zip(rows.answer, rows.clean_answer)]}
+    measures = {
+        "destructive": np.maximum(s0 - s, 0),
+        "corrective": np.maximum(s - s0, 0),
+        "right_to_wrong": right0 & ~right,
+        "wrong_to_right": ~right0 & right,
+        "flip": [answer_changed(b, a) for a, b in zip(rows.answer, rows.clean_answer)],
+    }
     return rows.assign(**{m: np.where(paired, np.asarray(v, dtype=float), np.nan) for m, v in measures.items()})
+
 
 FLIP_MEASURES = ("destructive", "corrective", "right_to_wrong", "wrong_to_right", "flip")
 
 # %% ../nbs/04b_flips.ipynb #k035p1
-def flip_table(scored: pd.DataFrame,       # a run's scored answers
-               threshold: float = 1.0,     # a score at least this counts as right for right_to_wrong and wrong_to_right
-               n_boot: int = 1000,         # bootstrap replicates (0: no intervals)
-               seed: int = 0,              # seed of the bootstrap
-               confidence: float = 0.95,   # interval coverage
-              ) -> pd.DataFrame:           # model, corruption, severity, n, n_without_clean, clean_accuracy, accuracy, accuracy_change, then each of FLIP_MEASURES with _low and _high
+def flip_table(
+    scored: pd.DataFrame,  # a run's scored answers
+    threshold: float = 1.0,  # a score at least this counts as right for right_to_wrong and wrong_to_right
+    n_boot: int = 1000,  # bootstrap replicates (0: no intervals)
+    seed: int = 0,  # seed of the bootstrap
+    confidence: float = 0.95,  # interval coverage
+) -> pd.DataFrame:  # model, corruption, severity, n, n_without_clean, clean_accuracy, accuracy, accuracy_change, then each of FLIP_MEASURES with _low and _high
     "Destructive and corrective parts of each condition's accuracy change, counted flips and the answer flip rate, with bootstrap intervals over questions."
-    terms = flip_terms(answer_columns(scored, "answer", "score"), threshold)  # the columns it reads: no copy of the questions' text
-    terms = terms.assign(without_clean=~terms.has_clean, score_change=terms.score - terms.clean_score)  # NaN without a clean answer
+    terms = flip_terms(
+        answer_columns(scored, "answer", "score"), threshold
+    )  # the columns it reads: no copy of the questions' text
+    terms = terms.assign(
+        without_clean=~terms.has_clean, score_change=terms.score - terms.clean_score
+    )  # NaN without a clean answer
     keys = ["model", "seed", "corruption", "severity"]
-    table = terms.groupby(keys).agg(n=("score", "size"), n_without_clean=("without_clean", "sum"), clean_accuracy=("clean_score", "mean"),
-                                    accuracy=("score", "mean"), accuracy_change=("score_change", "mean"), **{m: (m, "mean") for m in FLIP_MEASURES}).reset_index()
+    table = (
+        terms.groupby(keys)
+        .agg(
+            n=("score", "size"),
+            n_without_clean=("without_clean", "sum"),
+            clean_accuracy=("clean_score", "mean"),
+            accuracy=("score", "mean"),
+            accuracy_change=("score_change", "mean"),
+            **{m: (m, "mean") for m in FLIP_MEASURES},
+        )
+        .reset_index()
+    )
     if n_boot:
         for m in FLIP_MEASURES:  # a pivot and a bootstrap per measure, the same draws for each (one seed): all five at once peaked 20 MB higher in a run
             wide = terms.pivot_table(index="question_id", columns=keys, values=m, aggfunc="first")

@@ -24,226 +24,351 @@ __all__ = ['FORMATS', 'FINGERPRINT_KEYS', 'save_image', 'decodes', 'corrupted_te
 # %% ../nbs/01a_generator.ipynb #c025
 FORMATS = {"png": ".png", "jpeg": ".jpg"}
 
-def save_image(array: np.ndarray,  # uint8 RGB, HxWx3
-               path: Path,         # the file to write
-               image_format: str,  # "png" or "jpeg" (a key of FORMATS)
-               quality: int,       # JPEG quality 1-100 (unused for PNG)
-              ) -> None:
+
+def save_image(
+    array: np.ndarray,  # uint8 RGB, HxWx3
+    path: Path,  # the file to write
+    image_format: str,  # "png" or "jpeg" (a key of FORMATS)
+    quality: int,  # JPEG quality 1-100 (unused for PNG)
+) -> None:
     "Write one image as PNG or as JPEG at `quality`, atomically."
-    options = {"format": "PNG", "compress_level": 1} if image_format == "png" else {"format": "JPEG", "quality": quality}
+    options = (
+        {"format": "PNG", "compress_level": 1} if image_format == "png" else {"format": "JPEG", "quality": quality}
+    )
     atomic_write(path, lambda partial: Image.fromarray(array).save(partial, **options))
 
-def decodes(path: Path,  # an image file
-           ) -> bool:
+
+def decodes(
+    path: Path,  # an image file
+) -> bool:
     "Whether an image file opens and decodes to its end (a truncated or damaged one does not)."
     try:
-        with Image.open(path) as image: image.load()
+        with Image.open(path) as image:
+            image.load()
         return True
     except Exception:  # whatever the decoder raises, the file cannot be used
         return False
 
-def corrupted_template(dataset: VQADataset,  # its `image_template` names the source files
-                       image_format: str,    # "png" or "jpeg"
-                      ) -> str:              # a template with `{image_id}`
+
+def corrupted_template(
+    dataset: VQADataset,  # its `image_template` names the source files
+    image_format: str,  # "png" or "jpeg"
+) -> str:  # a template with `{image_id}`
     "The dataset's image file name template with the extension of `image_format`."
     return str(Path(dataset.image_template).with_suffix(FORMATS[image_format]))
 
-def condition_dir(root: str | Path,  # the generated folder
-                  corruption: str,   # a key of CORRUPTIONS
-                  severity: int,     # its level
-                 ) -> Path:
+
+def condition_dir(
+    root: str | Path,  # the generated folder
+    corruption: str,  # a key of CORRUPTIONS
+    severity: int,  # its level
+) -> Path:
     "Folder of one condition: `<root>/<corruption>/<severity>`."
     return Path(root) / corruption / str(severity)
 
 # %% ../nbs/01a_generator.ipynb #c008
 FINGERPRINT_KEYS = ("code", "seed", "format", "quality", "image_template", "grid", "images")
 
-def make_manifest(dataset: VQADataset,  # the images to corrupt (every source image is hashed)
-                  grid,                 # (corruption, severity) pairs
-                  seed: int,            # the generation's seed
-                  image_format: str,    # "png" or "jpeg"
-                  quality: int,         # JPEG quality (recorded as None for PNG)
-                 ) -> dict:             # the manifest, with its inputs and their "fingerprint" (SHA-256)
+
+def make_manifest(
+    dataset: VQADataset,  # the images to corrupt (every source image is hashed)
+    grid,  # (corruption, severity) pairs
+    seed: int,  # the generation's seed
+    image_format: str,  # "png" or "jpeg"
+    quality: int,  # JPEG quality (recorded as None for PNG)
+) -> dict:  # the manifest, with its inputs and their "fingerprint" (SHA-256)
     "What a generated folder holds, every input that decides its files, and their fingerprint."
     grid = sorted(dict.fromkeys((c, int(s)) for c, s in grid))
-    inputs = {"code": code_fingerprint(dataset), "seed": int(seed), "format": image_format,
-              "quality": int(quality) if image_format == "jpeg" else None, "image_template": corrupted_template(dataset, image_format),
-              "grid": [[c, s] for c, s in grid], "images": source_images(dataset)}
+    inputs = {
+        "code": code_fingerprint(dataset),
+        "seed": int(seed),
+        "format": image_format,
+        "quality": int(quality) if image_format == "jpeg" else None,
+        "image_template": corrupted_template(dataset, image_format),
+        "grid": [[c, s] for c, s in grid],
+        "images": source_images(dataset),
+    }
     corruptions = {}
-    for c, s in grid: corruptions.setdefault(c, {"severities": [], "family": CORRUPTIONS[c].family, "source": CORRUPTIONS[c].source})["severities"].append(s)
-    return {"dataset": dataset.name, "n_images": len(inputs["images"]), "lossless": image_format == "png",
-            "layout": "<corruption>/<severity>/<image file>", "corruptions": corruptions,
-            "fingerprint": hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest(), **inputs}
+    for c, s in grid:
+        corruptions.setdefault(c, {"severities": [], "family": CORRUPTIONS[c].family, "source": CORRUPTIONS[c].source})[
+            "severities"
+        ].append(s)
+    return {
+        "dataset": dataset.name,
+        "n_images": len(inputs["images"]),
+        "lossless": image_format == "png",
+        "layout": "<corruption>/<severity>/<image file>",
+        "corruptions": corruptions,
+        "fingerprint": hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest(),
+        **inputs,
+    }
 
 # %% ../nbs/01a_generator.ipynb #c028
-def fingerprint_changes(old: dict,  # a folder's manifest
-                        new: dict,  # the manifest a rerun would write
-                       ) -> list[str]:
+def fingerprint_changes(
+    old: dict,  # a folder's manifest
+    new: dict,  # the manifest a rerun would write
+) -> list[str]:
     "What differs between the inputs recorded in two manifests, one line each."
-    if "fingerprint" not in old: return ["the folder was generated by an earlier version of vqa_robust, which recorded no fingerprint"]
-    changes = [f"{k}: {old.get(k)!r} -> {new[k]!r}" for k in ("seed", "format", "quality", "image_template") if old.get(k) != new[k]]
+    if "fingerprint" not in old:
+        return ["the folder was generated by an earlier version of vqa_robust, which recorded no fingerprint"]
+    changes = [
+        f"{k}: {old.get(k)!r} -> {new[k]!r}"
+        for k in ("seed", "format", "quality", "image_template")
+        if old.get(k) != new[k]
+    ]
     old_code, new_code = old.get("code", {}), new["code"]
-    for key, what in (("corruptions_sha256", "the corruption code (vqa_robust/corruptions.py)"), ("loader_sha256", "the image loader's code")):
-        if old_code.get(key) != new_code[key]: changes.append(f"{what} changed")
+    for key, what in (
+        ("corruptions_sha256", "the corruption code (vqa_robust/corruptions.py)"),
+        ("loader_sha256", "the image loader's code"),
+    ):
+        if old_code.get(key) != new_code[key]:
+            changes.append(f"{what} changed")
     old_versions, new_versions = old_code.get("versions", {}), new_code["versions"]
-    changes += [f"{lib} {old_versions.get(lib)} -> {new_versions.get(lib)}" for lib in sorted(set(old_versions) | set(new_versions))
-                if old_versions.get(lib) != new_versions.get(lib)]
+    changes += [
+        f"{lib} {old_versions.get(lib)} -> {new_versions.get(lib)}"
+        for lib in sorted(set(old_versions) | set(new_versions))
+        if old_versions.get(lib) != new_versions.get(lib)
+    ]
     old_grid, new_grid = {tuple(p) for p in old.get("grid", [])}, {tuple(p) for p in new["grid"]}
-    if new_grid - old_grid: changes.append(f"conditions added: {listed([f'{c}/{s}' for c, s in sorted(new_grid - old_grid)], 3)}")
-    if old_grid - new_grid: changes.append(f"conditions removed: {listed([f'{c}/{s}' for c, s in sorted(old_grid - new_grid)], 3)}")
+    if new_grid - old_grid:
+        changes.append(f"conditions added: {listed([f'{c}/{s}' for c, s in sorted(new_grid - old_grid)], 3)}")
+    if old_grid - new_grid:
+        changes.append(f"conditions removed: {listed([f'{c}/{s}' for c, s in sorted(old_grid - new_grid)], 3)}")
     old_images, new_images = old.get("images", {}), new["images"]
-    for what, ids in (("added", [i for i in new_images if i not in old_images]), ("removed", [i for i in old_images if i not in new_images])):
-        if ids: changes.append(f"images {what}: {listed(sorted(ids, key=int), 3)}")
-    edited = [f"{i} ({new_images[i]['path']})" for i in sorted(new_images, key=int) if i in old_images and old_images[i] != new_images[i]]
-    if edited: changes.append(f"images changed: {listed(edited, 3)}")
+    for what, ids in (
+        ("added", [i for i in new_images if i not in old_images]),
+        ("removed", [i for i in old_images if i not in new_images]),
+    ):
+        if ids:
+            changes.append(f"images {what}: {listed(sorted(ids, key=int), 3)}")
+    edited = [
+        f"{i} ({new_images[i]['path']})"
+        for i in sorted(new_images, key=int)
+        if i in old_images and old_images[i] != new_images[i]
+    ]
+    if edited:
+        changes.append(f"images changed: {listed(edited, 3)}")
     return changes
 
 # %% ../nbs/01a_generator.ipynb #c031
-def condition_dirs(root: Path,  # the generated folder
-                   grid,        # (corruption, severity) pairs, as a manifest records them
-                  ) -> list[Path]:
+def condition_dirs(
+    root: Path,  # the generated folder
+    grid,  # (corruption, severity) pairs, as a manifest records them
+) -> list[Path]:
     "The condition folders of a recorded grid under `root` (names that would lead out of `root` are skipped)."
-    return [condition_dir(root, c, s) for c, s in grid
-            if isinstance(c, str) and Path(c).name == c and c not in ("", ".", "..") and isinstance(s, int)]
+    return [
+        condition_dir(root, c, s)
+        for c, s in grid
+        if isinstance(c, str) and Path(c).name == c and c not in ("", ".", "..") and isinstance(s, int)
+    ]
 
-def delete_generated(root: Path,      # the generated folder
-                     manifest: dict,  # its manifest (as read from root/manifest.json)
-                    ) -> None:
+
+def delete_generated(
+    root: Path,  # the generated folder
+    manifest: dict,  # its manifest (as read from root/manifest.json)
+) -> None:
     "Delete what a manifest says `root` holds: the condition folders of its grid, then the manifest."
-    grid = manifest.get("grid") or [[c, s] for c, v in manifest.get("corruptions", {}).items() for s in v.get("severities", [])]
+    grid = manifest.get("grid") or [
+        [c, s] for c, v in manifest.get("corruptions", {}).items() for s in v.get("severities", [])
+    ]
     for folder in condition_dirs(root, grid):
-        if folder.is_dir(): shutil.rmtree(folder)
-        if folder.parent.is_dir() and not any(folder.parent.iterdir()): folder.parent.rmdir()
+        if folder.is_dir():
+            shutil.rmtree(folder)
+        if folder.parent.is_dir() and not any(folder.parent.iterdir()):
+            folder.parent.rmdir()
     (root / "manifest.json").unlink()
 
-def unrecorded_conditions(root: Path,  # a folder to look into
-                         ) -> list[str]:  # "<corruption>/<severity>" names, sorted
+
+def unrecorded_conditions(
+    root: Path,  # a folder to look into
+) -> list[str]:  # "<corruption>/<severity>" names, sorted
     "Condition folders (`<corruption>/<severity>` of a registered corruption) found under `root`."
-    return sorted(f"{c}/{p.name}" for c in CORRUPTIONS if (root / c).is_dir() for p in (root / c).iterdir() if p.is_dir() and p.name.isdigit())
+    return sorted(
+        f"{c}/{p.name}"
+        for c in CORRUPTIONS
+        if (root / c).is_dir()
+        for p in (root / c).iterdir()
+        if p.is_dir() and p.name.isdigit()
+    )
 
 # %% ../nbs/01a_generator.ipynb #c031p1
-def prepare_folder(root: Path,       # the output folder (may not exist)
-                   manifest: dict,   # the manifest of this generation (`make_manifest`)
-                   overwrite: bool,  # True: delete the folder's generated files first
-                  ) -> bool:         # False when the folder already has this manifest
+def prepare_folder(
+    root: Path,  # the output folder (may not exist)
+    manifest: dict,  # the manifest of this generation (`make_manifest`)
+    overwrite: bool,  # True: delete the folder's generated files first
+) -> bool:  # False when the folder already has this manifest
     "Check that `root` may receive the files of `manifest` (with `overwrite`, delete its generated files first); True if the manifest must be written."
     path = root / "manifest.json"
     if not path.is_file():
         found = unrecorded_conditions(root) if root.is_dir() else []
-        if found: raise ValueError(f"{root} holds condition folders ({listed(found, 3)}) but no manifest.json, so nothing says what they were "
-                                   "made from: generate into a new folder, or delete them")
+        if found:
+            raise ValueError(
+                f"{root} holds condition folders ({listed(found, 3)}) but no manifest.json, so nothing says what they were "
+                "made from: generate into a new folder, or delete them"
+            )
         return True
-    try: old = json.loads(path.read_text())
-    except (OSError, ValueError) as e: raise ValueError(f"{path} cannot be read ({e}): generate into a new folder, or delete this one") from e
-    if not isinstance(old, dict): raise ValueError(f"{path} is not a manifest: generate into a new folder, or delete this one")
+    try:
+        old = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{path} cannot be read ({e}): generate into a new folder, or delete this one") from e
+    if not isinstance(old, dict):
+        raise ValueError(f"{path} is not a manifest: generate into a new folder, or delete this one")
     if overwrite:
         delete_generated(root, old)
         return True
-    if all(old.get(k) == manifest[k] for k in FINGERPRINT_KEYS): return False
-    raise ValueError(f"{root} was generated from other inputs:\n" + "\n".join(f"  - {c}" for c in fingerprint_changes(old, manifest)) +
-                     "\nGenerate into a new folder, or pass overwrite=True to delete this folder's generated files first.")
+    if all(old.get(k) == manifest[k] for k in FINGERPRINT_KEYS):
+        return False
+    raise ValueError(
+        f"{root} was generated from other inputs:\n"
+        + "\n".join(f"  - {c}" for c in fingerprint_changes(old, manifest))
+        + "\nGenerate into a new folder, or pass overwrite=True to delete this folder's generated files first."
+    )
 
 # %% ../nbs/01a_generator.ipynb #c010
-def complete(path: Path,     # an image file
-             verify: bool,   # also decode it (`decodes`)
-            ) -> bool:
+def complete(
+    path: Path,  # an image file
+    verify: bool,  # also decode it (`decodes`)
+) -> bool:
     "Whether `path` holds a finished image: it exists and, with `verify`, decodes."
     return path.is_file() and (not verify or decodes(path))
 
-def write_image_conditions(dataset: VQADataset,  # loads the image
-                           image_id: int,        # the image's id, part of the corruption's seed
-                           grid,                 # (corruption, severity) pairs
-                           root: Path,           # the output folder
-                           seed: int,            # the generation's seed
-                           image_format: str,    # "png" or "jpeg"
-                           quality: int,         # JPEG quality 1-100
-                           verify: bool = True,  # decode existing files, rewriting damaged ones (False: existing files count as done)
-                          ) -> int:              # images written
+
+def write_image_conditions(
+    dataset: VQADataset,  # loads the image
+    image_id: int,  # the image's id, part of the corruption's seed
+    grid,  # (corruption, severity) pairs
+    root: Path,  # the output folder
+    seed: int,  # the generation's seed
+    image_format: str,  # "png" or "jpeg"
+    quality: int,  # JPEG quality 1-100
+    verify: bool = True,  # decode existing files, rewriting damaged ones (False: existing files count as done)
+) -> int:  # images written
     "Corrupt one image under each (corruption, severity) of `grid` and write what is missing or damaged; returns the count written."
     name = corrupted_template(dataset, image_format).format(image_id=int(image_id))
     missing = [(c, s) for c, s in grid if not complete(condition_dir(root, c, s) / name, verify)]
-    if not missing: return 0
+    if not missing:
+        return 0
     image = dataset.load_image(image_id)
     levels_of: dict[str, list[int]] = {}
-    for c, s in missing: levels_of.setdefault(c, []).append(s)
-    for c, levels in levels_of.items():  # all levels of a corruption in one call: image_under_condition's bytes, sharing work across levels
+    for c, s in missing:
+        levels_of.setdefault(c, []).append(s)
+    for (
+        c,
+        levels,
+    ) in (
+        levels_of.items()
+    ):  # all levels of a corruption in one call: image_under_condition's bytes, sharing work across levels
         for s, array in corrupt_levels(image, c, levels, seed=seed, image_id=image_id).items():
-            out = condition_dir(root, c, s); out.mkdir(parents=True, exist_ok=True)
+            out = condition_dir(root, c, s)
+            out.mkdir(parents=True, exist_ok=True)
             save_image(array, out / name, image_format, quality)
     return len(missing)
+
 
 def _write_chunk(args) -> int:
     dataset, image_ids, grid, root, seed, image_format, quality, verify = args
     return sum(write_image_conditions(dataset, i, grid, root, seed, image_format, quality, verify) for i in image_ids)
 
 # %% ../nbs/01a_generator.ipynb #c011
-def as_list(value,      # a list, tuple or other iterable (not a string)
-            what: str,  # its name, for the message
-           ) -> list:
+def as_list(
+    value,  # a list, tuple or other iterable (not a string)
+    what: str,  # its name, for the message
+) -> list:
     "`value` as a non-empty list (a string or a number is refused, not read letter by letter or wrapped)."
-    if isinstance(value, (str, bytes)) or not np.iterable(value): raise ValueError(f"{what} must be a list, got {value!r}")
+    if isinstance(value, (str, bytes)) or not np.iterable(value):
+        raise ValueError(f"{what} must be a list, got {value!r}")
     value = list(value)
-    if not value: raise ValueError(f"{what} is empty: nothing to generate")
+    if not value:
+        raise ValueError(f"{what} is empty: nothing to generate")
     return value
 
 # %% ../nbs/01a_generator.ipynb #c011p1
-def generate(dataset: VQADataset,      # images to corrupt (all of them)
-             root: str | Path,         # output folder
-             corruptions,              # names in CORRUPTIONS
-             severities=(1, 2, 3, 4, 5),  # levels each corruption defines
-             seed: int = 0,            # global seed, >= 0 (with the image id, seeds each corruption)
-             image_format: str = "png",  # "png" (lossless) or "jpeg"
-             quality: int = 95,        # JPEG quality, 1-100
-             workers: int = 1,         # processes
-             chunk_size: int = 16,     # images per task
-             overwrite: bool = False,  # delete the folder's generated files first (else a folder made from other inputs is refused)
-             verify: bool = True,      # decode the files already there and rewrite damaged ones (False: trust every existing file)
-             progress: bool = True,    # a progress bar
-             executor: str = "local",  # where the chunks run: a key of vqa_robust.parallel.MAPS ("local" processes, "ray" tasks)
-            ) -> dict:  # the manifest
+def generate(
+    dataset: VQADataset,  # images to corrupt (all of them)
+    root: str | Path,  # output folder
+    corruptions,  # names in CORRUPTIONS
+    severities=(1, 2, 3, 4, 5),  # levels each corruption defines
+    seed: int = 0,  # global seed, >= 0 (with the image id, seeds each corruption)
+    image_format: str = "png",  # "png" (lossless) or "jpeg"
+    quality: int = 95,  # JPEG quality, 1-100
+    workers: int = 1,  # processes
+    chunk_size: int = 16,  # images per task
+    overwrite: bool = False,  # delete the folder's generated files first (else a folder made from other inputs is refused)
+    verify: bool = True,  # decode the files already there and rewrite damaged ones (False: trust every existing file)
+    progress: bool = True,  # a progress bar
+    executor: str = "local",  # where the chunks run: a key of vqa_robust.parallel.MAPS ("local" processes, "ray" tasks)
+) -> dict:  # the manifest
     "Write every image of `dataset` under every (corruption, severity), resuming a folder generated from the same inputs."
-    grid = list(dict.fromkeys((c, check_severity(c, s)) for c in as_list(corruptions, "corruptions") for s in as_list(severities, "severities")))
+    grid = list(
+        dict.fromkeys(
+            (c, check_severity(c, s))
+            for c in as_list(corruptions, "corruptions")
+            for s in as_list(severities, "severities")
+        )
+    )
     seed = non_negative_integer(seed, "seed")
-    if image_format not in FORMATS: raise ValueError(f"image_format must be one of {list(FORMATS)}, got {image_format!r}")
-    if image_format == "jpeg" and not 1 <= whole_number(quality, "quality") <= 100: raise ValueError(f"quality must be 1-100, got {quality!r}")
+    if image_format not in FORMATS:
+        raise ValueError(f"image_format must be one of {list(FORMATS)}, got {image_format!r}")
+    if image_format == "jpeg" and not 1 <= whole_number(quality, "quality") <= 100:
+        raise ValueError(f"quality must be 1-100, got {quality!r}")
     workers, chunk_size = positive_integer(workers, "workers"), positive_integer(chunk_size, "chunk_size")
     root = Path(root)
-    manifest = make_manifest(dataset, grid, seed, image_format, quality)  # reads every source image: a missing one stops the run here
+    manifest = make_manifest(
+        dataset, grid, seed, image_format, quality
+    )  # reads every source image: a missing one stops the run here
     with folder_lock(root):  # one writer per folder, as for a run (vqa_robust.store.folder_lock)
         if prepare_folder(root, manifest, overwrite):
             atomic_write(root / "manifest.json", lambda path: path.write_text(json.dumps(manifest, indent=1)))
         ids, quality = dataset.image_ids, manifest["quality"]
-        tasks = [(dataset, ids[i:i + chunk_size], grid, root, seed, image_format, quality, verify) for i in range(0, len(ids), chunk_size)]
+        tasks = [
+            (dataset, ids[i : i + chunk_size], grid, root, seed, image_format, quality, verify)
+            for i in range(0, len(ids), chunk_size)
+        ]
         bar = tqdm(total=len(ids) * len(grid), desc="corrupted images", disable=not progress)
-        from vqa_robust.generator import _write_chunk as worker  # by module name (this module itself), so that child processes and Ray workers can import it
-        for task, _ in zip(tasks, MAPS[executor](worker, tasks, workers)): bar.update(len(task[1]) * len(grid))
+        from vqa_robust.generator import (
+            _write_chunk as worker,
+        )  # by module name (this module itself), so that child processes and Ray workers can import it
+
+        for task, _ in zip(tasks, MAPS[executor](worker, tasks, workers)):
+            bar.update(len(task[1]) * len(grid))
         bar.close()
     return manifest
 
 # %% ../nbs/01a_generator.ipynb #c013
-def corrupted_dataset(dataset: VQADataset,  # the dataset the folder was generated from
-                      root: str | Path,     # the generated folder (`generate`)
-                      corruption: str,      # a corruption of its manifest
-                      severity: int,        # one of its levels there
-                     ) -> VQADataset:       # same questions, images read from root/corruption/severity
+def corrupted_dataset(
+    dataset: VQADataset,  # the dataset the folder was generated from
+    root: str | Path,  # the generated folder (`generate`)
+    corruption: str,  # a corruption of its manifest
+    severity: int,  # one of its levels there
+) -> VQADataset:  # same questions, images read from root/corruption/severity
     "`dataset` with its images taken from one condition of a generated folder, checked to hold that condition and those images."
     root, severity = Path(root), check_severity(corruption, severity)
     path = root / "manifest.json"
-    if not path.is_file(): raise FileNotFoundError(f"{path} not found: {root} is not a folder `generate` wrote")
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} not found: {root} is not a folder `generate` wrote")
     manifest = json.loads(path.read_text())
     if [corruption, severity] not in manifest.get("grid", []):
-        raise ValueError(f"{root} holds no {corruption}/{severity}; it holds {listed([f'{c}/{s}' for c, s in manifest.get('grid', [])], 3)}")
+        raise ValueError(
+            f"{root} holds no {corruption}/{severity}; it holds {listed([f'{c}/{s}' for c, s in manifest.get('grid', [])], 3)}"
+        )
     missing = [i for i in dataset.image_ids if str(i) not in manifest.get("images", {})]
-    if missing: raise ValueError(f"{root} was generated without image(s) {listed(missing, 3)} of dataset '{dataset.name}'")
-    return dataclasses.replace(dataset, questions=dataset.questions.drop(columns="image_file", errors="ignore"),  # named by the template
-                               image_dir=condition_dir(root, corruption, severity), image_template=manifest["image_template"],
-                               name=f"{dataset.name}/{corruption}/{severity}")
+    if missing:
+        raise ValueError(f"{root} was generated without image(s) {listed(missing, 3)} of dataset '{dataset.name}'")
+    return dataclasses.replace(
+        dataset,
+        questions=dataset.questions.drop(columns="image_file", errors="ignore"),  # named by the template
+        image_dir=condition_dir(root, corruption, severity),
+        image_template=manifest["image_template"],
+        name=f"{dataset.name}/{corruption}/{severity}",
+    )
 
-def stream_corrupted(dataset: VQADataset,  # the images to corrupt
-                     corruption: str,      # a key of CORRUPTIONS, or "clean"
-                     severity: int,        # its level (0 with "clean")
-                     seed: int = 0,        # global seed, as in `generate`
-                    ) -> Iterator[tuple[int, np.ndarray]]:  # (image id, uint8 RGB HxWx3), in `dataset.image_ids` order
+
+def stream_corrupted(
+    dataset: VQADataset,  # the images to corrupt
+    corruption: str,  # a key of CORRUPTIONS, or "clean"
+    severity: int,  # its level (0 with "clean")
+    seed: int = 0,  # global seed, as in `generate`
+) -> Iterator[tuple[int, np.ndarray]]:  # (image id, uint8 RGB HxWx3), in `dataset.image_ids` order
     "(image id, image under one condition) for every image of `dataset`, computed in memory by `image_under_condition`."
     corruption, severity = check_condition(corruption, severity)
     seed = non_negative_integer(seed, "seed")

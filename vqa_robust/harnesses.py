@@ -36,52 +36,71 @@ __all__ = ['VLMEVALKIT_SPLIT', 'LMMS_UTILS', 'LMMS_METRIC', 'EXPORT_FORMATS', 'V
            'reported_agreement', 'vlmevalkit_reported']
 
 # %% ../nbs/05c_harnesses.ipynb #h006
-def served_settings(dataset: str  # a key of DATASETS
-                   ) -> dict:     # SERVED_DEFAULTS with the dataset's own settings for served models (its prompt, casing)
+def served_settings(
+    dataset: str,  # a key of DATASETS
+) -> dict:  # SERVED_DEFAULTS with the dataset's own settings for served models (its prompt, casing)
     "What the package's served models are sent for `dataset`'s questions: the prompt and decoding a harness should use too."
     return {**SERVED_DEFAULTS, **DATASETS[dataset].model_settings.get("openai", {})}
 
+
 def hint_of(asked: str, question: str) -> str:
     "The hint the package's question text carries before the benchmark's question (MMBench's `hint` field), or ''."
-    return asked[:asked.index(question)].rstrip("\n") if question and question in asked else ""
+    return asked[: asked.index(question)].rstrip("\n") if question and question in asked else ""
 
-def harness_questions(dataset: VQADataset,  # the questions
-                      prompt: str = SERVED_DEFAULTS["prompt"],  # the served models' prompt template (`served_settings`)
-                     ) -> pd.DataFrame:
+
+def harness_questions(
+    dataset: VQADataset,  # the questions
+    prompt: str = SERVED_DEFAULTS["prompt"],  # the served models' prompt template (`served_settings`)
+) -> pd.DataFrame:
     "One row per question as a harness is given it: ids, question, hint, answer(s), category, options (a letter -> text dict, or None), prompt."
     q = dataset.questions
     # MMBench: every rotation its own row (its id the question's + r * 1,000,000), folded by CircularEval on import
     text = q.source_question if "source_question" in q else q.question
     options = q.options if "options" in q else pd.Series([None] * len(q), index=q.index)
-    return pd.DataFrame({"question_id": q.question_id.astype(int), "image_id": q.image_id.astype(int), "question": text,
-                         "hint": [hint_of(a, t) for a, t in zip(q.question, text)], "answer": q.multiple_choice_answer.astype(str),
-                         "answers": q.answers.map(list), "category": q.question_type.astype(str),
-                         "options": options.map(lambda o: dict(o) if isinstance(o, dict) else None),
-                         "prompt": q.question.map(lambda t: prompt.format(question=t))}).reset_index(drop=True)
+    return pd.DataFrame(
+        {
+            "question_id": q.question_id.astype(int),
+            "image_id": q.image_id.astype(int),
+            "question": text,
+            "hint": [hint_of(a, t) for a, t in zip(q.question, text)],
+            "answer": q.multiple_choice_answer.astype(str),
+            "answers": q.answers.map(list),
+            "category": q.question_type.astype(str),
+            "options": options.map(lambda o: dict(o) if isinstance(o, dict) else None),
+            "prompt": q.question.map(lambda t: prompt.format(question=t)),
+        }
+    ).reset_index(drop=True)
 
 # %% ../nbs/05c_harnesses.ipynb #h010
 def condition_png(dataset: VQADataset, image_id: int, corruption: str, severity: int, seed: int) -> bytes:
     "Image `image_id` under (corruption, severity), corrupted as a run corrupts it (seed and image id), as PNG bytes."
     return png_bytes(image_under_condition(dataset.load_image(image_id), corruption, severity, seed, image_id))
 
+
 def decoded(data: bytes) -> np.ndarray:
     "PNG (or any image) bytes back to a uint8 RGB array, as a harness decodes them."
     return np.asarray(Image.open(io.BytesIO(data)).convert("RGB"))
 
 # %% ../nbs/05c_harnesses.ipynb #h013
-def export_fingerprint(data: dict,             # the questions' fingerprint (`dataset_fingerprint`)
-                       corruption_code: dict,  # the corruption code's (`code_fingerprint`)
-                       seed: int,              # the seed every image is corrupted with
-                      ) -> str:                # eight hex digits
+def export_fingerprint(
+    data: dict,  # the questions' fingerprint (`dataset_fingerprint`)
+    corruption_code: dict,  # the corruption code's (`code_fingerprint`)
+    seed: int,  # the seed every image is corrupted with
+) -> str:  # eight hex digits
     "What decides an export's images and questions (data, corruption code, seed), as eight hex digits of a sha256."
-    decided = json.dumps({"data": data, "corruption_code": corruption_code, "seed": int(seed)}, sort_keys=True, default=str)
+    decided = json.dumps(
+        {"data": data, "corruption_code": corruption_code, "seed": int(seed)}, sort_keys=True, default=str
+    )
     return hashlib.sha256(decided.encode()).hexdigest()[:8]
 
-def export_group(dataset_name: str,  # the dataset's name (`VQADataset.name`)
-                 fingerprint: str,   # `export_fingerprint`
-                ) -> str:
+
+def export_group(
+    dataset_name: str,  # the dataset's name (`VQADataset.name`)
+    fingerprint: str,  # `export_fingerprint`
+) -> str:
     "An export's name, the prefix of its conditions' names (lmms-eval's group): vqa_robust_<dataset>_<fingerprint>."
     return "vqa_robust_" + "".join(c if c.isalnum() else "_" for c in dataset_name.lower()) + "_" + fingerprint
+
 
 def condition_name(group: str, corruption: str, severity: int) -> str:
     "A condition's task or dataset name in a harness: <group>_<corruption>_<severity>, or <group>_clean."
@@ -90,21 +109,33 @@ def condition_name(group: str, corruption: str, severity: int) -> str:
 # %% ../nbs/05c_harnesses.ipynb #h013v
 VLMEVALKIT_SPLIT = "vqa_robust"  # a multiple-choice TSV's `split` cell (CVBench reads it; "2D" switches its scoring)
 
+
 def vlmevalkit_table(questions: pd.DataFrame, images: dict) -> pd.DataFrame:
     "A VLMEvalKit TSV: index, image (base64), question (open: the prompt), answer, category; MCQ: options, prompt."
     encoded = questions.image_id.map(lambda i: base64.b64encode(images[i]).decode())
     choices = questions.options.map(bool).to_numpy()
     asked = np.where(choices, questions.question, questions.prompt)  # CustomVQADataset sends `question` as it is
-    table = pd.DataFrame({"index": questions.question_id, "image": encoded, "question": asked,
-                          "answer": questions.answer, "category": questions.category})
-    if (questions.hint != "").any(): table.insert(3, "hint", questions.hint)
+    table = pd.DataFrame(
+        {
+            "index": questions.question_id,
+            "image": encoded,
+            "question": asked,
+            "answer": questions.answer,
+            "category": questions.category,
+        }
+    )
+    if (questions.hint != "").any():
+        table.insert(3, "hint", questions.hint)
     for letter in sorted({k for o in questions.options if o for k in o}):
         table[letter] = questions.options.map(lambda o: (o or {}).get(letter, ""))
-    if choices.any(): table = table.assign(prompt=questions.prompt, split=VLMEVALKIT_SPLIT)  # CVBench sends `prompt`
+    if choices.any():
+        table = table.assign(prompt=questions.prompt, split=VLMEVALKIT_SPLIT)  # CVBench sends `prompt`
     return table
 
-def write_vlmevalkit(out: Path, group: str, name: str, questions: pd.DataFrame, images: dict,
-                     settings: dict = SERVED_DEFAULTS) -> list[Path]:
+
+def write_vlmevalkit(
+    out: Path, group: str, name: str, questions: pd.DataFrame, images: dict, settings: dict = SERVED_DEFAULTS
+) -> list[Path]:
     "A condition as `vlmevalkit/<name>.tsv` (put it in $LMUData; the export's config names it)."
     path = out / "vlmevalkit" / f"{name}.tsv"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -118,8 +149,10 @@ def read_as_missing(texts: list) -> list[bool]:
     column = pd.read_csv(io.StringIO("\n".join(["text"] + cells)), sep="\t", dtype=str, skip_blank_lines=False)
     return column.text.isna().tolist()
 
-def vlmevalkit_unreadable(questions: pd.DataFrame  # `harness_questions`
-                         ) -> list[str]:           # 'question <id> <field> <text>' for each cell VLMEvalKit would lose
+
+def vlmevalkit_unreadable(
+    questions: pd.DataFrame,  # `harness_questions`
+) -> list[str]:  # 'question <id> <field> <text>' for each cell VLMEvalKit would lose
     "The questions, answers and option texts of an export that VLMEvalKit's TSV reader would read as missing."
     ids = questions.question_id
     cells = [(q, "question", t) for q, t in zip(ids, questions.question)]
@@ -132,13 +165,21 @@ def vlmevalkit_unreadable(questions: pd.DataFrame  # `harness_questions`
 def vlmevalkit_config(names: list, multiple_choice: bool, settings: dict = SERVED_DEFAULTS) -> dict:
     "VLMEvalKit's --config for an export: each condition's dataset class and a served model decoding as the package's."
     address = "http://127.0.0.1:8000/v1/chat/completions"  # the server's: to fill in
-    model = {"class": "GPT4V", "model": "MODEL", "api_base": address, "key": "EMPTY",
-             "max_tokens": settings["max_tokens"], "temperature": settings["temperature"]}
+    model = {
+        "class": "GPT4V",
+        "model": "MODEL",
+        "api_base": address,
+        "key": "EMPTY",
+        "max_tokens": settings["max_tokens"],
+        "temperature": settings["temperature"],
+    }
     dataset_class = "CVBench" if multiple_choice else "CustomVQADataset"
     return {"model": {"MODEL": model}, "data": {n: {"class": dataset_class, "dataset": n} for n in names}}
 
-def finish_vlmevalkit(out: Path, group: str, names: list, questions: pd.DataFrame,
-                      settings: dict = SERVED_DEFAULTS) -> list:
+
+def finish_vlmevalkit(
+    out: Path, group: str, names: list, questions: pd.DataFrame, settings: dict = SERVED_DEFAULTS
+) -> list:
     "VLMEvalKit's config for the export's conditions: `vlmevalkit/<export>.json`."
     path = out / "vlmevalkit" / f"{group}.json"
     config = vlmevalkit_config(names, bool(questions.options.map(bool).any()), settings)
@@ -167,49 +208,81 @@ def process_results(doc, results):
     return {"exact_match": float(normalise(results[0]) == normalise(doc["answer"]))}
 '''
 
+
 class LmmsFunction(str):
     "A function of the task's utils.py, written as lmms-eval's `!function utils.<name>` tag."
 
-LMMS_METRIC = {"metric": "exact_match", "aggregation": "mean", "higher_is_better": True}  # the exported tasks' own score
 
-def lmms_task(name: str,      # the condition's name (the task's)
-              parquet: Path,  # its Parquet file, beside the task's YAML
-              group: str,     # the export's name: the task's tag
-              settings: dict = SERVED_DEFAULTS,  # the served models' decoding
-             ) -> dict:
+LMMS_METRIC = {
+    "metric": "exact_match",
+    "aggregation": "mean",
+    "higher_is_better": True,
+}  # the exported tasks' own score
+
+
+def lmms_task(
+    name: str,  # the condition's name (the task's)
+    parquet: Path,  # its Parquet file, beside the task's YAML
+    group: str,  # the export's name: the task's tag
+    settings: dict = SERVED_DEFAULTS,  # the served models' decoding
+) -> dict:
     "An lmms-eval task reading one condition's Parquet file (named relative to the YAML), decoding as served models do."
-    functions = {k: LmmsFunction(f"utils.{k}") for k in ("doc_to_visual", "doc_to_text", "doc_to_target", "process_results")}
+    functions = {
+        k: LmmsFunction(f"utils.{k}") for k in ("doc_to_visual", "doc_to_text", "doc_to_target", "process_results")
+    }
     decoding = {"max_new_tokens": settings["max_tokens"], "temperature": settings["temperature"], "do_sample": False}
-    return {"task": name, "tag": [group], "dataset_path": "parquet", "dataset_kwargs": {"data_files": {"test": parquet.name}},
-            "test_split": "test", "output_type": "generate_until", **functions, "generation_kwargs": decoding,
-            "metric_list": [LMMS_METRIC], "metadata": {"version": 1.0}}
+    return {
+        "task": name,
+        "tag": [group],
+        "dataset_path": "parquet",
+        "dataset_kwargs": {"data_files": {"test": parquet.name}},
+        "test_split": "test",
+        "output_type": "generate_until",
+        **functions,
+        "generation_kwargs": decoding,
+        "metric_list": [LMMS_METRIC],
+        "metadata": {"version": 1.0},
+    }
 
 # %% ../nbs/05c_harnesses.ipynb #h018
 def lmms_rows(questions: pd.DataFrame, images: dict) -> pd.DataFrame:
     "A condition's rows for lmms-eval's Parquet loader: the image as PNG bytes, the options as JSON text (doc_id: the row)."
     columns = ["question_id", "image_id", "question", "hint", "answer", "answers", "category"]
-    return questions[columns].assign(image=questions.image_id.map(images), prompt=questions.prompt,
-                                     options=questions.options.map(lambda o: json.dumps(o) if o else ""))
+    return questions[columns].assign(
+        image=questions.image_id.map(images),
+        prompt=questions.prompt,
+        options=questions.options.map(lambda o: json.dumps(o) if o else ""),
+    )
+
 
 def yaml_text(task: dict) -> str:
     "A task as lmms-eval's YAML, each `LmmsFunction` as a `!function` tag."
     import yaml
-    class TaskDumper(yaml.SafeDumper): pass
+
+    class TaskDumper(yaml.SafeDumper):
+        pass
+
     TaskDumper.add_representer(LmmsFunction, lambda dumper, f: dumper.represent_scalar("!function", str(f)))
     return yaml.dump(task, Dumper=TaskDumper, sort_keys=False)
 
-def write_lmms_eval(out: Path, group: str, name: str, questions: pd.DataFrame, images: dict, settings: dict = SERVED_DEFAULTS) -> list[Path]:
+
+def write_lmms_eval(
+    out: Path, group: str, name: str, questions: pd.DataFrame, images: dict, settings: dict = SERVED_DEFAULTS
+) -> list[Path]:
     "A condition as `lmms_eval/<name>.parquet` and its task `lmms_eval/<name>.yaml`."
-    folder = out / "lmms_eval"; folder.mkdir(parents=True, exist_ok=True)
+    folder = out / "lmms_eval"
+    folder.mkdir(parents=True, exist_ok=True)
     parquet, task = folder / f"{name}.parquet", folder / f"{name}.yaml"
     atomic_write(parquet, lambda p: lmms_rows(questions, images).to_parquet(p, index=False))
     atomic_write(task, lambda p: p.write_text(yaml_text(lmms_task(name, parquet, group, settings))))
     return [parquet, task]
 
+
 def lmms_group(group: str, names: list) -> dict:
     "lmms-eval's group over the conditions' tasks, with its aggregate: exact_match over every question of every condition."
     aggregate = {"metric": "exact_match", "aggregation": "mean", "weight_by_size": True}
     return {"group": group, "task": list(names), "aggregate_metric_list": [aggregate], "metadata": {"version": 1.0}}
+
 
 def finish_lmms_eval(out: Path, group: str, names: list, questions=None, settings=None) -> list[Path]:
     "lmms-eval's utils.py and the group over the conditions' tasks."
@@ -224,42 +297,59 @@ def nothing_unreadable(questions: pd.DataFrame) -> list[str]:
     "A format that writes every text as it is: nothing it would lose."
     return []
 
+
 @dataclass(frozen=True)
 class ExportFormat:
     "One harness's layout: its folder in the export, a condition's files, the files spanning the conditions, what it loses."
-    folder: str                     # the export's subfolder it writes in
-    write: Callable                 # (out, group, name, questions, images, settings) -> the condition's files
+
+    folder: str  # the export's subfolder it writes in
+    write: Callable  # (out, group, name, questions, images, settings) -> the condition's files
     finish: Callable | None = None  # (out, group, names, questions, settings) -> the files spanning the conditions
     unreadable: Callable = nothing_unreadable  # questions -> the cells the harness would not read as written
-    sends: str = "png"              # how its OpenAI-compatible client sends an image: a key of served.IMAGE_ENCODINGS
+    sends: str = "png"  # how its OpenAI-compatible client sends an image: a key of served.IMAGE_ENCODINGS
+
 
 EXPORT_FORMATS = Registry("export format")
-EXPORT_FORMATS.update({
-    "lmms-eval": ExportFormat("lmms_eval", write_lmms_eval, finish_lmms_eval),  # PNG: its models/simple/openai.py
-    "vlmevalkit": ExportFormat("vlmevalkit", write_vlmevalkit, finish_vlmevalkit, vlmevalkit_unreadable,
-                               "vlmevalkit_api")})
+EXPORT_FORMATS.update(
+    {
+        "lmms-eval": ExportFormat("lmms_eval", write_lmms_eval, finish_lmms_eval),  # PNG: its models/simple/openai.py
+        "vlmevalkit": ExportFormat(
+            "vlmevalkit", write_vlmevalkit, finish_vlmevalkit, vlmevalkit_unreadable, "vlmevalkit_api"
+        ),
+    }
+)
 
 # %% ../nbs/05c_harnesses.ipynb #h027
 def sha256_of(path: Path) -> str:
     "The sha256 of a file's bytes, in hex."
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
+
 def checked_grid(grid: list) -> list[tuple]:
     "An export's conditions, each checked (`check_condition`), repeats dropped, the clean one first."
     return [CLEAN] + [c for c in dict.fromkeys(check_condition(*c) for c in grid) if c != CLEAN]
+
 
 def refuse_unreadable(questions: pd.DataFrame, formats) -> None:
     "Refuse an export that a chosen harness would not read as written, naming up to five of the cells it would lose."
     for fmt in formats:
         lost = EXPORT_FORMATS[fmt].unreadable(questions)
-        if lost: raise ValueError(f"format {fmt}: its reader would lose {len(lost)} cell(s) of the export: "
-                                  f"{'; '.join(lost[:5])} (lmms-eval's Parquet files keep them)")
+        if lost:
+            raise ValueError(
+                f"format {fmt}: its reader would lose {len(lost)} cell(s) of the export: "
+                f"{'; '.join(lost[:5])} (lmms-eval's Parquet files keep them)"
+            )
+
 
 def previous_export(out: Path) -> list[Path]:
     "What an earlier export left in `out`: its manifest, then each format folder's vqa_robust_* files and utils.py."
     folders = [out / f.folder for f in EXPORT_FORMATS.values() if (out / f.folder).is_dir()]
-    made = [p for d in folders for p in sorted(d.iterdir()) if p.is_file()
-            and (p.name.startswith("vqa_robust_") or p.name == "utils.py")]
+    made = [
+        p
+        for d in folders
+        for p in sorted(d.iterdir())
+        if p.is_file() and (p.name.startswith("vqa_robust_") or p.name == "utils.py")
+    ]
     return [out / "export.json"] * (out / "export.json").is_file() + made
 
 # %% ../nbs/05c_harnesses.ipynb #h027b
@@ -270,18 +360,20 @@ def write_conditions(dataset, out, group, conditions, seed, formats, questions, 
         images = {i: condition_png(dataset, i, corruption, severity, seed) for i in questions.image_id.unique()}
         name = condition_name(group, corruption, severity)
         names.append(name)
-        for fmt in formats: written[(name, fmt)] = EXPORT_FORMATS[fmt].write(out, group, name, questions, images, settings)
+        for fmt in formats:
+            written[(name, fmt)] = EXPORT_FORMATS[fmt].write(out, group, name, questions, images, settings)
     return written, names
 
 # %% ../nbs/05c_harnesses.ipynb #h027c
-def export(dataset: VQADataset,        # the questions (a run's split: `run.load_questions`, or any VQADataset)
-           out_dir: str | Path,        # the export's folder
-           grid: list,                 # (corruption, severity) conditions; the clean one is added
-           seed: int = 0,              # seeds every image's corruption, as a run's seed
-           formats=("lmms-eval", "vlmevalkit"),  # keys of EXPORT_FORMATS
-           settings: dict | None = None,  # the served models' prompt and decoding (`served_settings`; None: SERVED_DEFAULTS)
-           source: dict | None = None,    # where scoring reads the questions again: {"dataset": key, "dataset_split": split}
-          ) -> dict:                   # the manifest (export.json)
+def export(
+    dataset: VQADataset,  # the questions (a run's split: `run.load_questions`, or any VQADataset)
+    out_dir: str | Path,  # the export's folder
+    grid: list,  # (corruption, severity) conditions; the clean one is added
+    seed: int = 0,  # seeds every image's corruption, as a run's seed
+    formats=("lmms-eval", "vlmevalkit"),  # keys of EXPORT_FORMATS
+    settings: dict | None = None,  # the served models' prompt and decoding (`served_settings`; None: SERVED_DEFAULTS)
+    source: dict | None = None,  # where scoring reads the questions again: {"dataset": key, "dataset_split": split}
+) -> dict:  # the manifest (export.json)
     "Write `dataset` under every condition of `grid` in each harness layout, and export.json with every file's sha256."
     EXPORT_FORMATS.check(list(formats))
     settings = {**SERVED_DEFAULTS, **(settings or {})}
@@ -290,47 +382,74 @@ def export(dataset: VQADataset,        # the questions (a run's split: `run.load
     fingerprint = export_fingerprint(dataset_fingerprint(dataset), code_fingerprint(dataset), seed)
     group = export_group(dataset.name, fingerprint)
     with folder_lock(out):
-        for stale in previous_export(out): stale.unlink()  # the manifest first: until the new one is written, unfinished
+        for stale in previous_export(out):
+            stale.unlink()  # the manifest first: until the new one is written, unfinished
         written, names = write_conditions(dataset, out, group, conditions, seed, formats, questions, settings)
         finishers = [EXPORT_FORMATS[fmt].finish for fmt in formats if EXPORT_FORMATS[fmt].finish]
         spanning = [f for finish in finishers for f in finish(out, group, names, questions, settings)]
-        manifest = export_manifest(dataset, out, seed, formats, conditions, names, written, spanning, questions, settings,
-                                   source, group)
+        manifest = export_manifest(
+            dataset, out, seed, formats, conditions, names, written, spanning, questions, settings, source, group
+        )
         atomic_write(out / "export.json", lambda p: p.write_text(json.dumps(manifest, indent=1, default=str)))
         (out / LOCK).unlink()  # no lock file left in the export; the lock itself is released when the block ends
     return manifest
 
-def export_manifest(dataset, out, seed, formats, conditions, names, written, spanning, questions, settings, source=None,
-                    group="") -> dict:
+
+def export_manifest(
+    dataset, out, seed, formats, conditions, names, written, spanning, questions, settings, source=None, group=""
+) -> dict:
     "export.json: what was exported, from what, and each file's sha256 (paths relative to the export's folder)."
     digest = lambda paths: {p.relative_to(out).as_posix(): sha256_of(p) for p in paths}
-    listed = [{"name": n, "corruption": c, "severity": s, "files": {fmt: digest(written[(n, fmt)]) for fmt in formats}}
-              for n, (c, s) in zip(names, conditions)]
-    return {"vqa_robust": vqa_robust.__version__, "dataset": dataset.name, "group": group, "data": dataset_fingerprint(dataset),
-            "corruption_code": code_fingerprint(dataset), "seed": seed, "formats": list(formats),
-            "n_questions": len(questions), "settings": {k: settings[k] for k in ("prompt", "max_tokens", "temperature", "lowercase")},
-            "images_sent": {fmt: EXPORT_FORMATS[fmt].sends for fmt in formats},
-            "question_ids": questions.question_id.tolist(), "source": source, "conditions": listed, "files": digest(spanning)}
+    listed = [
+        {"name": n, "corruption": c, "severity": s, "files": {fmt: digest(written[(n, fmt)]) for fmt in formats}}
+        for n, (c, s) in zip(names, conditions)
+    ]
+    return {
+        "vqa_robust": vqa_robust.__version__,
+        "dataset": dataset.name,
+        "group": group,
+        "data": dataset_fingerprint(dataset),
+        "corruption_code": code_fingerprint(dataset),
+        "seed": seed,
+        "formats": list(formats),
+        "n_questions": len(questions),
+        "settings": {k: settings[k] for k in ("prompt", "max_tokens", "temperature", "lowercase")},
+        "images_sent": {fmt: EXPORT_FORMATS[fmt].sends for fmt in formats},
+        "question_ids": questions.question_id.tolist(),
+        "source": source,
+        "conditions": listed,
+        "files": digest(spanning),
+    }
 
 # %% ../nbs/05c_harnesses.ipynb #h032
 def text_of(path: Path) -> str:
     "A harness's output file as text, refused by name where it is empty or not UTF-8."
-    try: text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as e: raise ValueError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
-    if not text.strip(): raise ValueError(f"{path}: empty (the harness wrote no prediction in it)")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    if not text.strip():
+        raise ValueError(f"{path}: empty (the harness wrote no prediction in it)")
     return text
+
 
 def json_line(line: str, path: Path, k: int) -> dict:
     "Line k of a JSONL file as a dict, refused by file and line otherwise."
-    try: sample = json.loads(line)
-    except json.JSONDecodeError as e: raise ValueError(f"{path}: line {k} is not JSON: {e}") from None
-    if not isinstance(sample, dict): raise ValueError(f"{path}: line {k} is not a JSON object")
+    try:
+        sample = json.loads(line)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}: line {k} is not JSON: {e}") from None
+    if not isinstance(sample, dict):
+        raise ValueError(f"{path}: line {k} is not a JSON object")
     return sample
+
 
 def first_reply(reply):
     "A sample's first response: lmms-eval nests them in lists; None where it logged none (or null)."
-    while isinstance(reply, list): reply = reply[0] if reply else None
+    while isinstance(reply, list):
+        reply = reply[0] if reply else None
     return None if reply is None else str(reply)
+
 
 def lmms_eval_rows(path: Path) -> list[dict]:
     "An lmms-eval samples file: per line its doc_id, the prompt it sent, its target, the reply (None if null), exact_match."
@@ -338,41 +457,69 @@ def lmms_eval_rows(path: Path) -> list[dict]:
     for k, line in enumerate(text_of(path).splitlines(), 1):
         sample = json_line(line, path, k)
         reply = first_reply(sample.get("filtered_resps", sample.get("resps")))
-        rows.append({"row": k, "key": sample.get("doc_id"), "asked": sample.get("input"), "target": sample.get("target"),
-                     "prediction": reply, "harness_score": sample.get("exact_match")})
+        rows.append(
+            {
+                "row": k,
+                "key": sample.get("doc_id"),
+                "asked": sample.get("input"),
+                "target": sample.get("target"),
+                "prediction": reply,
+                "harness_score": sample.get("exact_match"),
+            }
+        )
     return rows
 
 # %% ../nbs/05c_harnesses.ipynb #h032b
 def text_table(path: Path) -> pd.DataFrame:
     "A VLMEvalKit table (.xlsx, .tsv or .csv), every cell as text: nothing read as missing ('None', 'NA' stay text)."
-    readers = {".xlsx": lambda p: pd.read_excel(p, dtype=str, keep_default_na=False),
-               ".tsv": lambda p: pd.read_csv(io.StringIO(text_of(p)), sep="\t", dtype=str, keep_default_na=False),
-               ".csv": lambda p: pd.read_csv(io.StringIO(text_of(p)), dtype=str, keep_default_na=False)}
-    try: return readers[path.suffix](path)
+    readers = {
+        ".xlsx": lambda p: pd.read_excel(p, dtype=str, keep_default_na=False),
+        ".tsv": lambda p: pd.read_csv(io.StringIO(text_of(p)), sep="\t", dtype=str, keep_default_na=False),
+        ".csv": lambda p: pd.read_csv(io.StringIO(text_of(p)), dtype=str, keep_default_na=False),
+    }
+    try:
+        return readers[path.suffix](path)
     except (zipfile.BadZipFile, pd.errors.ParserError, ValueError) as e:  # EmptyDataError is a ValueError too
-        if str(path) in str(e): raise  # text_of's own refusal, naming the file
+        if str(path) in str(e):
+            raise  # text_of's own refusal, naming the file
         raise ValueError(f"{path}: not a readable table: {e}") from None
+
 
 def vlmevalkit_rows(path: Path) -> list[dict]:
     "A VLMEvalKit prediction file: per row its index, what it asked (the TSV's prompt, else question), answer, reply."
     table = text_table(path)
     missing = [c for c in ("index", "question", "answer", "prediction") if c not in table]
-    if missing: raise ValueError(f"{path}: no column {missing[0]!r} (VLMEvalKit's prediction files copy the exported TSV's "
-                                 "index, question and answer, and add 'prediction')")
-    return [{"row": k + 2, "key": r["index"], "asked": r.get("prompt", r["question"]), "target": r["answer"],
-             "prediction": r["prediction"], "harness_score": None} for k, r in enumerate(table.to_dict("records"))]
+    if missing:
+        raise ValueError(
+            f"{path}: no column {missing[0]!r} (VLMEvalKit's prediction files copy the exported TSV's "
+            "index, question and answer, and add 'prediction')"
+        )
+    return [
+        {
+            "row": k + 2,
+            "key": r["index"],
+            "asked": r.get("prompt", r["question"]),
+            "target": r["answer"],
+            "prediction": r["prediction"],
+            "harness_score": None,
+        }
+        for k, r in enumerate(table.to_dict("records"))
+    ]
 
 # %% ../nbs/05c_harnesses.ipynb #h033
 VLMEVALKIT_TABLES = (".xlsx", ".tsv", ".csv")  # the tables VLMEvalKit writes predictions and scores in
 
+
 def lmms_eval_condition(path: Path, known: set) -> tuple[str, str]:
     "(condition, kind) of an lmms-eval samples file `<date>_samples_<task>.jsonl`: its task, its predictions."
-    return path.name.split("_samples_", 1)[1][:-len(".jsonl")], "predictions"
+    return path.name.split("_samples_", 1)[1][: -len(".jsonl")], "predictions"
+
 
 def vlmevalkit_condition(path: Path, known: set) -> tuple[str, str]:
     "(condition, kind) of a VLMEvalKit file `<model>_<dataset><suffix>`: predictions (no suffix), scores (_acc.csv), judge."
     found = [n for n in known if f"_{n}" in path.stem]
-    if not found: return path.stem, "predictions"
+    if not found:
+        return path.stem, "predictions"
     suffix = path.stem.split(f"_{max(found, key=len)}", 1)[1]
     kind = "predictions" if not suffix else "scores" if (suffix, path.suffix) == ("_acc", ".csv") else "judge"
     return max(found, key=len), kind
@@ -382,32 +529,45 @@ def lmms_eval_question(row: dict, ids: pd.Index, path: Path) -> int:
     "The question an lmms-eval row answers: its doc_id is its position in the export's question ids."
     doc = row["key"]
     if type(doc) is not int or not 0 <= doc < len(ids):
-        raise ValueError(f"{path}: line {row['row']}: doc_id {doc!r} is not a document of the export (0-{len(ids) - 1})")
+        raise ValueError(
+            f"{path}: line {row['row']}: doc_id {doc!r} is not a document of the export (0-{len(ids) - 1})"
+        )
     return int(ids[doc])
+
 
 def vlmevalkit_question(row: dict, ids: pd.Index, path: Path) -> int:
     "The question a VLMEvalKit row answers: its index is the question id."
-    try: qid = int(row["key"])
-    except (TypeError, ValueError): qid = None
+    try:
+        qid = int(row["key"])
+    except (TypeError, ValueError):
+        qid = None
     if qid is None or qid not in ids:
         raise ValueError(f"{path}: row {row['row']}: index {row['key']!r} is not a question of the export")
     return qid
 
-def failure_of(prediction: str | None,  # the harness's reply text, None where it logged none
-               marker: str,             # the harness's text for a request that failed every retry
-              ) -> str | None:          # why it is no answer, or None for an answer
+
+def failure_of(
+    prediction: str | None,  # the harness's reply text, None where it logged none
+    marker: str,  # the harness's text for a request that failed every retry
+) -> str | None:  # why it is no answer, or None for an answer
     "Why a harness's prediction is no answer: no reply (null), an empty reply, or its marker of a failed request."
-    if prediction is None: return "no reply (null)"
-    if not prediction.strip(): return "an empty reply"
+    if prediction is None:
+        return "no reply (null)"
+    if not prediction.strip():
+        return "an empty reply"
     return f"a failed request: {prediction[:160]}" if marker in prediction else None
 
 # %% ../nbs/05c_harnesses.ipynb #h033r
 def lmms_eval_results(samples: Path) -> dict:
     "The results.json lmms-eval wrote with a samples file: `<date>_results.json` beside `<date>_samples_<task>.jsonl`."
     results = samples.parent / (samples.name.split("_samples_", 1)[0] + "_results.json")
-    if not results.is_file(): raise ValueError(f"{samples}: no {results.name} beside it (lmms-eval writes one per run)")
-    try: return json.loads(text_of(results))
-    except json.JSONDecodeError as e: raise ValueError(f"{results}: not JSON: {e}") from None
+    if not results.is_file():
+        raise ValueError(f"{samples}: no {results.name} beside it (lmms-eval writes one per run)")
+    try:
+        return json.loads(text_of(results))
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{results}: not JSON: {e}") from None
+
 
 def lmms_eval_source(samples: Path, condition: dict) -> None:
     "Refuse a samples file whose run read another Parquet file than the export's (its results.json's task config)."
@@ -415,13 +575,19 @@ def lmms_eval_source(samples: Path, condition: dict) -> None:
     read = config.get("dataset_kwargs", {}).get("data_files", {}).get("test")
     exported = {Path(f).name: d for f, d in condition["files"].get("lmms-eval", {}).items() if f.endswith(".parquet")}
     if read is None or Path(read).name not in exported:
-        raise ValueError(f"{samples}: lmms-eval read {read!r} for {condition['name']}, not the export's {sorted(exported)}")
+        raise ValueError(
+            f"{samples}: lmms-eval read {read!r} for {condition['name']}, not the export's {sorted(exported)}"
+        )
     if Path(read).is_file() and sha256_of(Path(read)) != exported[Path(read).name]:
-        raise ValueError(f"{samples}: the Parquet file lmms-eval read, {read}, is not the export's (its sha256 differs)")
+        raise ValueError(
+            f"{samples}: the Parquet file lmms-eval read, {read}, is not the export's (its sha256 differs)"
+        )
+
 
 def lmms_eval_model(samples: Path) -> str:
     "The model's name as lmms-eval named it (its results.json's model_name)."
     return str(lmms_eval_results(samples).get("model_name") or samples.parent.name)
+
 
 def vlmevalkit_model(path: Path, condition: dict) -> str:
     "The model's name as VLMEvalKit named it: the prediction file's name before `_<dataset>`."
@@ -431,20 +597,38 @@ def vlmevalkit_model(path: Path, condition: dict) -> str:
 @dataclass(frozen=True)
 class HarnessReader:
     "How one harness's output is read back: the condition a file holds, its rows, a row's question, what it logs as asked."
-    condition: Callable    # (path, the export's condition names) -> (condition, kind: predictions, scores or judge)
-    rows: Callable         # path -> rows: row, key, asked, target, prediction, harness_score
+
+    condition: Callable  # (path, the export's condition names) -> (condition, kind: predictions, scores or judge)
+    rows: Callable  # path -> rows: row, key, asked, target, prediction, harness_score
     question_of: Callable  # (row, the export's question ids, path) -> question id
-    asked: Callable        # a row of `harness_questions` -> the text the harness logs as asked for it
-    failure: str           # its text for a request that failed every retry
-    model: Callable        # (prediction file, condition) -> the model's name as the harness named it
+    asked: Callable  # a row of `harness_questions` -> the text the harness logs as asked for it
+    failure: str  # its text for a request that failed every retry
+    model: Callable  # (prediction file, condition) -> the model's name as the harness named it
     check_source: Callable | None = None  # (prediction file, condition): refuse a file made from other exported files
 
+
 HARNESS_READERS = Registry("harness")
-HARNESS_READERS.update({
-    "lmms-eval": HarnessReader(lmms_eval_condition, lmms_eval_rows, lmms_eval_question, lambda q: q.prompt,
-                               "[LMMS_EVAL_REQUEST_FAILED", lambda path, condition: lmms_eval_model(path), lmms_eval_source),
-    "vlmevalkit": HarnessReader(vlmevalkit_condition, vlmevalkit_rows, vlmevalkit_question, lambda q: q.prompt,
-                                API_FAILURE, vlmevalkit_model)})
+HARNESS_READERS.update(
+    {
+        "lmms-eval": HarnessReader(
+            lmms_eval_condition,
+            lmms_eval_rows,
+            lmms_eval_question,
+            lambda q: q.prompt,
+            "[LMMS_EVAL_REQUEST_FAILED",
+            lambda path, condition: lmms_eval_model(path),
+            lmms_eval_source,
+        ),
+        "vlmevalkit": HarnessReader(
+            vlmevalkit_condition,
+            vlmevalkit_rows,
+            vlmevalkit_question,
+            lambda q: q.prompt,
+            API_FAILURE,
+            vlmevalkit_model,
+        ),
+    }
+)
 
 # %% ../nbs/05c_harnesses.ipynb #h033p
 def harness_files(folder: Path) -> list[tuple[Path, str]]:
@@ -453,16 +637,21 @@ def harness_files(folder: Path) -> list[tuple[Path, str]]:
     tables = [(p, "vlmevalkit") for p in sorted(folder.rglob("*vqa_robust_*")) if p.suffix in VLMEVALKIT_TABLES]
     return lmms + tables
 
+
 def prediction_files(folder: Path, manifest: dict) -> dict:
     "kind -> {condition: (file, harness)}: each condition's predictions and scores; one file seen twice (a link) read once."
     known, found, digests = {c["name"] for c in manifest["conditions"]}, {"predictions": {}, "scores": {}}, {}
     for path, harness in harness_files(folder):
         name, kind = HARNESS_READERS[harness].condition(path, known)
-        if name not in known: raise ValueError(f"{path}: condition {name!r} is not in the export (it holds {sorted(known)})")
-        if kind == "judge": continue
+        if name not in known:
+            raise ValueError(f"{path}: condition {name!r} is not in the export (it holds {sorted(known)})")
+        if kind == "judge":
+            continue
         digest = sha256_of(path)  # a link and its file, or two identical copies: one file
-        if digests.get((name, kind)) == digest: continue
-        if name in found[kind]: raise ValueError(f"condition {name} has two {kind} files: {found[kind][name][0]} and {path}")
+        if digests.get((name, kind)) == digest:
+            continue
+        if name in found[kind]:
+            raise ValueError(f"condition {name} has two {kind} files: {found[kind][name][0]} and {path}")
         found[kind][name], digests[(name, kind)] = (path, harness), digest
     return found
 
@@ -471,69 +660,120 @@ def check_asked(row: dict, question: pd.Series, reader: HarnessReader, path: Pat
     "Refuse a row whose harness's own copy of what it asked (the text, the target) is not the export's question `qid`."
     expected = (reader.asked(question), str(question.answer))
     found = (row["asked"], None if row["target"] is None else str(row["target"]))
-    if found != expected: raise ValueError(
-        f"{path}: row {row['row']}: the harness asked {found[0]!r} (target {found[1]!r}), but question {qid}, which the row is "
-        f"mapped to, is {expected[0]!r} ({expected[1]!r}): these predictions do not belong to this export's rows")
+    if found != expected:
+        raise ValueError(
+            f"{path}: row {row['row']}: the harness asked {found[0]!r} (target {found[1]!r}), but question {qid}, which the row is "
+            f"mapped to, is {expected[0]!r} ({expected[1]!r}): these predictions do not belong to this export's rows"
+        )
 
-def condition_predictions(condition: dict, path: Path, harness: str, manifest: dict, questions: pd.DataFrame) -> list[dict]:
+
+def condition_predictions(
+    condition: dict, path: Path, harness: str, manifest: dict, questions: pd.DataFrame
+) -> list[dict]:
     "One condition's predictions, each mapped to its question and checked; a failed request flagged, never cleaned."
     from vqa_robust.vlms import clean_answer
+
     reader, ids, seen, rows = HARNESS_READERS[harness], pd.Index(manifest["question_ids"]), {}, []
-    if reader.check_source: reader.check_source(path, condition)
+    if reader.check_source:
+        reader.check_source(path, condition)
     model = reader.model(path, condition)  # once a file: lmms-eval's is in its results.json
     for row in reader.rows(path):
         qid = reader.question_of(row, ids, path)
-        if qid in seen: raise ValueError(f"{path}: question {qid} is answered twice (rows {seen[qid]} and {row['row']})")
+        if qid in seen:
+            raise ValueError(f"{path}: question {qid} is answered twice (rows {seen[qid]} and {row['row']})")
         seen[qid] = row["row"]
         check_asked(row, questions.loc[qid], reader, path, qid)
         failure = failure_of(row["prediction"], reader.failure)
         answer = None if failure else clean_answer(row["prediction"], manifest["settings"]["lowercase"])
-        rows.append({"corruption": condition["corruption"], "severity": condition["severity"], "question_id": qid,
-                     "prediction": row["prediction"], "answer": answer, "failure": failure, "harness_score": row["harness_score"],
-                     "harness": harness, "model": model, "file": path.name, "path": str(path),
-                     "row": row["row"]})
+        rows.append(
+            {
+                "corruption": condition["corruption"],
+                "severity": condition["severity"],
+                "question_id": qid,
+                "prediction": row["prediction"],
+                "answer": answer,
+                "failure": failure,
+                "harness_score": row["harness_score"],
+                "harness": harness,
+                "model": model,
+                "file": path.name,
+                "path": str(path),
+                "row": row["row"],
+            }
+        )
     if len(seen) != manifest["n_questions"]:
         raise ValueError(f"{path}: {manifest['n_questions'] - len(seen)} question(s) of the export have no prediction")
     return rows
 
-def read_predictions(folder: str | Path,  # where the harness wrote its output (lmms-eval's --output_path, VLMEvalKit's work dir)
-                     manifest: dict,      # the export's manifest (`read_manifest`)
-                     asked: pd.DataFrame, # the questions the export asked (`harness_questions` of the questions read again)
-                    ) -> pd.DataFrame:    # a row per prediction: condition, question, prediction, answer or failure, file
+
+def read_predictions(
+    folder: str | Path,  # where the harness wrote its output (lmms-eval's --output_path, VLMEvalKit's work dir)
+    manifest: dict,  # the export's manifest (`read_manifest`)
+    asked: pd.DataFrame,  # the questions the export asked (`harness_questions` of the questions read again)
+) -> pd.DataFrame:  # a row per prediction: condition, question, prediction, answer or failure, file
     "Every prediction of a harness for an export, mapped to its question and condition, each checked against the export."
     files = prediction_files(Path(folder), manifest)["predictions"]
     missing = [c["name"] for c in manifest["conditions"] if c["name"] not in files]
-    if missing: raise ValueError(f"{folder}: no predictions for {len(missing)} condition(s) of the export: {', '.join(missing)}")
+    if missing:
+        raise ValueError(
+            f"{folder}: no predictions for {len(missing)} condition(s) of the export: {', '.join(missing)}"
+        )
     questions = asked.set_index("question_id")
     conditions = manifest["conditions"]
-    return pd.DataFrame([r for c in conditions for r in condition_predictions(c, *files[c["name"]], manifest, questions)])
+    return pd.DataFrame(
+        [r for c in conditions for r in condition_predictions(c, *files[c["name"]], manifest, questions)]
+    )
 
 # %% ../nbs/05c_harnesses.ipynb #h041
-MANIFEST_FIELDS = ("dataset", "group", "data", "corruption_code", "seed", "settings", "question_ids", "n_questions",
-                   "conditions")  # what scoring reads from export.json
+MANIFEST_FIELDS = (
+    "dataset",
+    "group",
+    "data",
+    "corruption_code",
+    "seed",
+    "settings",
+    "question_ids",
+    "n_questions",
+    "conditions",
+)  # what scoring reads from export.json
 
-def read_manifest(path: str | Path  # an export's export.json, or its folder
-                 ) -> dict:          # the manifest
+
+def read_manifest(
+    path: str | Path,  # an export's export.json, or its folder
+) -> dict:  # the manifest
     "An export's manifest, refused by name where it is missing, not JSON or lacks a field scoring reads."
     path = Path(path)
     path = path / "export.json" if path.is_dir() else path
     if not path.is_file():
-        raise ValueError(f"manifest: no export.json at {path} (an export writes it last: a folder without it did not finish)")
-    try: manifest = json.loads(path.read_text())
-    except (UnicodeDecodeError, json.JSONDecodeError) as e: raise ValueError(f"{path}: not an export's manifest (JSON): {e}") from None
+        raise ValueError(
+            f"manifest: no export.json at {path} (an export writes it last: a folder without it did not finish)"
+        )
+    try:
+        manifest = json.loads(path.read_text())
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"{path}: not an export's manifest (JSON): {e}") from None
     missing = [k for k in MANIFEST_FIELDS if k not in manifest]
-    if missing: raise ValueError(f"{path}: no field {missing[0]!r}: not a manifest of this version's export (export again)")
+    if missing:
+        raise ValueError(f"{path}: no field {missing[0]!r}: not a manifest of this version's export (export again)")
     return manifest
+
 
 def check_condition_names(manifest: dict) -> None:
     "Refuse a manifest whose names do not say what it says: the group its data, code and seed give; each condition's own."
-    group = export_group(manifest["dataset"], export_fingerprint(manifest["data"], manifest["corruption_code"], manifest["seed"]))
-    if manifest["group"] != group: raise ValueError(
-        f"manifest: its data, corruption code and seed make the export {group}, not {manifest['group']}: export.json was edited")
+    group = export_group(
+        manifest["dataset"], export_fingerprint(manifest["data"], manifest["corruption_code"], manifest["seed"])
+    )
+    if manifest["group"] != group:
+        raise ValueError(
+            f"manifest: its data, corruption code and seed make the export {group}, not {manifest['group']}: export.json was edited"
+        )
     for c in manifest["conditions"]:
         expected = condition_name(group, c["corruption"], c["severity"])
-        if c["name"] != expected: raise ValueError(
-            f"manifest: condition {c['name']} is said to be {c['corruption']} {c['severity']}, which is {expected}: edited")
+        if c["name"] != expected:
+            raise ValueError(
+                f"manifest: condition {c['name']} is said to be {c['corruption']} {c['severity']}, which is {expected}: edited"
+            )
+
 
 def verified_files(manifest: dict, folder: str | Path) -> int:
     "How many files the manifest names are in `folder`, each unchanged since the export (its sha256); none there is refused."
@@ -541,10 +781,16 @@ def verified_files(manifest: dict, folder: str | Path) -> int:
     named = {**manifest.get("files", {}), **conditions}
     present = {f: d for f, d in named.items() if (Path(folder) / f).is_file()}
     changed = [f for f, digest in present.items() if sha256_of(Path(folder) / f) != digest]
-    if changed: raise ValueError(f"{Path(folder) / changed[0]}: changed since the export (its sha256 is not the manifest's); "
-                                 f"{len(changed)} file(s) changed")
-    if not present: raise ValueError(f"{folder}: none of the {len(named)} files export.json names is there: nothing to check "
-                                     "the predictions against (give the export's own folder)")
+    if changed:
+        raise ValueError(
+            f"{Path(folder) / changed[0]}: changed since the export (its sha256 is not the manifest's); "
+            f"{len(changed)} file(s) changed"
+        )
+    if not present:
+        raise ValueError(
+            f"{folder}: none of the {len(named)} files export.json names is there: nothing to check "
+            "the predictions against (give the export's own folder)"
+        )
     return len(present)
 
 # %% ../nbs/05c_harnesses.ipynb #h041b
@@ -552,44 +798,58 @@ def exported_rows(folder: Path, condition: dict) -> pd.DataFrame | None:
     "A condition's exported rows in their file's order: question_id and the image's bytes, from a file of it that is there."
     paths = [Path(folder) / f for files in condition["files"].values() for f in files if (Path(folder) / f).is_file()]
     parquet = [p for p in paths if p.suffix == ".parquet"]
-    if parquet: return pd.read_parquet(parquet[0], columns=["question_id", "image"])
+    if parquet:
+        return pd.read_parquet(parquet[0], columns=["question_id", "image"])
     tables = [p for p in paths if p.suffix == ".tsv"]
-    if not tables: return None
+    if not tables:
+        return None
     rows = pd.read_csv(tables[0], sep="\t", usecols=["index", "image"], dtype={"image": str})
     return pd.DataFrame({"question_id": rows["index"], "image": rows.image.map(base64.b64decode)})
 
-def rederived_conditions(manifest: dict,         # the export's manifest
-                         folder: str | Path,     # the export's folder
-                         questions: VQADataset,  # the export's questions, read again (`run.exported_questions`)
-                         n_images: int = 3,      # images made again per condition (the first distinct ones)
-                        ) -> int:                # how many conditions' images were made again and found equal
+
+def rederived_conditions(
+    manifest: dict,  # the export's manifest
+    folder: str | Path,  # the export's folder
+    questions: VQADataset,  # the export's questions, read again (`run.exported_questions`)
+    n_images: int = 3,  # images made again per condition (the first distinct ones)
+) -> int:  # how many conditions' images were made again and found equal
     "Each condition's file holds the manifest's questions in order; its first images, made again, are the exported ones."
     same_code = code_fingerprint(questions) == manifest["corruption_code"]
     image_of, checked = questions.questions.set_index("question_id").image_id, 0
     for c in manifest["conditions"]:
         rows = exported_rows(Path(folder), c)
-        if rows is None: continue
-        if rows.question_id.tolist() != manifest["question_ids"]: raise ValueError(
-            f"manifest: condition {c['name']}'s exported file holds other questions, or another order, than export.json's")
-        if not same_code: continue
+        if rows is None:
+            continue
+        if rows.question_id.tolist() != manifest["question_ids"]:
+            raise ValueError(
+                f"manifest: condition {c['name']}'s exported file holds other questions, or another order, than export.json's"
+            )
+        if not same_code:
+            continue
         firsts = rows.assign(image_id=image_of[rows.question_id].to_numpy()).drop_duplicates("image_id").head(n_images)
         for image_id, image in zip(firsts.image_id, firsts.image):
             made = condition_png(questions, int(image_id), c["corruption"], c["severity"], manifest["seed"])
-            if not np.array_equal(decoded(made), decoded(image)): raise ValueError(f"manifest: condition {c['name']}'s "
-                f"image {image_id} is not {c['corruption']} {c['severity']} with seed {manifest['seed']}")
+            if not np.array_equal(decoded(made), decoded(image)):
+                raise ValueError(
+                    f"manifest: condition {c['name']}'s "
+                    f"image {image_id} is not {c['corruption']} {c['severity']} with seed {manifest['seed']}"
+                )
         checked += 1
     return checked
 
 # %% ../nbs/05c_harnesses.ipynb #h043f
-def failures_text(failed: pd.DataFrame  # `read_predictions`' rows with a `failure`
-                 ) -> str:
+def failures_text(
+    failed: pd.DataFrame,  # `read_predictions`' rows with a `failure`
+) -> str:
     "How many predictions are failed requests, and the first three by file and row."
     shown = "; ".join(f"{r.file} row {r.row} ({r.failure})" for r in failed.head(3).itertuples())
     return f"{len(failed)} prediction(s) are failed requests, not answers, in {failed.file.nunique()} file(s): {shown}"
 
-def without_failed(questions: VQADataset,   # the export's questions
-                   predicted: pd.DataFrame, # `read_predictions`' rows
-                  ) -> tuple:               # (the questions, the predictions, the ids left out)
+
+def without_failed(
+    questions: VQADataset,  # the export's questions
+    predicted: pd.DataFrame,  # `read_predictions`' rows
+) -> tuple:  # (the questions, the predictions, the ids left out)
     "Every question a failed request touched (in any condition; MMBench: each rotation of it) left out of every condition."
     q = questions.questions
     unit = q.circular_of if "circular_of" in q else q.question_id
@@ -599,31 +859,48 @@ def without_failed(questions: VQADataset,   # the export's questions
     return kept, predicted[~predicted.question_id.isin(out)].reset_index(drop=True), sorted(out)
 
 # %% ../nbs/05c_harnesses.ipynb #h044
-AGREEMENT = [*CONDITION, "n", "accuracy", "harness_accuracy", "difference", "n_scored_differently"]  # harness_scores.csv
+AGREEMENT = [
+    *CONDITION,
+    "n",
+    "accuracy",
+    "harness_accuracy",
+    "difference",
+    "n_scored_differently",
+]  # harness_scores.csv
 
-def harness_agreement(every: pd.DataFrame  # scored answers, each asking on its own, with the harness's `harness_score`
-                     ) -> pd.DataFrame:     # model, corruption, severity, n, accuracy, harness_accuracy, ...
+
+def harness_agreement(
+    every: pd.DataFrame,  # scored answers, each asking on its own, with the harness's `harness_score`
+) -> pd.DataFrame:  # model, corruption, severity, n, accuracy, harness_accuracy, ...
     "Per model and condition: the package's accuracy and the harness's own for the same answers, and how many differ."
-    rows = every.assign(harness_score=pd.to_numeric(every.harness_score, errors="coerce")).dropna(subset=["harness_score"])
+    rows = every.assign(harness_score=pd.to_numeric(every.harness_score, errors="coerce")).dropna(
+        subset=["harness_score"]
+    )
     table = accuracy_table(rows)  # eq. 2 per condition, as every accuracy of a run
     table["harness_accuracy"] = accuracy_table(rows.assign(score=rows.harness_score)).accuracy
     differing = accuracy_table(rows.assign(score=(rows.score != rows.harness_score).astype(float))).accuracy
     table["n_scored_differently"] = (differing * table.n).round().astype(int)
     return table.assign(difference=table.accuracy - table.harness_accuracy)[AGREEMENT]
 
-def reported_agreement(scored: pd.DataFrame,   # scored answers counted as the harness counted (each asking, or folded)
-                       reported: pd.DataFrame, # model, corruption, severity, harness_accuracy: what the harness reported
-                      ) -> pd.DataFrame:
+
+def reported_agreement(
+    scored: pd.DataFrame,  # scored answers counted as the harness counted (each asking, or folded)
+    reported: pd.DataFrame,  # model, corruption, severity, harness_accuracy: what the harness reported
+) -> pd.DataFrame:
     "Per model and condition: the package's accuracy beside the accuracy the harness reported for it (VLMEvalKit's _acc.csv)."
     table = accuracy_table(scored).merge(reported, on=list(CONDITION), how="inner")
     return table.assign(difference=table.accuracy - table.harness_accuracy, n_scored_differently=np.nan)[AGREEMENT]
 
-def vlmevalkit_reported(path: Path  # VLMEvalKit's `<model>_<dataset>_acc.csv`
-                       ) -> tuple[float, str]:  # (its Overall, a fraction; 'circular' or 'asking': what it counted)
+
+def vlmevalkit_reported(
+    path: Path,  # VLMEvalKit's `<model>_<dataset>_acc.csv`
+) -> tuple[float, str]:  # (its Overall, a fraction; 'circular' or 'asking': what it counted)
     "The accuracy VLMEvalKit reported for a condition, and whether its judge's file beside it folded rotations."
     table = text_table(path)
-    if "Overall" not in table or table.empty: raise ValueError(f"{path}: no 'Overall' column (VLMEvalKit's _acc.csv has one)")
+    if "Overall" not in table or table.empty:
+        raise ValueError(f"{path}: no 'Overall' column (VLMEvalKit's _acc.csv has one)")
     overall = float(table.Overall.iloc[0])
-    if not 0 <= overall <= 1: raise ValueError(f"{path}: Overall {overall} is not a fraction (VLMEvalKit writes one)")
-    judge = path.with_name(path.name[:-len("_acc.csv")] + "_exact_matching_result.xlsx")
+    if not 0 <= overall <= 1:
+        raise ValueError(f"{path}: Overall {overall} is not a fraction (VLMEvalKit writes one)")
+    judge = path.with_name(path.name[: -len("_acc.csv")] + "_exact_matching_result.xlsx")
     return overall, "circular" if judge.is_file() and "g_index" in text_table(judge) else "asking"

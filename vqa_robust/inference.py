@@ -29,14 +29,19 @@ __all__ = ['conditions', 'Batch', 'question_order', 'plan_batches', 'ImageInputE
            'answer_rate', 'run_conditions']
 
 # %% ../nbs/03_inference.ipynb #c006
-def conditions(corruptions,                 # names in CORRUPTIONS
-               severities,                  # levels 1-5, each defined by every graded corruption
-               include_clean: bool = True,  # put ("clean", 0) first
-              ) -> list[tuple[str, int]]:   # (corruption, severity) pairs, corruption-major
+def conditions(
+    corruptions,  # names in CORRUPTIONS
+    severities,  # levels 1-5, each defined by every graded corruption
+    include_clean: bool = True,  # put ("clean", 0) first
+) -> list[tuple[str, int]]:  # (corruption, severity) pairs, corruption-major
     "The (corruption, severity) grid, checked against the registry, with the clean condition first; a single-level effect runs once, at its level."
     corruptions = CORRUPTIONS.check(corruptions)
-    if 0 in [int(s) for s in severities]: raise ValueError("severities must be in 1-5: the clean condition (severity 0) comes with include_clean")
-    levels_of = {c: CORRUPTIONS[c].levels if len(CORRUPTIONS[c].levels) == 1 else [int(s) for s in severities] for c in corruptions}
+    if 0 in [int(s) for s in severities]:
+        raise ValueError("severities must be in 1-5: the clean condition (severity 0) comes with include_clean")
+    levels_of = {
+        c: CORRUPTIONS[c].levels if len(CORRUPTIONS[c].levels) == 1 else [int(s) for s in severities]
+        for c in corruptions
+    }
     undefined = [(c, s) for c in corruptions for s in levels_of[c] if s not in CORRUPTIONS[c].levels]
     if undefined:
         levels = "; ".join(f"{c}: {CORRUPTIONS[c].levels}" for c in dict.fromkeys(c for c, _ in undefined))
@@ -47,31 +52,41 @@ def conditions(corruptions,                 # names in CORRUPTIONS
 @dataclass(frozen=True)
 class Batch:
     "One batch of the plan: rows `start:stop` of the ordered questions, under one condition, inside chunk `chunk`."
-    corruption: str  # a key of CORRUPTIONS, or "clean"
-    severity: int    # its level (0 with "clean")
-    chunk: int       # index of the chunk the rows belong to
-    start: int       # first row in `question_order`
-    stop: int        # one past the last row
 
-def question_order(dataset: VQADataset,  # the questions to answer
-                  ) -> pd.DataFrame:     # `dataset.questions` sorted by image_id, question_id; index 0..n-1
+    corruption: str  # a key of CORRUPTIONS, or "clean"
+    severity: int  # its level (0 with "clean")
+    chunk: int  # index of the chunk the rows belong to
+    start: int  # first row in `question_order`
+    stop: int  # one past the last row
+
+
+def question_order(
+    dataset: VQADataset,  # the questions to answer
+) -> pd.DataFrame:  # `dataset.questions` sorted by image_id, question_id; index 0..n-1
     "The dataset's questions in answering order: by image, then question id; empty questions are refused as bad input, by id."
     blank = blank_questions(dataset.questions)
-    if blank: raise ValueError(f"dataset '{dataset.name}' has empty question(s), which no model can answer (bad input): question_id {listed(blank)}")
+    if blank:
+        raise ValueError(
+            f"dataset '{dataset.name}' has empty question(s), which no model can answer (bad input): question_id {listed(blank)}"
+        )
     return dataset.questions.sort_values(["image_id", "question_id"], kind="stable").reset_index(drop=True)
 
 # %% ../nbs/03_inference.ipynb #c010s1
-def plan_batches(n_questions: int,  # questions of one condition
-                 todo: dict,        # (corruption, severity) -> chunk indices still to answer
-                 chunk_size: int,   # questions per chunk
-                 batch_size: int,   # questions per batch; a chunk's last batch may be shorter
-                ) -> list[Batch]:   # condition by condition, chunks in increasing order
+def plan_batches(
+    n_questions: int,  # questions of one condition
+    todo: dict,  # (corruption, severity) -> chunk indices still to answer
+    chunk_size: int,  # questions per chunk
+    batch_size: int,  # questions per batch; a chunk's last batch may be shorter
+) -> list[Batch]:  # condition by condition, chunks in increasing order
     "The batches of the chunks still to answer: `todo` maps each condition to its missing chunk indices."
     batches = []
     for (corruption, severity), chunks in todo.items():
         for chunk in sorted(chunks):
             stop = min((chunk + 1) * chunk_size, n_questions)
-            batches += [Batch(corruption, int(severity), chunk, start, min(start + batch_size, stop)) for start in range(chunk * chunk_size, stop, batch_size)]
+            batches += [
+                Batch(corruption, int(severity), chunk, start, min(start + batch_size, stop))
+                for start in range(chunk * chunk_size, stop, batch_size)
+            ]
     return batches
 
 # %% ../nbs/03_inference.ipynb #c014s2
@@ -81,103 +96,160 @@ class ImageInputError(RuntimeError):
 # %% ../nbs/03_inference.ipynb #c014s1
 class ConditionBatches(torch.utils.data.Dataset):
     "The planned batches of a run, each prepared on demand (in a data worker): images under their condition, then the model's inputs."
-    def __init__(self,
-                 dataset: VQADataset,    # loads the images
-                 order: pd.DataFrame,    # `question_order(dataset)`
-                 encoder,                # the model's `encoder()`: prepares a batch without the model
-                 question_inputs: list,  # `encoder.questions(...)` of every question, in `order`
-                 batches: list[Batch],   # the plan (`plan_batches`); item i prepares batches[i]
-                 seed: int,              # the run's seed
-                ):
+
+    def __init__(
+        self,
+        dataset: VQADataset,  # loads the images
+        order: pd.DataFrame,  # `question_order(dataset)`
+        encoder,  # the model's `encoder()`: prepares a batch without the model
+        question_inputs: list,  # `encoder.questions(...)` of every question, in `order`
+        batches: list[Batch],  # the plan (`plan_batches`); item i prepares batches[i]
+        seed: int,  # the run's seed
+    ):
         self.dataset, self.image_ids, self.encoder = dataset, order.image_id.to_numpy(), encoder
         self.question_inputs, self.batches, self.seed = question_inputs, batches, seed
-    def __len__(self): return len(self.batches)
-    def images(self,
-               batch: Batch,            # one batch of the plan
-              ) -> list[np.ndarray]:    # uint8 RGB, one per question of the batch
+
+    def __len__(self):
+        return len(self.batches)
+
+    def images(
+        self,
+        batch: Batch,  # one batch of the plan
+    ) -> list[np.ndarray]:  # uint8 RGB, one per question of the batch
         "The batch's images under its condition, each image made once."
-        ids = self.image_ids[batch.start:batch.stop]
-        made = {i: condition_image(self.dataset, int(i), batch.corruption, batch.severity, self.seed) for i in dict.fromkeys(ids.tolist())}
+        ids = self.image_ids[batch.start : batch.stop]
+        made = {
+            i: condition_image(self.dataset, int(i), batch.corruption, batch.severity, self.seed)
+            for i in dict.fromkeys(ids.tolist())
+        }
         return [made[i] for i in ids.tolist()]
+
     def __getitem__(self, i: int) -> tuple[int, dict]:
         batch = self.batches[i]
-        try: inputs = self.encoder.batch(self.images(batch), self.question_inputs[batch.start:batch.stop])
-        except Exception as e: raise self.named_failure(batch, e) from e
-        if torch.utils.data.get_worker_info() is not None: release_memory()  # a data worker: the decoded and corrupted images are gone, give their pages back
+        try:
+            inputs = self.encoder.batch(self.images(batch), self.question_inputs[batch.start : batch.stop])
+        except Exception as e:
+            raise self.named_failure(batch, e) from e
+        if torch.utils.data.get_worker_info() is not None:
+            release_memory()  # a data worker: the decoded and corrupted images are gone, give their pages back
         # (in this process, with no workers, the freed pages are the next batch's: `run_conditions` trims after each saved chunk)
         return i, inputs
+
     def named_failure(self, batch: Batch, error: Exception) -> ImageInputError:
         "The error of a batch that could not be prepared, naming the first of its images that fails alone (id, path, condition)."
         first_row = {}
-        for r in range(batch.start, batch.stop): first_row.setdefault(int(self.image_ids[r]), r)
+        for r in range(batch.start, batch.stop):
+            first_row.setdefault(int(self.image_ids[r]), r)
         for image_id, r in first_row.items():
-            try: self.encoder.batch([condition_image(self.dataset, image_id, batch.corruption, batch.severity, self.seed)], self.question_inputs[r:r + 1])
+            try:
+                self.encoder.batch(
+                    [condition_image(self.dataset, image_id, batch.corruption, batch.severity, self.seed)],
+                    self.question_inputs[r : r + 1],
+                )
             except Exception as alone:
-                return ImageInputError(f"image {image_id} ({self.dataset.image_path(image_id)}) under {batch.corruption} severity {batch.severity} "
-                                       f"could not be prepared for the model: {type(alone).__name__}: {alone}")
-        return ImageInputError(f"questions {batch.start}-{batch.stop - 1} under {batch.corruption} severity {batch.severity} could not be prepared "
-                               f"together (each image alone could): {type(error).__name__}: {error}")
+                return ImageInputError(
+                    f"image {image_id} ({self.dataset.image_path(image_id)}) under {batch.corruption} severity {batch.severity} "
+                    f"could not be prepared for the model: {type(alone).__name__}: {alone}"
+                )
+        return ImageInputError(
+            f"questions {batch.start}-{batch.stop - 1} under {batch.corruption} severity {batch.severity} could not be prepared "
+            f"together (each image alone could): {type(error).__name__}: {error}"
+        )
 
 # %% ../nbs/03_inference.ipynb #c014s3
 def as_is(item):
     "The DataLoader's collate: a prepared batch is already a batch, returned as it is."
     return item
 
-def default_workers(device: str,             # a resolved torch device
-                    threads: int = 1,        # CPU threads torch uses
-                    cpus: int | None = None,  # CPUs to count; None: those this process may run on
-                   ) -> int:                 # 0 means prepare batches in this process
+
+def default_workers(
+    device: str,  # a resolved torch device
+    threads: int = 1,  # CPU threads torch uses
+    cpus: int | None = None,  # CPUs to count; None: those this process may run on
+) -> int:  # 0 means prepare batches in this process
     "Data workers for a run: on CUDA every CPU but one (at most 8); on a CPU those torch's `threads` leave free (at most 4)."
     cpus = cpus or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
-    if str(device).startswith("cuda"): return max(1, min(8, cpus - 1))
+    if str(device).startswith("cuda"):
+        return max(1, min(8, cpus - 1))
     return max(0, min(4, cpus - threads))
 
-def batch_loader(source: ConditionBatches,  # the planned batches
-                 num_workers: int,          # data-worker processes; 0: prepare in this process
-                 device: str,               # the model's device (CUDA: pinned memory)
-                ) -> torch.utils.data.DataLoader:  # yields (batch index, prepared inputs)
+
+def batch_loader(
+    source: ConditionBatches,  # the planned batches
+    num_workers: int,  # data-worker processes; 0: prepare in this process
+    device: str,  # the model's device (CUDA: pinned memory)
+) -> torch.utils.data.DataLoader:  # yields (batch index, prepared inputs)
     "Prepared batches in plan order, `num_workers` processes ahead of the model (none: in this process); pinned memory on CUDA."
-    return torch.utils.data.DataLoader(source, batch_size=None, shuffle=False, num_workers=num_workers, collate_fn=as_is,
-                                       pin_memory=str(device).startswith("cuda"), prefetch_factor=2 if num_workers else None)
+    return torch.utils.data.DataLoader(
+        source,
+        batch_size=None,
+        shuffle=False,
+        num_workers=num_workers,
+        collate_fn=as_is,
+        pin_memory=str(device).startswith("cuda"),
+        prefetch_factor=2 if num_workers else None,
+    )
 
 # %% ../nbs/03_inference.ipynb #c015a
 class ImagesUnder(torch.utils.data.Dataset):
     "Images of a dataset under given conditions: item i is `condition_image` of request i (for a DataLoader's workers)."
+
     def __init__(self, dataset: VQADataset, requests: list[tuple]):  # requests: (image_id, corruption, severity, seed)
         self.dataset, self.requests = dataset, list(requests)
-    def __len__(self): return len(self.requests)
-    def __getitem__(self, i: int) -> np.ndarray: return condition_image(self.dataset, *self.requests[i])
 
-def condition_images(dataset: VQADataset,  # loads the images
-                     requests: list[tuple],  # (image_id, corruption, severity, seed) of each image wanted
-                     num_workers: int = 0,  # data workers that make them (0: this process)
-                    ) -> list[np.ndarray]:  # uint8 RGB, one per request, in order
+    def __len__(self):
+        return len(self.requests)
+
+    def __getitem__(self, i: int) -> np.ndarray:
+        return condition_image(self.dataset, *self.requests[i])
+
+
+def condition_images(
+    dataset: VQADataset,  # loads the images
+    requests: list[tuple],  # (image_id, corruption, severity, seed) of each image wanted
+    num_workers: int = 0,  # data workers that make them (0: this process)
+) -> list[np.ndarray]:  # uint8 RGB, one per request, in order
     "`condition_image` of each request, made in `num_workers` short-lived data workers (none: here), so the corruption kernels never load into this process."
-    if not num_workers or not requests: return images_under(dataset, requests)
-    loader = torch.utils.data.DataLoader(ImagesUnder(dataset, requests), batch_size=None, shuffle=False, num_workers=min(num_workers, len(requests)), collate_fn=as_is)
+    if not num_workers or not requests:
+        return images_under(dataset, requests)
+    loader = torch.utils.data.DataLoader(
+        ImagesUnder(dataset, requests),
+        batch_size=None,
+        shuffle=False,
+        num_workers=min(num_workers, len(requests)),
+        collate_fn=as_is,
+    )
     return list(loader)
 
 # %% ../nbs/03_inference.ipynb #c017
 @lru_cache(maxsize=1)
 def glibc():
     "glibc, when this process runs on it (None elsewhere)."
-    try: return ctypes.CDLL("libc.so.6")
-    except OSError: return None
+    try:
+        return ctypes.CDLL("libc.so.6")
+    except OSError:
+        return None
+
 
 def release_memory() -> None:
     "Return freed memory to the system: glibc's heap (`malloc_trim`) and pyarrow's pool (Parquet writes); nothing where neither applies."
     libc = glibc()
-    if libc is not None and hasattr(libc, "malloc_trim"): libc.malloc_trim(0)
-    if "pyarrow" in sys.modules: sys.modules["pyarrow"].default_memory_pool().release_unused()
-
+    if libc is not None and hasattr(libc, "malloc_trim"):
+        libc.malloc_trim(0)
+    if "pyarrow" in sys.modules:
+        sys.modules["pyarrow"].default_memory_pool().release_unused()
 
 # %% ../nbs/03_inference.ipynb #c017p
 def private_memory_mb() -> float | None:
     "This process's private resident memory now (MB): anonymous and shared-memory pages (/proc/self/status's RssAnon + RssShmem); None without /proc."
-    try: fields = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
-    except OSError: return None
-    if "RssAnon" not in fields: return None
+    try:
+        fields = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
+    except OSError:
+        return None
+    if "RssAnon" not in fields:
+        return None
     return sum(int(fields.get(k, "0 kB").split()[0]) for k in ("RssAnon", "RssShmem")) / 1024
+
 
 def sample_private(ref: weakref.ref):
     "Raise the sampler's peak every `interval` seconds, until it is stopped or dropped."
@@ -186,21 +258,34 @@ def sample_private(ref: weakref.ref):
         del peak
         time.sleep(interval)
 
+
 class PrivatePeak:
     "The peak of `private_memory_mb` from its creation on, sampled by a thread every `interval` seconds until `stop()` or the end of its `with` block (or until it is dropped); `mb` None without /proc."
+
     def __init__(self, interval: float = 0.05):
         self.mb, self.interval, self.stopped = private_memory_mb(), interval, threading.Event()
-        if self.mb is not None: threading.Thread(target=sample_private, args=(weakref.ref(self),), daemon=True).start()
-    def stop(self): self.stopped.set()
-    def __enter__(self): return self
-    def __exit__(self, *exc): self.stop()
+        if self.mb is not None:
+            threading.Thread(target=sample_private, args=(weakref.ref(self),), daemon=True).start()
+
+    def stop(self):
+        self.stopped.set()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
 
 def peak_memory_mb(private: PrivatePeak | None = None) -> dict:
     "Peak resident memory (MB) of this process, and of the largest of its finished children (data workers); with a `PrivatePeak`, the private part of this process's peak too."
     scale = 1 / 2**20 if sys.platform == "darwin" else 1 / 1024  # ru_maxrss: bytes on macOS, KB on Linux
-    found = {"process": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale, 1),
-             "workers": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * scale, 1)}
+    found = {
+        "process": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale, 1),
+        "workers": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * scale, 1),
+    }
     return {**found, "private": round(private.mb, 1)} if private is not None and private.mb is not None else found
+
 
 def memory_text(memory: dict) -> str:
     "`peak_memory_mb`'s figures as run.log writes them."
@@ -210,35 +295,48 @@ def memory_text(memory: dict) -> str:
 # %% ../nbs/03_inference.ipynb #c017u
 def start_environment() -> dict:
     "The environment this process started with (/proc/self/environ: what glibc read at start, whatever os.environ says now); os.environ without /proc."
-    try: raw = Path("/proc/self/environ").read_bytes()
-    except OSError: return dict(os.environ)
+    try:
+        raw = Path("/proc/self/environ").read_bytes()
+    except OSError:
+        return dict(os.environ)
     return dict(item.split("=", 1) for item in raw.decode(errors="replace").split("\0") if "=" in item)
 
-def malloc_settings(environment: dict | None = None,  # a process's environment; None: this process's at start (`start_environment`)
-                   ) -> str:                          # e.g. "glibc.malloc.tcache_count=0"
+
+def malloc_settings(
+    environment: dict | None = None,  # a process's environment; None: this process's at start (`start_environment`)
+) -> str:  # e.g. "glibc.malloc.tcache_count=0"
     "The glibc malloc tunables a process started with (the `glibc.malloc.*` entries of GLIBC_TUNABLES), or 'glibc defaults'."
     environment = start_environment() if environment is None else environment
-    return ":".join(t for t in environment.get("GLIBC_TUNABLES", "").split(":") if t.startswith("glibc.malloc.")) or "glibc defaults"
+    return (
+        ":".join(t for t in environment.get("GLIBC_TUNABLES", "").split(":") if t.startswith("glibc.malloc."))
+        or "glibc defaults"
+    )
+
 
 def arrow_pool() -> str:
     "The allocator of pyarrow's default memory pool (Parquet reads and writes, pandas' string columns): 'mimalloc' as pyarrow's wheels are built, or what ARROW_DEFAULT_MEMORY_POOL chose when pyarrow started ('system': glibc's malloc)."
     import pyarrow
-    return pyarrow.default_memory_pool().backend_name
 
+    return pyarrow.default_memory_pool().backend_name
 
 # %% ../nbs/03_inference.ipynb #c021
 def answer_inputs(model, inputs: dict, n: int) -> tuple[list[str], list[float]]:
     "Answers and confidences of `model` for one prepared batch of `n` questions; NaN confidences for a model that has none."
-    if hasattr(model, "predict_encoded"): answers, confidence = model.predict_encoded(inputs)
-    elif hasattr(model, "predict"): answers, confidence = model.predict(inputs["images"], inputs["questions"])
-    else: answers, confidence = model.answer(inputs["images"], inputs["questions"]), None
-    if len(answers) != n: raise ValueError(f"model {model.name!r} gave {len(answers)} answers to {n} questions")
+    if hasattr(model, "predict_encoded"):
+        answers, confidence = model.predict_encoded(inputs)
+    elif hasattr(model, "predict"):
+        answers, confidence = model.predict(inputs["images"], inputs["questions"])
+    else:
+        answers, confidence = model.answer(inputs["images"], inputs["questions"]), None
+    if len(answers) != n:
+        raise ValueError(f"model {model.name!r} gave {len(answers)} answers to {n} questions")
     return list(answers), [float("nan")] * n if confidence is None else [float(c) for c in confidence]
 
 # %% ../nbs/03_inference.ipynb #c021a
 def batch_seed(seed: int, batch: Batch) -> int:
     "The torch seed of one batch, from the run seed, its condition and its first row (`seed_of`): the same whatever ran before it."
     return seed_of(seed=seed, corruption=batch.corruption, severity=batch.severity, start=batch.start)
+
 
 def encoder_of(model):
     "The model's input encoder (`VQAAdapter.encoder`), or one passing images and texts through."
@@ -247,124 +345,187 @@ def encoder_of(model):
 # %% ../nbs/03_inference.ipynb #c021b
 def progress_bar(progress, total: int):
     "A bar counting answers: the given tqdm bar (shared by several models), a new one if `progress` is True, or None."
-    if progress is True: return tqdm(total=total, unit="answer", unit_scale=True, dynamic_ncols=True)
+    if progress is True:
+        return tqdm(total=total, unit="answer", unit_scale=True, dynamic_ncols=True)
     return progress or None
 
 # %% ../nbs/03_inference.ipynb #c021c
-def answered_batches(model,                 # a VQAAdapter (or any object with `predict_encoded`, `predict` or `answer`)
-                     loader,                # yields (batch index, prepared inputs), e.g. `batch_loader`
-                     batches: list[Batch],  # the plan the indices refer to
-                     ids: np.ndarray,       # question ids in answering order
-                     seed: int,             # the run's seed (torch is seeded per batch from it)
-                    ):
+def answered_batches(
+    model,  # a VQAAdapter (or any object with `predict_encoded`, `predict` or `answer`)
+    loader,  # yields (batch index, prepared inputs), e.g. `batch_loader`
+    batches: list[Batch],  # the plan the indices refer to
+    ids: np.ndarray,  # question ids in answering order
+    seed: int,  # the run's seed (torch is seeded per batch from it)
+):
     "(batch, its answers) for each prepared batch of `loader`, in plan order; torch is seeded per batch, so a batch's answers do not depend on what ran before it."
     for i, inputs in loader:
         b = batches[i]
         torch.manual_seed(batch_seed(seed, b))
         answers, confidence = answer_inputs(model, inputs, b.stop - b.start)
-        yield b, pd.DataFrame({"seed": seed, "question_id": ids[b.start:b.stop], "answer": answers, "confidence": confidence})
+        yield (
+            b,
+            pd.DataFrame(
+                {"seed": seed, "question_id": ids[b.start : b.stop], "answer": answers, "confidence": confidence}
+            ),
+        )
 
 # %% ../nbs/03_inference.ipynb #c021s1
-def answer_plan(model,                  # a VQAAdapter (`load_model`)
-                dataset: VQADataset,    # the questions' images
-                order: pd.DataFrame,    # `question_order(dataset)`
-                batches: list[Batch],   # the plan (`plan_batches`)
-                seed: int,              # the run's seed
-                num_workers: int = 0,   # data-worker processes; 0: prepare batches in this process
-                question_inputs: list | None = None,  # `encoder.questions` of every question in `order`; None: tokenised here
-               ):
+def answer_plan(
+    model,  # a VQAAdapter (`load_model`)
+    dataset: VQADataset,  # the questions' images
+    order: pd.DataFrame,  # `question_order(dataset)`
+    batches: list[Batch],  # the plan (`plan_batches`)
+    seed: int,  # the run's seed
+    num_workers: int = 0,  # data-worker processes; 0: prepare batches in this process
+    question_inputs: list | None = None,  # `encoder.questions` of every question in `order`; None: tokenised here
+):
     "(batch, its answers) for every batch of a plan: the one answering path of every executor (a local run, a condition in memory, a Ray shard)."
     encoder = encoder_of(model)
-    if question_inputs is None: question_inputs = encoder.questions(order.question.tolist()) if batches else []
-    loader = batch_loader(ConditionBatches(dataset, order, encoder, question_inputs, batches, seed), num_workers, str(getattr(model, "device", "cpu")))
+    if question_inputs is None:
+        question_inputs = encoder.questions(order.question.tolist()) if batches else []
+    loader = batch_loader(
+        ConditionBatches(dataset, order, encoder, question_inputs, batches, seed),
+        num_workers,
+        str(getattr(model, "device", "cpu")),
+    )
     yield from answered_batches(model, loader, batches, order.question_id.to_numpy(), seed)
 
 # %% ../nbs/03_inference.ipynb #c021s1a
-def log_truncation(model,                # a VQAAdapter
-                   order: pd.DataFrame,  # the questions it answers (`question_order`)
-                   log: Callable[[str], None] | None,  # `run_log`'s function, or None
-                  ) -> int:              # the questions cut
+def log_truncation(
+    model,  # a VQAAdapter
+    order: pd.DataFrame,  # the questions it answers (`question_order`)
+    log: Callable[[str], None] | None,  # `run_log`'s function, or None
+) -> int:  # the questions cut
     "Count the questions longer than the model reads (its encoder's `max_length`), cut as its own code cuts them, and log the count when there are any."
     encoder = encoder_of(model)
     cut = truncated_questions(encoder, order.question.tolist())
-    if cut and log: log(f"{model.name}: {cut} of {len(order)} questions are longer than the model reads ({encoder.max_length} tokens) and were cut to it, "
-                        "as the model's own code cuts them")
+    if cut and log:
+        log(
+            f"{model.name}: {cut} of {len(order)} questions are longer than the model reads ({encoder.max_length} tokens) and were cut to it, "
+            "as the model's own code cuts them"
+        )
     return cut
 
 # %% ../nbs/03_inference.ipynb #c021s1b
 def plan_bar(progress, plan: StorePlan):
     "The answers bar (`progress_bar`) of a plan, its total less the answers reused."
     bar = progress_bar(progress, len(plan.identities) * len(plan.ids))
-    if bar is not None: bar.total -= sum(len(v) for chunks in plan.done.values() for v in chunks.values()); bar.refresh()
+    if bar is not None:
+        bar.total -= sum(len(v) for chunks in plan.done.values() for v in chunks.values())
+        bar.refresh()
     return bar
 
-def served_journal(out_dir: str | Path,  # the run folder
-                   model_name: str,        # the model's name in the store
-                   worker: str = "",       # a replica's own file (Ray: one per process); "": the local run's
-                  ) -> Path:               # answers/model=NAME/_served[-worker].jsonl
+
+def served_journal(
+    out_dir: str | Path,  # the run folder
+    model_name: str,  # the model's name in the store
+    worker: str = "",  # a replica's own file (Ray: one per process); "": the local run's
+) -> Path:  # answers/model=NAME/_served[-worker].jsonl
     "Where a served model appends each answer as it arrives (`vqa_robust.served.ServedVQA.keep_journal` reads every journal of the folder)."
     return Path(out_dir) / "answers" / f"model={model_name}" / f"_served{'-' + worker if worker else ''}.jsonl"
 
 # %% ../nbs/03_inference.ipynb #c021s3
-def answer_condition(model,                 # a VQAAdapter (`load_model`)
-                     dataset: VQADataset,   # the questions to answer
-                     corruption: str,       # a key of CORRUPTIONS, or "clean"
-                     severity: int,         # its level (0 with "clean")
-                     seed: int = 0,         # seeds the corruption and torch per batch
-                     batch_size: int = 32,  # questions per batch
-                     progress: bool = False,  # show a tqdm bar
-                     num_workers: int = 0,  # data-worker processes; 0: prepare batches in this process
-                    ) -> pd.DataFrame:      # the answers, with `RESULT_COLUMNS`
+def answer_condition(
+    model,  # a VQAAdapter (`load_model`)
+    dataset: VQADataset,  # the questions to answer
+    corruption: str,  # a key of CORRUPTIONS, or "clean"
+    severity: int,  # its level (0 with "clean")
+    seed: int = 0,  # seeds the corruption and torch per batch
+    batch_size: int = 32,  # questions per batch
+    progress: bool = False,  # show a tqdm bar
+    num_workers: int = 0,  # data-worker processes; 0: prepare batches in this process
+) -> pd.DataFrame:  # the answers, with `RESULT_COLUMNS`
     "Answers of `model` to every question of `dataset` under one condition, in memory (nothing saved)."
     order = question_order(dataset)
     batches = plan_batches(len(order), {(corruption, severity): {0}}, max(len(order), 1), batch_size)
-    answered = tqdm(answer_plan(model, dataset, order, batches, seed, num_workers), total=len(batches), disable=not progress, leave=False)
+    answered = tqdm(
+        answer_plan(model, dataset, order, batches, seed, num_workers),
+        total=len(batches),
+        disable=not progress,
+        leave=False,
+    )
     return condition_answers(model.name, corruption, severity, {k: answers for k, (_, answers) in enumerate(answered)})
 
 # %% ../nbs/03_inference.ipynb #c021ar
-def answer_rate(answers: int,   # answers made
-                seconds: float, # the time they took
-               ) -> str:
+def answer_rate(
+    answers: int,  # answers made
+    seconds: float,  # the time they took
+) -> str:
     "How fast `answers` came, as the run log says it: 'N answers in S s (R answers/s)' (a time of 0 counts as a nanosecond)."
     return f"{answers} answers in {seconds:.1f} s ({answers / max(seconds, 1e-9):.1f} answers/s)"
 
 # %% ../nbs/03_inference.ipynb #c021s2
-def run_conditions(model,                       # a VQAAdapter (`load_model`)
-                   dataset: VQADataset,         # the questions to answer
-                   grid: list[tuple[str, int]], # (corruption, severity) conditions, e.g. from `conditions`
-                   out_dir: str | Path,         # run folder; answers are saved under out_dir/answers
-                   seed: int = 0,               # seeds the corruptions and torch per batch
-                   batch_size: int = 32,        # questions per batch
-                   progress=True,               # True: a new tqdm bar; a tqdm bar: count on it; False/None: no bar
-                   data: dict | None = None,    # `dataset_fingerprint(dataset)`; None: computed here
-                   overwrite: bool = False,     # True: recompute answers saved from other inputs instead of an error
-                   num_workers: int = 0,        # data-worker processes; 0: prepare batches in this process
-                   chunk_size: int = CHUNK_SIZE,  # questions per saved chunk
-                   log: Callable[[str], None] | None = None,  # called with one line per finished condition; None: silent
-                  ) -> pd.DataFrame:            # every answer of the grid, with `RESULT_COLUMNS`
+def run_conditions(
+    model,  # a VQAAdapter (`load_model`)
+    dataset: VQADataset,  # the questions to answer
+    grid: list[tuple[str, int]],  # (corruption, severity) conditions, e.g. from `conditions`
+    out_dir: str | Path,  # run folder; answers are saved under out_dir/answers
+    seed: int = 0,  # seeds the corruptions and torch per batch
+    batch_size: int = 32,  # questions per batch
+    progress=True,  # True: a new tqdm bar; a tqdm bar: count on it; False/None: no bar
+    data: dict | None = None,  # `dataset_fingerprint(dataset)`; None: computed here
+    overwrite: bool = False,  # True: recompute answers saved from other inputs instead of an error
+    num_workers: int = 0,  # data-worker processes; 0: prepare batches in this process
+    chunk_size: int = CHUNK_SIZE,  # questions per saved chunk
+    log: Callable[[str], None] | None = None,  # called with one line per finished condition; None: silent
+) -> pd.DataFrame:  # every answer of the grid, with `RESULT_COLUMNS`
     "Answer every condition of `grid`, chunk by chunk, reusing saved chunks made from the same inputs; returns every answer."
     order = question_order(dataset)
-    plan = store_plan(model.name, getattr(model, "identity", None) or {"model": model.name}, dataset, order, grid, out_dir, seed, batch_size,
-                      chunk_size, overwrite, data)
-    ids, identities, folders, done, todo, records = plan.ids, plan.identities, plan.folders, plan.done, plan.todo, plan.records
+    plan = store_plan(
+        model.name,
+        getattr(model, "identity", None) or {"model": model.name},
+        dataset,
+        order,
+        grid,
+        out_dir,
+        seed,
+        batch_size,
+        chunk_size,
+        overwrite,
+        data,
+    )
+    ids, identities, folders, done, todo, records = (
+        plan.ids,
+        plan.identities,
+        plan.folders,
+        plan.done,
+        plan.todo,
+        plan.records,
+    )
     bar = plan_bar(progress, plan)
     batches = plan_batches(len(ids), todo, chunk_size, batch_size)
-    if batches: log_truncation(model, order, log)
-    if batches and hasattr(model, "keep_journal"): model.keep_journal(served_journal(out_dir, model.name))  # a served model: a rerun asks only the rest
-    if plan.reported and hasattr(model, "checked_model"): model.checked_model({"model": plan.reported})  # its replies must name the saved chunks' model
+    if batches:
+        log_truncation(model, order, log)
+    if batches and hasattr(model, "keep_journal"):
+        model.keep_journal(served_journal(out_dir, model.name))  # a served model: a rerun asks only the rest
+    if plan.reported and hasattr(model, "checked_model"):
+        model.checked_model({"model": plan.reported})  # its replies must name the saved chunks' model
     pending, started = [], {}
     for b, answers in answer_plan(model, dataset, order, batches, seed, num_workers):
         started.setdefault((b.corruption, b.severity), time.time())
         pending.append(answers)
-        if bar is not None: bar.update(b.stop - b.start); bar.set_postfix_str(f"{model.name} {b.corruption} {b.severity}", refresh=False)
+        if bar is not None:
+            bar.update(b.stop - b.start)
+            bar.set_postfix_str(f"{model.name} {b.corruption} {b.severity}", refresh=False)
         if b.stop == min((b.chunk + 1) * chunk_size, len(ids)):  # the chunk's last batch
             condition = (b.corruption, b.severity)
-            done[condition][b.chunk] = pd.concat(pending, ignore_index=True); pending = []
-            save_chunk(folders[condition], b.chunk, done[condition][b.chunk], identities[condition], records[condition], getattr(model, "reported", None))
+            done[condition][b.chunk] = pd.concat(pending, ignore_index=True)
+            pending = []
+            save_chunk(
+                folders[condition],
+                b.chunk,
+                done[condition][b.chunk],
+                identities[condition],
+                records[condition],
+                getattr(model, "reported", None),
+            )
             release_memory()
             if log and len(done[condition]) == n_chunks(len(ids), chunk_size):
                 answered = sum(len(done[condition][k]) for k in todo[condition])
-                log(f"{model.name} {b.corruption} {b.severity}: {answer_rate(answered, time.time() - started[condition])}, "
-                    f"{len(done[condition]) - len(todo[condition])} of {len(done[condition])} chunks reused")
-    if bar is not None and progress is True: bar.close()
+                log(
+                    f"{model.name} {b.corruption} {b.severity}: {answer_rate(answered, time.time() - started[condition])}, "
+                    f"{len(done[condition]) - len(todo[condition])} of {len(done[condition])} chunks reused"
+                )
+    if bar is not None and progress is True:
+        bar.close()
     return pd.concat([condition_answers(model.name, *c, done[c]) for c in grid], ignore_index=True)

@@ -12,7 +12,13 @@ import pandas as pd
 from .base import CONDITION, Registry, listed, seeded_rng
 from .corruptions import CLEAN
 from .vqav2 import VQADataset
-from .vocabulary import strip_whitespace, process_punctuation, process_digit_article, normalize_answer, most_common_answer
+from vqa_robust.vocabulary import (
+    strip_whitespace,
+    process_punctuation,
+    process_digit_article,
+    normalize_answer,
+    most_common_answer,
+)
 
 # %% auto #0
 __all__ = ['ACCURACY_MODES', 'TEN_ANSWER_MODES', 'REFUSALS', 'API_FAILURE', 'OPTION_SEPARATORS', 'NO_OPTION', 'ANSWER_IS',
@@ -53,10 +59,12 @@ def accuracy_normalize(prediction: str, answers: list[str], multiple_choice_answ
     "The official formula with both sides always normalised (lmms-eval, VLMEvalKit)."
     return leave_one_out(normalize_answer(prediction), [normalize_answer(a) for a in answers])
 
+
 def accuracy_simple(prediction: str, answers: list[str], multiple_choice_answer: str | None = None) -> float:
     "Eq. 2 as printed: min(#human answers equal to the prediction / 3, 1), after stripping and lower-casing."
     p = prediction.strip().lower()
     return min(sum(a.strip().lower() == p for a in answers) / 3, 1.0)
+
 
 def accuracy_exact(prediction: str, answers: list[str], multiple_choice_answer: str | None = None) -> float:
     "1 if the (stripped) prediction equals the (stripped) `multiple_choice_answer` (else the most common answer, the first on a tie), as VRB's code scored; else 0."
@@ -64,118 +72,165 @@ def accuracy_exact(prediction: str, answers: list[str], multiple_choice_answer: 
     target = multiple_choice_answer if multiple_choice_answer is not None else most_common_answer(answers)
     return float(prediction.strip() == target.strip())
 
-def accuracy_exact_normalize(prediction: str,                       # the model's answer
-                             answers: list[str],                    # the reference answer(s)
-                             multiple_choice_answer: str | None = None,  # the reference to match; None: the most common answer
-                            ) -> float:                             # 1.0 or 0.0
+
+def accuracy_exact_normalize(
+    prediction: str,  # the model's answer
+    answers: list[str],  # the reference answer(s)
+    multiple_choice_answer: str | None = None,  # the reference to match; None: the most common answer
+) -> float:  # 1.0 or 0.0
     "1 if the normalised prediction equals the normalised reference (`multiple_choice_answer`, else the most common answer), else 0."
     answers = list(answers)
     target = multiple_choice_answer if multiple_choice_answer is not None else most_common_answer(answers)
     return float(normalize_answer(prediction) == normalize_answer(target))
 
 # %% ../nbs/04_metrics.ipynb #c007s1
-def accuracy_vizwiz(prediction: str,                       # the model's answer
-                    answers: list[str],                    # the human answers, as the file gives them
-                    multiple_choice_answer: str | None = None,  # unused (the evaluation reads every answer)
-                   ) -> float:                             # accuracy as a fraction in [0, 1]
+def accuracy_vizwiz(
+    prediction: str,  # the model's answer
+    answers: list[str],  # the human answers, as the file gives them
+    multiple_choice_answer: str | None = None,  # unused (the evaluation reads every answer)
+) -> float:  # accuracy as a fraction in [0, 1]
     "The VizWiz evaluation's accuracy: the normalised prediction against the raw human answers, leaving one annotator out."
     return leave_one_out(normalize_answer(prediction), list(answers))
 
+
 ACCURACY_MODES = Registry("accuracy mode")  # mode -> accuracy(prediction, answers, multiple_choice_answer)
-for _name, _accuracy in {"official": accuracy_official, "normalize": accuracy_normalize, "exact": accuracy_exact, "simple": accuracy_simple,
-                         "exact_normalize": accuracy_exact_normalize, "vizwiz": accuracy_vizwiz}.items():  # the last two: one-answer datasets and VizWiz
+for _name, _accuracy in {
+    "official": accuracy_official,
+    "normalize": accuracy_normalize,
+    "exact": accuracy_exact,
+    "simple": accuracy_simple,
+    "exact_normalize": accuracy_exact_normalize,
+    "vizwiz": accuracy_vizwiz,
+}.items():  # the last two: one-answer datasets and VizWiz
     ACCURACY_MODES.register(_name, _accuracy)
-TEN_ANSWER_MODES = ("official", "normalize", "simple", "textvqa")  # their "3 of 10 humans" counts VQA's ten answers per question
+TEN_ANSWER_MODES = (
+    "official",
+    "normalize",
+    "simple",
+    "textvqa",
+)  # their "3 of 10 humans" counts VQA's ten answers per question
 
 # %% ../nbs/04_metrics.ipynb #c007p
-def answers_problem(answers,                 # the human answers of one question
-                    mode: str = "official",  # a key of ACCURACY_MODES
-                   ) -> str | None:          # what is wrong with them, or None
+def answers_problem(
+    answers,  # the human answers of one question
+    mode: str = "official",  # a key of ACCURACY_MODES
+) -> str | None:  # what is wrong with them, or None
     "Why `answers` cannot be scored in `mode`: not a list of strings, or not ten answers for a mode that counts humans."
-    if isinstance(answers, str): return f"answers must be a list of strings, got the string {answers!r} (it would be read letter by letter)"
-    if not isinstance(answers, (list, tuple, np.ndarray)): return f"answers must be a list of strings, got {type(answers).__name__}"
+    if isinstance(answers, str):
+        return f"answers must be a list of strings, got the string {answers!r} (it would be read letter by letter)"
+    if not isinstance(answers, (list, tuple, np.ndarray)):
+        return f"answers must be a list of strings, got {type(answers).__name__}"
     wrong = [a for a in answers if not isinstance(a, str)]
-    if wrong: return f"answers must be strings, got {wrong[0]!r} ({type(wrong[0]).__name__})"
+    if wrong:
+        return f"answers must be strings, got {wrong[0]!r} ({type(wrong[0]).__name__})"
     if mode in TEN_ANSWER_MODES and len(answers) != 10:
         return f"{len(answers)} human answer(s), but mode {mode!r} needs the ten VQA collects per question (for one reference answer use mode='exact')"
     return None if len(answers) else "no human answers"
 
 # %% ../nbs/04_metrics.ipynb #c007v
-def vqa_accuracy(prediction: str,        # the model's answer
-                 answers: list[str],     # the ten human answers (any number for `exact`)
-                 mode: str = "official", # a key of ACCURACY_MODES
-                 multiple_choice_answer: str | None = None,  # the dataset's consensus answer (for `exact`)
-                ) -> float:              # accuracy as a fraction in [0, 1], unrounded
+def vqa_accuracy(
+    prediction: str,  # the model's answer
+    answers: list[str],  # the ten human answers (any number for `exact`)
+    mode: str = "official",  # a key of ACCURACY_MODES
+    multiple_choice_answer: str | None = None,  # the dataset's consensus answer (for `exact`)
+) -> float:  # accuracy as a fraction in [0, 1], unrounded
     "VQA accuracy of one prediction against its human answers."
     accuracy = ACCURACY_MODES[mode]
-    if not isinstance(prediction, str): raise ValueError(f"prediction must be a string, got {prediction!r} ({type(prediction).__name__})")
+    if not isinstance(prediction, str):
+        raise ValueError(f"prediction must be a string, got {prediction!r} ({type(prediction).__name__})")
     problem = answers_problem(answers, mode)
-    if problem: raise ValueError(problem)
+    if problem:
+        raise ValueError(problem)
     return accuracy(prediction, list(answers), multiple_choice_answer)
 
 # %% ../nbs/04_metrics.ipynb #b3336e38
-def evalai_answer(text: str  # an answer as given (a prediction or a human answer)
-                 ) -> str:   # the answer as TextVQA's evaluator compares it
+def evalai_answer(
+    text: str,  # an answer as given (a prediction or a human answer)
+) -> str:  # the answer as TextVQA's evaluator compares it
     "EvalAI's answer processor (mmf `EvalAIAnswerProcessor`): lower-cased, `,` and `?` deleted, `'s` split off, then VQA's normalisation."
     return normalize_answer(text.lower().replace(",", "").replace("?", "").replace("'s", " 's").strip())
+
 
 def accuracy_textvqa(prediction: str, answers: list[str], multiple_choice_answer: str | None = None) -> float:
     "TextVQA's accuracy (mmf `TextVQAAccuracyEvaluator`): both sides through `evalai_answer`, then leave one annotator out."
     return leave_one_out(evalai_answer(prediction), [evalai_answer(a) for a in answers])
+
 
 ACCURACY_MODES.register("textvqa", accuracy_textvqa)
 
 # %% ../nbs/04_metrics.ipynb #d8d670c7
 def relaxed_number(text: str) -> float | None:
     "A number as ChartQA's `relaxed_correctness` reads one: Python's `float`, a trailing '%' (all of them stripped) divided by 100; None otherwise."
-    try: return float(text.rstrip("%")) / 100.0 if text.endswith("%") else float(text)
-    except ValueError: return None
+    try:
+        return float(text.rstrip("%")) / 100.0 if text.endswith("%") else float(text)
+    except ValueError:
+        return None
 
-def accuracy_relaxed(prediction: str,                       # the model's answer
-                     answers: list[str],                    # the reference answer(s)
-                     multiple_choice_answer: str | None = None,  # the reference to match; None: the most common answer
-                     tolerance: float = 0.05,               # the largest relative error of a numeric answer
-                    ) -> float:                             # 1.0 or 0.0
+
+def accuracy_relaxed(
+    prediction: str,  # the model's answer
+    answers: list[str],  # the reference answer(s)
+    multiple_choice_answer: str | None = None,  # the reference to match; None: the most common answer
+    tolerance: float = 0.05,  # the largest relative error of a numeric answer
+) -> float:  # 1.0 or 0.0
     "ChartQA's relaxed accuracy (pix2struct's `relaxed_correctness`): within `tolerance` of a numeric non-zero reference, else equal with case ignored."
     target = multiple_choice_answer if multiple_choice_answer is not None else most_common_answer(list(answers))
     got, want = relaxed_number(prediction), relaxed_number(target)
-    if got is not None and want: return float(abs(got - want) / abs(want) <= tolerance)
+    if got is not None and want:
+        return float(abs(got - want) / abs(want) <= tolerance)
     return float(prediction.lower() == target.lower())
+
 
 ACCURACY_MODES.register("relaxed", accuracy_relaxed)
 
 # %% ../nbs/04_metrics.ipynb #d3c13b11
-REFUSALS = ("Sorry, I can't help with images of people yet.", "I can't process this file.",
-            "I'm sorry, but without the image provided", "Cannot determine the answer")  # read as a refusal: option Z
+REFUSALS = (
+    "Sorry, I can't help with images of people yet.",
+    "I can't process this file.",
+    "I'm sorry, but without the image provided",
+    "Cannot determine the answer",
+)  # read as a refusal: option Z
 API_FAILURE = "Failed to obtain answer via API"  # VLMEvalKit's marker of a failed request: the letter rules pass it on to the text rule
 OPTION_SEPARATORS = str.maketrans(".()[],:;!*#{}", " " * 13)
 NO_OPTION = "Z"  # what an answer that chooses no option is recorded as (a refusal, or none of the rules decides)
-ANSWER_IS = re.compile(r"(?i)(?:correct\s+)?answer\s+is\s+\**([ABCD])\**")  # VLMEvalKit's "answer is X" (A-D only, any case, no word boundary)
+ANSWER_IS = re.compile(
+    r"(?i)(?:correct\s+)?answer\s+is\s+\**([ABCD])\**"
+)  # VLMEvalKit's "answer is X" (A-D only, any case, no word boundary)
 
-def letter_named(answer: str,            # the model's answer
-                 options: dict,          # letter -> option text
-                 last_words: int | None = 4,  # the letter must be among the answer's last this many words; None: anywhere
-                 answer_is: bool = True,  # read "(correct) answer is X" when the words decide nothing
-                ) -> tuple[str | None, str]:  # (a letter, 'Z' or None; the rule that decided)
+
+def letter_named(
+    answer: str,  # the model's answer
+    options: dict,  # letter -> option text
+    last_words: int | None = 4,  # the letter must be among the answer's last this many words; None: anywhere
+    answer_is: bool = True,  # read "(correct) answer is X" when the words decide nothing
+) -> tuple[str | None, str]:  # (a letter, 'Z' or None; the rule that decided)
     "VLMEvalKit's `can_infer_option`: a refusal is Z; one option letter among the words; else a lone Z; else 'answer is X'."
-    if API_FAILURE in answer: return None, "none"
-    if any(refusal in answer for refusal in REFUSALS): return NO_OPTION, "refusal"
+    if API_FAILURE in answer:
+        return None, "none"
+    if any(refusal in answer for refusal in REFUSALS):
+        return NO_OPTION, "refusal"
     words = answer.translate(OPTION_SEPARATORS).split()
     named = [letter for letter in options if letter in words]
     if len(named) == 1:
-        if last_words is None or words.index(named[0]) > len(words) - last_words - 1: return named[0], "letter"
-    elif not named and NO_OPTION in words: return NO_OPTION, "letter"
-    if answer_is and (found := ANSWER_IS.search(answer)) and found.group(1).upper() in options: return found.group(1).upper(), "answer_is"
+        if last_words is None or words.index(named[0]) > len(words) - last_words - 1:
+            return named[0], "letter"
+    elif not named and NO_OPTION in words:
+        return NO_OPTION, "letter"
+    if answer_is and (found := ANSWER_IS.search(answer)) and found.group(1).upper() in options:
+        return found.group(1).upper(), "answer_is"
     return None, "none"
 
 # %% ../nbs/04_metrics.ipynb #d3c13b11t
-def text_named(answer: str,               # the model's answer
-               options: dict,             # letter -> option text
-               longest: float | None = 2.0,  # an answer longer than this many times the options' text together is not read; None: any length
-              ) -> tuple[str | None, str]:
+def text_named(
+    answer: str,  # the model's answer
+    options: dict,  # letter -> option text
+    longest: float
+    | None = 2.0,  # an answer longer than this many times the options' text together is not read; None: any length
+) -> tuple[str | None, str]:
     "VLMEvalKit's `can_infer_text`: the one option whose text (case ignored) appears in the answer."
     answer = answer.lower()
-    if longest is not None and len(answer) > longest * sum(len(str(text)) for text in options.values()): return None, "none"
+    if longest is not None and len(answer) > longest * sum(len(str(text)) for text in options.values()):
+        return None, "none"
     named = [letter for letter, text in options.items() if str(text).lower() in answer]
     return (named[0], "option_text") if len(named) == 1 else (None, "none")
 
@@ -184,6 +239,7 @@ def vlmevalkit_option(answer: str, options: dict) -> tuple[str | None, str]:
     "VLMEvalKit's `can_infer` (e8e78f05): the letter rules, then the option text."
     read = letter_named(answer, options)
     return read if read[0] else text_named(answer, options)
+
 
 def vlmevalkit_2025_04_option(answer: str, options: dict) -> tuple[str | None, str]:
     "VLMEvalKit's `can_infer` before August 2025 (aca64dbb): one letter anywhere, no 'answer is' rule, the text rule at any length."
@@ -195,15 +251,19 @@ def last_of(candidates: list, positions: list):
     "The candidate found last (the first of equal positions, as numpy's argmax)."
     return candidates[max(range(len(candidates)), key=positions.__getitem__)]
 
-def mmmu_pro_option(response: str,   # the model's answer
-                    options: dict,   # letter -> option text (A, B, ... in order)
-                   ) -> tuple[str | None, str]:  # (a letter or None; the rule that decided)
+
+def mmmu_pro_option(
+    response: str,  # the model's answer
+    options: dict,  # letter -> option text (A, B, ... in order)
+) -> tuple[str | None, str]:  # (a letter or None; the rule that decided)
     "MMMU-Pro's `parse_multi_choice_response`: the one letter after the last 'Answer:'; else (X), 'X ', 'X.', an option's text; the last of several."
     letters = list(options)
     if (at := response.rfind("Answer:")) != -1:
-        found = [x for x in letters if x in response[at + len("Answer:"):].strip()]
-        if len(found) == 1: return found[0], "answer_line"
-    for mark in ",.!?;:'": response = response.strip(mark)
+        found = [x for x in letters if x in response[at + len("Answer:") :].strip()]
+        if len(found) == 1:
+            return found[0], "answer_line"
+    for mark in ",.!?;:'":
+        response = response.strip(mark)
     response = f" {response} "
     for rule, form in (("bracket", "({})"), ("letter", "{} "), ("letter_period", "{}.")):
         found = [x for x in letters if form.format(x) in response]
@@ -213,36 +273,60 @@ def mmmu_pro_option(response: str,   # the model's answer
     if len(response.split()) > 5:
         lower = response.lower()
         found = [x for x in letters if str(options[x]).lower() in lower]
-        if found: return last_of(found, [lower.rfind(str(options[x]).lower()) for x in found]), "option_text"
+        if found:
+            return last_of(found, [lower.rfind(str(options[x]).lower()) for x in found]), "option_text"
     return None, "none"
 
 # %% ../nbs/04_metrics.ipynb #60f89f8b
 @dataclass(frozen=True)
 class OptionRules:
     "How a benchmark reads the option an answer chooses, and what an answer its rules cannot read scores."
+
     name: str
-    read: Callable   # read(answer, options) -> (a letter, 'Z' or None; the rule that decided)
-    unread: str      # an answer no rule reads: "wrong" (option Z) or "random" (a seeded draw among the options, expected score 1/n)
-    judged: bool     # a judge model reads what the rules cannot, when the run has one (VLMEvalKit's policy)
-    source: str      # the repository, path, function and commit the rules are ported from
-    rules: tuple     # the names `read` gives the rule that decided, in order (then "judge", "judge_random", "random", "none")
+    read: Callable  # read(answer, options) -> (a letter, 'Z' or None; the rule that decided)
+    unread: str  # an answer no rule reads: "wrong" (option Z) or "random" (a seeded draw among the options, expected score 1/n)
+    judged: bool  # a judge model reads what the rules cannot, when the run has one (VLMEvalKit's policy)
+    source: str  # the repository, path, function and commit the rules are ported from
+    rules: (
+        tuple  # the names `read` gives the rule that decided, in order (then "judge", "judge_random", "random", "none")
+    )
+
 
 OPTION_RULES = Registry("option rules")  # name -> OptionRules
-for _rules in (OptionRules("vlmevalkit", vlmevalkit_option, "wrong", True,
-                           "open-compass/VLMEvalKit vlmeval/utils/matching_util.py can_infer @ e8e78f05f3080fe28154f2130321f17951c3be94",
-                           ("refusal", "letter", "answer_is", "option_text")),
-               OptionRules("vlmevalkit_2025_04", vlmevalkit_2025_04_option, "wrong", True,
-                           "open-compass/VLMEvalKit vlmeval/utils/matching_util.py can_infer @ aca64dbb3113ebf09683e379c65fb8b5107cba3f (April 2025)",
-                           ("refusal", "letter", "option_text")),
-               OptionRules("mmmu_pro", mmmu_pro_option, "random", False,
-                           "MMMU-Benchmark/MMMU mmmu-pro/evaluate.py parse_multi_choice_response @ bb0b95a945998d91dfef37e969e07d49d1139438",
-                           ("answer_line", "bracket", "letter", "letter_period", "option_text"))):
+for _rules in (
+    OptionRules(
+        "vlmevalkit",
+        vlmevalkit_option,
+        "wrong",
+        True,
+        "open-compass/VLMEvalKit vlmeval/utils/matching_util.py can_infer @ e8e78f05f3080fe28154f2130321f17951c3be94",
+        ("refusal", "letter", "answer_is", "option_text"),
+    ),
+    OptionRules(
+        "vlmevalkit_2025_04",
+        vlmevalkit_2025_04_option,
+        "wrong",
+        True,
+        "open-compass/VLMEvalKit vlmeval/utils/matching_util.py can_infer @ aca64dbb3113ebf09683e379c65fb8b5107cba3f (April 2025)",
+        ("refusal", "letter", "option_text"),
+    ),
+    OptionRules(
+        "mmmu_pro",
+        mmmu_pro_option,
+        "random",
+        False,
+        "MMMU-Benchmark/MMMU mmmu-pro/evaluate.py parse_multi_choice_response @ bb0b95a945998d91dfef37e969e07d49d1139438",
+        ("answer_line", "bracket", "letter", "letter_period", "option_text"),
+    ),
+):
     OPTION_RULES.register(_rules.name, _rules)
 
-def chosen_option(answer: str,                # the model's answer, free text
-                  options: dict,              # letter -> option text, the options the question showed
-                  rules: str = "vlmevalkit",  # a key of OPTION_RULES
-                 ) -> str:                    # a letter of `options`, or NO_OPTION
+
+def chosen_option(
+    answer: str,  # the model's answer, free text
+    options: dict,  # letter -> option text, the options the question showed
+    rules: str = "vlmevalkit",  # a key of OPTION_RULES
+) -> str:  # a letter of `options`, or NO_OPTION
     "The option a free-text answer chooses by `rules`, 'Z' when they read none (before any judge or draw)."
     return OPTION_RULES[rules].read(answer, options)[0] or NO_OPTION
 
@@ -252,9 +336,11 @@ def levenshtein(a: str, b: str) -> int:
     previous = list(range(len(b) + 1))
     for i, x in enumerate(a, 1):
         current = [i]
-        for j, y in enumerate(b, 1): current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y)))
+        for j, y in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y)))
         previous = current
     return previous[-1]
+
 
 def anls_distance(prediction: str, reference: str) -> float:
     "The normalised edit distance of the RRC DocVQA script: between the lower-cased, space-collapsed strings, over the longer raw string upper-cased."
@@ -262,23 +348,28 @@ def anls_distance(prediction: str, reference: str) -> float:
     length = max(len(reference.upper()), len(prediction.upper()))
     return 0.0 if length == 0 else levenshtein(truth, said) / length
 
-def accuracy_anls(prediction: str,                       # the model's answer
-                  answers: list[str],                    # the reference answers
-                  multiple_choice_answer: str | None = None,  # unused (every reference counts)
-                  threshold: float = 0.5,                # a similarity below it scores 0
-                 ) -> float:                             # in [0, 1]
+
+def accuracy_anls(
+    prediction: str,  # the model's answer
+    answers: list[str],  # the reference answers
+    multiple_choice_answer: str | None = None,  # unused (every reference counts)
+    threshold: float = 0.5,  # a similarity below it scores 0
+) -> float:  # in [0, 1]
     "DocVQA's ANLS of one answer: 1 - the smallest normalised distance over the references, 0 when that is below `threshold`."
     similarity = 1 - min(anls_distance(prediction, r) for r in answers)
     return 0.0 if similarity < threshold else similarity
+
 
 ACCURACY_MODES.register("anls", accuracy_anls)
 
 # %% ../nbs/04_metrics.ipynb #c017
 ANSWER_KEYS = (*CONDITION, "seed")  # what identifies an answer's condition: the condition and the run's seed
 
+
 def plain(value):
     "A numpy scalar, or a tuple of them, as plain Python (for messages)."
-    if isinstance(value, tuple): return tuple(plain(v) for v in value)
+    if isinstance(value, tuple):
+        return tuple(plain(v) for v in value)
     return value.item() if isinstance(value, np.generic) else value
 
 # %% ../nbs/04_metrics.ipynb #c017u
@@ -286,24 +377,40 @@ def check_unique_ids(dataset: VQADataset) -> None:
     "Refuse a dataset that repeats a question id."
     ids = dataset.questions.question_id.to_numpy()
     repeated = pd.Series(ids).duplicated().to_numpy()
-    if repeated.any(): raise ValueError(f"dataset '{dataset.name}' repeats question id(s) {listed(map(plain, sorted(set(ids[repeated]))))}")
+    if repeated.any():
+        raise ValueError(
+            f"dataset '{dataset.name}' repeats question id(s) {listed(map(plain, sorted(set(ids[repeated]))))}"
+        )
 
 # %% ../nbs/04_metrics.ipynb #c017a
 def check_answered(answers: pd.DataFrame, dataset: VQADataset) -> None:
     "Every answered question is in `dataset`, answered once per condition; every condition answers all of `dataset`."
     for col in ("question_id", "answer"):
-        if col not in answers: raise ValueError(f"answers lack column '{col}'")
+        if col not in answers:
+            raise ValueError(f"answers lack column '{col}'")
     known = set(dataset.questions.question_id)
     unknown = sorted(set(answers.question_id) - known)
-    if unknown: raise ValueError(f"answers to {len(unknown)} question id(s) not in dataset '{dataset.name}': {listed(map(plain, unknown))}")
+    if unknown:
+        raise ValueError(
+            f"answers to {len(unknown)} question id(s) not in dataset '{dataset.name}': {listed(map(plain, unknown))}"
+        )
     keys = [c for c in ANSWER_KEYS if c in answers]
     groups = answers.groupby(keys, dropna=False, sort=False) if keys else [((), answers)]
     for key, group in groups:
-        where = ", ".join(f"{k}={plain(v)!r}" for k, v in zip(keys, key if isinstance(key, tuple) else (key,))) or "the answers"
+        where = (
+            ", ".join(f"{k}={plain(v)!r}" for k, v in zip(keys, key if isinstance(key, tuple) else (key,)))
+            or "the answers"
+        )
         twice = group.question_id[group.question_id.duplicated()]
-        if len(twice): raise ValueError(f"question id(s) {listed(map(plain, sorted(set(twice))))} answered more than once in condition {where}")
+        if len(twice):
+            raise ValueError(
+                f"question id(s) {listed(map(plain, sorted(set(twice))))} answered more than once in condition {where}"
+            )
         missing = sorted(known - set(group.question_id))
-        if missing: raise ValueError(f"condition {where} leaves {len(missing)} of the dataset's {len(known)} questions unanswered: {listed(map(plain, missing))}")
+        if missing:
+            raise ValueError(
+                f"condition {where} leaves {len(missing)} of the dataset's {len(known)} questions unanswered: {listed(map(plain, missing))}"
+            )
 
 # %% ../nbs/04_metrics.ipynb #c017p1
 def rotated(options: dict, answer: str, r: int) -> tuple[dict, str]:
@@ -313,63 +420,99 @@ def rotated(options: dict, answer: str, r: int) -> tuple[dict, str]:
     return {letters[k]: texts[(k + r) % n] for k in range(n)}, letters[(letters.index(answer) - r) % n]
 
 # %% ../nbs/04_metrics.ipynb #c017c
-def circular_scores(scored: pd.DataFrame,  # scored answers of every rotation (`score_answers` with circular=False)
-                    dataset: VQADataset,    # questions with a `circular_of` column (the original question's id)
-                   ) -> pd.DataFrame:       # one row per original question and condition; score the minimum, `rotations` their count
+def circular_scores(
+    scored: pd.DataFrame,  # scored answers of every rotation (`score_answers` with circular=False)
+    dataset: VQADataset,  # questions with a `circular_of` column (the original question's id)
+) -> pd.DataFrame:  # one row per original question and condition; score the minimum, `rotations` their count
     "CircularEval: each original question's row (question_id == circular_of), scored 1 only if every rotation of it was answered right."
     of = dataset.questions.set_index("question_id").circular_of
-    return folded_rotations(scored.assign(circular_of=of.loc[scored.question_id].to_numpy())).drop(columns="circular_of")
+    return folded_rotations(scored.assign(circular_of=of.loc[scored.question_id].to_numpy())).drop(
+        columns="circular_of"
+    )
 
-def folded_rotations(rows: pd.DataFrame  # scored answers of every rotation, each with its question's `circular_of` (a run's answers.parquet keeps it)
-                    ) -> pd.DataFrame:   # one row per original question and condition (its `circular_of` kept); score the minimum, `rotations` their count
+
+def folded_rotations(
+    rows: pd.DataFrame,  # scored answers of every rotation, each with its question's `circular_of` (a run's answers.parquet keeps it)
+) -> (
+    pd.DataFrame
+):  # one row per original question and condition (its `circular_of` kept); score the minimum, `rotations` their count
     "CircularEval from the answers alone: the rotations of a question (one `circular_of`) folded into its original's row, right only if all are."
     keys = [c for c in ANSWER_KEYS if c in rows] + ["circular_of"]
     groups = rows.groupby(keys, dropna=False, sort=False)
     folded = {"score": groups.score.transform("min"), "rotations": groups.score.transform("size")}
-    if "expected_score" in rows: folded["expected_score"] = groups.expected_score.transform("prod")  # independent draws: all must pass
+    if "expected_score" in rows:
+        folded["expected_score"] = groups.expected_score.transform("prod")  # independent draws: all must pass
     rows = rows.assign(**folded)
     return rows[rows.question_id == rows.circular_of].reset_index(drop=True)
 
 # %% ../nbs/04_metrics.ipynb #c017b
-def circular_by_set(scored: pd.DataFrame | None,  # scored answers of several question sets, a column `text` naming each set
-                    question_sets: dict,          # set name -> its questions (VQADataset)
-                   ) -> pd.DataFrame | None:      # each set with rotations (a `circular_of` column) folded by `circular_scores`, the others as they are
+def circular_by_set(
+    scored: pd.DataFrame | None,  # scored answers of several question sets, a column `text` naming each set
+    question_sets: dict,  # set name -> its questions (VQADataset)
+) -> (
+    pd.DataFrame | None
+):  # each set with rotations (a `circular_of` column) folded by `circular_scores`, the others as they are
     "CircularEval over the answers to several question sets (a run's original and perturbed questions), each folded by its own questions."
-    if scored is None or not any("circular_of" in q.questions for q in question_sets.values()): return scored
-    return pd.concat([circular_scores(rows, question_sets[text]) if "circular_of" in question_sets[text].questions else rows
-                      for text, rows in scored.groupby("text", sort=False)], ignore_index=True)
+    if scored is None or not any("circular_of" in q.questions for q in question_sets.values()):
+        return scored
+    return pd.concat(
+        [
+            circular_scores(rows, question_sets[text]) if "circular_of" in question_sets[text].questions else rows
+            for text, rows in scored.groupby("text", sort=False)
+        ],
+        ignore_index=True,
+    )
 
 # %% ../nbs/04_metrics.ipynb #536d60fa
-def drawn_option(pool: list,  # the letters to draw from
-                 **keys,      # what identifies the draw (the rules, the condition, the question), as for `seeded_rng`
-                ) -> str:
+def drawn_option(
+    pool: list,  # the letters to draw from
+    **keys,  # what identifies the draw (the rules, the condition, the question), as for `seeded_rng`
+) -> str:
     "One letter of `pool`, drawn by a generator seeded by `keys`: the same draw for the same answer in every run and process."
     return pool[int(seeded_rng(**{k: str(plain(v)) for k, v in keys.items()}).integers(len(pool)))]
 
 # %% ../nbs/04_metrics.ipynb #536d60far
-def read_choices(answers: pd.DataFrame,  # one row per answer: question_id, answer (and the condition's columns)
-                 gold: pd.DataFrame,     # the answers' questions, row for row: options (and question)
-                 rules: OptionRules,     # how the benchmark reads an answer
-                 judge: Callable | None = None,  # judge(list of {question, options, answer}) -> the judge's replies; None: no judge
-                ) -> pd.DataFrame:       # choice, option_rule, pool (the letters a draw chose among, or None), row for row
+def read_choices(
+    answers: pd.DataFrame,  # one row per answer: question_id, answer (and the condition's columns)
+    gold: pd.DataFrame,  # the answers' questions, row for row: options (and question)
+    rules: OptionRules,  # how the benchmark reads an answer
+    judge: Callable | None = None,  # judge(list of {question, options, answer}) -> the judge's replies; None: no judge
+) -> pd.DataFrame:  # choice, option_rule, pool (the letters a draw chose among, or None), row for row
     "Each answer's chosen option and the rule that decided: the rules, then the judge (if the rules allow one), then a draw or Z."
     reads = [rules.read(a, o) for a, o in zip(answers.answer, gold.options)]
     choice, rule, pool = [r[0] for r in reads], [r[1] for r in reads], [None] * len(reads)
     unread = [i for i, c in enumerate(choice) if c is None]
     if unread and judge is not None and rules.judged:
         questions = gold.get("source_question", gold.question)
-        replies = judge([{"question": questions.iloc[i], "options": gold.options.iloc[i], "answer": answers.answer.iloc[i]} for i in unread])
+        replies = judge(
+            [
+                {"question": questions.iloc[i], "options": gold.options.iloc[i], "answer": answers.answer.iloc[i]}
+                for i in unread
+            ]
+        )
         for i, reply in zip(unread, replies):
-            choice[i], rule[i] = rules.read(reply, gold.options.iloc[i])[0], "judge"  # VLMEvalKit reads the judge's reply with the same rules
-            if choice[i] is None: rule[i], pool[i] = "judge_random", [*gold.options.iloc[i], NO_OPTION]  # its fallback: a random letter or Z
-    elif rules.unread == "random": pool = [list(gold.options.iloc[i]) if i in set(unread) else None for i in range(len(choice))]
+            choice[i], rule[i] = (
+                rules.read(reply, gold.options.iloc[i])[0],
+                "judge",
+            )  # VLMEvalKit reads the judge's reply with the same rules
+            if choice[i] is None:
+                rule[i], pool[i] = (
+                    "judge_random",
+                    [*gold.options.iloc[i], NO_OPTION],
+                )  # its fallback: a random letter or Z
+    elif rules.unread == "random":
+        pool = [list(gold.options.iloc[i]) if i in set(unread) else None for i in range(len(choice))]
     keys = [c for c in ANSWER_KEYS if c in answers]
     for i in range(len(choice)):
         if pool[i] is not None:
             row = answers.iloc[i]
-            choice[i] = drawn_option(pool[i], rules=rules.name, question_id=row.question_id, **{k: row[k] for k in keys})
+            choice[i] = drawn_option(
+                pool[i], rules=rules.name, question_id=row.question_id, **{k: row[k] for k in keys}
+            )
             rule[i] = "random" if rule[i] == "none" else rule[i]
-    return pd.DataFrame({"choice": [c or NO_OPTION for c in choice], "option_rule": rule, "pool": pool}, index=answers.index)
+    return pd.DataFrame(
+        {"choice": [c or NO_OPTION for c in choice], "option_rule": rule, "pool": pool}, index=answers.index
+    )
 
 # %% ../nbs/04_metrics.ipynb #db82d02c
 def checked_predictions(answers: pd.DataFrame) -> None:
@@ -377,25 +520,37 @@ def checked_predictions(answers: pd.DataFrame) -> None:
     text = answers.answer.map(lambda a: isinstance(a, str)).to_numpy(dtype=bool)
     if not text.all():
         ids, example = answers.question_id.to_numpy()[~text], answers.answer.to_numpy()[~text][0]
-        raise ValueError(f"predictions must be strings: the answer to question id(s) {listed(map(plain, sorted(set(ids))))} is not (e.g. {plain(example)!r})")
+        raise ValueError(
+            f"predictions must be strings: the answer to question id(s) {listed(map(plain, sorted(set(ids))))} is not (e.g. {plain(example)!r})"
+        )
 
 # %% ../nbs/04_metrics.ipynb #db82d02ca
-def check_annotations(dataset: VQADataset,  # the questions with their human answers
-                      mode: str = "official",  # a key of ACCURACY_MODES
-                     ) -> None:
+def check_annotations(
+    dataset: VQADataset,  # the questions with their human answers
+    mode: str = "official",  # a key of ACCURACY_MODES
+) -> None:
     "Refuse a dataset whose annotations `mode` cannot score (a run checks this before any model answers), naming the first questions."
-    problems = {q: p for q, a in zip(dataset.questions.question_id, dataset.questions.answers) if (p := answers_problem(a, mode))}
-    if problems: raise ValueError(f"{len(problems)} question(s) of dataset '{dataset.name}' cannot be scored: "
-                                  + "; ".join(f"question {plain(q)}: {p}" for q, p in list(problems.items())[:3]) + (" ..." if len(problems) > 3 else ""))
+    problems = {
+        q: p
+        for q, a in zip(dataset.questions.question_id, dataset.questions.answers)
+        if (p := answers_problem(a, mode))
+    }
+    if problems:
+        raise ValueError(
+            f"{len(problems)} question(s) of dataset '{dataset.name}' cannot be scored: "
+            + "; ".join(f"question {plain(q)}: {p}" for q, p in list(problems.items())[:3])
+            + (" ..." if len(problems) > 3 else "")
+        )
 
 # %% ../nbs/04_metrics.ipynb #db82d02cp1
-def score_answers(answers: pd.DataFrame,   # one row per question and condition: question_id, answer (and model, corruption, severity, seed)
-                  dataset: VQADataset,     # the questions with their human answers (and `options`, `circular_of` for multiple choice)
-                  mode: str = "official",  # a key of ACCURACY_MODES
-                  circular: bool = True,   # fold rotated questions (a `circular_of` column) into their original's row (`circular_scores`)
-                  option_rules: str = "vlmevalkit",  # a key of OPTION_RULES: how a multiple-choice answer is read
-                  judge: Callable | None = None,     # reads what the rules cannot (`read_choices`); None: no judge
-                 ) -> pd.DataFrame:        # `answers` with `score` and `accuracy_mode` (multiple choice: `choice`, `option_rule`, `option_rules`, `expected_score`)
+def score_answers(
+    answers: pd.DataFrame,  # one row per question and condition: question_id, answer (and model, corruption, severity, seed)
+    dataset: VQADataset,  # the questions with their human answers (and `options`, `circular_of` for multiple choice)
+    mode: str = "official",  # a key of ACCURACY_MODES
+    circular: bool = True,  # fold rotated questions (a `circular_of` column) into their original's row (`circular_scores`)
+    option_rules: str = "vlmevalkit",  # a key of OPTION_RULES: how a multiple-choice answer is read
+    judge: Callable | None = None,  # reads what the rules cannot (`read_choices`); None: no judge
+) -> pd.DataFrame:  # `answers` with `score` and `accuracy_mode` (multiple choice: `choice`, `option_rule`, `option_rules`, `expected_score`)
     """Add each answer's VQA accuracy (`score`) and the `accuracy_mode`, after checking answers and annotations; a question with `options`
     is scored on the option its answer chooses (`read_choices`), and rotations are folded by CircularEval."""
     ACCURACY_MODES[mode]  # an unknown mode is refused, naming the known ones
@@ -408,22 +563,37 @@ def score_answers(answers: pd.DataFrame,   # one row per question and condition:
     gold = truth.loc[answers.question_id]
     score = lambda p, a, m: vqa_accuracy(p, a, mode, m)
     if "options" not in truth:
-        return answers.assign(score=[score(*x) for x in zip(answers.answer, gold.answers, gold.multiple_choice_answer)], accuracy_mode=mode)
+        return answers.assign(
+            score=[score(*x) for x in zip(answers.answer, gold.answers, gold.multiple_choice_answer)],
+            accuracy_mode=mode,
+        )
     read = read_choices(answers, gold, rules, judge)
     scores = [score(*x) for x in zip(read.choice, gold.answers, gold.multiple_choice_answer)]
-    expected = [s if pool is None else float(np.mean([score(letter, a, m) for letter in pool]))
-                for s, pool, a, m in zip(scores, read.pool, gold.answers, gold.multiple_choice_answer)]
-    scored = answers.assign(choice=read.choice, option_rule=read.option_rule, score=scores, expected_score=expected,
-                            accuracy_mode=mode, option_rules=rules.name)
+    expected = [
+        s if pool is None else float(np.mean([score(letter, a, m) for letter in pool]))
+        for s, pool, a, m in zip(scores, read.pool, gold.answers, gold.multiple_choice_answer)
+    ]
+    scored = answers.assign(
+        choice=read.choice,
+        option_rule=read.option_rule,
+        score=scores,
+        expected_score=expected,
+        accuracy_mode=mode,
+        option_rules=rules.name,
+    )
     return circular_scores(scored, dataset) if circular and "circular_of" in truth else scored
 
-def accuracy_table(scored: pd.DataFrame,                      # one row per answer, with a `score` column (as `score_answers` returns)
-                   by=CONDITION,  # the columns that define a group
-                  ) -> pd.DataFrame:                         # the `by` columns, accuracy and n
+
+def accuracy_table(
+    scored: pd.DataFrame,  # one row per answer, with a `score` column (as `score_answers` returns)
+    by=CONDITION,  # the columns that define a group
+) -> pd.DataFrame:  # the `by` columns, accuracy and n
     "Eq. 2 per group: mean score (`accuracy`, a fraction) and question count `n` (and `expected_accuracy`, what random draws are worth on average, where answers have it)."
     groups = scored.groupby(list(by))
     table = groups.score.agg(accuracy="mean", n="size").reset_index()
-    return table.assign(expected_accuracy=groups.expected_score.mean().to_numpy()) if "expected_score" in scored else table
+    return (
+        table.assign(expected_accuracy=groups.expected_score.mean().to_numpy()) if "expected_score" in scored else table
+    )
 
 # %% ../nbs/04_metrics.ipynb #112c17e0
 JUDGE_PROMPT = (  # VLMEvalKit's `build_prompt` (vlmeval/dataset/utils/multiple_choice.py @ e8e78f05): the judge's instructions, two examples, the case
@@ -433,31 +603,56 @@ JUDGE_PROMPT = (  # VLMEvalKit's `build_prompt` (vlmeval/dataset/utils/multiple_
     "Your should output a single uppercase character in A, B, C, D (if they are valid options), and Z. \n"
     "Example 1: \nQuestion: What is the main object in image?\nOptions: A. teddy bear B. rabbit C. cat D. dog\nAnswer: a cute teddy bear\nYour output: A\n"
     "Example 2: \nQuestion: What is the main object in image?\nOptions: A. teddy bear B. rabbit C. cat D. dog\nAnswer: Spider\nYour output: Z\n"
-    "Example 3: \nQuestion: {}?\nOptions: {}\nAnswer: {}\nYour output: ")
+    "Example 3: \nQuestion: {}?\nOptions: {}\nAnswer: {}\nYour output: "
+)
 
-def judge_prompt(question: str,  # the question as the benchmark's file writes it (MMBench's `question`, without hint and options)
-                 options: dict,  # letter -> option text
-                 answer: str,    # the model's answer the rules could not read
-                ) -> str:        # the judge's user turn
+
+def judge_prompt(
+    question: str,  # the question as the benchmark's file writes it (MMBench's `question`, without hint and options)
+    options: dict,  # letter -> option text
+    answer: str,  # the model's answer the rules could not read
+) -> str:  # the judge's user turn
     "The text VLMEvalKit sends its judge for one answer: `JUDGE_PROMPT` with the question, its options (`build_option_str`) and the answer."
-    listed_options = "There are several options: \n" + "".join(f"{letter}. {text}\n" for letter, text in options.items())
+    listed_options = "There are several options: \n" + "".join(
+        f"{letter}. {text}\n" for letter, text in options.items()
+    )
     return JUDGE_PROMPT.format(question, listed_options, answer)
 
-EXTRACTION_TAIL = ("judge", "judge_random", "random", "none")  # after a rule set's own rules: the judge, its fallback draw, the rules' draw, nobody
 
-def extraction_table(scored: pd.DataFrame,  # scored multiple-choice answers of every rotation (`score_answers` with circular=False)
-                     by=CONDITION,  # the columns of a condition
-                    ) -> pd.DataFrame:      # by..., option_rules, n, one count per rule, by_rules, by_judge, by_nobody (shares)
+EXTRACTION_TAIL = (
+    "judge",
+    "judge_random",
+    "random",
+    "none",
+)  # after a rule set's own rules: the judge, its fallback draw, the rules' draw, nobody
+
+
+def extraction_table(
+    scored: pd.DataFrame,  # scored multiple-choice answers of every rotation (`score_answers` with circular=False)
+    by=CONDITION,  # the columns of a condition
+) -> pd.DataFrame:  # by..., option_rules, n, one count per rule, by_rules, by_judge, by_nobody (shares)
     "How many answers of each condition each rule, the judge and nobody decided: a model's robustness can hide in its answer format."
     rows = []
     for key, group in scored.groupby(list(by) + ["option_rules"], sort=True):
         rules = OPTION_RULES[key[-1]]
         counts = group.option_rule.value_counts()
         unknown = sorted(set(counts.index) - set(rules.rules) - set(EXTRACTION_TAIL))
-        if unknown: raise ValueError(f"option_rule(s) {unknown} are not rules of {rules.name!r} ({list(rules.rules)})")
-        row = {**dict(zip(list(by) + ["option_rules"], key)), "n": len(group), **{r: int(counts.get(r, 0)) for r in rules.rules + EXTRACTION_TAIL}}
+        if unknown:
+            raise ValueError(f"option_rule(s) {unknown} are not rules of {rules.name!r} ({list(rules.rules)})")
+        row = {
+            **dict(zip(list(by) + ["option_rules"], key)),
+            "n": len(group),
+            **{r: int(counts.get(r, 0)) for r in rules.rules + EXTRACTION_TAIL},
+        }
         nobody = row["judge_random"] + row["random"] + row["none"]
-        rows.append({**row, "by_rules": sum(row[r] for r in rules.rules) / len(group), "by_judge": row["judge"] / len(group), "by_nobody": nobody / len(group)})
+        rows.append(
+            {
+                **row,
+                "by_rules": sum(row[r] for r in rules.rules) / len(group),
+                "by_judge": row["judge"] / len(group),
+                "by_nobody": nobody / len(group),
+            }
+        )
     return pd.DataFrame(rows).fillna(0)
 
 # %% ../nbs/04_metrics.ipynb #c25400dd
@@ -466,69 +661,114 @@ def sequential_sum(values) -> float:
     values = np.asarray(values, dtype=np.float64)
     return float(np.add.accumulate(values)[-1]) if len(values) else 0.0
 
+
 def rounded_percent(total: float, n: int) -> float:
     "round(100 * total / n, 2): the official script's rounding of a mean."
     return round(100 * total / n, 2)
+
 
 def rounded_mean(scores) -> float:
     "round(100 * sum / n, 2), summed in order, as the official script reports."
     scores = [float(x) for x in scores]
     return rounded_percent(sequential_sum(scores), len(scores))
 
+
 def official_report(scored: pd.DataFrame, dataset: VQADataset) -> dict:
     "Overall, per-question-type and per-answer-type accuracy (%), as vqaEval.py's `accuracy` dict."
-    if scored.question_id.duplicated().any(): raise ValueError("official_report takes one condition: question ids repeat (filter by model, corruption, severity first)")
+    if scored.question_id.duplicated().any():
+        raise ValueError(
+            "official_report takes one condition: question ids repeat (filter by model, corruption, severity first)"
+        )
     check_unique_ids(dataset)
-    rows = scored.merge(dataset.questions[["question_id", "question_type", "answer_type"]], on="question_id", how="left", validate="one_to_one")
-    return {"overall": rounded_mean(rows.score),
-            "perQuestionType": {t: rounded_mean(g.score) for t, g in rows.groupby("question_type", sort=False)},
-            "perAnswerType": {t: rounded_mean(g.score) for t, g in rows.groupby("answer_type", sort=False)}}
+    rows = scored.merge(
+        dataset.questions[["question_id", "question_type", "answer_type"]],
+        on="question_id",
+        how="left",
+        validate="one_to_one",
+    )
+    return {
+        "overall": rounded_mean(rows.score),
+        "perQuestionType": {t: rounded_mean(g.score) for t, g in rows.groupby("question_type", sort=False)},
+        "perAnswerType": {t: rounded_mean(g.score) for t, g in rows.groupby("answer_type", sort=False)},
+    }
 
 # %% ../nbs/04_metrics.ipynb #c062
 BREAKDOWNS = ("answer_type", "question_type")
 
-def accuracy_breakdown(scored: pd.DataFrame,  # scored answers (`score_answers`): the `by` columns, question_id, score
-                       dataset: VQADataset,   # gives each question's answer_type and question_type
-                       by=CONDITION,  # the columns that make a condition
-                       breakdowns=BREAKDOWNS,  # columns of the dataset's questions to break accuracy down by
-                      ) -> pd.DataFrame:      # by..., breakdown, type, accuracy (percent, rounded), n
+
+def accuracy_breakdown(
+    scored: pd.DataFrame,  # scored answers (`score_answers`): the `by` columns, question_id, score
+    dataset: VQADataset,  # gives each question's answer_type and question_type
+    by=CONDITION,  # the columns that make a condition
+    breakdowns=BREAKDOWNS,  # columns of the dataset's questions to break accuracy down by
+) -> pd.DataFrame:  # by..., breakdown, type, accuracy (percent, rounded), n
     "Accuracy per answer type and per question type of every condition, as `official_report` computes them, in one long table."
     by, breakdowns = list(by), list(breakdowns)
     absent = [c for c in by + ["question_id", "score"] if c not in scored]
-    if absent: raise ValueError(f"scored answers lack column(s) {absent}")
+    if absent:
+        raise ValueError(f"scored answers lack column(s) {absent}")
     check_unique_ids(dataset)
     absent = [b for b in breakdowns if b not in dataset.questions]
-    if absent: raise ValueError(f"dataset '{dataset.name}' has no column(s) {absent} to break accuracy down by")
+    if absent:
+        raise ValueError(f"dataset '{dataset.name}' has no column(s) {absent} to break accuracy down by")
     twice = scored.duplicated(by + ["question_id"]).to_numpy()
     if twice.any():
         row = scored[twice].iloc[0]
-        raise ValueError(f"question id {plain(row.question_id)} scored more than once in condition "
-                         + ", ".join(f"{c}={plain(row[c])!r}" for c in by) + f" (a condition is one value of each of {by}; add a column such as 'seed')")
+        raise ValueError(
+            f"question id {plain(row.question_id)} scored more than once in condition "
+            + ", ".join(f"{c}={plain(row[c])!r}" for c in by)
+            + f" (a condition is one value of each of {by}; add a column such as 'seed')"
+        )
     truth = dataset.questions.set_index("question_id")[breakdowns]
     unknown = ~scored.question_id.isin(truth.index).to_numpy()
-    if unknown.any(): raise ValueError(f"scores of {len(set(scored.question_id[unknown]))} question id(s) not in dataset '{dataset.name}': {listed(map(plain, sorted(set(scored.question_id[unknown]))))}")
+    if unknown.any():
+        raise ValueError(
+            f"scores of {len(set(scored.question_id[unknown]))} question id(s) not in dataset '{dataset.name}': {listed(map(plain, sorted(set(scored.question_id[unknown]))))}"
+        )
     score = scored.score.to_numpy(dtype=np.float64)
     bad = ~((score >= 0) & (score <= 1))
-    if bad.any(): raise ValueError(f"score must be a fraction in [0, 1], got {plain(score[bad][0])} for question id {plain(scored.question_id.to_numpy()[bad][0])}")
+    if bad.any():
+        raise ValueError(
+            f"score must be a fraction in [0, 1], got {plain(score[bad][0])} for question id {plain(scored.question_id.to_numpy()[bad][0])}"
+        )
     types = truth.loc[scored.question_id]
     untyped = types.isna().any(axis=1).to_numpy()
-    if untyped.any(): raise ValueError(f"question(s) {listed(map(plain, sorted(set(types.index[untyped]))))} of dataset '{dataset.name}' have no {' or '.join(breakdowns)}")
+    if untyped.any():
+        raise ValueError(
+            f"question(s) {listed(map(plain, sorted(set(types.index[untyped]))))} of dataset '{dataset.name}' have no {' or '.join(breakdowns)}"
+        )
     conditions = scored[by].reset_index(drop=True)
     rows = []
     for breakdown in breakdowns:
-        groups = conditions.assign(type=types[breakdown].to_numpy()).groupby(by + ["type"], sort=True).indices  # row positions, in row order
-        rows += [(*(key if isinstance(key, tuple) else (key,)), breakdown, rounded_percent(sequential_sum(score[where]), len(where)), len(where)) for key, where in groups.items()]
-    table = pd.DataFrame(rows, columns=by + ["type", "breakdown", "accuracy", "n"])[by + ["breakdown", "type", "accuracy", "n"]]
+        groups = (
+            conditions.assign(type=types[breakdown].to_numpy()).groupby(by + ["type"], sort=True).indices
+        )  # row positions, in row order
+        rows += [
+            (
+                *(key if isinstance(key, tuple) else (key,)),
+                breakdown,
+                rounded_percent(sequential_sum(score[where]), len(where)),
+                len(where),
+            )
+            for key, where in groups.items()
+        ]
+    table = pd.DataFrame(rows, columns=by + ["type", "breakdown", "accuracy", "n"])[
+        by + ["breakdown", "type", "accuracy", "n"]
+    ]
     return table.sort_values(by + ["breakdown", "type"], kind="stable").reset_index(drop=True)
 
 # %% ../nbs/04_metrics.ipynb #c022
 LEVELS = (0, 1, 2, 3, 4, 5)
 
+
 def with_clean_level(acc: pd.DataFrame) -> pd.DataFrame:
     "Copy each model's `clean` row to severity 0 of each of its corruptions."
     clean = acc[acc.corruption == "clean"]
     corrupted = acc[acc.corruption != "clean"]
-    copies = [clean[clean.model == m].assign(corruption=c) for m, c in corrupted[["model", "corruption"]].drop_duplicates().itertuples(index=False)]
+    copies = [
+        clean[clean.model == m].assign(corruption=c)
+        for m, c in corrupted[["model", "corruption"]].drop_duplicates().itertuples(index=False)
+    ]
     return pd.concat([corrupted, *copies], ignore_index=True).sort_values(list(CONDITION), ignore_index=True)
 
 # %% ../nbs/04_metrics.ipynb #c022f
@@ -540,64 +780,90 @@ def check_fractions(table: pd.DataFrame, column: str = "accuracy") -> None:
         row = table.loc[bad.index[0]]
         where = ", ".join(f"{c}={plain(row[c])!r}" for c in ANSWER_KEYS if c in table)
         hint = " (percentages? divide by 100)" if values.max() <= 100 and (values >= 0).all() else ""
-        raise ValueError(f"{column} must be a fraction in [0, 1], got {bad.iloc[0]:g} for {where or f'row {bad.index[0]}'}{hint}")
+        raise ValueError(
+            f"{column} must be a fraction in [0, 1], got {bad.iloc[0]:g} for {where or f'row {bad.index[0]}'}{hint}"
+        )
 
 # %% ../nbs/04_metrics.ipynb #c022m
 def error_matrix(acc: pd.DataFrame) -> pd.DataFrame:
     "E = 1 - A (eq. 9) as a table: rows (model, corruption), columns levels 0-5."
     for col in (*CONDITION, "accuracy"):
-        if col not in acc: raise ValueError(f"accuracy table lacks column '{col}'")
+        if col not in acc:
+            raise ValueError(f"accuracy table lacks column '{col}'")
     check_fractions(acc)
-    if (acc.corruption == "clean").any(): acc = with_clean_level(acc)
+    if (acc.corruption == "clean").any():
+        acc = with_clean_level(acc)
     twice = acc[acc.duplicated(list(CONDITION))]
-    if len(twice): raise ValueError(f"accuracy given more than once for (model, corruption, severity) {listed(map(plain, twice[['model', 'corruption', 'severity']].itertuples(index=False, name=None)), 3)}")
+    if len(twice):
+        raise ValueError(
+            f"accuracy given more than once for (model, corruption, severity) {listed(map(plain, twice[['model', 'corruption', 'severity']].itertuples(index=False, name=None)), 3)}"
+        )
     errors = 1 - acc.pivot_table(index=["model", "corruption"], columns="severity", values="accuracy", aggfunc="mean")
-    missing = [(m, c, l) for (m, c), row in errors.iterrows() for l in LEVELS if l not in row.index or pd.isna(row.get(l))]
-    if missing: raise ValueError(f"missing accuracy for (model, corruption, severity) {missing[:3]}{' ...' if len(missing) > 3 else ''}")
+    missing = [
+        (m, c, l) for (m, c), row in errors.iterrows() for l in LEVELS if l not in row.index or pd.isna(row.get(l))
+    ]
+    if missing:
+        raise ValueError(
+            f"missing accuracy for (model, corruption, severity) {missing[:3]}{' ...' if len(missing) > 3 else ''}"
+        )
     models, corruptions = errors.index.unique("model"), errors.index.unique("corruption")
     absent = [(m, c) for m in models for c in corruptions if (m, c) not in errors.index]
-    if absent: raise ValueError(f"missing (model, corruption) pairs {absent[:3]}{' ...' if len(absent) > 3 else ''}: every model needs every corruption")
+    if absent:
+        raise ValueError(
+            f"missing (model, corruption) pairs {absent[:3]}{' ...' if len(absent) > 3 else ''}: every model needs every corruption"
+        )
     return errors[list(LEVELS)]
 
 # %% ../nbs/04_metrics.ipynb #c022p1
 def error_floor(acc: pd.DataFrame) -> pd.Series:
     "1/n per (model, corruption), n its number of questions (column `n`, the fewest over its levels); 0 where the table has no `n`."
-    if (acc.corruption == "clean").any(): acc = with_clean_level(acc)
+    if (acc.corruption == "clean").any():
+        acc = with_clean_level(acc)
     pairs = acc.groupby(["model", "corruption"])
-    if "n" not in acc: return pairs.size() * 0.0
+    if "n" not in acc:
+        return pairs.size() * 0.0
     n = pairs.n.min()
-    if not (n >= 1).all(): raise ValueError(f"column n (questions per condition) must be at least 1, got {n.min()}")
+    if not (n >= 1).all():
+        raise ValueError(f"column n (questions per condition) must be at least 1, got {n.min()}")
     return 1.0 / n
 
 # %% ../nbs/04_metrics.ipynb #c024
-def first_drop(E: np.ndarray,  # errors, levels 0-5 on the last axis (any leading axes: pairs, bootstrap replicates)
-               floor=0.0,      # the smallest error to divide by: 1/n for n questions (broadcast over the leading axes); 0 for none
-              ) -> np.ndarray:  # F per leading index
+def first_drop(
+    E: np.ndarray,  # errors, levels 0-5 on the last axis (any leading axes: pairs, bootstrap replicates)
+    floor=0.0,  # the smallest error to divide by: 1/n for n questions (broadcast over the leading axes); 0 for none
+) -> np.ndarray:  # F per leading index
     "Eq. 10, first drop F = (E_1 - E_0) / E_0: the relative change in error from the clean level to level 1."
     return (E[..., 1] - E[..., 0]) / np.maximum(E[..., 0], floor)
 
-def range_of_error(E: np.ndarray,  # errors, levels 0-5 on the last axis
-                   floor=0.0,      # the smallest error to divide by: 1/n for n questions; 0 for none
-                  ) -> np.ndarray:  # R per leading index
+
+def range_of_error(
+    E: np.ndarray,  # errors, levels 0-5 on the last axis
+    floor=0.0,  # the smallest error to divide by: 1/n for n questions; 0 for none
+) -> np.ndarray:  # R per leading index
     "Eq. 11, range of error R = (max_l E_l - min_l E_l) / min_l E_l: the spread of the error over the levels, relative to its minimum."
     return (E.max(-1) - E.min(-1)) / np.maximum(E.min(-1), floor)
 
 # %% ../nbs/04_metrics.ipynb #c024r
-def error_rate(E: np.ndarray  # errors, levels 0-5 on the last axis
-              ) -> np.ndarray:  # rho per leading index
+def error_rate(
+    E: np.ndarray,  # errors, levels 0-5 on the last axis
+) -> np.ndarray:  # rho per leading index
     "Eq. 12, error rate rho: the least-squares slope of the error E_l against the level l."
-    l = np.arange(E.shape[-1], dtype=float); L = len(l)
-    return (L * (E * l).sum(-1) - l.sum() * E.sum(-1)) / (L * (l ** 2).sum() - l.sum() ** 2)
+    l = np.arange(E.shape[-1], dtype=float)
+    L = len(l)
+    return (L * (E * l).sum(-1) - l.sum() * E.sum(-1)) / (L * (l**2).sum() - l.sum() ** 2)
 
 # %% ../nbs/04_metrics.ipynb #c024m
-def average_error(E: np.ndarray  # errors, levels 0-5 on the last axis
-                 ) -> np.ndarray:  # mu per leading index
+def average_error(
+    E: np.ndarray,  # errors, levels 0-5 on the last axis
+) -> np.ndarray:  # mu per leading index
     "Eq. 13, average error mu: the mean of the error over the levels 0-5."
     return E.mean(-1)
 
-def average_difference(E: np.ndarray,             # errors, levels 0-5 on the last axis
-                       divide_by_six: bool = False,  # divide by 6, as eq. 14's 1/L reads, not by 5 (5 reproduces the paper's tables)
-                      ) -> np.ndarray:             # Delta per leading index
+
+def average_difference(
+    E: np.ndarray,  # errors, levels 0-5 on the last axis
+    divide_by_six: bool = False,  # divide by 6, as eq. 14's 1/L reads, not by 5 (5 reproduces the paper's tables)
+) -> np.ndarray:  # Delta per leading index
     "Eq. 14, average difference of corruption error Delta: the mean over levels 1-5 of E_l - E_0."
     return (E[..., 1:] - E[..., :1]).sum(-1) / (E.shape[-1] if divide_by_six else E.shape[-1] - 1)
 
@@ -605,87 +871,113 @@ def average_difference(E: np.ndarray,             # errors, levels 0-5 on the la
 SUBMETRICS = {"F": first_drop, "R": range_of_error, "rho": error_rate, "mu": average_error, "delta": average_difference}
 RELATIVE = ("F", "R")  # the sub-metrics that divide by an error, and so take the floor
 
+
 def submetric_values(E: np.ndarray, floor=0.0, divide_by_six: bool = False) -> np.ndarray:
     "The five sub-metrics of errors E, on a new last axis in SUBMETRICS order."
     values = [f(E, floor) if name in RELATIVE else f(E) for name, f in SUBMETRICS.items()]
-    if divide_by_six: values[-1] = average_difference(E, divide_by_six=True)
+    if divide_by_six:
+        values[-1] = average_difference(E, divide_by_six=True)
     return np.stack(values, axis=-1)
 
 # %% ../nbs/04_metrics.ipynb #c026
-def minmax_scale(values,       # a DataFrame (rows: the pairs) or an array
-                 axis=0,       # the axis or axes holding the (model, corruption) pairs
-                ):             # the same shape and type, scaled to [0, 1]
+def minmax_scale(
+    values,  # a DataFrame (rows: the pairs) or an array
+    axis=0,  # the axis or axes holding the (model, corruption) pairs
+):  # the same shape and type, scaled to [0, 1]
     "Eq. 15: (M - min) / (max - min) over all (model, corruption) pairs; a zero range scales to 0."
     x = np.asarray(values, dtype=float)
     lo, hi = x.min(axis=axis, keepdims=True), x.max(axis=axis, keepdims=True)
     scaled = (x - lo) / np.where(hi > lo, hi - lo, 1.0)
-    return pd.DataFrame(scaled, index=values.index, columns=values.columns) if isinstance(values, pd.DataFrame) else scaled
+    return (
+        pd.DataFrame(scaled, index=values.index, columns=values.columns) if isinstance(values, pd.DataFrame) else scaled
+    )
 
 # %% ../nbs/04_metrics.ipynb #c026s
-def submetrics(acc: pd.DataFrame,     # columns model, corruption, severity (0-5), accuracy (a fraction), and n (questions) if known
-               scaled: bool = False,  # min-max scale each sub-metric (eq. 15)
-               divide_by_six: bool = False,  # Delta as the sum over l = 1..5 divided by 6 (the other reading of eq. 14)
-              ) -> pd.DataFrame:      # index (model, corruption), columns F, R, rho, mu, delta
+def submetrics(
+    acc: pd.DataFrame,  # columns model, corruption, severity (0-5), accuracy (a fraction), and n (questions) if known
+    scaled: bool = False,  # min-max scale each sub-metric (eq. 15)
+    divide_by_six: bool = False,  # Delta as the sum over l = 1..5 divided by 6 (the other reading of eq. 14)
+) -> pd.DataFrame:  # index (model, corruption), columns F, R, rho, mu, delta
     "VRB's five sub-metrics per (model, corruption)."
     errors = error_matrix(acc)
     E, floor = errors.to_numpy(), error_floor(acc).reindex(errors.index).to_numpy()
     undefined = np.maximum(E.min(-1), floor) <= 0
     if undefined.any():
-        raise ValueError(f"zero error (accuracy 1) for (model, corruption) {listed(map(plain, errors.index[undefined]), 3)}: first drop F and range of error R "
-                         "divide by it (eqs. 10-11). Give the number of questions of each condition as column `n` (accuracy_table does), "
-                         "so that a zero error counts as one question's, 1/n")
+        raise ValueError(
+            f"zero error (accuracy 1) for (model, corruption) {listed(map(plain, errors.index[undefined]), 3)}: first drop F and range of error R "
+            "divide by it (eqs. 10-11). Give the number of questions of each condition as column `n` (accuracy_table does), "
+            "so that a zero error counts as one question's, 1/n"
+        )
     values = pd.DataFrame(submetric_values(E, floor, divide_by_six), index=errors.index, columns=list(SUBMETRICS))
     return minmax_scale(values) if scaled else values
 
 # %% ../nbs/04_metrics.ipynb #c028
 DEFAULT_WEIGHTS = {name: 0.2 for name in SUBMETRICS}
 
+
 def preference_weights(scores: dict) -> dict:
     "Eqs. 20-21: sub-metric weights as the softmax of preference scores."
     unknown = set(scores) - set(SUBMETRICS)
-    if unknown or len(scores) != len(SUBMETRICS): raise ValueError(f"preference scores must name exactly {list(SUBMETRICS)}, got {list(scores)}")
+    if unknown or len(scores) != len(SUBMETRICS):
+        raise ValueError(f"preference scores must name exactly {list(SUBMETRICS)}, got {list(scores)}")
     p = np.array([scores[m] for m in SUBMETRICS], dtype=float)
-    w = np.exp(p - p.max()); w /= w.sum()
+    w = np.exp(p - p.max())
+    w /= w.sum()
     return dict(zip(SUBMETRICS, w))
 
 # %% ../nbs/04_metrics.ipynb #c028c
 def checked_weights(weights: dict | None) -> dict:
     "Sub-metric weights (default 0.2 each), checked: every sub-metric named, each a non-negative number, summing to 1."
     weights = DEFAULT_WEIGHTS if weights is None else weights
-    if not isinstance(weights, dict) or set(weights) != set(SUBMETRICS): raise ValueError(f"weights must name exactly {list(SUBMETRICS)}, got {list(weights)}")
-    bad = {m: w for m, w in weights.items() if isinstance(w, bool) or not isinstance(w, (int, float, np.number)) or not np.isfinite(w) or w < 0}
-    if bad: raise ValueError(f"weights must be non-negative numbers, got {bad}")
+    if not isinstance(weights, dict) or set(weights) != set(SUBMETRICS):
+        raise ValueError(f"weights must name exactly {list(SUBMETRICS)}, got {list(weights)}")
+    bad = {
+        m: w
+        for m, w in weights.items()
+        if isinstance(w, bool) or not isinstance(w, (int, float, np.number)) or not np.isfinite(w) or w < 0
+    }
+    if bad:
+        raise ValueError(f"weights must be non-negative numbers, got {bad}")
     total = sum(weights.values())
-    if not np.isclose(total, 1): raise ValueError(f"weights must sum to 1 (eq. 18), got {total:g}: divide them by their sum, or turn preference scores into weights with preference_weights")
+    if not np.isclose(total, 1):
+        raise ValueError(
+            f"weights must sum to 1 (eq. 18), got {total:g}: divide them by their sum, or turn preference scores into weights with preference_weights"
+        )
     return {m: float(weights[m]) for m in SUBMETRICS}
 
 # %% ../nbs/04_metrics.ipynb #c028w
-def weighted_vre(scaled: np.ndarray,          # scaled sub-metrics, SUBMETRICS in order on the last axis
-                 weights: dict | None = None,  # sub-metric weights (default 0.2 each)
-                ) -> np.ndarray:              # VRE, the last axis summed away
+def weighted_vre(
+    scaled: np.ndarray,  # scaled sub-metrics, SUBMETRICS in order on the last axis
+    weights: dict | None = None,  # sub-metric weights (default 0.2 each)
+) -> np.ndarray:  # VRE, the last axis summed away
     "Eqs. 18-19: the weighted sum of scaled sub-metrics, refusing a result that is not finite."
     w = checked_weights(weights)
     out = (np.asarray(scaled, dtype=float) * np.array([w[m] for m in SUBMETRICS])).sum(-1)
-    if not np.isfinite(out).all(): raise ValueError("VRE is not finite: the scaled sub-metrics hold NaN or infinity")
+    if not np.isfinite(out).all():
+        raise ValueError("VRE is not finite: the scaled sub-metrics hold NaN or infinity")
     return out
 
 # %% ../nbs/04_metrics.ipynb #c028a
-def aggregated_metrics(scaled: pd.DataFrame,   # scaled sub-metrics per (model, corruption)
-                       by: str = "model",      # 'model' (eq. 16) or 'corruption' (eq. 17)
-                       weights: dict | None = None,
-                      ) -> pd.DataFrame:       # the mean scaled sub-metrics per `by`, and their VRE
+def aggregated_metrics(
+    scaled: pd.DataFrame,  # scaled sub-metrics per (model, corruption)
+    by: str = "model",  # 'model' (eq. 16) or 'corruption' (eq. 17)
+    weights: dict | None = None,
+) -> pd.DataFrame:  # the mean scaled sub-metrics per `by`, and their VRE
     "Eqs. 16-19: scaled sub-metrics averaged over corruptions (per model) or models (per corruption), with VRE."
-    if by not in ("model", "corruption"): raise ValueError(f"by must be 'model' or 'corruption', got {by!r}")
+    if by not in ("model", "corruption"):
+        raise ValueError(f"by must be 'model' or 'corruption', got {by!r}")
     mean = scaled[list(SUBMETRICS)].groupby(level=by).mean()
     return mean.assign(VRE=weighted_vre(mean.to_numpy(), weights))
 
 # %% ../nbs/04_metrics.ipynb #c028p1
-def vre(acc: pd.DataFrame,              # model, corruption, severity (0-5), accuracy (a fraction); clean as level 0 or a `clean` row
-        by: str = "model",             # "model" (eq. 18) or "corruption" (eq. 19)
-        weights: dict | None = None,   # a weight per sub-metric (F, R, rho, mu, delta), summing to 1; default 0.2 each
-       ) -> pd.Series:                 # VRE per model or per corruption
+def vre(
+    acc: pd.DataFrame,  # model, corruption, severity (0-5), accuracy (a fraction); clean as level 0 or a `clean` row
+    by: str = "model",  # "model" (eq. 18) or "corruption" (eq. 19)
+    weights: dict | None = None,  # a weight per sub-metric (F, R, rho, mu, delta), summing to 1; default 0.2 each
+) -> pd.Series:  # VRE per model or per corruption
     "Eqs. 18-19, Visual Robustness Error of each model (`by='model'`) or corruption (`by='corruption'`)."
-    if by not in ("model", "corruption"): raise ValueError(f"by must be 'model' or 'corruption', got {by!r}")
+    if by not in ("model", "corruption"):
+        raise ValueError(f"by must be 'model' or 'corruption', got {by!r}")
     return aggregated_metrics(submetrics(acc, scaled=True), by, checked_weights(weights)).VRE
 
 # %% ../nbs/04_metrics.ipynb #c030
@@ -693,31 +985,44 @@ def accuracy_matrix(acc: pd.DataFrame) -> pd.DataFrame:
     "Accuracy per (model, corruption) at levels 0-5, checked complete."
     return 1 - error_matrix(acc)
 
-def severity_accuracy(acc: pd.DataFrame,  # model, corruption, severity (0-5), accuracy (a fraction); clean as level 0 or a `clean` row
-                      levels=LEVELS,      # the levels averaged
-                     ) -> pd.Series:      # A_vc per (model, corruption)
+
+def severity_accuracy(
+    acc: pd.DataFrame,  # model, corruption, severity (0-5), accuracy (a fraction); clean as level 0 or a `clean` row
+    levels=LEVELS,  # the levels averaged
+) -> pd.Series:  # A_vc per (model, corruption)
     "Eq. 3, A_{v,c}: accuracy averaged over `levels` (default 0-5, the clean level included)."
     return accuracy_matrix(acc)[list(levels)].mean(axis=1).rename("A_vc")
 
-def model_accuracy(acc: pd.DataFrame,   # model, corruption, severity (0-5), accuracy (a fraction); clean as level 0 or a `clean` row
-                   levels=LEVELS,       # the levels A_{v,c} averages
-                  ) -> pd.DataFrame:    # A_v0, A_v and A_v_rel per model
+
+def model_accuracy(
+    acc: pd.DataFrame,  # model, corruption, severity (0-5), accuracy (a fraction); clean as level 0 or a `clean` row
+    levels=LEVELS,  # the levels A_{v,c} averages
+) -> pd.DataFrame:  # A_v0, A_v and A_v_rel per model
     "Eqs. 4 and 7: A_{v,0}, A_v (mean of A_{v,c} over corruptions) and A_v^rel per model."
     A = accuracy_matrix(acc)
-    out = pd.DataFrame({"A_v0": A[0].groupby(level="model").first(), "A_v": severity_accuracy(acc, levels).groupby(level="model").mean()})
+    out = pd.DataFrame(
+        {
+            "A_v0": A[0].groupby(level="model").first(),
+            "A_v": severity_accuracy(acc, levels).groupby(level="model").mean(),
+        }
+    )
     return out.assign(A_v_rel=(out.A_v0 - out.A_v) / out.A_v0)
 
-def corruption_accuracy(acc: pd.DataFrame,  # model, corruption, severity (0-5), accuracy (a fraction); clean as level 0 or a `clean` row
-                        levels=LEVELS,      # the levels A_{v,c} averages
-                       ) -> pd.DataFrame:   # A_c and A_c_rel per corruption
+
+def corruption_accuracy(
+    acc: pd.DataFrame,  # model, corruption, severity (0-5), accuracy (a fraction); clean as level 0 or a `clean` row
+    levels=LEVELS,  # the levels A_{v,c} averages
+) -> pd.DataFrame:  # A_c and A_c_rel per corruption
     "Eqs. 5 and 8: A_c (mean of A_{v,c} over models) and A_c^rel = sum_v (A_{v,0} - A_{v,c}) / sum_v A_{v,0} per corruption."
     A, Avc = accuracy_matrix(acc), severity_accuracy(acc, levels)
     drop = (A[0] - Avc).groupby(level="corruption").sum() / A[0].groupby(level="corruption").sum()
     return pd.DataFrame({"A_c": Avc.groupby(level="corruption").mean(), "A_c_rel": drop})
 
-def relative_drop(acc: pd.DataFrame,  # model, corruption, severity (0-5), accuracy (a fraction); clean as level 0 or a `clean` row
-                  levels=LEVELS,      # the levels A_{v,c} averages
-                 ) -> pd.DataFrame:   # models as rows, corruptions as columns
+
+def relative_drop(
+    acc: pd.DataFrame,  # model, corruption, severity (0-5), accuracy (a fraction); clean as level 0 or a `clean` row
+    levels=LEVELS,  # the levels A_{v,c} averages
+) -> pd.DataFrame:  # models as rows, corruptions as columns
     "Eq. 6, A^rel_{v,c} = (A_{v,0} - A_{v,c}) / A_{v,0}: the relative accuracy drop of each model under each corruption."
     A = accuracy_matrix(acc)
     return ((A[0] - severity_accuracy(acc, levels)) / A[0]).unstack("corruption")
@@ -729,30 +1034,40 @@ def score_cube(scored: pd.DataFrame) -> tuple[np.ndarray, list, list]:
     check_fractions(scored, "score")
     clean = scored[scored.corruption == "clean"]
     corruptions = sorted(set(scored.corruption) - {"clean"})
-    if clean.empty or not corruptions: raise ValueError("bootstrap needs the clean condition and at least one corruption")
+    if clean.empty or not corruptions:
+        raise ValueError("bootstrap needs the clean condition and at least one corruption")
     rows = [clean.assign(corruption=c) for c in corruptions] + [scored[scored.corruption != "clean"]]
     wide = pd.concat(rows).pivot_table(index="question_id", columns=list(CONDITION), values="score", aggfunc="first")
     models = sorted(scored.model.unique())
     full = pd.MultiIndex.from_product([models, corruptions, LEVELS], names=list(CONDITION))
     absent = [k for k in full if k not in wide.columns]
-    if absent: raise ValueError(f"no scores for (model, corruption, severity) {absent[:3]}{' ...' if len(absent) > 3 else ''}")
+    if absent:
+        raise ValueError(f"no scores for (model, corruption, severity) {absent[:3]}{' ...' if len(absent) > 3 else ''}")
     wide = wide[full]
     if wide.isna().any().any():
         bad = wide.columns[wide.isna().any()][0]
-        raise ValueError(f"condition {bad} lacks answers to {int(wide[bad].isna().sum())} question(s) that other conditions answered")
+        raise ValueError(
+            f"condition {bad} lacks answers to {int(wide[bad].isna().sum())} question(s) that other conditions answered"
+        )
     return wide.to_numpy().reshape(len(wide), len(models), len(corruptions), len(LEVELS)), models, corruptions
 
 # %% ../nbs/04_metrics.ipynb #c032r
-def resample_counts(n: int,                   # questions
-                    n_boot: int,              # resamples
-                    rng: np.random.Generator, # e.g. np.random.default_rng(seed)
-                   ) -> np.ndarray:           # (n_boot, n): how often each question is drawn in each resample
+def resample_counts(
+    n: int,  # questions
+    n_boot: int,  # resamples
+    rng: np.random.Generator,  # e.g. np.random.default_rng(seed)
+) -> np.ndarray:  # (n_boot, n): how often each question is drawn in each resample
     "Questions drawn with replacement, as counts: the one resampling every interval of the package (accuracy, VRE, flips, calibration, text) is made of."
     counts = np.empty((n_boot, n))
-    for start, block in zip(range(0, n_boot, RESAMPLE_BLOCK), resample_blocks(n, n_boot, rng)): counts[start:start + len(block)] = block
+    for start, block in zip(range(0, n_boot, RESAMPLE_BLOCK), resample_blocks(n, n_boot, rng)):
+        counts[start : start + len(block)] = block
     return counts
 
-RESAMPLE_BLOCK = 100  # replicates drawn at once: one generator draws row after row, so any block size gives the same counts
+
+RESAMPLE_BLOCK = (
+    100  # replicates drawn at once: one generator draws row after row, so any block size gives the same counts
+)
+
 
 def resample_blocks(n: int, n_boot: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
     "`resample_counts`' rows, `RESAMPLE_BLOCK` replicates at a time (float64): the same draws, for a table that needs only their products (a tenth of the memory)."
@@ -766,78 +1081,121 @@ def interval(samples: np.ndarray, confidence: float) -> tuple[np.ndarray, np.nda
     return np.quantile(samples, a, axis=0), np.quantile(samples, 1 - a, axis=0)
 
 # %% ../nbs/04_metrics.ipynb #c032p1
-def bootstrap(scored: pd.DataFrame,          # per-question scores: model, corruption ('clean' at 0), severity, question_id, score
-              n_boot: int = 1000,            # replicates
-              seed: int = 0,
-              confidence: float = 0.95,
-              weights: dict | None = None,   # sub-metric weights for VRE (default 0.2 each)
-             ) -> dict[str, pd.DataFrame]:   # 'accuracy', 'submetrics', 'vre_model', 'vre_corruption'
+def bootstrap(
+    scored: pd.DataFrame,  # per-question scores: model, corruption ('clean' at 0), severity, question_id, score
+    n_boot: int = 1000,  # replicates
+    seed: int = 0,
+    confidence: float = 0.95,
+    weights: dict | None = None,  # sub-metric weights for VRE (default 0.2 each)
+) -> dict[str, pd.DataFrame]:  # 'accuracy', 'submetrics', 'vre_model', 'vre_corruption'
     "Paired bootstrap over questions: intervals for accuracy, raw sub-metrics and VRE; VRE rank stability per model."
     weights = checked_weights(weights)
     S, models, corruptions = score_cube(scored)
     n = len(S)
     flat = S.reshape(n, -1)
-    A = np.concatenate([S.mean(0)[None], *((counts @ flat / n).reshape(len(counts), *S.shape[1:]) for counts in resample_blocks(n, n_boot, np.random.default_rng(seed)))])  # replicate 0: the sample
-    metrics = submetric_values(1 - A, floor=1 / n)                        # (1 + B, model, corruption, metric); 1/n: one question
-    scaled = minmax_scale(metrics, axis=(-3, -2))                           # eq. 15 over the (model, corruption) pairs of each replicate
+    A = np.concatenate(
+        [
+            S.mean(0)[None],
+            *(
+                (counts @ flat / n).reshape(len(counts), *S.shape[1:])
+                for counts in resample_blocks(n, n_boot, np.random.default_rng(seed))
+            ),
+        ]
+    )  # replicate 0: the sample
+    metrics = submetric_values(1 - A, floor=1 / n)  # (1 + B, model, corruption, metric); 1/n: one question
+    scaled = minmax_scale(metrics, axis=(-3, -2))  # eq. 15 over the (model, corruption) pairs of each replicate
     vre_m, vre_c = weighted_vre(scaled.mean(-2), weights), weighted_vre(scaled.mean(-3), weights)
     lo, hi = interval(A[1:], confidence)
     cells = [(m, "clean", 0, i, 0, 0) for i, m in enumerate(models)]
     cells += [(m, c, l, i, j, l) for i, m in enumerate(models) for j, c in enumerate(corruptions) for l in LEVELS[1:]]
-    accuracy = pd.DataFrame([(m, c, l, A[0, i, j, k], lo[i, j, k], hi[i, j, k]) for m, c, l, i, j, k in cells],
-                            columns=[*CONDITION, "estimate", "low", "high"]).set_index(list(CONDITION)).sort_index()
+    accuracy = (
+        pd.DataFrame(
+            [(m, c, l, A[0, i, j, k], lo[i, j, k], hi[i, j, k]) for m, c, l, i, j, k in cells],
+            columns=[*CONDITION, "estimate", "low", "high"],
+        )
+        .set_index(list(CONDITION))
+        .sort_index()
+    )
     lo, hi = interval(metrics[1:], confidence)
-    sub_idx = pd.MultiIndex.from_product([models, corruptions, list(SUBMETRICS)], names=["model", "corruption", "metric"])
+    sub_idx = pd.MultiIndex.from_product(
+        [models, corruptions, list(SUBMETRICS)], names=["model", "corruption", "metric"]
+    )
     sub = pd.DataFrame({"estimate": metrics[0].ravel(), "low": lo.ravel(), "high": hi.ravel()}, index=sub_idx)
     ranks = vre_m.argsort(-1).argsort(-1)  # 0 = lowest VRE (most robust)
     lo, hi = interval(vre_m[1:], confidence)
-    vm = pd.DataFrame({"estimate": vre_m[0], "low": lo, "high": hi, "rank": ranks[0] + 1,
-                       "rank_stability": (ranks[1:] == ranks[0]).mean(0)}, index=pd.Index(models, name="model"))
+    vm = pd.DataFrame(
+        {
+            "estimate": vre_m[0],
+            "low": lo,
+            "high": hi,
+            "rank": ranks[0] + 1,
+            "rank_stability": (ranks[1:] == ranks[0]).mean(0),
+        },
+        index=pd.Index(models, name="model"),
+    )
     lo, hi = interval(vre_c[1:], confidence)
     vc = pd.DataFrame({"estimate": vre_c[0], "low": lo, "high": hi}, index=pd.Index(corruptions, name="corruption"))
     return {"accuracy": accuracy, "submetrics": sub, "vre_model": vm, "vre_corruption": vc}
 
 # %% ../nbs/04_metrics.ipynb #c032qb
-def question_bootstrap(values: pd.DataFrame,       # rows questions, columns conditions; NaN where a condition lacks the question
-                       n_boot: int = 1000,         # replicates
-                       seed: int = 0,              # seed of the resampling
-                       confidence: float = 0.95,   # interval coverage
-                      ) -> tuple[np.ndarray, np.ndarray]:  # low and high per column
+def question_bootstrap(
+    values: pd.DataFrame,  # rows questions, columns conditions; NaN where a condition lacks the question
+    n_boot: int = 1000,  # replicates
+    seed: int = 0,  # seed of the resampling
+    confidence: float = 0.95,  # interval coverage
+) -> tuple[np.ndarray, np.ndarray]:  # low and high per column
     "Percentile intervals of column means, resampling questions (rows) with replacement, as `bootstrap` does (multinomial counts)."
-    x = values.to_numpy(float); n = len(x)
+    x = values.to_numpy(float)
+    n = len(x)
     known = (~np.isnan(x)).astype(np.float64)
     filled = np.where(known > 0, x, 0.0)
-    means = np.vstack([(counts @ filled) / np.maximum(counts @ known, 1) for counts in resample_blocks(n, n_boot, np.random.default_rng(seed))])
+    means = np.vstack(
+        [
+            (counts @ filled) / np.maximum(counts @ known, 1)
+            for counts in resample_blocks(n, n_boot, np.random.default_rng(seed))
+        ]
+    )
     return interval(means, confidence)
 
 # %% ../nbs/04_metrics.ipynb #k009
 QUESTION_KEYS = ["model", "seed", "question_id"]  # a model's answer to one question under one run seed
 
-def image_condition_answers(scored: pd.DataFrame  # a run's scored answers (answers.parquet)
-                           ) -> pd.DataFrame:     # the answers to the dataset's own questions
+
+def image_condition_answers(
+    scored: pd.DataFrame,  # a run's scored answers (answers.parquet)
+) -> pd.DataFrame:  # the answers to the dataset's own questions
     "The answers to the original questions: rows of perturbed questions (a `text` column other than 'original') left out; `scored` itself, not a copy, when it has none."
-    if "text" not in scored: return scored
+    if "text" not in scored:
+        return scored
     original = (scored.text == "original").to_numpy()
     return scored if original.all() else scored[original]
 
-def answer_columns(scored: pd.DataFrame,  # a run's scored answers
-                   *columns: str,         # the columns a measure reads besides the keys, e.g. "score"
-                  ) -> pd.DataFrame:      # the keys (QUESTION_KEYS, CONDITION, `text`) and `columns`, those `scored` has
+
+def answer_columns(
+    scored: pd.DataFrame,  # a run's scored answers
+    *columns: str,  # the columns a measure reads besides the keys, e.g. "score"
+) -> pd.DataFrame:  # the keys (QUESTION_KEYS, CONDITION, `text`) and `columns`, those `scored` has
     "Only the columns a measure reads: a measure that copies, merges or pivots a run's answers then copies no question text or annotation."
     return scored[[c for c in dict.fromkeys([*QUESTION_KEYS, *CONDITION, "text", *columns]) if c in scored]]
+
 
 def clean_mask(answers: pd.DataFrame) -> np.ndarray:
     "Which rows are the clean condition (`CLEAN`: corruption 'clean', severity 0)."
     return ((answers.corruption == CLEAN[0]) & (answers.severity == CLEAN[1])).to_numpy()
 
-def with_clean(scored: pd.DataFrame,  # scored answers: model, corruption, severity, seed, question_id and `columns`
-               columns=("answer", "score", "confidence"),  # columns to bring from the clean answer, as clean_<column>
-              ) -> pd.DataFrame:      # every row (clean ones too), with clean_<column> (NaN where none) and has_clean
+
+def with_clean(
+    scored: pd.DataFrame,  # scored answers: model, corruption, severity, seed, question_id and `columns`
+    columns=("answer", "score", "confidence"),  # columns to bring from the clean answer, as clean_<column>
+) -> pd.DataFrame:  # every row (clean ones too), with clean_<column> (NaN where none) and has_clean
     "Each answer beside the same model's clean answer to the same question (under the same run seed); `has_clean` is False where there is none."
     scored = image_condition_answers(scored)
     clean = scored[clean_mask(scored)]
     missing = sorted(set(scored.model) - set(clean.model))
-    if missing: raise ValueError(f"no clean answers for model(s) {missing}: shifts, flips and answer changes are measured from the clean condition")
+    if missing:
+        raise ValueError(
+            f"no clean answers for model(s) {missing}: shifts, flips and answer changes are measured from the clean condition"
+        )
     columns = [c for c in columns if c in scored]
     clean = clean[QUESTION_KEYS + columns].rename(columns={c: f"clean_{c}" for c in columns})
     rows = scored.merge(clean, on=QUESTION_KEYS, how="left", validate="many_to_one", indicator="has_clean")

@@ -20,41 +20,52 @@ __all__ = ['SSIM_SIGMA', 'SSIM_TRUNCATE', 'SSIM_K1', 'SSIM_K2', 'SSIM_RADIUS', '
            'model_input_table', 'plot_model_input']
 
 # %% ../nbs/04g_model_input.ipynb #g006
-def mean_squared_error(reference,  # the clean image (or view): H x W x 3, uint8 or float on 0..255
-                       image,      # the corrupted one, the same shape
-                      ) -> float:
+def mean_squared_error(
+    reference,  # the clean image (or view): H x W x 3, uint8 or float on 0..255
+    image,  # the corrupted one, the same shape
+) -> float:
     "Mean squared difference of two images of the same shape, in float64 (uint8 values do not wrap)."
     x, y = np.asarray(reference, np.float64), np.asarray(image, np.float64)
-    if x.shape != y.shape: raise ValueError(f"images of different shapes: {x.shape} and {y.shape}")
+    if x.shape != y.shape:
+        raise ValueError(f"images of different shapes: {x.shape} and {y.shape}")
     return float(np.mean((x - y) ** 2))
 
-def psnr_of_mse(mse: float,                # a mean squared error
-                data_range: float = 255.0,  # the range of the values (255 for 8-bit images)
-               ) -> float:                 # dB; inf for an MSE of 0
-    "PSNR of a mean squared error: 10 log10(data_range² / mse), inf for identical images."
-    return float("inf") if mse == 0 else float(10 * np.log10(data_range ** 2 / mse))
 
-def psnr(reference,  # the clean image: H x W x 3, uint8 or float on 0..`data_range`
-         image,      # the corrupted image, the same shape
-         data_range: float = 255.0,
-        ) -> float:  # dB; inf when the images are equal
+def psnr_of_mse(
+    mse: float,  # a mean squared error
+    data_range: float = 255.0,  # the range of the values (255 for 8-bit images)
+) -> float:  # dB; inf for an MSE of 0
+    "PSNR of a mean squared error: 10 log10(data_range² / mse), inf for identical images."
+    return float("inf") if mse == 0 else float(10 * np.log10(data_range**2 / mse))
+
+
+def psnr(
+    reference,  # the clean image: H x W x 3, uint8 or float on 0..`data_range`
+    image,  # the corrupted image, the same shape
+    data_range: float = 255.0,
+) -> float:  # dB; inf when the images are equal
     "Peak signal-to-noise ratio of `image` against `reference`."
     return psnr_of_mse(mean_squared_error(reference, image), data_range)
 
 # %% ../nbs/04g_model_input.ipynb #g010
 SSIM_SIGMA, SSIM_TRUNCATE = 1.5, 3.5  # Wang et al. 2004's Gaussian window: sigma 1.5, cut at 3.5 sigma (11 x 11)
-SSIM_K1, SSIM_K2 = 0.01, 0.03         # C1 = (K1 L)^2, C2 = (K2 L)^2
+SSIM_K1, SSIM_K2 = 0.01, 0.03  # C1 = (K1 L)^2, C2 = (K2 L)^2
 SSIM_RADIUS = int(SSIM_TRUNCATE * SSIM_SIGMA + 0.5)  # 5: the window's half-width, the border left out of the mean
 
-def ssim(reference,  # the clean image: H x W x 3 (or H x W), uint8 or float on 0..`data_range`
-         image,      # the corrupted image, the same shape
-         data_range: float = 255.0,
-        ) -> float:  # 1.0 for equal images
+
+def ssim(
+    reference,  # the clean image: H x W x 3 (or H x W), uint8 or float on 0..`data_range`
+    image,  # the corrupted image, the same shape
+    data_range: float = 255.0,
+) -> float:  # 1.0 for equal images
     "Mean structural similarity (Wang et al. 2004): Gaussian window sigma 1.5, each channel apart, then their mean."
     from scipy.ndimage import gaussian_filter
+
     x, y = np.asarray(reference, np.float64), np.asarray(image, np.float64)
-    if x.shape != y.shape: raise ValueError(f"images of different shapes: {x.shape} and {y.shape}")
-    if x.ndim == 2: x, y = x[..., None], y[..., None]
+    if x.shape != y.shape:
+        raise ValueError(f"images of different shapes: {x.shape} and {y.shape}")
+    if x.ndim == 2:
+        x, y = x[..., None], y[..., None]
     if min(x.shape[:2]) < 2 * SSIM_RADIUS + 1:
         raise ValueError(f"SSIM needs at least {2 * SSIM_RADIUS + 1} pixels a side, got {x.shape[0]} x {x.shape[1]}")
     blur = lambda a: gaussian_filter(a, sigma=(SSIM_SIGMA, SSIM_SIGMA, 0), truncate=SSIM_TRUNCATE, mode="reflect")
@@ -70,14 +81,17 @@ def as_numpy(values) -> np.ndarray:
     "A tensor (any dtype, any device: bfloat16 is cast first) or an array, as a float64 array."
     return np.asarray(values.detach().float().cpu() if hasattr(values, "detach") else values, np.float64)
 
-def unnormalised(pixels,           # channel-first values as the processor made them: (..., 3, H, W)
-                 image_processor,  # the processor (its do_normalize, image_mean, image_std, do_rescale, rescale_factor)
-                ) -> np.ndarray:   # (..., H, W, 3) float64 on 0..255
+
+def unnormalised(
+    pixels,  # channel-first values as the processor made them: (..., 3, H, W)
+    image_processor,  # the processor (its do_normalize, image_mean, image_std, do_rescale, rescale_factor)
+) -> np.ndarray:  # (..., H, W, 3) float64 on 0..255
     "Pixel values back on the image's 0..255 scale, channel-last: the processor's normalisation and rescaling undone."
     x = np.moveaxis(as_numpy(pixels), -3, -1)
     if getattr(image_processor, "do_normalize", False):
         x = x * np.asarray(image_processor.image_std, np.float64) + np.asarray(image_processor.image_mean, np.float64)
-    if getattr(image_processor, "do_rescale", False): x = x / image_processor.rescale_factor
+    if getattr(image_processor, "do_rescale", False):
+        x = x / image_processor.rescale_factor
     return x
 
 # %% ../nbs/04g_model_input.ipynb #g018
@@ -85,24 +99,30 @@ def processor_kind(image_processor) -> str:
     "An image processor's kind: its class name without a backend's suffix (`Pil`, `Fast`): both backends read alike."
     name = type(image_processor).__name__
     for suffix in ("Pil", "Fast"):
-        if name.endswith(suffix): return name[: -len(suffix)]
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
     return name
 
-def masked(view: np.ndarray,  # H x W x 3
-           mask=None,         # H x W, nonzero on the image; None: all image
-          ) -> np.ndarray | None:  # the image's part of the view; None for an all-padding view
+
+def masked(
+    view: np.ndarray,  # H x W x 3
+    mask=None,  # H x W, nonzero on the image; None: all image
+) -> np.ndarray | None:  # the image's part of the view; None for an all-padding view
     "The part of a view its pixel mask marks as image (padding cut away)."
-    if mask is None: return view
+    if mask is None:
+        return view
     mask = as_numpy(mask) > 0
     rows, cols = np.flatnonzero(mask.any(1)), np.flatnonzero(mask.any(0))
-    if not len(rows): return None
-    return view[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1]
+    if not len(rows):
+        return None
+    return view[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1]
 
 # %% ../nbs/04g_model_input.ipynb #g021
 def single_views(processed: dict, image_processor) -> list[np.ndarray]:
     "One view a row of `pixel_values` (B x 3 x H x W), the padding `pixel_mask` marks cut away."
     views, masks = unnormalised(processed["pixel_values"], image_processor), processed.get("pixel_mask")
     return [masked(v, None if masks is None else masks[i]) for i, v in enumerate(views)]
+
 
 def tiled_views(processed: dict, image_processor) -> list[np.ndarray]:
     "Every tile of `pixel_values` (B x N x 3 x H x W), padding and all-padding tiles dropped (`pixel_attention_mask`)."
@@ -111,145 +131,216 @@ def tiled_views(processed: dict, image_processor) -> list[np.ndarray]:
     masks = [None] * len(views) if masks is None else as_numpy(masks).reshape(-1, *views.shape[1:3])
     return [v for v in (masked(v, m) for v, m in zip(views, masks)) if v is not None]
 
+
 def qwen_patch_views(processed: dict, image_processor) -> list[np.ndarray]:
     "Qwen2-VL's flattened patches put back together, one image a row of `image_grid_thw` (its first frame)."
     p, m, t = image_processor.patch_size, image_processor.merge_size, image_processor.temporal_patch_size
     flat, views, start = as_numpy(processed["pixel_values"]), [], 0
     for _, gh, gw in as_numpy(processed["image_grid_thw"]).astype(int).tolist():
-        patches = flat[start:start + gh * gw].reshape(gh // m, gw // m, m, m, 3, t, p, p)[..., 0, :, :]
+        patches = flat[start : start + gh * gw].reshape(gh // m, gw // m, m, m, 3, t, p, p)[..., 0, :, :]
         views.append(unnormalised(patches.transpose(4, 0, 2, 5, 1, 3, 6).reshape(3, gh * p, gw * p), image_processor))
         start += gh * gw
     return views
 
+
 PIXEL_LAYOUTS = Registry("image processor kind")  # processor kind -> (processed, image_processor) -> views
-for _kind in ("ViltImageProcessor", "BlipImageProcessor", "SiglipImageProcessor", "Gemma3ImageProcessor",
-              "CLIPImageProcessor", "GotOcr2ImageProcessor"): PIXEL_LAYOUTS.register(_kind, single_views)
+for _kind in (
+    "ViltImageProcessor",
+    "BlipImageProcessor",
+    "SiglipImageProcessor",
+    "Gemma3ImageProcessor",
+    "CLIPImageProcessor",
+    "GotOcr2ImageProcessor",
+):
+    PIXEL_LAYOUTS.register(_kind, single_views)
 for _kind in ("Idefics3ImageProcessor", "SmolVLMImageProcessor", "LlavaOnevisionImageProcessor"):
     PIXEL_LAYOUTS.register(_kind, tiled_views)
 PIXEL_LAYOUTS.register("Qwen2VLImageProcessor", qwen_patch_views)
 
-def processor_views(image_processor,  # the processor that made `processed`
-                    processed: dict,  # its output (`pixel_values` and what its layout needs)
-                   ) -> list[np.ndarray]:  # H x W x 3 float64 views on 0..255: one image, or its tiles
+
+def processor_views(
+    image_processor,  # the processor that made `processed`
+    processed: dict,  # its output (`pixel_values` and what its layout needs)
+) -> list[np.ndarray]:  # H x W x 3 float64 views on 0..255: one image, or its tiles
     "The views a processor's output holds, read by its kind's layout (`PIXEL_LAYOUTS`)."
     return PIXEL_LAYOUTS[processor_kind(image_processor)](processed, image_processor)
 
 # %% ../nbs/04g_model_input.ipynb #g026
 QUESTION = "what is in the image?"  # the question the inputs are prepared with (the pixels do not depend on it)
 
+
 def encoder_batch(model, image) -> dict:
     "The model's encoder's batch for one image (a defence in the encoder applied): pixels, raw images or data URLs."
     encoder = model.encoder()
     return encoder.batch([image], encoder.questions([QUESTION]))
 
+
 def encoded_views(model, image) -> list[np.ndarray]:
     "Views of a model whose encoder makes its pixels (ViLT, BLIP, VLE): the encoder's own tensors."
     return processor_views(model.processor.image_processor, encoder_batch(model, image))
+
 
 def chat_views(model, image) -> list[np.ndarray]:
     "Views of a chat VLM or PaliGemma: the adapter's `inputs` (its processor, the entry's `image_kwargs`)."
     inputs = model.inputs(encoder_batch(model, image)["images"], [QUESTION])
     return processor_views(model.processor.image_processor, inputs)
 
+
 def pnp_views(model, image) -> list[np.ndarray]:
     "Views of PNP-VQA: its captioner's pixels (its ITM's are made alike, at the same size)."
     pixels = model.pixels(model.captioner_processor, encoder_batch(model, image)["images"], model.captioner)
     return processor_views(model.captioner_processor.image_processor, {"pixel_values": pixels})
 
-MODEL_VIEWS = Registry("model family")  # family -> (model, image) -> views
-for _family, _views in (("vilt", encoded_views), ("blip", encoded_views), ("vle", encoded_views), ("vlm", chat_views),
-                        ("paligemma", chat_views), ("pnp", pnp_views)): MODEL_VIEWS.register(_family, _views)
 
-def model_views(model,  # a loaded adapter (`load_model`): in-process, defended or served
-                image,  # H x W x 3 uint8 array or PIL image
-               ) -> list[np.ndarray]:  # H x W x 3 float64 views on 0..255
+MODEL_VIEWS = Registry("model family")  # family -> (model, image) -> views
+for _family, _views in (
+    ("vilt", encoded_views),
+    ("blip", encoded_views),
+    ("vle", encoded_views),
+    ("vlm", chat_views),
+    ("paligemma", chat_views),
+    ("pnp", pnp_views),
+):
+    MODEL_VIEWS.register(_family, _views)
+
+
+def model_views(
+    model,  # a loaded adapter (`load_model`): in-process, defended or served
+    image,  # H x W x 3 uint8 array or PIL image
+) -> list[np.ndarray]:  # H x W x 3 float64 views on 0..255
     "What `model` receives for one image: the views its own processor makes (one image, or tiles)."
     return MODEL_VIEWS[model.spec.family](model, image)
 
 # %% ../nbs/04g_model_input.ipynb #g031
-def sent_pixels(sent,  # the encoded image as sent: its bytes, a data URL (data:image/...;base64,...) or bare base64
-               ) -> np.ndarray:  # H x W x 3 uint8, as a server decodes it
+def sent_pixels(
+    sent,  # the encoded image as sent: its bytes, a data URL (data:image/...;base64,...) or bare base64
+) -> np.ndarray:  # H x W x 3 uint8, as a server decodes it
     "The image a served model was sent, decoded."
-    if isinstance(sent, str): sent = base64.b64decode(sent.split(",", 1)[1] if sent.startswith("data:") else sent)
+    if isinstance(sent, str):
+        sent = base64.b64decode(sent.split(",", 1)[1] if sent.startswith("data:") else sent)
     return np.asarray(Image.open(io.BytesIO(sent)).convert("RGB"))
+
 
 def served_views(model, image) -> list[np.ndarray]:
     "Views of a served model: the image its encoder sends (the batch's `urls`), decoded."
     return [sent_pixels(url).astype(np.float64) for url in encoder_batch(model, image)["urls"]]
 
+
 # the served family (vqa_robust.served.SERVED_FAMILY)
 MODEL_VIEWS.register("openai", served_views);
 
 # %% ../nbs/04g_model_input.ipynb #g036
-def resampling(image_shape,  # the image's (height, width, ...)
-               view_shapes,  # each view's (height, width, ...)
-              ) -> str:      # "up", "down", "same" or "tiles"
+def resampling(
+    image_shape,  # the image's (height, width, ...)
+    view_shapes,  # each view's (height, width, ...)
+) -> str:  # "up", "down", "same" or "tiles"
     "What the processor did to the image's size: tiled it, or gave more (up), fewer (down) or as many pixels."
-    if len(view_shapes) > 1: return "tiles"
+    if len(view_shapes) > 1:
+        return "tiles"
     pixels, received = image_shape[0] * image_shape[1], view_shapes[0][0] * view_shapes[0][1]
     return "up" if received > pixels else "down" if received < pixels else "same"
 
-def views_distance(reference: list,  # the clean image's views
-                   views: list,      # the corrupted image's views
-                  ) -> tuple[float, float]:  # MSE over all their pixels, mean SSIM of the views; NaN: shapes differ
+
+def views_distance(
+    reference: list,  # the clean image's views
+    views: list,  # the corrupted image's views
+) -> tuple[float, float]:  # MSE over all their pixels, mean SSIM of the views; NaN: shapes differ
     "How far the corrupted image's views are from the clean image's: (MSE, SSIM)."
-    if [v.shape for v in reference] != [v.shape for v in views]: return float("nan"), float("nan")
+    if [v.shape for v in reference] != [v.shape for v in views]:
+        return float("nan"), float("nan")
     squared = sum(float(((np.asarray(r, np.float64) - v) ** 2).sum()) for r, v in zip(reference, views))
     similar = [ssim(r, v) if min(v.shape[:2]) >= 2 * SSIM_RADIUS + 1 else np.nan for r, v in zip(reference, views)]
     return squared / sum(v.size for v in views), float(np.mean(similar))
 
 # %% ../nbs/04g_model_input.ipynb #g039
-def image_measures(clean: np.ndarray,     # the clean image (uint8)
-                   clean_views: list,     # the model's views of it
-                   corrupted: np.ndarray,  # the image under the condition (uint8)
-                   views: list,           # the model's views of that
-                  ) -> dict:              # sizes, resampling, scale, and MSE and SSIM at both stages
+def image_measures(
+    clean: np.ndarray,  # the clean image (uint8)
+    clean_views: list,  # the model's views of it
+    corrupted: np.ndarray,  # the image under the condition (uint8)
+    views: list,  # the model's views of that
+) -> dict:  # sizes, resampling, scale, and MSE and SSIM at both stages
     "One image's measures: the corruption against the clean image, in the image and in the model's input."
     image, received = views_distance([clean], [corrupted.astype(np.float64)]), views_distance(clean_views, views)
     pixels = sum(v.shape[0] * v.shape[1] for v in views)
-    return {"height": corrupted.shape[0], "width": corrupted.shape[1], "views": len(views),
-            "view_height": int(np.median([v.shape[0] for v in views])),
-            "view_width": int(np.median([v.shape[1] for v in views])),
-            "resampling": resampling(corrupted.shape, [v.shape for v in views]),
-            "scale": float(np.sqrt(pixels / (corrupted.shape[0] * corrupted.shape[1]))),
-            "mse_image": image[0], "ssim_image": image[1], "mse_input": received[0], "ssim_input": received[1]}
+    return {
+        "height": corrupted.shape[0],
+        "width": corrupted.shape[1],
+        "views": len(views),
+        "view_height": int(np.median([v.shape[0] for v in views])),
+        "view_width": int(np.median([v.shape[1] for v in views])),
+        "resampling": resampling(corrupted.shape, [v.shape for v in views]),
+        "scale": float(np.sqrt(pixels / (corrupted.shape[0] * corrupted.shape[1]))),
+        "mse_image": image[0],
+        "ssim_image": image[1],
+        "mse_input": received[0],
+        "ssim_input": received[1],
+    }
 
 # %% ../nbs/04g_model_input.ipynb #g047
-INPUT_COLUMNS = [*CONDITION, "n_images", "image_size", "input_size", "resampling", "scale", "psnr_image", "ssim_image",
-                 "psnr_input", "ssim_input", "psnr_change", "ssim_change"]  # a row of `model_input_table`
+INPUT_COLUMNS = [
+    *CONDITION,
+    "n_images",
+    "image_size",
+    "input_size",
+    "resampling",
+    "scale",
+    "psnr_image",
+    "ssim_image",
+    "psnr_input",
+    "ssim_input",
+    "psnr_change",
+    "ssim_change",
+]  # a row of `model_input_table`
+
 
 def pooled_psnr(mses) -> float:
     "PSNR of the mean of per-image MSEs (NaN ones left out; NaN when all are)."
     m = np.asarray(mses, float)
     return float("nan") if np.isnan(m).all() else psnr_of_mse(float(np.nanmean(m)))
 
+
 def change(before: float, after: float) -> float:
     "after - before, 0 when they are equal (inf and inf: no change)."
     return 0.0 if before == after else after - before
 
-def condition_row(model: str, corruption: str, severity: int,
-                  measures: list[dict],  # `image_measures` of each image
-                 ) -> dict:              # INPUT_COLUMNS
+
+def condition_row(
+    model: str,
+    corruption: str,
+    severity: int,
+    measures: list[dict],  # `image_measures` of each image
+) -> dict:  # INPUT_COLUMNS
     "One condition's row: sizes, resampling and scale over the images, PSNR of their mean MSE, mean SSIM."
     m = pd.DataFrame(measures)
     views, view = int(m.views.median()), f"{int(m.view_height.median())}x{int(m.view_width.median())}"
-    row = {"model": model, "corruption": corruption, "severity": severity, "n_images": len(m),
-           "image_size": f"{int(m.height.median())}x{int(m.width.median())}",
-           "input_size": view if views == 1 else f"{views} x {view}",
-           "resampling": m.resampling.mode().iloc[0], "scale": float(m.scale.median()),
-           "psnr_image": pooled_psnr(m.mse_image), "ssim_image": float(m.ssim_image.mean()),
-           "psnr_input": pooled_psnr(m.mse_input), "ssim_input": float(m.ssim_input.mean())}
-    changes = {"psnr_change": change(row["psnr_image"], row["psnr_input"]),
-               "ssim_change": change(row["ssim_image"], row["ssim_input"])}
+    row = {
+        "model": model,
+        "corruption": corruption,
+        "severity": severity,
+        "n_images": len(m),
+        "image_size": f"{int(m.height.median())}x{int(m.width.median())}",
+        "input_size": view if views == 1 else f"{views} x {view}",
+        "resampling": m.resampling.mode().iloc[0],
+        "scale": float(m.scale.median()),
+        "psnr_image": pooled_psnr(m.mse_image),
+        "ssim_image": float(m.ssim_image.mean()),
+        "psnr_input": pooled_psnr(m.mse_input),
+        "ssim_input": float(m.ssim_input.mean()),
+    }
+    changes = {
+        "psnr_change": change(row["psnr_image"], row["psnr_input"]),
+        "ssim_change": change(row["ssim_image"], row["ssim_input"]),
+    }
     return {**row, **changes}
 
 # %% ../nbs/04g_model_input.ipynb #g050
-def model_input_table(model,             # a loaded adapter (`load_model`): in-process, defended or served
-                      images: list,      # (image_id, clean image) pairs: uint8 H x W x 3 arrays or PIL images
-                      conditions: list,  # (corruption, severity) pairs as a run names them; ("clean", 0): inf and 1.0
-                      seed: int = 0,     # the run's seed: each image is corrupted as the run corrupts it
-                      name: str | None = None,  # the model column; None: the model's name
-                     ) -> pd.DataFrame:  # one row per condition, INPUT_COLUMNS
+def model_input_table(
+    model,  # a loaded adapter (`load_model`): in-process, defended or served
+    images: list,  # (image_id, clean image) pairs: uint8 H x W x 3 arrays or PIL images
+    conditions: list,  # (corruption, severity) pairs as a run names them; ("clean", 0): inf and 1.0
+    seed: int = 0,  # the run's seed: each image is corrupted as the run corrupts it
+    name: str | None = None,  # the model column; None: the model's name
+) -> pd.DataFrame:  # one row per condition, INPUT_COLUMNS
     "Per condition, the corruption against the clean image: in the image, and in what the model's processor made."
     clean = {i: image_under_condition(image, *CLEAN, seed, i) for i, image in images}
     clean_views = {i: model_views(model, image) for i, image in clean.items()}
@@ -263,15 +354,18 @@ def model_input_table(model,             # a loaded adapter (`load_model`): in-p
     return pd.DataFrame(rows, columns=INPUT_COLUMNS)
 
 # %% ../nbs/04g_model_input.ipynb #g061
-def plot_model_input(table: pd.DataFrame,  # `model_input_table` rows, one model or several
-                     title: str = "",
-                     columns: int = 3,       # panels a row
-                    ):                       # a matplotlib Figure, a panel per model
+def plot_model_input(
+    table: pd.DataFrame,  # `model_input_table` rows, one model or several
+    title: str = "",
+    columns: int = 3,  # panels a row
+):  # a matplotlib Figure, a panel per model
     "PSNR of the image against PSNR of the model's input, a line per corruption over its severities; diagonal dashed."
     import matplotlib.pyplot as plt
+
     rows = table[np.isfinite(table.psnr_image) & np.isfinite(table.psnr_input)]
     models, corruptions = sorted(rows.model.unique()), sorted(rows.corruption.unique())
-    n = max(len(models), 1); wide, high = min(n, columns), -(-n // columns)
+    n = max(len(models), 1)
+    wide, high = min(n, columns), -(-n // columns)
     fig, axes = plt.subplots(high, wide, figsize=(4 * wide, 4 * high), squeeze=False)
     values = rows[["psnr_image", "psnr_input"]].to_numpy()
     low, top = (values.min() - 1, values.max() + 1) if len(rows) else (0, 1)
@@ -281,11 +375,18 @@ def plot_model_input(table: pd.DataFrame,  # `model_input_table` rows, one model
             colour = f"C{corruptions.index(corruption) % 10}"  # a corruption has one colour in every panel
             ax.plot(group.psnr_image, group.psnr_input, marker="o", label=corruption, color=colour)
         ax.plot([low, top], [low, top], color="gray", linestyle="--", linewidth=1)
-        ax.set_xlim(low, top); ax.set_ylim(low, top); ax.set_aspect("equal"); ax.set_title(model, fontsize=9)
-        ax.set_xlabel("PSNR of the image (dB)"); ax.set_ylabel("PSNR of the model's input (dB)")
-    for ax in list(axes.flat)[n:]: ax.remove()  # the places of a last row left empty
-    if models: axes.flat[0].legend(fontsize=7)
-    fig.suptitle(title or "the corruption before and after each model's processor (above the diagonal: part removed)",
-                 fontsize=9)
+        ax.set_xlim(low, top)
+        ax.set_ylim(low, top)
+        ax.set_aspect("equal")
+        ax.set_title(model, fontsize=9)
+        ax.set_xlabel("PSNR of the image (dB)")
+        ax.set_ylabel("PSNR of the model's input (dB)")
+    for ax in list(axes.flat)[n:]:
+        ax.remove()  # the places of a last row left empty
+    if models:
+        axes.flat[0].legend(fontsize=7)
+    fig.suptitle(
+        title or "the corruption before and after each model's processor (above the diagonal: part removed)", fontsize=9
+    )
     fig.tight_layout()
     return fig

@@ -33,46 +33,55 @@ __all__ = ['DAMAGE_HINT', 'CHECKPOINT_JSON', 'UNREADABLE', 'FAST_PIXELS', 'PADDI
 class ModelUnavailableError(RuntimeError):
     "The weights of a registered model could not be loaded (offline, wrong id, gated licence not accepted)."
 
+
 @dataclass(frozen=True)
 class LoadOptions:
     "How `load_model` was asked to load a model."
-    device: str = "cpu"                 # a resolved torch device
-    dtype: torch.dtype | None = None    # None: the checkpoint's own (float32 on CPU)
-    local_files_only: bool = False      # never reach the hub
-    trust_remote_code: bool = False     # only when the user sets it
+
+    device: str = "cpu"  # a resolved torch device
+    dtype: torch.dtype | None = None  # None: the checkpoint's own (float32 on CPU)
+    local_files_only: bool = False  # never reach the hub
+    trust_remote_code: bool = False  # only when the user sets it
 
 # %% ../nbs/02_models.ipynb #c006p1
 class VQAAdapter:
     "Base class of the adapters: `predict` answers a batch, with a confidence per answer where the model has one."
+
     name: str
     spec: ModelSpec
     identity: dict  # set by load_model: what decides the answers (see ModelSpec.identity and weights_fingerprint)
 
-    def encoder(self,
-               ) -> RawEncoder | ProcessorEncoder:  # has `questions(texts)` and `batch(images, questions)`, picklable
+    def encoder(
+        self,
+    ) -> RawEncoder | ProcessorEncoder:  # has `questions(texts)` and `batch(images, questions)`, picklable
         "What prepares this model's inputs without the model (inference runs it in data workers); by default images and texts pass through."
         return RawEncoder()
 
-    def predict_encoded(self,
-                        inputs: dict,  # one batch from `encoder().batch(...)`
-                       ) -> tuple[list[str], list[float] | None]:  # answers, and a confidence in [0, 1] per answer or None
+    def predict_encoded(
+        self,
+        inputs: dict,  # one batch from `encoder().batch(...)`
+    ) -> tuple[list[str], list[float] | None]:  # answers, and a confidence in [0, 1] per answer or None
         "Answers and confidences for a batch prepared by `encoder()`."
-        if type(self).predict is VQAAdapter.predict: raise NotImplementedError(f"{type(self).__name__} implements neither predict nor predict_encoded")
+        if type(self).predict is VQAAdapter.predict:
+            raise NotImplementedError(f"{type(self).__name__} implements neither predict nor predict_encoded")
         return self.predict(inputs["images"], inputs["questions"])
 
-    def predict(self,
-                images: list[Image.Image],  # one image per question
-                questions: list[str],       # as many questions as images
-               ) -> tuple[list[str], list[float] | None]:  # stripped answers, and a confidence in [0, 1] per answer or None
+    def predict(
+        self,
+        images: list[Image.Image],  # one image per question
+        questions: list[str],  # as many questions as images
+    ) -> tuple[list[str], list[float] | None]:  # stripped answers, and a confidence in [0, 1] per answer or None
         "Answers to `questions` about `images`, and one confidence in [0, 1] per answer (or None)."
-        if type(self).predict_encoded is VQAAdapter.predict_encoded: raise NotImplementedError(f"{type(self).__name__} implements neither predict nor predict_encoded")
+        if type(self).predict_encoded is VQAAdapter.predict_encoded:
+            raise NotImplementedError(f"{type(self).__name__} implements neither predict nor predict_encoded")
         encoder = self.encoder()
         return self.predict_encoded(encoder.batch(images, encoder.questions(questions)))
 
-    def answer(self,
-               images: list[Image.Image],  # one image per question
-               questions: list[str],       # as many questions as images
-              ) -> list[str]:              # one stripped answer per question
+    def answer(
+        self,
+        images: list[Image.Image],  # one image per question
+        questions: list[str],  # as many questions as images
+    ) -> list[str]:  # one stripped answer per question
         "Answers to `questions` about `images`."
         return self.predict(images, questions)[0]
 
@@ -80,93 +89,156 @@ class VQAAdapter:
 @dataclass(frozen=True)
 class ModelSpec:
     "A registered model: its checkpoint, the code that runs it and everything its answers depend on."
-    name: str                               # key of MODELS (a folder's name for an unregistered checkpoint)
-    checkpoint: str                         # hub id or local folder, as `from_pretrained` takes it
-    family: str                             # a key of FAMILIES
-    settings: dict = field(default_factory=dict)  # the family's defaults merged with the entry's: decoding, prompt, input size, ...
-    reported_accuracy: float | None = None  # clean VQAv2 accuracy (percent) published for this checkpoint
-    reported_on: str = ""                   # where: split and source
-    description: str = ""                   # one line for tables and the docs
-    gated: bool = False                     # the hub asks users to accept a licence first
-    sources: dict = field(default_factory=dict)  # where each setting (and the reported accuracy) comes from: {setting: source}; not part of the identity
-    transport: dict = field(default_factory=dict)  # how its requests travel (served models: concurrency, timeout, retries), of its family's `transport`; not part of the identity
 
-    def identity(self,
-                ) -> dict:  # model, checkpoint, family, settings, and "identity": a 12-hex-digit hash of them
+    name: str  # key of MODELS (a folder's name for an unregistered checkpoint)
+    checkpoint: str  # hub id or local folder, as `from_pretrained` takes it
+    family: str  # a key of FAMILIES
+    settings: dict = field(
+        default_factory=dict
+    )  # the family's defaults merged with the entry's: decoding, prompt, input size, ...
+    reported_accuracy: float | None = None  # clean VQAv2 accuracy (percent) published for this checkpoint
+    reported_on: str = ""  # where: split and source
+    description: str = ""  # one line for tables and the docs
+    gated: bool = False  # the hub asks users to accept a licence first
+    sources: dict = field(
+        default_factory=dict
+    )  # where each setting (and the reported accuracy) comes from: {setting: source}; not part of the identity
+    transport: dict = field(
+        default_factory=dict
+    )  # how its requests travel (served models: concurrency, timeout, retries), of its family's `transport`; not part of the identity
+
+    def identity(
+        self,
+    ) -> dict:  # model, checkpoint, family, settings, and "identity": a 12-hex-digit hash of them
         "What a results row records: checkpoint, family, settings, and a short hash of them."
         core = {"checkpoint": self.checkpoint, "family": self.family, "settings": self.settings}
         digest = hashlib.sha256(json.dumps(core, sort_keys=True, default=str).encode()).hexdigest()[:12]
         return {"model": self.name, **core, "identity": digest}
 
+
 @dataclass(frozen=True)
 class ModelFamily:
     "The code behind a kind of model: load a checkpoint, write a tiny one, default settings."
-    name: str            # key of FAMILIES
-    load: Callable       # (ModelSpec, LoadOptions) -> VQAAdapter
+
+    name: str  # key of FAMILIES
+    load: Callable  # (ModelSpec, LoadOptions) -> VQAAdapter
     write_tiny: Callable  # (ModelSpec, folder) -> settings overrides for the tiny copy
     defaults: dict = field(default_factory=dict)  # every setting the family knows, with its default
     model_types: tuple = ()  # config.json model_type values of this family's checkpoints
-    batch_size: int = 32     # questions per batch when a run says batch_size "auto"
-    half_precision: tuple = ("bfloat16", "float16")  # half-precision dtypes its models run correctly in on a GPU, preferred first
-    fingerprint: Callable | None = None  # (ModelSpec) -> dict: what identifies its weights; None: `weights_fingerprint` (the checkpoint's files)
-    transport: dict = field(default_factory=dict)  # how its models' requests travel, each with its default (served: concurrency, timeout, retries); {}: nothing travels
+    batch_size: int = 32  # questions per batch when a run says batch_size "auto"
+    half_precision: tuple = (
+        "bfloat16",
+        "float16",
+    )  # half-precision dtypes its models run correctly in on a GPU, preferred first
+    fingerprint: Callable | None = (
+        None  # (ModelSpec) -> dict: what identifies its weights; None: `weights_fingerprint` (the checkpoint's files)
+    )
+    transport: dict = field(
+        default_factory=dict
+    )  # how its models' requests travel, each with its default (served: concurrency, timeout, retries); {}: nothing travels
 
 # %% ../nbs/02_models.ipynb #c008s1
-def model_family(name: str,                 # the family's name, named by each entry's `family`
-                 load: Callable,            # (ModelSpec, LoadOptions) -> VQAAdapter
-                 write_tiny: Callable,      # (ModelSpec, folder) -> settings overrides for the tiny copy ({} if none)
-                 defaults: dict | None = None,  # every setting the family knows, with its default; None: none
-                 model_types=(),            # config.json model_type values of its checkpoints (to load bare folders)
-                 batch_size: int = 32,      # questions per batch when a run says batch_size "auto"
-                 half_precision=("bfloat16", "float16"),  # half dtypes its models run correctly in on a GPU, preferred first
-                 fingerprint: Callable | None = None,  # (spec) -> dict identifying its weights (a served model: the server's report); None: the checkpoint's files
-                 transport: dict | None = None,  # how its requests travel, each with its default (served models: concurrency, timeout, retries); None: none
-                ) -> ModelFamily:
+def model_family(
+    name: str,  # the family's name, named by each entry's `family`
+    load: Callable,  # (ModelSpec, LoadOptions) -> VQAAdapter
+    write_tiny: Callable,  # (ModelSpec, folder) -> settings overrides for the tiny copy ({} if none)
+    defaults: dict | None = None,  # every setting the family knows, with its default; None: none
+    model_types=(),  # config.json model_type values of its checkpoints (to load bare folders)
+    batch_size: int = 32,  # questions per batch when a run says batch_size "auto"
+    half_precision=("bfloat16", "float16"),  # half dtypes its models run correctly in on a GPU, preferred first
+    fingerprint: Callable
+    | None = None,  # (spec) -> dict identifying its weights (a served model: the server's report); None: the checkpoint's files
+    transport: dict
+    | None = None,  # how its requests travel, each with its default (served models: concurrency, timeout, retries); None: none
+) -> ModelFamily:
     "A family of models, its fields checked and frozen (the [model zoo](02e_model_zoo.ipynb) registers it)."
-    return ModelFamily(name, load, write_tiny, dict(defaults or {}), tuple(model_types), int(batch_size), tuple(half_precision), fingerprint, dict(transport or {}))
+    return ModelFamily(
+        name,
+        load,
+        write_tiny,
+        dict(defaults or {}),
+        tuple(model_types),
+        int(batch_size),
+        tuple(half_precision),
+        fingerprint,
+        dict(transport or {}),
+    )
 
-def check_settings(name: str,            # the model, for the message
-                   family: ModelFamily,  # its family
-                   settings: dict,       # settings to check against the family's defaults
-                  ) -> None:
+
+def check_settings(
+    name: str,  # the model, for the message
+    family: ModelFamily,  # its family
+    settings: dict,  # settings to check against the family's defaults
+) -> None:
     "Refuse settings that `family` does not know (a typo such as `num_beam` would otherwise be ignored)."
     unknown = set(settings) - set(family.defaults)
-    if unknown: raise ValueError(f"model {name!r}: settings {sorted(unknown)} are not settings of family {family.name!r} ({sorted(family.defaults)})")
+    if unknown:
+        raise ValueError(
+            f"model {name!r}: settings {sorted(unknown)} are not settings of family {family.name!r} ({sorted(family.defaults)})"
+        )
 
-def model_entry(name: str,                 # the model's name (its key in the zoo)
-                checkpoint: str,           # hub id or local folder, as `from_pretrained` takes it
-                family: ModelFamily,       # its family
-                settings: dict | None = None,  # overrides of the family's defaults (only settings it knows); None: none
-                reported_accuracy: float | None = None,  # published clean VQAv2 accuracy, percent; None: none
-                reported_on: str = "",     # where that accuracy was reported: split and source
-                description: str = "",     # one line for tables and the docs
-                gated: bool = False,       # the hub asks users to accept a licence first
-                sources: dict | None = None,  # {setting or "reported_accuracy": where its value comes from (paper table, config file)}
-               ) -> ModelSpec:
+
+def model_entry(
+    name: str,  # the model's name (its key in the zoo)
+    checkpoint: str,  # hub id or local folder, as `from_pretrained` takes it
+    family: ModelFamily,  # its family
+    settings: dict | None = None,  # overrides of the family's defaults (only settings it knows); None: none
+    reported_accuracy: float | None = None,  # published clean VQAv2 accuracy, percent; None: none
+    reported_on: str = "",  # where that accuracy was reported: split and source
+    description: str = "",  # one line for tables and the docs
+    gated: bool = False,  # the hub asks users to accept a licence first
+    sources: dict
+    | None = None,  # {setting or "reported_accuracy": where its value comes from (paper table, config file)}
+) -> ModelSpec:
     "A model entry: its settings start from its family's defaults, and a setting the family does not know is refused."
     check_settings(name, family, settings or {})
-    return ModelSpec(name, checkpoint, family.name, {**family.defaults, **(settings or {})}, reported_accuracy, reported_on, description, gated,
-                     dict(sources or {}))
+    return ModelSpec(
+        name,
+        checkpoint,
+        family.name,
+        {**family.defaults, **(settings or {})},
+        reported_accuracy,
+        reported_on,
+        description,
+        gated,
+        dict(sources or {}),
+    )
 
 # %% ../nbs/02_models.ipynb #c013
 def hub_unreachable_reason(checkpoint: str, host: str | None = None) -> str | None:
     "Why the hub checkpoint `checkpoint` cannot be fetched now, or None (local, cached, behind a proxy, or reachable)."
-    if Path(checkpoint).exists() or os.environ.get("HTTPS_PROXY") or os.environ.get("https_proxy"): return None
+    if Path(checkpoint).exists() or os.environ.get("HTTPS_PROXY") or os.environ.get("https_proxy"):
+        return None
     from huggingface_hub import constants, try_to_load_from_cache
-    if isinstance(try_to_load_from_cache(checkpoint, "config.json"), str): return None
-    if constants.HF_HUB_OFFLINE: return "HF_HUB_OFFLINE is set and the checkpoint is not in the Hugging Face cache"
+
+    if isinstance(try_to_load_from_cache(checkpoint, "config.json"), str):
+        return None
+    if constants.HF_HUB_OFFLINE:
+        return "HF_HUB_OFFLINE is set and the checkpoint is not in the Hugging Face cache"
     host = host or urlparse(constants.ENDPOINT).hostname
-    try: socket.getaddrinfo(host, 443)
-    except OSError as e: return f"{host} cannot be reached ({e}) and the checkpoint is not in the Hugging Face cache"
+    try:
+        socket.getaddrinfo(host, 443)
+    except OSError as e:
+        return f"{host} cannot be reached ({e}) and the checkpoint is not in the Hugging Face cache"
     return None
 
 # %% ../nbs/02_models.ipynb #c013u
 def unavailable(spec: ModelSpec, checkpoint: str, reason: str) -> ModelUnavailableError:
     "The error for weights that cannot be had, naming model, checkpoint and reason."
-    licence = "its licence must be accepted on the hub (https://huggingface.co/" + checkpoint + ") and a token with access set (HF_TOKEN)"
+    licence = (
+        "its licence must be accepted on the hub (https://huggingface.co/"
+        + checkpoint
+        + ") and a token with access set (HF_TOKEN)"
+    )
     network = "a hub id needs internet access (or a copy in the Hugging Face cache); pass a local checkpoint folder to run offline"
-    hint = licence if "gated" in reason.lower() else network + ("; the checkpoint is gated: " + licence if spec.gated else "")
-    return ModelUnavailableError(f"could not load the weights of model '{spec.name}' from {checkpoint!r}: {reason} -- {hint}")
+    hint = (
+        licence
+        if "gated" in reason.lower()
+        else network + ("; the checkpoint is gated: " + licence if spec.gated else "")
+    )
+    return ModelUnavailableError(
+        f"could not load the weights of model '{spec.name}' from {checkpoint!r}: {reason} -- {hint}"
+    )
 
 # %% ../nbs/02_models.ipynb #c013q
 @contextmanager
@@ -174,59 +246,89 @@ def quiet_loading():
     "Silence transformers' own progress bars (\"Loading weights\") while a checkpoint loads; the hub's download bars stay as they were."
     from huggingface_hub import utils as hub_utils
     from transformers.utils import logging as hf_logging
+
     bars, hub_off = hf_logging.is_progress_bar_enabled(), hub_utils.are_progress_bars_disabled()
-    hf_logging.disable_progress_bar()             # turns the hub's off too
-    if not hub_off: hub_utils.enable_progress_bars()
-    try: yield
+    hf_logging.disable_progress_bar()  # turns the hub's off too
+    if not hub_off:
+        hub_utils.enable_progress_bars()
+    try:
+        yield
     finally:
-        if bars: hf_logging.enable_progress_bar()
-        if hub_off: hub_utils.disable_progress_bars()
+        if bars:
+            hf_logging.enable_progress_bar()
+        if hub_off:
+            hub_utils.disable_progress_bars()
 
 # %% ../nbs/02_models.ipynb #c014d2
 class DamagedCheckpointError(ValueError):
     "A file of a local checkpoint folder cannot be read (weights cut short, broken JSON); the message names it and what to do."
 
+
 DAMAGE_HINT = "re-download it, or point the model at its hub id"  # what to do, in every DamagedCheckpointError
-CHECKPOINT_JSON = ("config.json", "generation_config.json", "tokenizer_config.json", "tokenizer.json", "special_tokens_map.json",
-                   "processor_config.json", "preprocessor_config.json", "vqa_robust.json")  # JSON files a loader reads, checked at any depth
+CHECKPOINT_JSON = (
+    "config.json",
+    "generation_config.json",
+    "tokenizer_config.json",
+    "tokenizer.json",
+    "special_tokens_map.json",
+    "processor_config.json",
+    "preprocessor_config.json",
+    "vqa_robust.json",
+)  # JSON files a loader reads, checked at any depth
+
 
 def _unreadable() -> tuple:
     "Exception classes a reader raises on a damaged file (beside OSError, which means unreachable)."
     import pickle
     from safetensors import SafetensorError
+
     return (ValueError, KeyError, EOFError, RuntimeError, pickle.UnpicklingError, SafetensorError)
+
 
 UNREADABLE = _unreadable()  # errors of `from_pretrained` on a local folder reported as DamagedCheckpointError
 
 # %% ../nbs/02_models.ipynb #c014d2a
-def safetensors_problem(path: Path,  # a .safetensors file
-                       ) -> str | None:  # what is wrong, or None when the file is whole
+def safetensors_problem(
+    path: Path,  # a .safetensors file
+) -> str | None:  # what is wrong, or None when the file is whole
     "Why a .safetensors file is not whole: its size must be 8 + header length N + the largest `data_offsets` end of its header."
     size = path.stat().st_size
     with open(path, "rb") as handle:
         head = handle.read(8)
         n = int.from_bytes(head, "little") if len(head) == 8 else size
-        if 8 + n > size: return f"{size:,} bytes, shorter than its own header"
-        try: header = json.loads(handle.read(n))
-        except ValueError: return "its header is not valid JSON"
-    try: end = max((t["data_offsets"][1] for k, t in header.items() if k != "__metadata__"), default=0)
-    except (AttributeError, KeyError, IndexError, TypeError): return "its header has no tensor offsets"
-    if 8 + n + end != size: return f"{size:,} bytes where its header describes {8 + n + end:,} (cut short or appended to)"
+        if 8 + n > size:
+            return f"{size:,} bytes, shorter than its own header"
+        try:
+            header = json.loads(handle.read(n))
+        except ValueError:
+            return "its header is not valid JSON"
+    try:
+        end = max((t["data_offsets"][1] for k, t in header.items() if k != "__metadata__"), default=0)
+    except (AttributeError, KeyError, IndexError, TypeError):
+        return "its header has no tensor offsets"
+    if 8 + n + end != size:
+        return f"{size:,} bytes where its header describes {8 + n + end:,} (cut short or appended to)"
     return None
 
 # %% ../nbs/02_models.ipynb #c014d2j
-def json_problem(path: Path,  # a JSON file
-                ) -> str | None:  # what is wrong, or None when it parses
+def json_problem(
+    path: Path,  # a JSON file
+) -> str | None:  # what is wrong, or None when it parses
     "Why a JSON file of a checkpoint cannot be read, or None."
-    try: json.loads(path.read_bytes())
-    except ValueError as e: return f"not valid JSON ({e})"
+    try:
+        json.loads(path.read_bytes())
+    except ValueError as e:
+        return f"not valid JSON ({e})"
     return None
 
-def checkpoint_json(path: str | Path,  # a JSON file of a local checkpoint (config.json, vqa_robust.json, ...)
-                   ) -> dict:          # its content
+
+def checkpoint_json(
+    path: str | Path,  # a JSON file of a local checkpoint (config.json, vqa_robust.json, ...)
+) -> dict:  # its content
     "A checkpoint's JSON file, read; DamagedCheckpointError naming it when it is not valid JSON."
     problem = json_problem(Path(path))
-    if problem: raise DamagedCheckpointError(f"damaged checkpoint file {path}: {problem}; {DAMAGE_HINT}")
+    if problem:
+        raise DamagedCheckpointError(f"damaged checkpoint file {path}: {problem}; {DAMAGE_HINT}")
     return json.loads(Path(path).read_bytes())
 
 # %% ../nbs/02_models.ipynb #c014d2f
@@ -235,56 +337,81 @@ def file_stats(folder: Path) -> tuple:
     files = sorted(p for p in folder.rglob("*") if p.is_file())
     return tuple((p.relative_to(folder).as_posix(), p.stat().st_size, p.stat().st_mtime_ns) for p in files)
 
+
 @lru_cache(maxsize=64)
 def checked_files(folder: Path, stats: tuple) -> bool:
     "True when every .safetensors and `CHECKPOINT_JSON` file of `stats` is whole; else DamagedCheckpointError naming the first (cached per `stats`)."
     for name, _, _ in stats:
         path = folder / name
-        problem = safetensors_problem(path) if path.suffix == ".safetensors" else json_problem(path) if path.name in CHECKPOINT_JSON else None
-        if problem: raise DamagedCheckpointError(f"damaged checkpoint file {path}: {problem}; {DAMAGE_HINT}")
+        problem = (
+            safetensors_problem(path)
+            if path.suffix == ".safetensors"
+            else json_problem(path)
+            if path.name in CHECKPOINT_JSON
+            else None
+        )
+        if problem:
+            raise DamagedCheckpointError(f"damaged checkpoint file {path}: {problem}; {DAMAGE_HINT}")
     return True
 
-def check_checkpoint(checkpoint: str | Path,  # a hub id (not checked) or a local checkpoint folder
-                    ) -> None:
+
+def check_checkpoint(
+    checkpoint: str | Path,  # a hub id (not checked) or a local checkpoint folder
+) -> None:
     "Refuse a local checkpoint folder with a damaged weights or JSON file (DamagedCheckpointError naming it); hub ids pass."
     folder = Path(checkpoint)
-    if folder.is_dir(): checked_files(folder, file_stats(folder))
+    if folder.is_dir():
+        checked_files(folder, file_stats(folder))
 
 # %% ../nbs/02_models.ipynb #c013p1
-def pretrained(cls,                          # a transformers class with `from_pretrained` (model or processor)
-               spec: ModelSpec,              # the entry being loaded, named in errors
-               options: LoadOptions,         # local_files_only, trust_remote_code; dtype (models only, unless kwargs set one)
-               checkpoint: str | None = None,  # hub id or folder; None: `spec.checkpoint`
-               **kwargs,                     # further `from_pretrained` arguments
-              ):
+def pretrained(
+    cls,  # a transformers class with `from_pretrained` (model or processor)
+    spec: ModelSpec,  # the entry being loaded, named in errors
+    options: LoadOptions,  # local_files_only, trust_remote_code; dtype (models only, unless kwargs set one)
+    checkpoint: str | None = None,  # hub id or folder; None: `spec.checkpoint`
+    **kwargs,  # further `from_pretrained` arguments
+):
     "`cls.from_pretrained` of `checkpoint` (default: the entry's), with the load options and clear errors."
     checkpoint = checkpoint or spec.checkpoint
     reason = None if options.local_files_only else hub_unreachable_reason(checkpoint)
-    if reason: raise unavailable(spec, checkpoint, reason)
+    if reason:
+        raise unavailable(spec, checkpoint, reason)
     from transformers import PreTrainedModel
     from transformers.models.auto.auto_factory import _BaseAutoModelClass
+
     if options.dtype is not None and isinstance(cls, type) and issubclass(cls, (PreTrainedModel, _BaseAutoModelClass)):
         kwargs.setdefault("dtype", options.dtype)  # models only: processors take no dtype
     check_checkpoint(checkpoint)  # a damaged local file is named before transformers reads it
     try:
         with quiet_loading():
-            return cls.from_pretrained(checkpoint, local_files_only=options.local_files_only, trust_remote_code=options.trust_remote_code, **kwargs)
+            return cls.from_pretrained(
+                checkpoint,
+                local_files_only=options.local_files_only,
+                trust_remote_code=options.trust_remote_code,
+                **kwargs,
+            )
     except OSError as e:
         raise unavailable(spec, checkpoint, str(e).splitlines()[0]) from None
     except UNREADABLE as e:
-        if not Path(checkpoint).is_dir(): raise
-        raise DamagedCheckpointError(f"{cls.__name__} could not read checkpoint folder {checkpoint} ({type(e).__name__}: {(str(e).splitlines() or [''])[0][:200]}); "
-                                     f"a file of it may be damaged: {DAMAGE_HINT}") from e
+        if not Path(checkpoint).is_dir():
+            raise
+        raise DamagedCheckpointError(
+            f"{cls.__name__} could not read checkpoint folder {checkpoint} ({type(e).__name__}: {(str(e).splitlines() or [''])[0][:200]}); "
+            f"a file of it may be damaged: {DAMAGE_HINT}"
+        ) from e
 
 # %% ../nbs/02_models.ipynb #c016
-def sequence_confidence(model,              # the generating model (for `compute_transition_scores`)
-                        generated,          # `model.generate(..., output_scores=True, return_dict_in_generate=True)`
-                        eos_token_id=None,  # end token id(s); None: the model's generation config's
-                       ) -> list[float]:    # one probability in [0, 1] per sequence
+def sequence_confidence(
+    model,  # the generating model (for `compute_transition_scores`)
+    generated,  # `model.generate(..., output_scores=True, return_dict_in_generate=True)`
+    eos_token_id=None,  # end token id(s); None: the model's generation config's
+) -> list[float]:  # one probability in [0, 1] per sequence
     "Probability of each generated sequence: the product of its new tokens' probabilities, padding after the end excluded."
     beams = getattr(generated, "beam_indices", None)
-    steps = model.compute_transition_scores(generated.sequences, generated.scores, beams, normalize_logits=beams is None)
-    new_tokens = generated.sequences[:, -steps.shape[1]:]
+    steps = model.compute_transition_scores(
+        generated.sequences, generated.scores, beams, normalize_logits=beams is None
+    )
+    new_tokens = generated.sequences[:, -steps.shape[1] :]
     eos = eos_token_id if eos_token_id is not None else model.generation_config.eos_token_id
     eos = torch.tensor([eos] if isinstance(eos, int) else list(eos or []), device=new_tokens.device)
     ended = torch.isin(new_tokens, eos).int().cumsum(1)
@@ -296,9 +423,11 @@ def as_rgb_array(image) -> np.ndarray:
     "An image as an H x W x 3 uint8 array (PIL images converted, arrays passed through)."
     return image if isinstance(image, np.ndarray) else np.asarray(image.convert("RGB"))
 
+
 def as_pil(image) -> Image.Image:
     "An image as a PIL image (arrays converted)."
     return image if isinstance(image, Image.Image) else Image.fromarray(image)
+
 
 def size_value(size, key: str):
     "`key` of a processor size, given as a dict or as transformers' SizeDict."
@@ -308,33 +437,54 @@ def size_value(size, key: str):
 def vilt_output_size(image_processor, height: int, width: int, size) -> tuple[int, int]:
     "ViLT's resize target: shorter edge to `shortest_edge`, longer edge at most 1333/800 of it, both floored to `size_divisor` but never below it."
     from transformers.image_utils import ChannelDimension
-    from transformers.models.vilt.image_processing_pil_vilt import MAX_LONGER_EDGE, MAX_SHORTER_EDGE, get_resize_output_image_size
+    from transformers.models.vilt.image_processing_pil_vilt import (
+        MAX_LONGER_EDGE,
+        MAX_SHORTER_EDGE,
+        get_resize_output_image_size,
+    )
+
     shorter = size_value(size, "shortest_edge")
-    target = get_resize_output_image_size(np.broadcast_to(np.uint8(0), (3, height, width)), shorter, int(MAX_LONGER_EDGE / MAX_SHORTER_EDGE * shorter),
-                                          image_processor.size_divisor, ChannelDimension.FIRST)
-    return tuple(max(side, image_processor.size_divisor) for side in target)  # a side floored to 0 (transformers' processor fails there) keeps one patch
+    target = get_resize_output_image_size(
+        np.broadcast_to(np.uint8(0), (3, height, width)),
+        shorter,
+        int(MAX_LONGER_EDGE / MAX_SHORTER_EDGE * shorter),
+        image_processor.size_divisor,
+        ChannelDimension.FIRST,
+    )
+    return tuple(
+        max(side, image_processor.size_divisor) for side in target
+    )  # a side floored to 0 (transformers' processor fails there) keeps one patch
+
 
 def fixed_output_size(image_processor, height: int, width: int, size) -> tuple[int, int]:
     "BLIP's resize target: the configured height and width."
     return size_value(size, "height"), size_value(size, "width")
 
-FAST_PIXELS = {"ViltImageProcessorPil": vilt_output_size, "BlipImageProcessorPil": fixed_output_size}  # class name -> resize target
+
+FAST_PIXELS = {
+    "ViltImageProcessorPil": vilt_output_size,
+    "BlipImageProcessorPil": fixed_output_size,
+}  # class name -> resize target
 PADDING_PROCESSORS = {"ViltImageProcessorPil"}  # pad to the batch's largest image, with a pixel mask
 
 # %% ../nbs/02_models.ipynb #c046p
 def pixel_table(image_processor) -> np.ndarray:
     "The processor's own rescale-then-normalise applied to every 8-bit value of every channel: a 3 x 256 lookup table."
     values = np.broadcast_to(np.arange(256, dtype=np.uint8), (3, 1, 256)).copy()
-    if image_processor.do_rescale: values = image_processor.rescale(values, image_processor.rescale_factor)
-    if image_processor.do_normalize: values = image_processor.normalize(values, image_processor.image_mean, image_processor.image_std)
+    if image_processor.do_rescale:
+        values = image_processor.rescale(values, image_processor.rescale_factor)
+    if image_processor.do_normalize:
+        values = image_processor.normalize(values, image_processor.image_mean, image_processor.image_std)
     return np.ascontiguousarray(values[:, 0, :])
 
 # %% ../nbs/02_models.ipynb #c046s1
 def resized(image_processor, array: np.ndarray, size) -> np.ndarray:
     "An H x W x 3 uint8 array at the processor's target size (PIL, the processor's filter); untouched when the size stays."
-    if not image_processor.do_resize: return array
+    if not image_processor.do_resize:
+        return array
     height, width = FAST_PIXELS[type(image_processor).__name__](image_processor, *array.shape[:2], size)
-    if (height, width) == array.shape[:2]: return array
+    if (height, width) == array.shape[:2]:
+        return array
     return np.asarray(Image.fromarray(array).resize((width, height), resample=int(image_processor.resample)))
 
 # %% ../nbs/02_models.ipynb #c046f
@@ -342,26 +492,45 @@ def fast_pixels(image_processor, images, table: np.ndarray, **kwargs) -> dict | 
     "The processor's pixel inputs from 8-bit images in one lookup (`pixel_table`), or None where the fast path does not apply."
     kind = type(image_processor).__name__
     pad = bool(getattr(image_processor, "do_pad", False))
-    if kind not in FAST_PIXELS or set(kwargs) - {"size"} or getattr(image_processor, "do_center_crop", False) or (pad and kind not in PADDING_PROCESSORS):
+    if (
+        kind not in FAST_PIXELS
+        or set(kwargs) - {"size"}
+        or getattr(image_processor, "do_center_crop", False)
+        or (pad and kind not in PADDING_PROCESSORS)
+    ):
         return None
-    position, arrays, index = {}, [], []  # an image shared by several questions of the batch is resized and looked up once
+    position, arrays, index = (
+        {},
+        [],
+        [],
+    )  # an image shared by several questions of the batch is resized and looked up once
     for image in images:
         if id(image) not in position:
             position[id(image)] = len(arrays)
             arrays.append(resized(image_processor, as_rgb_array(image), kwargs.get("size") or image_processor.size))
         index.append(position[id(image)])
     height, width = max(a.shape[0] for a in arrays), max(a.shape[1] for a in arrays)
-    if not pad and any(a.shape[:2] != (height, width) for a in arrays): return None  # the processor could not stack them either
-    pixels, mask = np.zeros((len(arrays), 3, height, width), table.dtype), np.zeros((len(arrays), height, width), np.int64)
+    if not pad and any(a.shape[:2] != (height, width) for a in arrays):
+        return None  # the processor could not stack them either
+    pixels, mask = (
+        np.zeros((len(arrays), 3, height, width), table.dtype),
+        np.zeros((len(arrays), height, width), np.int64),
+    )
     if all(a.shape[:2] == (height, width) for a in arrays):
         stacked = np.stack(arrays)
-        for c in range(3): pixels[:, c] = table[c][stacked[..., c]]
+        for c in range(3):
+            pixels[:, c] = table[c][stacked[..., c]]
         mask[:] = 1
     else:
         for i, a in enumerate(arrays):
-            for c in range(3): pixels[i, c, :a.shape[0], :a.shape[1]] = table[c][a[..., c]]
-            mask[i, :a.shape[0], :a.shape[1]] = 1
-    return {"pixel_values": torch.from_numpy(pixels), **({"pixel_mask": torch.from_numpy(mask)} if pad else {}), "image_index": torch.tensor(index)}
+            for c in range(3):
+                pixels[i, c, : a.shape[0], : a.shape[1]] = table[c][a[..., c]]
+            mask[i, : a.shape[0], : a.shape[1]] = 1
+    return {
+        "pixel_values": torch.from_numpy(pixels),
+        **({"pixel_mask": torch.from_numpy(mask)} if pad else {}),
+        "image_index": torch.tensor(index),
+    }
 
 # %% ../nbs/02_models.ipynb #c046o
 def text_options(processor) -> dict:
@@ -372,23 +541,36 @@ def text_options(processor) -> dict:
 # %% ../nbs/02_models.ipynb #c046s2
 class RawEncoder:
     "Inputs as they come (PIL images, question texts), for adapters that prepare their inputs inside `predict`."
-    def questions(self, texts) -> list[str]: return list(texts)
-    def batch(self, images, questions) -> dict: return {"images": [as_pil(i) for i in images], "questions": list(questions)}
+
+    def questions(self, texts) -> list[str]:
+        return list(texts)
+
+    def batch(self, images, questions) -> dict:
+        return {"images": [as_pil(i) for i in images], "questions": list(questions)}
 
 # %% ../nbs/02_models.ipynb #c046tp
-NO_MAXIMUM = 1e20  # a tokenizer's `model_max_length` at or above this declares no maximum (transformers writes int(1e30))
+NO_MAXIMUM = (
+    1e20  # a tokenizer's `model_max_length` at or above this declares no maximum (transformers writes int(1e30))
+)
 
-def text_positions(config,  # a model config (ViLT's, BLIP's with a `text_config`, ...); None: none
-                  ) -> int | None:  # None when the config has no `max_position_embeddings`
+
+def text_positions(
+    config,  # a model config (ViLT's, BLIP's with a `text_config`, ...); None: none
+) -> int | None:  # None when the config has no `max_position_embeddings`
     "How many text positions a model has: `max_position_embeddings` of its text config (BLIP, VLE), else of the config itself (ViLT)."
     text = getattr(config, "text_config", None) or config
-    return getattr(text, "max_position_embeddings", None) if not isinstance(text, dict) else text.get("max_position_embeddings")
+    return (
+        getattr(text, "max_position_embeddings", None)
+        if not isinstance(text, dict)
+        else text.get("max_position_embeddings")
+    )
 
 # %% ../nbs/02_models.ipynb #c046s3
-def question_max_length(tokenizer,        # the checkpoint's tokenizer
-                        config=None,      # the model's config, whose text positions cap the length
-                        setting: int | None = None,  # a family's own cut (BLIP: 35 tokens); None: none
-                       ) -> int | None:   # None when nothing declares a maximum
+def question_max_length(
+    tokenizer,  # the checkpoint's tokenizer
+    config=None,  # the model's config, whose text positions cap the length
+    setting: int | None = None,  # a family's own cut (BLIP: 35 tokens); None: none
+) -> int | None:  # None when nothing declares a maximum
     "The most tokens a question may have: the tokenizer's `model_max_length` where it declares one, the model's text positions, a family setting: the least of them."
     declared = getattr(tokenizer, "model_max_length", None)
     limits = [declared if declared and declared < NO_MAXIMUM else None, text_positions(config), setting]
@@ -396,22 +578,29 @@ def question_max_length(tokenizer,        # the checkpoint's tokenizer
     return min(limits) if limits else None
 
 # %% ../nbs/02_models.ipynb #c046tq
-def truncated_questions(encoder,  # an adapter's `encoder()`; one without `max_length` cuts nothing
-                        texts,    # questions
-                       ) -> int:  # how many of `texts` are longer than the encoder keeps
+def truncated_questions(
+    encoder,  # an adapter's `encoder()`; one without `max_length` cuts nothing
+    texts,  # questions
+) -> int:  # how many of `texts` are longer than the encoder keeps
     "How many of `texts` the encoder cuts to its `max_length` (0 for encoders that do not tokenise)."
     limit = getattr(encoder, "max_length", None)
-    if not limit or not len(texts): return 0
-    lengths = encoder.processor.tokenizer(list(texts), truncation=False, verbose=False, **text_options(encoder.processor))["input_ids"]
+    if not limit or not len(texts):
+        return 0
+    lengths = encoder.processor.tokenizer(
+        list(texts), truncation=False, verbose=False, **text_options(encoder.processor)
+    )["input_ids"]
     return sum(len(ids) > limit for ids in lengths)
 
 # %% ../nbs/02_models.ipynb #c046pe2
 @dataclass
 class ProcessorEncoder:
     "The inputs a checkpoint's processor makes, each question tokenised once and pixels made in one step where `FAST_PIXELS` allows."
+
     processor: object
     image_kwargs: dict = field(default_factory=dict)  # e.g. a size override
-    max_length: int | None = None  # most tokens a question keeps, special tokens included (`question_max_length`); None: the tokenizer's own
+    max_length: int | None = (
+        None  # most tokens a question keeps, special tokens included (`question_max_length`); None: the tokenizer's own
+    )
 
     def __post_init__(self):
         image_processor = self.processor.image_processor
@@ -423,24 +612,42 @@ class ProcessorEncoder:
         limit = {"max_length": self.max_length} if self.max_length else {}
         encoded = self.processor.tokenizer(list(texts), truncation=True, **limit, **text_options(self.processor))
         if self.max_length:
-            self.n_truncated += truncated_questions(self, [t for t, ids in zip(texts, encoded["input_ids"]) if len(ids) >= self.max_length])
+            self.n_truncated += truncated_questions(
+                self, [t for t, ids in zip(texts, encoded["input_ids"]) if len(ids) >= self.max_length]
+            )
         return [{key: encoded[key][i] for key in encoded} for i in range(len(texts))]
 
     def batch(self, images, questions: list[dict]) -> dict:
         "One batch's model inputs (CPU tensors): its questions padded together, its images' pixels."
         text = self.processor.tokenizer.pad(list(questions), padding=True, return_tensors="pt")
-        pixels = None if self.table is None else fast_pixels(self.processor.image_processor, images, self.table, **self.image_kwargs)
-        if pixels is None: pixels = self.processor.image_processor([as_pil(i) for i in images], return_tensors="pt", **self.image_kwargs)
+        pixels = (
+            None
+            if self.table is None
+            else fast_pixels(self.processor.image_processor, images, self.table, **self.image_kwargs)
+        )
+        if pixels is None:
+            pixels = self.processor.image_processor(
+                [as_pil(i) for i in images], return_tensors="pt", **self.image_kwargs
+            )
         return {**dict(text), **dict(pixels)}
 
 # %% ../nbs/02_models.ipynb #c046tm
-PER_IMAGE_KEYS = ("pixel_values", "pixel_mask")  # inputs made once per distinct image of a batch, when it carries an `image_index`
+PER_IMAGE_KEYS = (
+    "pixel_values",
+    "pixel_mask",
+)  # inputs made once per distinct image of a batch, when it carries an `image_index`
 
-def to_model(inputs: dict, device: str, dtype: torch.dtype,
-             expand: bool = True,  # images expanded to their questions; False: one row a distinct image, with the `image_index` that expands them
-            ) -> dict:
+
+def to_model(
+    inputs: dict,
+    device: str,
+    dtype: torch.dtype,
+    expand: bool = True,  # images expanded to their questions; False: one row a distinct image, with the `image_index` that expands them
+) -> dict:
     "A batch's tensors on `device` (non-blocking, so copies from pinned memory overlap compute), floating ones in `dtype`, images expanded to their questions."
-    moved = {k: v.to(device, dtype=dtype if v.is_floating_point() else None, non_blocking=True) for k, v in inputs.items()}
+    moved = {
+        k: v.to(device, dtype=dtype if v.is_floating_point() else None, non_blocking=True) for k, v in inputs.items()
+    }
     if "image_index" in moved and expand:
         index = moved.pop("image_index")
         moved.update({k: moved[k].index_select(0, index) for k in PER_IMAGE_KEYS if k in moved})
@@ -449,25 +656,34 @@ def to_model(inputs: dict, device: str, dtype: torch.dtype,
 # %% ../nbs/02_models.ipynb #c018
 def model_inputs(processor, images, questions, device: str, **kwargs):
     "A batch of (image, question) pairs encoded by the checkpoint's processor, on `device`."
-    return processor(images=images, text=questions, padding=True, truncation=True, return_tensors="pt", **kwargs).to(device)
+    return processor(images=images, text=questions, padding=True, truncation=True, return_tensors="pt", **kwargs).to(
+        device
+    )
+
 
 def answer_probabilities(logits: torch.Tensor, score: str) -> torch.Tensor:
     "Per-answer probabilities from classifier logits: `sigmoid` (trained per answer, as VQAv2's ViLT) or `softmax`."
-    if score == "sigmoid": return torch.sigmoid(logits.float())
-    if score == "softmax": return torch.softmax(logits.float(), -1)
+    if score == "sigmoid":
+        return torch.sigmoid(logits.float())
+    if score == "softmax":
+        return torch.softmax(logits.float(), -1)
     raise ValueError(f"score must be 'sigmoid' or 'softmax', not {score!r}")
 
 # %% ../nbs/02_models.ipynb #c018c
 @dataclass
 class ClassifierVQA(VQAAdapter):
     "A VQA model that picks its answer from a fixed vocabulary (ViLT)."
+
     name: str
     spec: ModelSpec
     model: torch.nn.Module
     processor: object
     device: str = "cpu"
 
-    def encoder(self) -> ProcessorEncoder: return ProcessorEncoder(self.processor, max_length=question_max_length(self.processor.tokenizer, self.model.config))
+    def encoder(self) -> ProcessorEncoder:
+        return ProcessorEncoder(
+            self.processor, max_length=question_max_length(self.processor.tokenizer, self.model.config)
+        )
 
     @torch.inference_mode()
     def predict_encoded(self, inputs):
@@ -475,62 +691,80 @@ class ClassifierVQA(VQAAdapter):
         confidence, best = answer_probabilities(logits, self.spec.settings["score"]).max(-1)
         return [self.model.config.id2label[int(i)] for i in best], confidence.tolist()
 
+
 IMAGE_BACKEND = "pil"  # the checkpoints were published with PIL resampling; transformers picks torchvision's (other pixels) when it is installed
 
 # %% ../nbs/02_models.ipynb #c022
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "[DEC]"]  # BERT's, and BLIP's decoder start
-TINY_WORDS = ("what is the color of shape in image are there any how many people a ? yes no red blue green circle "
-              "triangle rectangle 1 2 3 dog cat man woman").split()
+TINY_WORDS = (
+    "what is the color of shape in image are there any how many people a ? yes no red blue green circle "
+    "triangle rectangle 1 2 3 dog cat man woman"
+).split()
 TINY_ANSWERS = ["yes", "no", "red", "blue", "circle", "2"]
+
 
 def write_vocab(words, folder: str | Path) -> Path:
     "Write a BERT `vocab.txt` of special tokens plus `words` into `folder`."
-    folder = Path(folder); folder.mkdir(parents=True, exist_ok=True)
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
     (folder / "vocab.txt").write_text("\n".join(SPECIAL_TOKENS + sorted(set(words) - set(SPECIAL_TOKENS))) + "\n")
     return folder
 
-def question_tokenizer(questions,             # the questions (and answers) whose words make the vocabulary
-                       folder: str | Path,    # where vocab.txt is written
-                       max_length: int | None = None,  # the model's text positions, declared as `model_max_length`; None: none declared
-                      ):
+
+def question_tokenizer(
+    questions,  # the questions (and answers) whose words make the vocabulary
+    folder: str | Path,  # where vocab.txt is written
+    max_length: int | None = None,  # the model's text positions, declared as `model_max_length`; None: none declared
+):
     "A lower-casing BERT tokenizer whose vocabulary is the words of `questions` (saved in `folder`), declaring the model's maximum length."
     from transformers import BertTokenizerFast
+
     words = {w for q in questions for w in q.lower().replace("?", " ? ").replace(",", " , ").split()}
-    tokenizer = BertTokenizerFast.from_pretrained(str(write_vocab(words, folder)), do_lower_case=True, **({"model_max_length": max_length} if max_length else {}))
+    tokenizer = BertTokenizerFast.from_pretrained(
+        str(write_vocab(words, folder)), do_lower_case=True, **({"model_max_length": max_length} if max_length else {})
+    )
     if tokenizer.vocab_size != len(words | set(SPECIAL_TOKENS)):  # transformers 5 may ignore a vocab file
         raise RuntimeError(f"tokenizer in {folder} did not read its vocabulary ({tokenizer.vocab_size} tokens)")
     return tokenizer
 
-
-
 # %% ../nbs/02_models.ipynb #c024
 WEIGHTS_DIR = Path(vqa_robust.__file__).parent / "weights"  # checkpoints shipped inside the installed package
 
-
-
 # %% ../nbs/02_models.ipynb #c026
-def resolve_device(device: str | None,  # "cpu", "cuda", "cuda:1", ...; None or "auto": CUDA when present
-                  ) -> str:             # the device as a string
+def resolve_device(
+    device: str | None,  # "cpu", "cuda", "cuda:1", ...; None or "auto": CUDA when present
+) -> str:  # the device as a string
     "The torch device to run on: `None`/'auto' picks CUDA when present; an unavailable CUDA device is an error."
-    if device in (None, "auto"): return "cuda" if torch.cuda.is_available() else "cpu"
+    if device in (None, "auto"):
+        return "cuda" if torch.cuda.is_available() else "cpu"
     if str(device).startswith("cuda") and not torch.cuda.is_available():
-        raise ValueError(f"device {device!r} asked for, but torch sees no CUDA device (torch {torch.__version__}); use device='cpu' or install a CUDA build of torch")
-    try: torch.device(str(device))
-    except (RuntimeError, ValueError): raise ValueError(f"device {device!r} is not a torch device: use 'auto', 'cpu', 'cuda' or 'cuda:N'") from None
+        raise ValueError(
+            f"device {device!r} asked for, but torch sees no CUDA device (torch {torch.__version__}); use device='cpu' or install a CUDA build of torch"
+        )
+    try:
+        torch.device(str(device))
+    except (RuntimeError, ValueError):
+        raise ValueError(f"device {device!r} is not a torch device: use 'auto', 'cpu', 'cuda' or 'cuda:N'") from None
     return str(device)
 
 # %% ../nbs/02_models.ipynb #c026d
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
-def resolve_dtype(dtype: str | torch.dtype | None,  # a torch dtype, "float32", "bfloat16", "float16"; "auto" or None: by device
-                  device: str,   # a resolved device (see `resolve_device`)
-                  family: ModelFamily,  # the model's family (its `half_precision` preferences)
-                 ) -> torch.dtype:  # float32 on CPU for "auto"/None
+
+def resolve_dtype(
+    dtype: str | torch.dtype | None,  # a torch dtype, "float32", "bfloat16", "float16"; "auto" or None: by device
+    device: str,  # a resolved device (see `resolve_device`)
+    family: ModelFamily,  # the model's family (its `half_precision` preferences)
+) -> torch.dtype:  # float32 on CPU for "auto"/None
     "The dtype to load a `family` model in on `device`: 'auto' is float32 on CPU, the family's first half precision the GPU supports on CUDA."
-    if isinstance(dtype, torch.dtype): return dtype
-    if dtype not in ("auto", None, *DTYPES): raise ValueError(f"dtype must be 'auto' or one of {sorted(DTYPES)}, got {dtype!r}")
-    if dtype not in ("auto", None): return DTYPES[dtype]
-    if not str(device).startswith("cuda"): return torch.float32
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    if dtype not in ("auto", None, *DTYPES):
+        raise ValueError(f"dtype must be 'auto' or one of {sorted(DTYPES)}, got {dtype!r}")
+    if dtype not in ("auto", None):
+        return DTYPES[dtype]
+    if not str(device).startswith("cuda"):
+        return torch.float32
     supported = [d for d in family.half_precision if d != "bfloat16" or torch.cuda.is_bf16_supported()]
     return DTYPES[supported[0]] if supported else torch.float32
 
@@ -542,7 +776,8 @@ def folder_sha256(folder: Path, stats: tuple) -> str:
     for name, _, _ in stats:
         digest.update(f"{name}:".encode())
         with open(folder / name, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""): digest.update(block)
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
     return "sha256:" + digest.hexdigest()[:16]
 
 # %% ../nbs/02_models.ipynb #c026p1
@@ -554,39 +789,58 @@ def checkpoint_fingerprint(checkpoint: str) -> str:
         checked_files(folder, stats)  # a damaged file is named, not hashed
         return folder_sha256(folder, stats)
     from huggingface_hub import try_to_load_from_cache
+
     cached = try_to_load_from_cache(checkpoint, "config.json")
     return f"{checkpoint}@{Path(cached).parent.name}" if isinstance(cached, str) else f"{checkpoint}@unresolved"
 
+
 def weights_fingerprint(spec: ModelSpec) -> dict:
     "Fingerprints of every checkpoint an entry loads: its own, and any `*_checkpoint` setting (PNP-VQA's three parts)."
-    parts = {"checkpoint": spec.checkpoint, **{k: v for k, v in spec.settings.items() if k.endswith("_checkpoint") and isinstance(v, str)}}
+    parts = {
+        "checkpoint": spec.checkpoint,
+        **{k: v for k, v in spec.settings.items() if k.endswith("_checkpoint") and isinstance(v, str)},
+    }
     return {k: checkpoint_fingerprint(v) for k, v in parts.items()}
 
-def model_identity(spec: ModelSpec,                # the entry, settings overrides applied
-                   dtype: torch.dtype | None = None,  # the dtype asked for; None: "checkpoint" (its own)
-                   family: ModelFamily | None = None, # its family, when it identifies its weights itself (`ModelFamily.fingerprint`)
-                  ) -> dict:  # `spec.identity()` plus "dtype" and "weights" (fingerprints of every checkpoint it loads)
+
+def model_identity(
+    spec: ModelSpec,  # the entry, settings overrides applied
+    dtype: torch.dtype | None = None,  # the dtype asked for; None: "checkpoint" (its own)
+    family: ModelFamily | None = None,  # its family, when it identifies its weights itself (`ModelFamily.fingerprint`)
+) -> dict:  # `spec.identity()` plus "dtype" and "weights" (fingerprints of every checkpoint it loads)
     "What decides a model's answers, known before it loads: checkpoint, family, settings, dtype and the weights' fingerprint."
     fingerprint = family.fingerprint if family is not None and family.fingerprint else weights_fingerprint
-    return {**spec.identity(), "dtype": str(dtype).replace("torch.", "") if dtype else "checkpoint", "weights": fingerprint(spec)}
+    return {
+        **spec.identity(),
+        "dtype": str(dtype).replace("torch.", "") if dtype else "checkpoint",
+        "weights": fingerprint(spec),
+    }
 
 # %% ../nbs/02_models.ipynb #c048e2
 def rows_expanded(value, inverse: torch.Tensor, n: int):
     "`value` (a tensor, or a model output, tuple or dict of them) with each tensor of `n` rows indexed by `inverse`; anything else as it is."
-    if torch.is_tensor(value): return value.index_select(0, inverse) if value.dim() and len(value) == n else value
-    if isinstance(value, dict): return type(value)(**{k: rows_expanded(v, inverse, n) for k, v in value.items()})
-    if isinstance(value, (tuple, list)): return type(value)(rows_expanded(v, inverse, n) for v in value)
+    if torch.is_tensor(value):
+        return value.index_select(0, inverse) if value.dim() and len(value) == n else value
+    if isinstance(value, dict):
+        return type(value)(**{k: rows_expanded(v, inverse, n) for k, v in value.items()})
+    if isinstance(value, (tuple, list)):
+        return type(value)(rows_expanded(v, inverse, n) for v in value)
     return value
-
 
 # %% ../nbs/02_models.ipynb #c048e5
 @contextmanager
-def outputs_per_question(encoder: torch.nn.Module,    # an image encoder that sees only the pixels (BLIP's vision model)
-                         index: torch.Tensor | None,  # which image each question asks about (`to_model(..., expand=False)`'s `image_index`); None: nothing to do
-                         n_images: int,               # the images the encoder is given (rows of its outputs)
-                        ):
+def outputs_per_question(
+    encoder: torch.nn.Module,  # an image encoder that sees only the pixels (BLIP's vision model)
+    index: torch.Tensor
+    | None,  # which image each question asks about (`to_model(..., expand=False)`'s `image_index`); None: nothing to do
+    n_images: int,  # the images the encoder is given (rows of its outputs)
+):
     "Within the block, each output of `encoder` (one row an image) expanded to one row a question by `index`; the hook removed on leaving, also on an error."
-    if index is None: yield; return
+    if index is None:
+        yield
+        return
     handle = encoder.register_forward_hook(lambda module, args, output: rows_expanded(output, index, n_images))
-    try: yield
-    finally: handle.remove()
+    try:
+        yield
+    finally:
+        handle.remove()

@@ -11,50 +11,64 @@ from .base import Registry, positive_integer
 __all__ = ['MAPS', 'local_map', 'start_ray', 'ray_map']
 
 # %% ../nbs/00c_parallel.ipynb #p006
-def local_map(fn: Callable,     # a function importable by child processes (defined in a module)
-              tasks: list,      # its arguments, one per call
-              workers: int = 1, # processes; 1 runs in this process
-             ) -> Iterable:
+def local_map(
+    fn: Callable,  # a function importable by child processes (defined in a module)
+    tasks: list,  # its arguments, one per call
+    workers: int = 1,  # processes; 1 runs in this process
+) -> Iterable:
     "`fn(t)` for each task, in task order, as they finish, in `workers` processes."
     if positive_integer(workers, "workers") == 1:
-        yield from (fn(t) for t in tasks); return
+        yield from (fn(t) for t in tasks)
+        return
     from concurrent.futures import ProcessPoolExecutor
-    with ProcessPoolExecutor(workers) as pool: yield from pool.map(fn, tasks)
 
+    with ProcessPoolExecutor(workers) as pool:
+        yield from pool.map(fn, tasks)
 
 # %% ../nbs/00c_parallel.ipynb #p010
-def start_ray(address: str = "",        # cluster address; "" starts a local Ray on this machine
-              num_cpus: int | None = None,  # CPUs of a local Ray (None: all)
-              object_store_mb: int | None = None,  # object store of a local Ray (None: Ray's default)
-             ):
+def start_ray(
+    address: str = "",  # cluster address; "" starts a local Ray on this machine
+    num_cpus: int | None = None,  # CPUs of a local Ray (None: all)
+    object_store_mb: int | None = None,  # object store of a local Ray (None: Ray's default)
+):
     "Connect to Ray (or start it here), once; returns the ray module."
     import os, ray
-    if ray.is_initialized(): return ray
-    if not address: os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+
+    if ray.is_initialized():
+        return ray
+    if not address:
+        os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     kwargs = dict(include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
-    if address: ray.init(address=address, **kwargs)
-    else: ray.init(num_cpus=num_cpus, object_store_memory=object_store_mb and object_store_mb * 2**20, **kwargs)
+    if address:
+        ray.init(address=address, **kwargs)
+    else:
+        ray.init(num_cpus=num_cpus, object_store_memory=object_store_mb and object_store_mb * 2**20, **kwargs)
     return ray
 
 # %% ../nbs/00c_parallel.ipynb #p013
-def ray_map(fn: Callable,       # a function defined in a module (Ray imports it on the workers)
-            tasks: list,        # its arguments, one per call
-            workers: int = 1,   # tasks in flight at once
-            num_cpus: float = 0.5,  # CPUs each task asks of Ray
-            address: str = "",  # Ray address ("" starts a local Ray)
-           ) -> Iterable:
+def ray_map(
+    fn: Callable,  # a function defined in a module (Ray imports it on the workers)
+    tasks: list,  # its arguments, one per call
+    workers: int = 1,  # tasks in flight at once
+    num_cpus: float = 0.5,  # CPUs each task asks of Ray
+    address: str = "",  # Ray address ("" starts a local Ray)
+) -> Iterable:
     "`fn(t)` for each task as Ray tasks (retried if their worker dies), at most `workers` in flight, results in task order."
     from collections import deque
+
     ray = start_ray(address)
     remote = ray.remote(num_cpus=num_cpus, max_retries=-1)(fn)
     refs = deque()
     for task in tasks:
         refs.append(remote.remote(task))
-        if len(refs) >= max(1, workers): yield ray.get(refs.popleft())
-    while refs: yield ray.get(refs.popleft())
-
+        if len(refs) >= max(1, workers):
+            yield ray.get(refs.popleft())
+    while refs:
+        yield ray.get(refs.popleft())
 
 # %% ../nbs/00c_parallel.ipynb #p016
-MAPS = Registry("executor")  # name -> map(fn, tasks, workers); the answering side of each executor is in vqa_robust.distributed
+MAPS = Registry(
+    "executor"
+)  # name -> map(fn, tasks, workers); the answering side of each executor is in vqa_robust.distributed
 MAPS.register("local", local_map)
 MAPS.register("ray", ray_map)

@@ -12,7 +12,15 @@ import torch
 from PIL import Image
 from .base import seed_of
 from .blip import ORIGINAL_BLIP_VISION_KEYS
-from .models import LoadOptions, ModelSpec, VQAAdapter, model_entry, model_family, pretrained, sequence_confidence
+from vqa_robust.models import (
+    LoadOptions,
+    ModelSpec,
+    VQAAdapter,
+    model_entry,
+    model_family,
+    pretrained,
+    sequence_confidence,
+)
 
 # %% auto #0
 __all__ = ['PNP_DEFAULTS', 'PNP_SOURCES', 'PNP_WORDS', 'PNP_PARTS', 'PNP_FAMILY', 'PNP_MODELS', 'LAVIS_TO_TRANSFORMERS',
@@ -25,88 +33,147 @@ __all__ = ['PNP_DEFAULTS', 'PNP_SOURCES', 'PNP_WORDS', 'PNP_PARTS', 'PNP_FAMILY'
 
 # %% ../nbs/02c_pnp.ipynb #c006
 PNP_DEFAULTS = dict(
-    itm_checkpoint="Salesforce/blip-itm-large-coco",                # image-question matching (LAVIS: BLIP ViT-L ITM, COCO train2014)
+    itm_checkpoint="Salesforce/blip-itm-large-coco",  # image-question matching (LAVIS: BLIP ViT-L ITM, COCO train2014)
     captioner_checkpoint="Salesforce/blip-image-captioning-large",  # captioner (LAVIS: BLIP ViT-L caption, COCO train2014)
-    reader_checkpoint="allenai/unifiedqa-v2-t5-base-1363200",      # question answering: PNP-VQA base, VRB's (LAVIS: the same hub checkpoint)
-    image_size=384,             # blip_image_eval: bicubic resize to 384 x 384 -> 24 x 24 patches of 16 px
-    max_question_words=50,      # blip_question processor
-    itm_max_tokens=35,          # BlipITM.max_txt_len
-    block=7,                    # block_num: cross-attention block of the ITM text encoder for GradCAM
-    n_captions=100,             # num_captions
-    n_patches=20,               # num_patches sampled per caption
-    prompt="a picture of ",     # the captioner's prompt, removed from its captions
-    prompt_cut="chars",         # "chars": cut len(prompt) characters off each decoded caption (LAVIS); "prefix": remove the prompt's words
-    top_k=50, top_p=1.0,        # caption sampling
+    reader_checkpoint="allenai/unifiedqa-v2-t5-base-1363200",  # question answering: PNP-VQA base, VRB's (LAVIS: the same hub checkpoint)
+    image_size=384,  # blip_image_eval: bicubic resize to 384 x 384 -> 24 x 24 patches of 16 px
+    max_question_words=50,  # blip_question processor
+    itm_max_tokens=35,  # BlipITM.max_txt_len
+    block=7,  # block_num: cross-attention block of the ITM text encoder for GradCAM
+    n_captions=100,  # num_captions
+    n_patches=20,  # num_patches sampled per caption
+    prompt="a picture of ",  # the captioner's prompt, removed from its captions
+    prompt_cut="chars",  # "chars": cut len(prompt) characters off each decoded caption (LAVIS); "prefix": remove the prompt's words
+    top_k=50,
+    top_p=1.0,  # caption sampling
     repetition_penalty=1.0,
-    caption_min_length=10,      # cap_min_length (counts the 4 prompt tokens)
-    caption_max_length=20,      # cap_max_length (counts the 4 prompt tokens)
-    max_caption_rounds=None,    # None: sample rounds until n_captions distinct captions, without limit (LAVIS); an int: at most that many
-    captions_per_passage=1,     # num_captions_fid (5 for GQA)
-    reader_max_length=20,       # max_len (counts T5's decoder start token)
-    reader_min_length=0,        # min_len
-    reader_num_beams=1,         # num_beams: greedy
-    seed=42,                    # LAVIS's run seed; here mixed with each question (see `question_seed`)
+    caption_min_length=10,  # cap_min_length (counts the 4 prompt tokens)
+    caption_max_length=20,  # cap_max_length (counts the 4 prompt tokens)
+    max_caption_rounds=None,  # None: sample rounds until n_captions distinct captions, without limit (LAVIS); an int: at most that many
+    captions_per_passage=1,  # num_captions_fid (5 for GQA)
+    reader_max_length=20,  # max_len (counts T5's decoder start token)
+    reader_min_length=0,  # min_len
+    reader_num_beams=1,  # num_beams: greedy
+    seed=42,  # LAVIS's run seed; here mixed with each question (see `question_seed`)
 )
 
 _YAML, _BASE = "LAVIS projects/pnp-vqa/eval/vqav2_eval.yaml", "LAVIS configs/models/pnp-vqa/pnp_vqa_base.yaml"
 PNP_SOURCES = dict(  # where each default comes from
-    itm_checkpoint=_BASE + " (LAVIS: model_large_retrieval_coco_train2014.pth; here the hub's BLIP ViT-L ITM COCO conversion)",
-    captioner_checkpoint=_BASE + " (LAVIS: model_large_caption_coco_train2014.pth; here the hub's BLIP ViT-L caption conversion)",
+    itm_checkpoint=_BASE
+    + " (LAVIS: model_large_retrieval_coco_train2014.pth; here the hub's BLIP ViT-L ITM COCO conversion)",
+    captioner_checkpoint=_BASE
+    + " (LAVIS: model_large_caption_coco_train2014.pth; here the hub's BLIP ViT-L caption conversion)",
     reader_checkpoint=_BASE + " (question_answering_model.pretrained)",
-    image_size=_YAML + " (blip_image_eval image_size 384)", max_question_words="LAVIS BlipQuestionProcessor default (max_words 50)",
-    itm_max_tokens="LAVIS BlipITM max_txt_len default (35)", block=_YAML + " (block_num)", n_captions=_YAML + " (num_captions)",
-    n_patches=_YAML + " (num_patches)", prompt=_YAML + " (prompt)", prompt_cut="LAVIS pnp_vqa.py forward_cap (output[len(prompt):])",
-    top_k=_YAML + " (top_k)", top_p=_YAML + " (top_p)", repetition_penalty=_YAML + " (repetition_penalty)",
-    caption_min_length=_YAML + " (cap_min_length)", caption_max_length=_YAML + " (cap_max_length)",
-    max_caption_rounds="LAVIS pnp_vqa.py forward_cap (while loop until num_captions distinct)", captions_per_passage=_YAML + " (num_captions_fid)",
-    reader_max_length=_YAML + " (max_len)", reader_min_length=_YAML + " (min_len)", reader_num_beams=_YAML + " (num_beams)",
+    image_size=_YAML + " (blip_image_eval image_size 384)",
+    max_question_words="LAVIS BlipQuestionProcessor default (max_words 50)",
+    itm_max_tokens="LAVIS BlipITM max_txt_len default (35)",
+    block=_YAML + " (block_num)",
+    n_captions=_YAML + " (num_captions)",
+    n_patches=_YAML + " (num_patches)",
+    prompt=_YAML + " (prompt)",
+    prompt_cut="LAVIS pnp_vqa.py forward_cap (output[len(prompt):])",
+    top_k=_YAML + " (top_k)",
+    top_p=_YAML + " (top_p)",
+    repetition_penalty=_YAML + " (repetition_penalty)",
+    caption_min_length=_YAML + " (cap_min_length)",
+    caption_max_length=_YAML + " (cap_max_length)",
+    max_caption_rounds="LAVIS pnp_vqa.py forward_cap (while loop until num_captions distinct)",
+    captions_per_passage=_YAML + " (num_captions_fid)",
+    reader_max_length=_YAML + " (max_len)",
+    reader_min_length=_YAML + " (min_len)",
+    reader_num_beams=_YAML + " (num_beams)",
     seed=_YAML + " (seed; mixed with each question here, see question_seed)",
 )
 
 # %% ../nbs/02c_pnp.ipynb #c008
-PNP_WORDS = ("a picture of what is the color shape in image are there any how many people yes no red blue green circle "
-             "square dog cat man woman sitting on table grass").split()
+PNP_WORDS = (
+    "a picture of what is the color shape in image are there any how many people yes no red blue green circle "
+    "square dog cat man woman sitting on table grass"
+).split()
 
-def tiny_bert_tokenizer(folder: str | Path,  # where vocab.txt is written
-                        words=PNP_WORDS,      # the vocabulary besides BERT's special tokens
-                        max_length: int = 64):  # declared as `model_max_length`: tiny_blip_config's text positions
+
+def tiny_bert_tokenizer(
+    folder: str | Path,  # where vocab.txt is written
+    words=PNP_WORDS,  # the vocabulary besides BERT's special tokens
+    max_length: int = 64,
+):  # declared as `model_max_length`: tiny_blip_config's text positions
     "A lower-casing BERT tokenizer over `words` with BLIP's `[DEC]` as BOS (nothing downloaded)."
     from transformers import BertTokenizerFast
-    folder = Path(folder); folder.mkdir(parents=True, exist_ok=True)
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
     vocabulary = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "?", ".", *dict.fromkeys(words)]
     (folder / "vocab.txt").write_text("\n".join(vocabulary) + "\n")
     tokenizer = BertTokenizerFast.from_pretrained(str(folder), do_lower_case=True, model_max_length=max_length)
-    if tokenizer.vocab_size != len(vocabulary): raise RuntimeError(f"tokenizer in {folder} did not read its vocabulary")
+    if tokenizer.vocab_size != len(vocabulary):
+        raise RuntimeError(f"tokenizer in {folder} did not read its vocabulary")
     tokenizer.add_special_tokens({"bos_token": "[DEC]"})
     return tokenizer
+
 
 def tiny_t5_tokenizer(words=PNP_WORDS):
     "A T5 unigram tokenizer over `words` and single characters (tokenizers-based, nothing downloaded)."
     from transformers import T5Tokenizer
+
     characters = "abcdefghijklmnopqrstuvwxyz0123456789.,?!'\\"
-    vocab = ([("<pad>", 0.0), ("</s>", 0.0), ("<unk>", 0.0), ("\u2581", -2.0)] + [("\u2581" + w, -3.0) for w in dict.fromkeys(words)]
-             + [(c, -6.0) for c in characters])
+    vocab = (
+        [("<pad>", 0.0), ("</s>", 0.0), ("<unk>", 0.0), ("\u2581", -2.0)]
+        + [("\u2581" + w, -3.0) for w in dict.fromkeys(words)]
+        + [(c, -6.0) for c in characters]
+    )
     return T5Tokenizer(vocab=vocab, extra_ids=0)
+
 
 def tiny_blip_config(tokenizer, image_size: int = 32, hidden: int = 32):
     "A small BLIP config (2 text layers, patch 8) over `tokenizer`, with room for `[ENC]`; larger random weights than BLIP's init."
     from transformers import BlipConfig
-    layers = dict(hidden_size=hidden, num_hidden_layers=2, num_attention_heads=2, intermediate_size=2 * hidden, initializer_range=0.2)
-    text = dict(vocab_size=len(tokenizer) + 1, pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
-                sep_token_id=tokenizer.sep_token_id, eos_token_id=tokenizer.sep_token_id, max_position_embeddings=64, encoder_hidden_size=hidden)
-    return BlipConfig(text_config={**text, **layers}, vision_config=dict(image_size=image_size, patch_size=8, **layers),
-                      projection_dim=hidden, image_text_hidden_size=16)
+
+    layers = dict(
+        hidden_size=hidden,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=2 * hidden,
+        initializer_range=0.2,
+    )
+    text = dict(
+        vocab_size=len(tokenizer) + 1,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        sep_token_id=tokenizer.sep_token_id,
+        eos_token_id=tokenizer.sep_token_id,
+        max_position_embeddings=64,
+        encoder_hidden_size=hidden,
+    )
+    return BlipConfig(
+        text_config={**text, **layers},
+        vision_config=dict(image_size=image_size, patch_size=8, **layers),
+        projection_dim=hidden,
+        image_text_hidden_size=16,
+    )
+
 
 def tiny_t5_config(tokenizer, hidden: int = 32):
     "A small T5 config (1 layer each side) over `tokenizer`; weights 5x T5's init, so that greedy decoding writes words, not padding."
     from transformers import T5Config
-    return T5Config(vocab_size=len(tokenizer), d_model=hidden, d_kv=hidden // 2, d_ff=2 * hidden, num_layers=1, num_heads=2, initializer_factor=5.0,
-                    decoder_start_token_id=tokenizer.pad_token_id, pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id)
+
+    return T5Config(
+        vocab_size=len(tokenizer),
+        d_model=hidden,
+        d_kv=hidden // 2,
+        d_ff=2 * hidden,
+        num_layers=1,
+        num_heads=2,
+        initializer_factor=5.0,
+        decoder_start_token_id=tokenizer.pad_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+    )
 
 # %% ../nbs/02c_pnp.ipynb #c012
-def pre_question(question: str,      # a question as the dataset has it
-                 max_words: int = 50  # words kept
-                ) -> str:
+def pre_question(
+    question: str,  # a question as the dataset has it
+    max_words: int = 50,  # words kept
+) -> str:
     "LAVIS's `blip_question` processor: lower-case, drop `.!\"()*#:;~` and trailing spaces, keep `max_words` words."
     question = re.sub(r"([.!\"()*#:;~])", "", question.lower()).rstrip(" ")
     words = question.split(" ")
@@ -116,15 +183,27 @@ def pre_question(question: str,      # a question as the dataset has it
 def enc_token_id(tokenizer, text_config) -> int:
     "The id of BLIP's `[ENC]` token: the tokenizer's if it has one, else the last row of the text embeddings (after `[DEC]`)."
     token = tokenizer.convert_tokens_to_ids("[ENC]")
-    if token is not None and token != tokenizer.unk_token_id: return token
-    if text_config.vocab_size - 1 < len(tokenizer): raise ValueError(f"no [ENC] token: the tokenizer ({len(tokenizer)} tokens) uses every one of the {text_config.vocab_size} embedding rows")
+    if token is not None and token != tokenizer.unk_token_id:
+        return token
+    if text_config.vocab_size - 1 < len(tokenizer):
+        raise ValueError(
+            f"no [ENC] token: the tokenizer ({len(tokenizer)} tokens) uses every one of the {text_config.vocab_size} embedding rows"
+        )
     return text_config.vocab_size - 1
+
 
 def itm_text(tokenizer, questions: list[str], enc_token: int, max_tokens: int = 35, device="cpu"):
     "The ITM's text input: each question without `?` at its ends, `[CLS]` replaced by `[ENC]`, padded to the longest."
-    text = tokenizer([q.strip("?") for q in questions], padding="longest", truncation=True, max_length=max_tokens, return_tensors="pt").to(device)
+    text = tokenizer(
+        [q.strip("?") for q in questions],
+        padding="longest",
+        truncation=True,
+        max_length=max_tokens,
+        return_tensors="pt",
+    ).to(device)
     text["input_ids"][:, 0] = enc_token
     return text
+
 
 def token_weights(attention_mask: torch.Tensor) -> torch.Tensor:
     "Weights that average over the question's tokens, positions 1..n with n = unpadded length - 2 (no [ENC], [SEP], padding)."
@@ -132,36 +211,49 @@ def token_weights(attention_mask: torch.Tensor) -> torch.Tensor:
     position = torch.arange(attention_mask.shape[1], device=attention_mask.device)[None]
     return ((position >= 1) & (position <= n)).float() / n.clamp(min=1)
 
-def itm_gradcam(itm,                     # a BlipForImageTextRetrieval
-                text,                    # from `itm_text`
-                pixel_values: torch.Tensor,  # (batch, 3, H, W)
-                block: int = 7,          # cross-attention block of the text encoder
-               ) -> torch.Tensor:        # (batch, grid, grid), grid = H / patch size
+
+def itm_gradcam(
+    itm,  # a BlipForImageTextRetrieval
+    text,  # from `itm_text`
+    pixel_values: torch.Tensor,  # (batch, 3, H, W)
+    block: int = 7,  # cross-attention block of the text encoder
+) -> torch.Tensor:  # (batch, grid, grid), grid = H / patch size
     "GradCAM of the ITM match score over the image patches at text-encoder block `block`, averaged over heads and question tokens."
     with torch.inference_mode(False), torch.enable_grad():
         image_embeds = itm.vision_model(pixel_values=pixel_values.clone()).last_hidden_state
-        if not image_embeds.requires_grad: image_embeds.requires_grad_()   # frozen weights: the graph still reaches the attention
-        out = itm.text_encoder(input_ids=text["input_ids"].clone(), attention_mask=text["attention_mask"].clone(), encoder_hidden_states=image_embeds,
-                               encoder_attention_mask=torch.ones(image_embeds.shape[:2], dtype=torch.long, device=image_embeds.device),
-                               output_attentions=True, return_dict=True)
-        attention = out.cross_attentions[block]                       # (batch, heads, tokens, 1 + patches)
-        score = itm.itm_head(out.last_hidden_state[:, 0])[:, 1]      # the "match" logit
-        gradient, = torch.autograd.grad(score.sum(), attention)
-    cam = (attention.detach().float() * gradient.float().clamp(min=0))[..., 1:].mean(1)   # image [CLS] dropped, mean over heads
-    cam = (cam * token_weights(text["attention_mask"])[..., None]).sum(1)                   # mean over the question's tokens
+        if not image_embeds.requires_grad:
+            image_embeds.requires_grad_()  # frozen weights: the graph still reaches the attention
+        out = itm.text_encoder(
+            input_ids=text["input_ids"].clone(),
+            attention_mask=text["attention_mask"].clone(),
+            encoder_hidden_states=image_embeds,
+            encoder_attention_mask=torch.ones(image_embeds.shape[:2], dtype=torch.long, device=image_embeds.device),
+            output_attentions=True,
+            return_dict=True,
+        )
+        attention = out.cross_attentions[block]  # (batch, heads, tokens, 1 + patches)
+        score = itm.itm_head(out.last_hidden_state[:, 0])[:, 1]  # the "match" logit
+        (gradient,) = torch.autograd.grad(score.sum(), attention)
+    cam = (attention.detach().float() * gradient.float().clamp(min=0))[..., 1:].mean(
+        1
+    )  # image [CLS] dropped, mean over heads
+    cam = (cam * token_weights(text["attention_mask"])[..., None]).sum(1)  # mean over the question's tokens
     grid = round(cam.shape[-1] ** 0.5)
     return cam.reshape(-1, grid, grid)
 
 # %% ../nbs/02c_pnp.ipynb #c022
-def sample_patches(weights: torch.Tensor,  # GradCAM map, any shape: one weight per patch
-                   n_patches: int,         # patches per set
-                   n_samples: int = 1,     # sets drawn
-                  ) -> torch.Tensor:       # (n_samples, n_patches) patch indices, each row sorted
+def sample_patches(
+    weights: torch.Tensor,  # GradCAM map, any shape: one weight per patch
+    n_patches: int,  # patches per set
+    n_samples: int = 1,  # sets drawn
+) -> torch.Tensor:  # (n_samples, n_patches) patch indices, each row sorted
     "Draw sets of distinct patches with `torch.multinomial` over the GradCAM weights, as LAVIS does for each caption."
     weights = weights.flatten().float()
-    if n_patches > weights.numel(): raise ValueError(f"n_patches={n_patches} is more than the image's {weights.numel()} patches")
+    if n_patches > weights.numel():
+        raise ValueError(f"n_patches={n_patches} is more than the image's {weights.numel()} patches")
     positive = int((weights > 0).sum())
-    if positive >= n_patches: ids = torch.multinomial(weights.expand(n_samples, -1), n_patches)
+    if positive >= n_patches:
+        ids = torch.multinomial(weights.expand(n_samples, -1), n_patches)
     else:  # too few positive patches for multinomial: all of them, the rest uniformly
         rest = torch.multinomial((weights <= 0).float().expand(n_samples, -1), n_patches - positive)
         ids = torch.cat([weights.nonzero().flatten().expand(n_samples, -1), rest], 1)
@@ -171,22 +263,30 @@ def sample_patches(weights: torch.Tensor,  # GradCAM map, any shape: one weight 
 def add_distinct(kept: list[str], new: list[str], limit: int) -> list[str]:
     "Append each new caption not contained in a kept one (LAVIS: `caption in kept`), until `limit` are kept."
     for caption in new:
-        if len(kept) >= limit: break
-        if not any(caption in k for k in kept): kept.append(caption)
+        if len(kept) >= limit:
+            break
+        if not any(caption in k for k in kept):
+            kept.append(caption)
     return kept
+
 
 def strip_prompt(text: str, prompt: str) -> str:
     "A decoded caption without the prompt it starts with."
-    return text[len(prompt):] if text.startswith(prompt) else text.removeprefix(prompt.strip()).strip()
+    return text[len(prompt) :] if text.startswith(prompt) else text.removeprefix(prompt.strip()).strip()
 
-def cut_prompt(text: str,          # a decoded caption, prompt included
-               prompt: str,        # the captioner's prompt
-               mode: str = "chars",  # "chars": drop len(prompt) characters (LAVIS); "prefix": `strip_prompt`
-              ) -> str:
+
+def cut_prompt(
+    text: str,  # a decoded caption, prompt included
+    prompt: str,  # the captioner's prompt
+    mode: str = "chars",  # "chars": drop len(prompt) characters (LAVIS); "prefix": `strip_prompt`
+) -> str:
     "A decoded caption without its prompt, as LAVIS cuts it (`chars`) or by the prompt's words (`prefix`)."
-    if mode == "chars": return text[len(prompt):]
-    if mode == "prefix": return strip_prompt(text, prompt)
+    if mode == "chars":
+        return text[len(prompt) :]
+    if mode == "prefix":
+        return strip_prompt(text, prompt)
     raise ValueError(f"prompt_cut={mode!r}: 'chars' or 'prefix'")
+
 
 def caption_prompt(tokenizer, prompt: str, bos_token_id: int, n: int, device="cpu") -> torch.Tensor:
     "The captioner's start: `prompt` tokenised, `[CLS]` replaced by the decoder's BOS, `[SEP]` dropped; `n` rows."
@@ -199,6 +299,7 @@ def question_seed(seed: int, question: str) -> int:
     "A seed for one question's sampling, from the run's seed and the question text (`seed_of`, the package's one seeding rule)."
     return seed_of(seed=seed, question=question)
 
+
 @contextmanager
 def seeded(seed: int, device="cpu"):
     "Run a block with torch's generators (CPU, and `device` if CUDA) seeded by `seed`; restore them afterwards."
@@ -207,44 +308,74 @@ def seeded(seed: int, device="cpu"):
         torch.manual_seed(seed)
         yield
 
-def question_guided_captions(captioner,                      # a BlipForConditionalGeneration
-                             tokenizer,                      # its BERT tokenizer
-                             image_embeds: torch.Tensor,     # (1 + patches, dim): the captioner's vision output for one image
-                             gradcam: torch.Tensor,          # the question's GradCAM map for the image
-                             n_captions: int = 100, n_patches: int = 20, prompt: str = "a picture of ",
-                             top_k: int = 50, top_p: float = 1.0, min_length: int = 10, max_length: int = 20,
-                             repetition_penalty: float = 1.0,
-                             max_rounds: int | None = None,  # None: until n_captions are distinct (LAVIS)
-                             prompt_cut: str = "chars",      # see `cut_prompt`
-                            ) -> list[str]:
+
+def question_guided_captions(
+    captioner,  # a BlipForConditionalGeneration
+    tokenizer,  # its BERT tokenizer
+    image_embeds: torch.Tensor,  # (1 + patches, dim): the captioner's vision output for one image
+    gradcam: torch.Tensor,  # the question's GradCAM map for the image
+    n_captions: int = 100,
+    n_patches: int = 20,
+    prompt: str = "a picture of ",
+    top_k: int = 50,
+    top_p: float = 1.0,
+    min_length: int = 10,
+    max_length: int = 20,
+    repetition_penalty: float = 1.0,
+    max_rounds: int | None = None,  # None: until n_captions are distinct (LAVIS)
+    prompt_cut: str = "chars",  # see `cut_prompt`
+) -> list[str]:
     "Up to `n_captions` distinct captions, each decoded from `n_patches` patch embeddings drawn by GradCAM (PNP-VQA sec. 3.2)."
     config, device = captioner.config.text_config, image_embeds.device
     start = caption_prompt(tokenizer, prompt, config.bos_token_id, n_captions, device)
     captions, rounds = [], 0
     while max_rounds is None or rounds < max_rounds:
         rounds += 1
-        patches = image_embeds[1:][sample_patches(gradcam.to(device), n_patches, n_captions)]   # (n_captions, n_patches, dim)
+        patches = image_embeds[1:][
+            sample_patches(gradcam.to(device), n_patches, n_captions)
+        ]  # (n_captions, n_patches, dim)
         tokens = captioner.text_decoder.generate(
-            input_ids=start, attention_mask=torch.ones_like(start), encoder_hidden_states=patches,
+            input_ids=start,
+            attention_mask=torch.ones_like(start),
+            encoder_hidden_states=patches,
             encoder_attention_mask=torch.ones(patches.shape[:2], dtype=torch.long, device=device),
-            do_sample=True, top_k=top_k, top_p=top_p, min_length=min_length, max_length=max_length, num_beams=1,
-            repetition_penalty=repetition_penalty, eos_token_id=config.sep_token_id, pad_token_id=config.pad_token_id)
-        add_distinct(captions, [cut_prompt(t, prompt, prompt_cut) for t in tokenizer.batch_decode(tokens, skip_special_tokens=True)], n_captions)
-        if len(captions) >= n_captions: break
+            do_sample=True,
+            top_k=top_k,
+            top_p=top_p,
+            min_length=min_length,
+            max_length=max_length,
+            num_beams=1,
+            repetition_penalty=repetition_penalty,
+            eos_token_id=config.sep_token_id,
+            pad_token_id=config.pad_token_id,
+        )
+        add_distinct(
+            captions,
+            [cut_prompt(t, prompt, prompt_cut) for t in tokenizer.batch_decode(tokens, skip_special_tokens=True)],
+            n_captions,
+        )
+        if len(captions) >= n_captions:
+            break
     return captions
 
 # %% ../nbs/02c_pnp.ipynb #c037
-def passages(question: str,               # the processed question
-             captions: list[str],         # its captions
-             captions_per_passage: int = 1,
-            ) -> list[str]:
+def passages(
+    question: str,  # the processed question
+    captions: list[str],  # its captions
+    captions_per_passage: int = 1,
+) -> list[str]:
     "The reader's passages: 'question \\n caption.' lower-cased, `captions_per_passage` captions each (LAVIS `prepare_qa_input`)."
-    groups = [captions[i:i + captions_per_passage] for i in range(0, len(captions), captions_per_passage)]
-    return [question.lower().strip() + " \\n " + "".join(c.strip() + ". " for c in group).lower().strip() for group in groups]
+    groups = [captions[i : i + captions_per_passage] for i in range(0, len(captions), captions_per_passage)]
+    return [
+        question.lower().strip() + " \\n " + "".join(c.strip() + ". " for c in group).lower().strip()
+        for group in groups
+    ]
+
 
 def fid_encode(reader, tokenizer, passages_per_question: list[list[str]], device="cpu"):
     "Fusion-in-decoder input: every passage encoded alone by T5's encoder, each question's encodings concatenated, with the mask."
     from transformers.modeling_outputs import BaseModelOutput
+
     flat = [p for ps in passages_per_question for p in ps]
     tokens = tokenizer(flat, padding="longest", truncation=True, return_tensors="pt").to(device)
     hidden = reader.encoder(input_ids=tokens.input_ids, attention_mask=tokens.attention_mask).last_hidden_state
@@ -252,36 +383,73 @@ def fid_encode(reader, tokenizer, passages_per_question: list[list[str]], device
     states = hidden.new_zeros(len(counts), max(counts) * length, hidden.shape[-1])
     mask = tokens.attention_mask.new_zeros(len(counts), max(counts) * length)
     for i, (h, m) in enumerate(zip(hidden.split(counts), tokens.attention_mask.split(counts))):
-        states[i, :m.numel()], mask[i, :m.numel()] = h.reshape(-1, h.shape[-1]), m.flatten()
+        states[i, : m.numel()], mask[i, : m.numel()] = h.reshape(-1, h.shape[-1]), m.flatten()
     return BaseModelOutput(last_hidden_state=states), mask
 
-def read(reader, tokenizer, passages_per_question: list[list[str]], max_length: int = 20, min_length: int = 0, num_beams: int = 1, device="cpu"):
+
+def read(
+    reader,
+    tokenizer,
+    passages_per_question: list[list[str]],
+    max_length: int = 20,
+    min_length: int = 0,
+    num_beams: int = 1,
+    device="cpu",
+):
     "UnifiedQA's FiD answers to each question from its passages, and their probabilities."
     encoded, mask = fid_encode(reader, tokenizer, passages_per_question, device)
-    out = reader.generate(encoder_outputs=encoded, attention_mask=mask, max_length=max_length, min_length=min_length, num_beams=num_beams,
-                          do_sample=False, output_scores=True, return_dict_in_generate=True)
+    out = reader.generate(
+        encoder_outputs=encoded,
+        attention_mask=mask,
+        max_length=max_length,
+        min_length=min_length,
+        num_beams=num_beams,
+        do_sample=False,
+        output_scores=True,
+        return_dict_in_generate=True,
+    )
     answers = [a.strip() for a in tokenizer.batch_decode(out.sequences, skip_special_tokens=True)]
     return answers, sequence_confidence(reader, out, tokenizer.eos_token_id)
 
 # %% ../nbs/02c_pnp.ipynb #c043
 class PNPVQA(VQAAdapter):
     "PNP-VQA: BLIP ITM GradCAM -> question-guided BLIP captions -> UnifiedQA-v2 fusion-in-decoder reader."
-    def __init__(self, spec: ModelSpec, itm, itm_processor, captioner, captioner_processor, reader, reader_tokenizer, device="cpu"):
+
+    def __init__(
+        self,
+        spec: ModelSpec,
+        itm,
+        itm_processor,
+        captioner,
+        captioner_processor,
+        reader,
+        reader_tokenizer,
+        device="cpu",
+    ):
         self.name, self.spec, self.device = spec.name, spec, device
-        self.itm, self.itm_processor, self.captioner, self.captioner_processor = itm, itm_processor, captioner, captioner_processor
+        self.itm, self.itm_processor, self.captioner, self.captioner_processor = (
+            itm,
+            itm_processor,
+            captioner,
+            captioner_processor,
+        )
         self.reader, self.reader_tokenizer = reader, reader_tokenizer
         self.enc_token = enc_token_id(itm_processor.tokenizer, itm.config.text_config)
         size = spec.settings["image_size"]
         for part, model in (("itm", itm), ("captioner", captioner)):
             if model.config.vision_config.image_size != size:
-                raise ValueError(f"{spec.name}: image_size={size} but the {part} checkpoint takes {model.config.vision_config.image_size} px images")
+                raise ValueError(
+                    f"{spec.name}: image_size={size} but the {part} checkpoint takes {model.config.vision_config.image_size} px images"
+                )
         if spec.settings["n_patches"] > (size // itm.config.vision_config.patch_size) ** 2:
             raise ValueError(f"{spec.name}: n_patches={spec.settings['n_patches']} is more than the image's patches")
 
     def pixels(self, processor, images, model) -> torch.Tensor:
         "`images` resized and normalised by a BLIP image processor, on the model's device and dtype."
         size = self.spec.settings["image_size"]
-        values = processor.image_processor([im.convert("RGB") for im in images], size={"height": size, "width": size}, return_tensors="pt").pixel_values
+        values = processor.image_processor(
+            [im.convert("RGB") for im in images], size={"height": size, "width": size}, return_tensors="pt"
+        ).pixel_values
         return values.to(self.device, model.dtype)
 
 # %% ../nbs/02c_pnp.ipynb #c043m0
@@ -293,17 +461,43 @@ def evidence(self: PNPVQA, images: list[Image.Image], questions: list[str]) -> d
     text = itm_text(self.itm_processor.tokenizer, questions, self.enc_token, s["itm_max_tokens"], self.device)
     gradcams = itm_gradcam(self.itm, text, self.pixels(self.itm_processor, images, self.itm), s["block"])
     with torch.no_grad():
-        embeds = self.captioner.vision_model(pixel_values=self.pixels(self.captioner_processor, images, self.captioner)).last_hidden_state
+        embeds = self.captioner.vision_model(
+            pixel_values=self.pixels(self.captioner_processor, images, self.captioner)
+        ).last_hidden_state
         captions = []
         for question, image_embeds, gradcam in zip(questions, embeds, gradcams):
             with seeded(question_seed(s["seed"], question), self.device):
-                captions.append(question_guided_captions(
-                    self.captioner, self.captioner_processor.tokenizer, image_embeds, gradcam, s["n_captions"], s["n_patches"], s["prompt"],
-                    s["top_k"], s["top_p"], s["caption_min_length"], s["caption_max_length"], s["repetition_penalty"], s["max_caption_rounds"],
-                    s["prompt_cut"]))
-        answers, confidences = read(self.reader, self.reader_tokenizer, [passages(q, c, s["captions_per_passage"]) for q, c in zip(questions, captions)],
-                                    s["reader_max_length"], s["reader_min_length"], s["reader_num_beams"], self.device)
-    return dict(questions=questions, gradcams=gradcams.cpu(), captions=captions, answers=answers, confidences=confidences)
+                captions.append(
+                    question_guided_captions(
+                        self.captioner,
+                        self.captioner_processor.tokenizer,
+                        image_embeds,
+                        gradcam,
+                        s["n_captions"],
+                        s["n_patches"],
+                        s["prompt"],
+                        s["top_k"],
+                        s["top_p"],
+                        s["caption_min_length"],
+                        s["caption_max_length"],
+                        s["repetition_penalty"],
+                        s["max_caption_rounds"],
+                        s["prompt_cut"],
+                    )
+                )
+        answers, confidences = read(
+            self.reader,
+            self.reader_tokenizer,
+            [passages(q, c, s["captions_per_passage"]) for q, c in zip(questions, captions)],
+            s["reader_max_length"],
+            s["reader_min_length"],
+            s["reader_num_beams"],
+            self.device,
+        )
+    return dict(
+        questions=questions, gradcams=gradcams.cpu(), captions=captions, answers=answers, confidences=confidences
+    )
+
 
 @patch
 def predict(self: PNPVQA, images, questions):
@@ -314,24 +508,55 @@ def predict(self: PNPVQA, images, questions):
 # %% ../nbs/02c_pnp.ipynb #c045
 PNP_PARTS = ("itm", "captioner", "reader")
 
+
 def part_checkpoint(spec: ModelSpec, part: str) -> str:
     "Where one part's weights are: the subfolder `part` of a local checkpoint folder, else the `{part}_checkpoint` setting."
     folder = Path(spec.checkpoint) / part
     return str(folder) if folder.is_dir() else spec.settings[f"{part}_checkpoint"]
 
+
 def load_pnp(spec: ModelSpec, options: LoadOptions) -> PNPVQA:
     "The three PNP-VQA models with their processors, in the PNP-VQA adapter."
-    from transformers import AutoTokenizer, BlipForConditionalGeneration, BlipForImageTextRetrieval, BlipProcessor, T5ForConditionalGeneration
+    from transformers import (
+        AutoTokenizer,
+        BlipForConditionalGeneration,
+        BlipForImageTextRetrieval,
+        BlipProcessor,
+        T5ForConditionalGeneration,
+    )
+
     itm_path, captioner_path, reader_path = (part_checkpoint(spec, part) for part in PNP_PARTS)
     load = lambda cls, path: pretrained(cls, spec, options, checkpoint=path)
-    itm, captioner, reader = (load(cls, path).to(options.device).eval() for cls, path in
-                              ((BlipForImageTextRetrieval, itm_path), (BlipForConditionalGeneration, captioner_path), (T5ForConditionalGeneration, reader_path)))
-    return PNPVQA(spec, itm, load(BlipProcessor, itm_path), captioner, load(BlipProcessor, captioner_path), reader,
-                  load(AutoTokenizer, reader_path), options.device)
+    itm, captioner, reader = (
+        load(cls, path).to(options.device).eval()
+        for cls, path in (
+            (BlipForImageTextRetrieval, itm_path),
+            (BlipForConditionalGeneration, captioner_path),
+            (T5ForConditionalGeneration, reader_path),
+        )
+    )
+    return PNPVQA(
+        spec,
+        itm,
+        load(BlipProcessor, itm_path),
+        captioner,
+        load(BlipProcessor, captioner_path),
+        reader,
+        load(AutoTokenizer, reader_path),
+        options.device,
+    )
+
 
 def tiny_pnp(spec: ModelSpec, folder: Path) -> dict:
     "Write small random ITM, captioner and reader checkpoints with locally built tokenizers into `folder`/{itm,captioner,reader}."
-    from transformers import BlipForConditionalGeneration, BlipForImageTextRetrieval, BlipImageProcessor, BlipProcessor, T5ForConditionalGeneration
+    from transformers import (
+        BlipForConditionalGeneration,
+        BlipForImageTextRetrieval,
+        BlipImageProcessor,
+        BlipProcessor,
+        T5ForConditionalGeneration,
+    )
+
     folder = Path(folder)
     tokenizer = tiny_bert_tokenizer(folder / "itm")
     processor = BlipProcessor(image_processor=BlipImageProcessor(size={"height": 32, "width": 32}), tokenizer=tokenizer)
@@ -343,51 +568,100 @@ def tiny_pnp(spec: ModelSpec, folder: Path) -> dict:
     T5ForConditionalGeneration(tiny_t5_config(t5_tokenizer)).save_pretrained(folder / "reader")
     t5_tokenizer.save_pretrained(folder / "reader")
     # 32 px and a 4 x 4 grid; block 0 of 2 (a middle block, as 7 of 12); fewer and shorter captions, short answers
-    return dict(image_size=32, block=0, n_captions=4, n_patches=4, caption_min_length=6, caption_max_length=10, max_caption_rounds=3,
-                reader_max_length=6)
+    return dict(
+        image_size=32,
+        block=0,
+        n_captions=4,
+        n_patches=4,
+        caption_min_length=6,
+        caption_max_length=10,
+        max_caption_rounds=3,
+        reader_max_length=6,
+    )
 
 # %% ../nbs/02c_pnp.ipynb #c046
-PNP_FAMILY = model_family("pnp", load_pnp, tiny_pnp, defaults=PNP_DEFAULTS, batch_size=4, half_precision=("bfloat16",))  # T5 overflows in float16
-_PNP_SOURCE = "VQAv2 val, PNP-VQA paper (Tiong et al. 2022) zero-shot results, reproduced in LAVIS projects/pnp-vqa/README.md"
+PNP_FAMILY = model_family(
+    "pnp", load_pnp, tiny_pnp, defaults=PNP_DEFAULTS, batch_size=4, half_precision=("bfloat16",)
+)  # T5 overflows in float16
+_PNP_SOURCE = (
+    "VQAv2 val, PNP-VQA paper (Tiong et al. 2022) zero-shot results, reproduced in LAVIS projects/pnp-vqa/README.md"
+)
 _PNP_READERS = {size: f"allenai/unifiedqa-v2-t5-{size}-1363200" for size in ("base", "large", "3b")}
-def pnp_entry(name: str,       # the entry's name
-              size: str,       # the UnifiedQA-v2 reader's size: "base", "large" or "3b"
-              accuracy: float, # the paper's zero-shot VQAv2 val accuracy, percent
-              description: str,
-             ) -> ModelSpec:
+
+
+def pnp_entry(
+    name: str,  # the entry's name
+    size: str,  # the UnifiedQA-v2 reader's size: "base", "large" or "3b"
+    accuracy: float,  # the paper's zero-shot VQAv2 val accuracy, percent
+    description: str,
+) -> ModelSpec:
     "A PNP-VQA entry with the reader of one size; the sources name that size's LAVIS files (same values)."
-    return model_entry(name, _PNP_READERS[size], PNP_FAMILY, {"reader_checkpoint": _PNP_READERS[size]}, reported_accuracy=accuracy,
-                       reported_on=f"{_PNP_SOURCE}, PNP-VQA {size}", description=description,
-                       sources={**{k: v.replace("pnp_vqa_base.yaml", f"pnp_vqa_{size}.yaml").replace("vqav2_eval.yaml", "vqav2_eval.yaml" if size == "base"
-                                                        else f"vqav2_eval_{size}.yaml") for k, v in PNP_SOURCES.items()},
-                                "reported_accuracy": _PNP_SOURCE, **({"model": "VRB Table 3 (PnP, 223M parameters)"} if size == "base" else {})})
+    return model_entry(
+        name,
+        _PNP_READERS[size],
+        PNP_FAMILY,
+        {"reader_checkpoint": _PNP_READERS[size]},
+        reported_accuracy=accuracy,
+        reported_on=f"{_PNP_SOURCE}, PNP-VQA {size}",
+        description=description,
+        sources={
+            **{
+                k: v.replace("pnp_vqa_base.yaml", f"pnp_vqa_{size}.yaml").replace(
+                    "vqav2_eval.yaml", "vqav2_eval.yaml" if size == "base" else f"vqav2_eval_{size}.yaml"
+                )
+                for k, v in PNP_SOURCES.items()
+            },
+            "reported_accuracy": _PNP_SOURCE,
+            **({"model": "VRB Table 3 (PnP, 223M parameters)"} if size == "base" else {}),
+        },
+    )
+
 
 PNP_MODELS = [
-    pnp_entry("pnp", "base", 54.3, "PNP-VQA base, VRB's PnP (Table 3: 223M parameters, T5-base's count): BLIP ViT-L ITM GradCAM + BLIP ViT-L captions + "
-                                   "UnifiedQA-v2 T5-base FiD (hub BLIP weights, not LAVIS's train2014 ones)"),
+    pnp_entry(
+        "pnp",
+        "base",
+        54.3,
+        "PNP-VQA base, VRB's PnP (Table 3: 223M parameters, T5-base's count): BLIP ViT-L ITM GradCAM + BLIP ViT-L captions + "
+        "UnifiedQA-v2 T5-base FiD (hub BLIP weights, not LAVIS's train2014 ones)",
+    ),
     pnp_entry("pnp-large", "large", 57.5, "PNP-VQA large (UnifiedQA-v2 T5-large reader)"),
-    pnp_entry("pnp-3b", "3b", 62.1, "PNP-VQA 3B (UnifiedQA-v2 T5-3B reader)")]
+    pnp_entry("pnp-3b", "3b", 62.1, "PNP-VQA 3B (UnifiedQA-v2 T5-3B reader)"),
+]
 
 # %% ../nbs/02c_pnp.ipynb #c045b
-LAVIS_TO_TRANSFORMERS = ORIGINAL_BLIP_VISION_KEYS + [  # (LAVIS key pattern, transformers name): BLIP's ViT (timm names, as BLIP VQA's) -> BlipVisionModel
-    (r"^encoder\.encoder\.", "encoder."),   # LAVIS's FiD reader wraps T5's encoder (T5EncoderWrapper); the rest keep LAVIS's names
-]
-LAVIS_PREFIXES = {"itm": "image_question_matching_model.", "captioner": "image_captioning_model.", "reader": "question_answering_model."}
+LAVIS_TO_TRANSFORMERS = (
+    ORIGINAL_BLIP_VISION_KEYS
+    + [  # (LAVIS key pattern, transformers name): BLIP's ViT (timm names, as BLIP VQA's) -> BlipVisionModel
+        (
+            r"^encoder\.encoder\.",
+            "encoder.",
+        ),  # LAVIS's FiD reader wraps T5's encoder (T5EncoderWrapper); the rest keep LAVIS's names
+    ]
+)
+LAVIS_PREFIXES = {
+    "itm": "image_question_matching_model.",
+    "captioner": "image_captioning_model.",
+    "reader": "question_answering_model.",
+}
 
 
 def lavis_key(key: str) -> str:
     "The transformers name of a LAVIS PNP-VQA parameter (BLIP ITM, BLIP captioner or FiD reader); unchanged where the names agree."
     for pattern, name in LAVIS_TO_TRANSFORMERS:
-        if re.match(pattern, key): return re.sub(pattern, name, key)
+        if re.match(pattern, key):
+            return re.sub(pattern, name, key)
     return key
 
 
 def lavis_state_dict(checkpoint, part: str) -> dict:
     "One part's state dict from a LAVIS checkpoint: a path or dict, BLIP's `{'model': ...}` layout or a whole PNPVQA's (prefixed parts)."
-    if not isinstance(checkpoint, dict): checkpoint = torch.load(checkpoint, map_location="cpu", weights_only=True)
+    if not isinstance(checkpoint, dict):
+        checkpoint = torch.load(checkpoint, map_location="cpu", weights_only=True)
     state = checkpoint.get("model", checkpoint)
     prefix = LAVIS_PREFIXES[part]
-    if any(k.startswith(prefix) for k in state): state = {k[len(prefix):]: v for k, v in state.items() if k.startswith(prefix)}
+    if any(k.startswith(prefix) for k in state):
+        state = {k[len(prefix) :]: v for k, v in state.items() if k.startswith(prefix)}
     return state
 
 
@@ -397,11 +671,16 @@ def convert_lavis(checkpoint, part: str, model) -> dict:
     converted = {}
     for key, value in state.items():
         name = lavis_key(key)
-        if name in target: converted[name] = value
+        if name in target:
+            converted[name] = value
     missing = [k for k in target if k not in converted and not k.endswith("position_ids") and k != "lm_head.weight"]
-    if missing: raise ValueError(f"LAVIS {part} checkpoint lacks {len(missing)} weights of {type(model).__name__}, e.g. {missing[:3]}")
+    if missing:
+        raise ValueError(
+            f"LAVIS {part} checkpoint lacks {len(missing)} weights of {type(model).__name__}, e.g. {missing[:3]}"
+        )
     model.load_state_dict(converted, strict=False)
-    if part == "reader" and "lm_head.weight" not in converted: model.tie_weights()
+    if part == "reader" and "lm_head.weight" not in converted:
+        model.tie_weights()
     return converted
 
 # %% ../nbs/02c_pnp.ipynb #c045bs1
@@ -410,80 +689,139 @@ def count_layers(state: dict, pattern: str) -> int:
     return len({m.group(1) for k in state if (m := re.match(pattern, k))})
 
 
-def lavis_blip_config(state: dict,               # a BLIP ITM or captioner state dict, LAVIS's names
-                      tokenizer,                  # its BERT tokenizer, [DEC] and [ENC] added
-                      vision_heads: int | None = None,  # ViT heads; None: width / 64 (12 for ViT-B, 16 for ViT-L)
-                      text_heads: int = 12,       # BERT heads (LAVIS's med configs: 12)
-                     ):
+def lavis_blip_config(
+    state: dict,  # a BLIP ITM or captioner state dict, LAVIS's names
+    tokenizer,  # its BERT tokenizer, [DEC] and [ENC] added
+    vision_heads: int | None = None,  # ViT heads; None: width / 64 (12 for ViT-B, 16 for ViT-L)
+    text_heads: int = 12,  # BERT heads (LAVIS's med configs: 12)
+):
     "A BlipConfig with the sizes of a LAVIS BLIP state dict (heads are not in the weights: given), LAVIS's LayerNorm epsilons."
     from transformers import BlipConfig
+
     width, positions = state["visual_encoder.pos_embed"].shape[-1], state["visual_encoder.pos_embed"].shape[1]
     patch = state["visual_encoder.patch_embed.proj.weight"].shape[-1]
-    vision = dict(hidden_size=width, intermediate_size=state["visual_encoder.blocks.0.mlp.fc1.weight"].shape[0],
-                  num_hidden_layers=count_layers(state, r"visual_encoder\.blocks\.(\d+)\."), num_attention_heads=vision_heads or width // 64,
-                  patch_size=patch, image_size=round((positions - 1) ** 0.5) * patch, layer_norm_eps=1e-6)
+    vision = dict(
+        hidden_size=width,
+        intermediate_size=state["visual_encoder.blocks.0.mlp.fc1.weight"].shape[0],
+        num_hidden_layers=count_layers(state, r"visual_encoder\.blocks\.(\d+)\."),
+        num_attention_heads=vision_heads or width // 64,
+        patch_size=patch,
+        image_size=round((positions - 1) ** 0.5) * patch,
+        layer_norm_eps=1e-6,
+    )
     bert = "text_encoder." if "text_encoder.embeddings.word_embeddings.weight" in state else "text_decoder.bert."
     words = state[bert + "embeddings.word_embeddings.weight"]
-    text = dict(vocab_size=words.shape[0], hidden_size=words.shape[1], num_hidden_layers=count_layers(state, re.escape(bert) + r"encoder\.layer\.(\d+)\."),
-                intermediate_size=state[bert + "encoder.layer.0.intermediate.dense.weight"].shape[0], num_attention_heads=text_heads,
-                max_position_embeddings=state[bert + "embeddings.position_embeddings.weight"].shape[0],
-                encoder_hidden_size=state[bert + "encoder.layer.0.crossattention.self.key.weight"].shape[1], layer_norm_eps=1e-12,
-                pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id, sep_token_id=tokenizer.sep_token_id,
-                eos_token_id=tokenizer.sep_token_id)
+    text = dict(
+        vocab_size=words.shape[0],
+        hidden_size=words.shape[1],
+        num_hidden_layers=count_layers(state, re.escape(bert) + r"encoder\.layer\.(\d+)\."),
+        intermediate_size=state[bert + "encoder.layer.0.intermediate.dense.weight"].shape[0],
+        num_attention_heads=text_heads,
+        max_position_embeddings=state[bert + "embeddings.position_embeddings.weight"].shape[0],
+        encoder_hidden_size=state[bert + "encoder.layer.0.crossattention.self.key.weight"].shape[1],
+        layer_norm_eps=1e-12,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        sep_token_id=tokenizer.sep_token_id,
+        eos_token_id=tokenizer.sep_token_id,
+    )
     projection = state["vision_proj.weight"].shape[0] if "vision_proj.weight" in state else 256
-    return BlipConfig(text_config=text, vision_config=vision, image_text_hidden_size=projection, projection_dim=projection)
+    return BlipConfig(
+        text_config=text, vision_config=vision, image_text_hidden_size=projection, projection_dim=projection
+    )
 
 # %% ../nbs/02c_pnp.ipynb #c045bs2
 def lavis_t5_config(state: dict):
     "A T5Config with the sizes of a (LAVIS or transformers) T5 state dict; T5's special ids (pad 0 = decoder start, eos 1)."
     from transformers import T5Config
+
     bias = state["encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight"]
     gated = "encoder.block.0.layer.1.DenseReluDense.wi_0.weight" in state
     ff = state["encoder.block.0.layer.1.DenseReluDense." + ("wi_0" if gated else "wi") + ".weight"]
     tied = "lm_head.weight" not in state or torch.equal(state["lm_head.weight"], state["shared.weight"])
-    return T5Config(vocab_size=state["shared.weight"].shape[0], d_model=state["shared.weight"].shape[1], num_heads=bias.shape[1],
-                    relative_attention_num_buckets=bias.shape[0], d_kv=state["encoder.block.0.layer.0.SelfAttention.q.weight"].shape[0] // bias.shape[1],
-                    d_ff=ff.shape[0], num_layers=count_layers(state, r"encoder\.block\.(\d+)\."), num_decoder_layers=count_layers(state, r"decoder\.block\.(\d+)\."),
-                    feed_forward_proj="gated-gelu" if gated else "relu", tie_word_embeddings=tied, decoder_start_token_id=0, pad_token_id=0, eos_token_id=1)
+    return T5Config(
+        vocab_size=state["shared.weight"].shape[0],
+        d_model=state["shared.weight"].shape[1],
+        num_heads=bias.shape[1],
+        relative_attention_num_buckets=bias.shape[0],
+        d_kv=state["encoder.block.0.layer.0.SelfAttention.q.weight"].shape[0] // bias.shape[1],
+        d_ff=ff.shape[0],
+        num_layers=count_layers(state, r"encoder\.block\.(\d+)\."),
+        num_decoder_layers=count_layers(state, r"decoder\.block\.(\d+)\."),
+        feed_forward_proj="gated-gelu" if gated else "relu",
+        tie_word_embeddings=tied,
+        decoder_start_token_id=0,
+        pad_token_id=0,
+        eos_token_id=1,
+    )
 
 
 def lavis_bert_tokenizer(vocab_folder):
     "BERT's tokenizer as LAVIS's `init_tokenizer` makes it: `vocab_folder`'s vocab.txt (bert-base-uncased's for real checkpoints), [DEC] as BOS, [ENC] after it."
     from transformers import BertTokenizerFast
-    tokenizer = BertTokenizerFast.from_pretrained(str(vocab_folder), do_lower_case=True, clean_up_tokenization_spaces=True)
+
+    tokenizer = BertTokenizerFast.from_pretrained(
+        str(vocab_folder), do_lower_case=True, clean_up_tokenization_spaces=True
+    )
     tokenizer.add_special_tokens({"bos_token": "[DEC]", "additional_special_tokens": ["[ENC]"]})
     return tokenizer
 
 # %% ../nbs/02c_pnp.ipynb #c045bs3
-def pnp_from_lavis(folder,               # where to write the checkpoint folder (created)
-                   itm, captioner,       # LAVIS's BLIP ITM and captioner checkpoints (.pth paths or state dicts; or one PNPVQA state dict for all)
-                   reader,               # the reader: a LAVIS FiD state dict or path, or a transformers T5 checkpoint folder / hub id
-                   bert_vocab,           # folder with BERT's vocab.txt
-                   t5_tokenizer,         # folder or hub id of the reader's T5 tokenizer
-                   vision_heads: int | None = None, text_heads: int = 12, captioner_text_heads: int | None = None,
-                   settings: dict | None = None,  # settings saved with the folder (vqa_robust.json), e.g. image_size
-                  ):
+def pnp_from_lavis(
+    folder,  # where to write the checkpoint folder (created)
+    itm,
+    captioner,  # LAVIS's BLIP ITM and captioner checkpoints (.pth paths or state dicts; or one PNPVQA state dict for all)
+    reader,  # the reader: a LAVIS FiD state dict or path, or a transformers T5 checkpoint folder / hub id
+    bert_vocab,  # folder with BERT's vocab.txt
+    t5_tokenizer,  # folder or hub id of the reader's T5 tokenizer
+    vision_heads: int | None = None,
+    text_heads: int = 12,
+    captioner_text_heads: int | None = None,
+    settings: dict | None = None,  # settings saved with the folder (vqa_robust.json), e.g. image_size
+):
     "Write LAVIS PNP-VQA checkpoints as a folder `load_model(folder)` loads: itm/, captioner/, reader/ in transformers' format."
-    from transformers import (AutoTokenizer, BlipForConditionalGeneration, BlipForImageTextRetrieval, BlipImageProcessor, BlipProcessor,
-                              T5ForConditionalGeneration)
-    folder = Path(folder); folder.mkdir(parents=True, exist_ok=True)
+    from transformers import (
+        AutoTokenizer,
+        BlipForConditionalGeneration,
+        BlipForImageTextRetrieval,
+        BlipImageProcessor,
+        BlipProcessor,
+        T5ForConditionalGeneration,
+    )
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
     tokenizer = lavis_bert_tokenizer(bert_vocab)
-    for part, checkpoint, cls, heads in (("itm", itm, BlipForImageTextRetrieval, text_heads),
-                                         ("captioner", captioner, BlipForConditionalGeneration, captioner_text_heads or text_heads)):
+    for part, checkpoint, cls, heads in (
+        ("itm", itm, BlipForImageTextRetrieval, text_heads),
+        ("captioner", captioner, BlipForConditionalGeneration, captioner_text_heads or text_heads),
+    ):
         state = lavis_state_dict(checkpoint, part)
         model = cls(lavis_blip_config(state, tokenizer, vision_heads, heads))
         convert_lavis(state, part, model)
         model.save_pretrained(folder / part)
         size = model.config.vision_config.image_size
-        BlipProcessor(image_processor=BlipImageProcessor(size={"height": size, "width": size}), tokenizer=tokenizer).save_pretrained(folder / part)
+        BlipProcessor(
+            image_processor=BlipImageProcessor(size={"height": size, "width": size}), tokenizer=tokenizer
+        ).save_pretrained(folder / part)
     if isinstance(reader, dict) or Path(str(reader)).is_file():
         state = lavis_state_dict(reader, "reader")
         state = {lavis_key(k): v for k, v in state.items()}
         model = T5ForConditionalGeneration(lavis_t5_config(state))
         convert_lavis(state, "reader", model)
-    else: model = T5ForConditionalGeneration.from_pretrained(reader)
+    else:
+        model = T5ForConditionalGeneration.from_pretrained(reader)
     model.save_pretrained(folder / "reader")
     AutoTokenizer.from_pretrained(str(t5_tokenizer)).save_pretrained(folder / "reader")
-    (folder / "vqa_robust.json").write_text(json.dumps({"name": folder.name, "family": "pnp", "settings": dict(settings or {}),
-                                                         "converted_from": "LAVIS PNP-VQA checkpoints"}, indent=1))
+    (folder / "vqa_robust.json").write_text(
+        json.dumps(
+            {
+                "name": folder.name,
+                "family": "pnp",
+                "settings": dict(settings or {}),
+                "converted_from": "LAVIS PNP-VQA checkpoints",
+            },
+            indent=1,
+        )
+    )
     return folder

@@ -9,8 +9,22 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 import numpy as np
-from .text import (ADJ, NOUN, QWERTY_NEIGHBOURS, VERB, Context, article_edit, candidates, lemminflect, make_edit, match_case, parse,
-                             register_perturbation, word_sense, word_targets)
+from vqa_robust.text import (
+    ADJ,
+    NOUN,
+    QWERTY_NEIGHBOURS,
+    VERB,
+    Context,
+    article_edit,
+    candidates,
+    lemminflect,
+    make_edit,
+    match_case,
+    parse,
+    register_perturbation,
+    word_sense,
+    word_targets,
+)
 from .corruptions import SEVERITIES
 
 # %% auto #0
@@ -25,67 +39,113 @@ __all__ = ['SEVERITY_RATES', 'WORD', 'OCR_CONFUSIONS', 'OCR_GLYPH', 'LETTERS', '
            'wh_phrase_end', 'passive_of', 'passive_voice', 'past_tense']
 
 # %% ../nbs/06b_question_corruptions.ipynb #q006
-SEVERITY_RATES = {1: 0.1, 2: 0.2, 3: 0.3, 4: 0.4, 5: 0.5}  # severity -> share of the eligible words a corruption damages
+SEVERITY_RATES = {
+    1: 0.1,
+    2: 0.2,
+    3: 0.3,
+    4: 0.4,
+    5: 0.5,
+}  # severity -> share of the eligible words a corruption damages
 WORD = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
+
 
 def word_spans(question: str) -> list[tuple[int, int, str]]:
     "(start, end, text) of each word of `question`: its runs of letters, an inner apostrophe kept."
     return [(m.start(), m.end(), m.group()) for m in WORD.finditer(question)]
 
+
 def affected(severity: int, eligible: int) -> int:
     "How many of `eligible` words a severity damages: 0.1 * severity of them, rounded half up, at least one (none when none is eligible)."
-    if severity not in SEVERITY_RATES: raise ValueError(f"severity must be one of {list(SEVERITY_RATES)}, got {severity!r}")
+    if severity not in SEVERITY_RATES:
+        raise ValueError(f"severity must be one of {list(SEVERITY_RATES)}, got {severity!r}")
     return min(eligible, max(1, int(SEVERITY_RATES[severity] * eligible + 0.5))) if eligible else 0
+
 
 def question_rng(context: Context) -> random.Random:
     "The generator of one question's corruption: Python's Mersenne Twister seeded by a BLAKE2 hash of (seed, question id, kind, severity)."
     key = f"{context.seed}/{context.question_id}/{context.kind}/{context.severity}".encode()
     return random.Random(int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little"))
 
+
 def draw(rng, n: int) -> int:
     "A uniform draw from 0..n-1: one float of the generator (`question_rng`'s, or a numpy generator's)."
     return min(int(rng.random() * n), n - 1)
+
 
 def chosen(items: list, severity: int, rng: random.Random) -> list:
     "`affected(severity, len(items))` of `items`, drawn without replacement (a partial Fisher-Yates shuffle), in their original order."
     k, pool = affected(severity, len(items)), list(range(len(items)))
     for i in range(k):
-        j = i + draw(rng, len(pool) - i); pool[i], pool[j] = pool[j], pool[i]
+        j = i + draw(rng, len(pool) - i)
+        pool[i], pool[j] = pool[j], pool[i]
     return [items[i] for i in sorted(pool[:k])]
 
 # %% ../nbs/06b_question_corruptions.ipynb #q010
-OCR_CONFUSIONS = {"o": "0", "0": "o", "l": "1", "1": "l", "i": "1", "s": "5", "5": "s", "z": "2", "2": "z", "b": "8", "8": "b",
-                  "g": "9", "9": "g", "e": "c", "c": "e", "rn": "m", "m": "rn", "O": "0", "I": "1", "S": "5", "Z": "2", "B": "8"}  # glyph -> what OCR reads
-OCR_GLYPH = re.compile("rn|[" + "".join(g for g in OCR_CONFUSIONS if len(g) == 1) + "]")  # where a glyph OCR confuses stands (rn before r)
+OCR_CONFUSIONS = {
+    "o": "0",
+    "0": "o",
+    "l": "1",
+    "1": "l",
+    "i": "1",
+    "s": "5",
+    "5": "s",
+    "z": "2",
+    "2": "z",
+    "b": "8",
+    "8": "b",
+    "g": "9",
+    "9": "g",
+    "e": "c",
+    "c": "e",
+    "rn": "m",
+    "m": "rn",
+    "O": "0",
+    "I": "1",
+    "S": "5",
+    "Z": "2",
+    "B": "8",
+}  # glyph -> what OCR reads
+OCR_GLYPH = re.compile(
+    "rn|[" + "".join(g for g in OCR_CONFUSIONS if len(g) == 1) + "]"
+)  # where a glyph OCR confuses stands (rn before r)
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
 
 def keyboard_edit(word: str, rng: random.Random):
     "A letter of `word` replaced by a QWERTY neighbour, in its case."
     at = [i for i, c in enumerate(word) if c.lower() in QWERTY_NEIGHBOURS]
-    if not at: return None
+    if not at:
+        return None
     i = at[draw(rng, len(at))]
-    n = QWERTY_NEIGHBOURS[word[i].lower()]; n = n[draw(rng, len(n))]
+    n = QWERTY_NEIGHBOURS[word[i].lower()]
+    n = n[draw(rng, len(n))]
     return i, i + 1, n.upper() if word[i].isupper() else n
+
 
 def ocr_edit(word: str, rng: random.Random):
     "A glyph of `word` (one or two characters) replaced by what OCR confuses it with."
     at = [(m.start(), m.group()) for m in OCR_GLYPH.finditer(word)]
-    if not at: return None
+    if not at:
+        return None
     i, g = at[draw(rng, len(at))]
     return i, i + len(g), OCR_CONFUSIONS[g]
 
 # %% ../nbs/06b_question_corruptions.ipynb #q010b
 def insert_edit(word: str, rng: random.Random):
     "A random lower-case letter inserted inside `word` (between two of its letters)."
-    if len(word) < 2: return None
+    if len(word) < 2:
+        return None
     i = 1 + draw(rng, len(word) - 1)
     return i, i, LETTERS[draw(rng, 26)]
 
+
 def delete_edit(word: str, rng: random.Random):
     "An inner letter of `word` (three letters or more) deleted."
-    if len(word) < 3: return None
+    if len(word) < 3:
+        return None
     i = 1 + draw(rng, len(word) - 2)
     return i, i + 1, ""
+
 
 def replace_edit(word: str, rng: random.Random):
     "A letter of `word` replaced by another random lower-case letter."
@@ -93,36 +153,57 @@ def replace_edit(word: str, rng: random.Random):
     others = LETTERS.replace(word[i].lower(), "")
     return i, i + 1, others[draw(rng, len(others))]
 
+
 def swap_edit(word: str, rng: random.Random):
     "Two adjacent, different letters of `word` exchanged."
     at = [i for i in range(len(word) - 1) if word[i] != word[i + 1]]
-    if not at: return None
+    if not at:
+        return None
     i = at[draw(rng, len(at))]
     return i, i + 2, word[i + 1] + word[i]
+
 
 CHARACTER_EDITS = {  # name -> (whether it applies to a word, the edit: (word, generator) -> (start, end, replacement) inside the word)
     "keyboard": (lambda w: any(c.lower() in QWERTY_NEIGHBOURS for c in w), keyboard_edit),
     "ocr": (lambda w: OCR_GLYPH.search(w) is not None, ocr_edit),
-    "insert": (lambda w: len(w) >= 2, insert_edit), "delete": (lambda w: len(w) >= 3, delete_edit),
-    "replace": (lambda w: len(w) >= 1, replace_edit), "swap": (lambda w: any(a != b for a, b in zip(w, w[1:])), swap_edit)}
+    "insert": (lambda w: len(w) >= 2, insert_edit),
+    "delete": (lambda w: len(w) >= 3, delete_edit),
+    "replace": (lambda w: len(w) >= 1, replace_edit),
+    "swap": (lambda w: any(a != b for a, b in zip(w, w[1:])), swap_edit),
+}
 
 # %% ../nbs/06b_question_corruptions.ipynb #q014
-def character_corruption(name: str  # a key of CHARACTER_EDITS
-                        ) -> Callable:  # (question, Context) -> [edits]: a perturbation, as text.PERTURBATIONS holds them
+def character_corruption(
+    name: str,  # a key of CHARACTER_EDITS
+) -> Callable:  # (question, Context) -> [edits]: a perturbation, as text.PERTURBATIONS holds them
     "A perturbation editing one character in each of `affected(severity, n)` of the question's n eligible words."
     applies, edit = CHARACTER_EDITS[name]
+
     def corruption(question: str, context: Context) -> list[list[dict]]:
         rng, edits = question_rng(context), []
         for start, _, word in chosen([w for w in word_spans(question) if applies(w[2])], context.severity, rng):
             i, j, new = edit(word, rng)
-            edits.append(make_edit(start + i, start + j, word[i:j], new, f"char_{name}", word, word[:i] + new + word[j:]))
+            edits.append(
+                make_edit(start + i, start + j, word[i:j], new, f"char_{name}", word, word[:i] + new + word[j:])
+            )
         return [edits] if edits else []
+
     return corruption
 
 # %% ../nbs/06b_question_corruptions.ipynb #q016
-FILLERS = ("really", "actually", "basically", "just", "like", "so")  # discourse fillers word_insert adds: they do not change what is asked
+FILLERS = (
+    "really",
+    "actually",
+    "basically",
+    "just",
+    "like",
+    "so",
+)  # discourse fillers word_insert adds: they do not change what is asked
 PUNCTUATION = (",", ".", "!", "?", ";", ":")
-FUNCTION_WORDS = frozenset("a an the is are was were be been am do does did".split())  # words whose deletion keeps what a question asks
+FUNCTION_WORDS = frozenset(
+    "a an the is are was were be been am do does did".split()
+)  # words whose deletion keeps what a question asks
+
 
 def filler_edit(question: str, word: tuple, rng: random.Random) -> dict:
     "A filler word inserted before `word`."
@@ -130,18 +211,22 @@ def filler_edit(question: str, word: tuple, rng: random.Random) -> dict:
     filler = FILLERS[draw(rng, len(FILLERS))]
     return make_edit(start, start, "", filler + " ", "word_insert", text, filler)
 
+
 def punctuation_edit(question: str, word: tuple, rng: random.Random) -> dict:
     "A punctuation mark inserted after `word`."
     _, end, text = word
     mark = PUNCTUATION[draw(rng, len(PUNCTUATION))]
     return make_edit(end, end, "", mark, "word_punctuation", text, mark)
 
+
 def word_insertion(make: Callable) -> Callable:
     "A perturbation inserting, with `make(question, word, rng)`, beside each of `affected(severity, n)` words."
+
     def corruption(question: str, context: Context) -> list[list[dict]]:
         rng = question_rng(context)
         edits = [make(question, w, rng) for w in chosen(word_spans(question), context.severity, rng)]
         return [edits] if edits else []
+
     return corruption
 
 # %% ../nbs/06b_question_corruptions.ipynb #q016b
@@ -149,25 +234,33 @@ def deletion_edit(question: str, word: tuple, free_before: int) -> dict:
     "`word` deleted with the whitespace before it, or after it where that is taken by the deletion before (`free_before`) or there is none."
     start, end, text = word
     before = len(question[:start]) - len(question[:start].rstrip())
-    if before and start - before >= free_before: start -= before
-    else: end += len(question[end:]) - len(question[end:].lstrip())
+    if before and start - before >= free_before:
+        start -= before
+    else:
+        end += len(question[end:]) - len(question[end:].lstrip())
     return make_edit(start, end, question[start:end], "", "word_delete", text, None)
+
 
 def word_deletions(question: str, context: Context) -> list[list[dict]]:
     "`affected(severity, n)` of the question's n words deleted."
     edits, free = [], 0
     for word in chosen(word_spans(question), context.severity, question_rng(context)):
-        edits.append(deletion_edit(question, word, free)); free = edits[-1]["span"][1]
+        edits.append(deletion_edit(question, word, free))
+        free = edits[-1]["span"][1]
     return [edits] if edits else []
+
 
 def word_swaps(question: str, context: Context) -> list[list[dict]]:
     "Chosen words exchanged with the word after them (a pair overlapping the one before is skipped)."
     words, edits, last = word_spans(question), [], -2
     for k in chosen(list(range(len(words) - 1)), context.severity, question_rng(context)):
-        if k <= last + 1: continue
+        if k <= last + 1:
+            continue
         (s, e, a), (s2, e2, b) = words[k], words[k + 1]
-        edits.append(make_edit(s, e2, question[s:e2], b + question[e:s2] + a, "word_swap", a, b)); last = k
+        edits.append(make_edit(s, e2, question[s:e2], b + question[e:s2] + a, "word_swap", a, b))
+        last = k
     return [edits] if edits else []
+
 
 def keeps_question(edits: list[dict], near_colour_distance: float = 0.0) -> bool:
     "A word deletion keeps the correct answer where every word it deleted is a function word."
@@ -176,30 +269,39 @@ def keeps_question(edits: list[dict], near_colour_distance: float = 0.0) -> bool
 # %% ../nbs/06b_question_corruptions.ipynb #q031
 def codespell_dictionary() -> Path:
     "codespell's dictionary of common misspellings (`misspelling->correction` lines), installed with codespell."
-    try: import codespell_lib
-    except ModuleNotFoundError: raise ModuleNotFoundError("codespell is not installed: pip install codespell==2.4.1") from None
+    try:
+        import codespell_lib
+    except ModuleNotFoundError:
+        raise ModuleNotFoundError("codespell is not installed: pip install codespell==2.4.1") from None
     return Path(codespell_lib.__file__).parent / "data" / "dictionary.txt"
 
+
 @lru_cache(maxsize=4)
-def misspellings(path: str | None = None,  # a dictionary in codespell's format; None: codespell's own
-                ) -> dict[str, tuple[str, ...]]:  # a correct lower-case word -> its misspellings, sorted
+def misspellings(
+    path: str | None = None,  # a dictionary in codespell's format; None: codespell's own
+) -> dict[str, tuple[str, ...]]:  # a correct lower-case word -> its misspellings, sorted
     "Each word's common misspellings: the lines `misspelling->correction` of codespell's dictionary with one single-word correction, read backwards."
     found = {}
     for line in Path(path or codespell_dictionary()).read_text(encoding="utf-8").splitlines():
         wrong, arrow, right = line.strip().partition("->")
-        if arrow and wrong.isalpha() and right.isalpha(): found.setdefault(right.lower(), set()).add(wrong.lower())
+        if arrow and wrong.isalpha() and right.isalpha():
+            found.setdefault(right.lower(), set()).add(wrong.lower())
     return {word: tuple(sorted(wrongs)) for word, wrongs in found.items()}
+
 
 def misspelling_edit(word: str, rng: random.Random):
     "The whole of `word` replaced by one of its common misspellings (drawn), in the word's case."
     options = misspellings().get(word.lower())
-    if not options: return None
+    if not options:
+        return None
     return 0, len(word), match_case(options[draw(rng, len(options))], word)
+
 
 CHARACTER_EDITS["misspelling"] = (lambda w: w.lower() in misspellings(), misspelling_edit)
 
 # %% ../nbs/06b_question_corruptions.ipynb #q033
 SYNONYM_TAGS = {"n": NOUN, "v": VERB, "a": ADJ}  # WordNet part of speech -> the Penn tags `word_synonym` replaces
+
 
 def synonym_targets(question: str, words: tuple, context: Context) -> list[tuple]:
     "(first word index, word, its sense, its synonyms) of each noun, verb and adjective with a WordNet synonym, in order, none overlapping an earlier one."
@@ -208,42 +310,76 @@ def synonym_targets(question: str, words: tuple, context: Context) -> list[tuple
         for first, _, w in word_targets(question, words, tags, pos):
             sense = word_sense(w.lemma, pos, context.sense_map)
             options = candidates(w.text, w.tag, w.lemma, sense.name(), "synonym", context.min_count) if sense else ()
-            if options: found.append((first, w, sense.name(), options))
+            if options:
+                found.append((first, w, sense.name(), options))
     kept, end = [], -1
     for target in sorted(found, key=lambda t: t[1].start):
-        if target[1].start >= end: kept.append(target); end = target[1].end
+        if target[1].start >= end:
+            kept.append(target)
+            end = target[1].end
     return kept
+
 
 def word_synonyms(question: str, context: Context) -> list[list[dict]]:
     "`affected(severity, n)` of the question's n nouns, verbs and adjectives with a synonym, each replaced by one drawn synonym."
     words, rng, edits = parse(question), question_rng(context), []
     for first, w, sense, options in chosen(synonym_targets(question, words, context), context.severity, rng):
         text, target, via, steps = options[draw(rng, len(options))]
-        edits += [make_edit(w.start, w.end, w.text, text, "synonym", sense, target, via, steps)] + article_edit(words, first, text)
+        edits += [make_edit(w.start, w.end, w.text, text, "synonym", sense, target, via, steps)] + article_edit(
+            words, first, text
+        )
     return [edits] if edits else []
 
 # %% ../nbs/06b_question_corruptions.ipynb #q041
-CONTRACTIONS = {"what is": "what's", "who is": "who's", "where is": "where's", "how is": "how's", "that is": "that's", "it is": "it's",
-                "there is": "there's", "is not": "isn't", "are not": "aren't", "was not": "wasn't", "were not": "weren't",
-                "does not": "doesn't", "do not": "don't", "did not": "didn't", "cannot": "can't", "can not": "can't"}  # full form -> contraction
-EXPANSIONS = {**{short: full for full, short in CONTRACTIONS.items() if full != "can not"}, "won't": "will not", "'re": " are"}  # contraction -> full form
+CONTRACTIONS = {
+    "what is": "what's",
+    "who is": "who's",
+    "where is": "where's",
+    "how is": "how's",
+    "that is": "that's",
+    "it is": "it's",
+    "there is": "there's",
+    "is not": "isn't",
+    "are not": "aren't",
+    "was not": "wasn't",
+    "were not": "weren't",
+    "does not": "doesn't",
+    "do not": "don't",
+    "did not": "didn't",
+    "cannot": "can't",
+    "can not": "can't",
+}  # full form -> contraction
+EXPANSIONS = {
+    **{short: full for full, short in CONTRACTIONS.items() if full != "can not"},
+    "won't": "will not",
+    "'re": " are",
+}  # contraction -> full form
 FORMAL_OPENING = "Please answer the following question: "
+
 
 def replaced_phrases(question: str, table: dict) -> str:
     "`question` with every phrase of `table` (whole words, any case) replaced, the first letter of each replacement in the phrase's case."
-    pattern = re.compile(r"(?<![A-Za-z'])(" + "|".join(re.escape(k) for k in sorted(table, key=len, reverse=True)) + r")(?![A-Za-z])", re.IGNORECASE)
+    pattern = re.compile(
+        r"(?<![A-Za-z'])(" + "|".join(re.escape(k) for k in sorted(table, key=len, reverse=True)) + r")(?![A-Za-z])",
+        re.IGNORECASE,
+    )
     return pattern.sub(lambda m: match_case(table[m.group().lower()], m.group()), question)
+
 
 def whole_rewrite(question: str, rewritten: str, relation: str) -> list[list[dict]]:
     "One edit replacing the whole question by `rewritten`; no perturbed question where nothing changed."
-    return [] if rewritten == question or not question else [[make_edit(0, len(question), question, rewritten, relation)]]
+    return (
+        [] if rewritten == question or not question else [[make_edit(0, len(question), question, rewritten, relation)]]
+    )
+
 
 def formal_style(question: str, context: Context) -> list[list[dict]]:
     "Contractions written out (but a leading negative one, *Aren't they ...*, whose full form would need the subject moved), the question capitalised and introduced as a request."
     head = re.match(r"\s*[A-Za-z]+n't(?![A-Za-z])", question)
     kept = head.group() if head else ""
-    body = kept + replaced_phrases(question[len(kept):], EXPANSIONS)
+    body = kept + replaced_phrases(question[len(kept) :], EXPANSIONS)
     return whole_rewrite(question, FORMAL_OPENING + body[:1].upper() + body[1:], "formal")
+
 
 def casual_style(question: str, context: Context) -> list[list[dict]]:
     "Contractions made, the first letter in lower case."
@@ -252,30 +388,46 @@ def casual_style(question: str, context: Context) -> list[list[dict]]:
 
 # %% ../nbs/06b_question_corruptions.ipynb #q044
 NOUN_PHRASE_TAGS = frozenset({"DT", "PRP$", "CD", "JJ", "JJR", "JJS", "NN", "NNS", "NNP", "NNPS", "POS", "HYPH"})
-OBJECT_FORMS = {"he": "him", "she": "her", "they": "them", "i": "me", "we": "us", "it": "it", "you": "you"}  # a pronoun subject after "by"
+OBJECT_FORMS = {
+    "he": "him",
+    "she": "her",
+    "they": "them",
+    "i": "me",
+    "we": "us",
+    "it": "it",
+    "you": "you",
+}  # a pronoun subject after "by"
+
 
 def noun_phrase_end(words: tuple, i: int) -> int | None:
     "One past the last word of the noun phrase starting at word i (determiners, numbers, adjectives and nouns, ending on a noun; or a personal pronoun); None where none starts."
-    if i < len(words) and words[i].tag == "PRP": return i + 1
+    if i < len(words) and words[i].tag == "PRP":
+        return i + 1
     end = None
     for j in range(i, len(words)):
-        if words[j].tag not in NOUN_PHRASE_TAGS: break
-        if words[j].tag.startswith("NN"): end = j + 1
+        if words[j].tag not in NOUN_PHRASE_TAGS:
+            break
+        if words[j].tag.startswith("NN"):
+            end = j + 1
     return end
+
 
 def phrase(question: str, words: tuple, i: int, end: int, as_agent: bool = False) -> str:
     "The text of words i..end-1 (a pronoun in its object form after 'by')."
-    text = question[words[i].start:words[end - 1].end]
+    text = question[words[i].start : words[end - 1].end]
     return OBJECT_FORMS.get(text.lower(), text) if as_agent and end == i + 1 and words[i].tag == "PRP" else text
+
 
 def plural(words: tuple, end: int) -> bool:
     "Whether the phrase ending before `end` is plural (its last word a plural noun, or they/we)."
     return words[end - 1].tag in ("NNS", "NNPS") or words[end - 1].text.lower() in ("they", "we")
 
+
 def participle(word) -> str:
     "The past participle of a verb (lemminflect's VBN of its lemma)."
     forms = lemminflect().getInflection(word.lemma, tag="VBN")
     return forms[0] if forms else word.text
+
 
 def be_form(past: bool, many: bool) -> str:
     "The form of *be* for a subject of one or many, in the present or the past: is, are, was, were."
@@ -284,31 +436,39 @@ def be_form(past: bool, many: bool) -> str:
 # %% ../nbs/06b_question_corruptions.ipynb #q045
 def wh_phrase_end(words: tuple) -> int | None:
     "One past a leading object question phrase: what, who, whom, which, or what/which with its noun (*What sport*); None where the question has none."
-    if not words or words[0].text.lower() not in ("what", "who", "whom", "which"): return None
+    if not words or words[0].text.lower() not in ("what", "who", "whom", "which"):
+        return None
     end = noun_phrase_end(words, 1) if words[0].tag == "WDT" else None
     return end or 1
+
 
 def passive_of(question: str, words: tuple) -> str | None:
     "The question in the passive voice, for the four shapes `sentence_passive` knows; None for any other."
     wh = wh_phrase_end(words)
     start = wh or 0
-    if start >= len(words) or words[start].lemma not in ("be", "do") or words[start].pos not in ("AUX", "VERB"): return None
+    if start >= len(words) or words[start].lemma not in ("be", "do") or words[start].pos not in ("AUX", "VERB"):
+        return None
     aux, past = words[start], words[start].tag == "VBD"
     subject_end = noun_phrase_end(words, start + 1)
-    if subject_end is None or subject_end >= len(words): return None
+    if subject_end is None or subject_end >= len(words):
+        return None
     verb = words[subject_end]
-    if verb.pos != "VERB" or verb.tag != ("VBG" if aux.lemma == "be" else "VB"): return None
+    if verb.pos != "VERB" or verb.tag != ("VBG" if aux.lemma == "be" else "VB"):
+        return None
     agent = phrase(question, words, start + 1, subject_end, as_agent=True)
     being = " being " if aux.lemma == "be" else " "
     if wh:  # What is the man holding? -> What is being held by the man?
-        if subject_end + 1 != len(words) - (words[-1].tag == "."): return None
-        rest = question[verb.end:]
+        if subject_end + 1 != len(words) - (words[-1].tag == "."):
+            return None
+        rest = question[verb.end :]
         many = wh > 1 and plural(words, wh)
-        return f"{question[:words[wh - 1].end]} {be_form(past, many)}{being}{participle(verb)} by {agent}{rest}"
+        return f"{question[: words[wh - 1].end]} {be_form(past, many)}{being}{participle(verb)} by {agent}{rest}"
     object_end = noun_phrase_end(words, subject_end + 1)
-    if object_end is None: return None
-    patient, rest = phrase(question, words, subject_end + 1, object_end), question[words[object_end - 1].end:]
+    if object_end is None:
+        return None
+    patient, rest = phrase(question, words, subject_end + 1, object_end), question[words[object_end - 1].end :]
     return f"{match_case(be_form(past, plural(words, object_end)), aux.text)} {patient}{being}{participle(verb)} by {agent}{rest}"
+
 
 def passive_voice(question: str, context: Context) -> list[list[dict]]:
     "The question turned passive where its shape allows (`passive_of`); else no perturbed question."
@@ -316,31 +476,79 @@ def passive_voice(question: str, context: Context) -> list[list[dict]]:
     return whole_rewrite(question, rewritten, "passive") if rewritten else []
 
 # %% ../nbs/06b_question_corruptions.ipynb #q045b
-PAST_FORMS = {"is": "was", "am": "was", "are": "were", "'s": " was", "'re": " were", "'m": " was", "does": "did", "do": "did",
-              "has": "had", "have": "had", "can": "could", "will": "would"}  # present -> past of the auxiliaries and modals
+PAST_FORMS = {
+    "is": "was",
+    "am": "was",
+    "are": "were",
+    "'s": " was",
+    "'re": " were",
+    "'m": " was",
+    "does": "did",
+    "do": "did",
+    "has": "had",
+    "have": "had",
+    "can": "could",
+    "will": "would",
+}  # present -> past of the auxiliaries and modals
+
 
 def past_tense(question: str, context: Context) -> list[list[dict]]:
     "Every present-tense verb and auxiliary in the past (`PAST_FORMS`, else lemminflect's VBD), each its own edit."
     edits = []
     for w in parse(question):
         low = w.text.lower()
-        if low in PAST_FORMS and w.tag in ("VBZ", "VBP", "MD"): new = PAST_FORMS[low]
-        elif w.tag in ("VBZ", "VBP") and w.pos == "VERB": new = (lemminflect().getInflection(w.lemma, tag="VBD") or [None])[0]
-        else: continue
-        if new: edits.append(make_edit(w.start, w.end, w.text, match_case(new, w.text) if not new.startswith(" ") else new, "tense", w.text, new.strip()))
+        if low in PAST_FORMS and w.tag in ("VBZ", "VBP", "MD"):
+            new = PAST_FORMS[low]
+        elif w.tag in ("VBZ", "VBP") and w.pos == "VERB":
+            new = (lemminflect().getInflection(w.lemma, tag="VBD") or [None])[0]
+        else:
+            continue
+        if new:
+            edits.append(
+                make_edit(
+                    w.start,
+                    w.end,
+                    w.text,
+                    match_case(new, w.text) if not new.startswith(" ") else new,
+                    "tense",
+                    w.text,
+                    new.strip(),
+                )
+            )
     return [edits] if edits else []
 
 # %% ../nbs/06b_question_corruptions.ipynb #q020
-SENTENCE_REWRITES = {"sentence_formal": formal_style, "sentence_casual": casual_style, "sentence_passive": passive_voice, "sentence_past": past_tense}
-SENTENCE_PARSED = ("sentence_passive", "sentence_past")  # the rewrites that read the parse (the styles are phrase tables)
-QUESTION_CORRUPTIONS = {**{f"char_{name}": "character" for name in CHARACTER_EDITS},
-                        **{k: "word" for k in ("word_insert", "word_punctuation", "word_delete", "word_swap", "word_synonym")},
-                        **{k: "sentence" for k in SENTENCE_REWRITES}}  # kind -> its level
-for name in CHARACTER_EDITS: register_perturbation(f"char_{name}", character_corruption(name), SEVERITIES, answer_preserving=True)
+SENTENCE_REWRITES = {
+    "sentence_formal": formal_style,
+    "sentence_casual": casual_style,
+    "sentence_passive": passive_voice,
+    "sentence_past": past_tense,
+}
+SENTENCE_PARSED = (
+    "sentence_passive",
+    "sentence_past",
+)  # the rewrites that read the parse (the styles are phrase tables)
+QUESTION_CORRUPTIONS = {
+    **{f"char_{name}": "character" for name in CHARACTER_EDITS},
+    **{k: "word" for k in ("word_insert", "word_punctuation", "word_delete", "word_swap", "word_synonym")},
+    **{k: "sentence" for k in SENTENCE_REWRITES},
+}  # kind -> its level
+for name in CHARACTER_EDITS:
+    register_perturbation(f"char_{name}", character_corruption(name), SEVERITIES, answer_preserving=True)
 register_perturbation("word_insert", word_insertion(filler_edit), SEVERITIES, answer_preserving=True)
 register_perturbation("word_punctuation", word_insertion(punctuation_edit), SEVERITIES, answer_preserving=True)
 register_perturbation("word_delete", word_deletions, SEVERITIES, answer_preserving=keeps_question)
-register_perturbation("word_swap", word_swaps, SEVERITIES)  # may change what is asked: never scored, its changed answers counted
+register_perturbation(
+    "word_swap", word_swaps, SEVERITIES
+)  # may change what is asked: never scored, its changed answers counted
 register_perturbation("word_synonym", word_synonyms, SEVERITIES, answer_preserving=True, parses=True)
-for kind, rewrite in SENTENCE_REWRITES.items(): register_perturbation(kind, rewrite, answer_preserving=True, parses=kind in SENTENCE_PARSED)  # one rewrite each, no severities
-TEXT_PRESETS = {"text": list(QUESTION_CORRUPTIONS), **{level: [k for k, v in QUESTION_CORRUPTIONS.items() if v == level] for level in ("character", "word", "sentence")}}
+for kind, rewrite in SENTENCE_REWRITES.items():
+    register_perturbation(
+        kind, rewrite, answer_preserving=True, parses=kind in SENTENCE_PARSED
+    )  # one rewrite each, no severities
+TEXT_PRESETS = {
+    "text": list(QUESTION_CORRUPTIONS),
+    **{
+        level: [k for k, v in QUESTION_CORRUPTIONS.items() if v == level] for level in ("character", "word", "sentence")
+    },
+}

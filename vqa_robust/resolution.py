@@ -17,81 +17,128 @@ __all__ = ['RESOLUTION', 'resolution_curve', 'continuous_errors', 'spearman_tren
 # %% ../nbs/04f_resolution.ipynb #r006
 RESOLUTION = "resolution"  # the corruption column of an image resized to an input resolution (its severity: the longer side, pixels)
 
-def resolution_curve(accuracy: pd.DataFrame,  # model, corruption, severity, accuracy, n: an accuracy table
-                    ) -> pd.DataFrame:        # model, resolution, accuracy, n: one row per model and resolution, in increasing order
+
+def resolution_curve(
+    accuracy: pd.DataFrame,  # model, corruption, severity, accuracy, n: an accuracy table
+) -> pd.DataFrame:  # model, resolution, accuracy, n: one row per model and resolution, in increasing order
     "Each model's accuracy at each input resolution of the run (the rows of corruption `resolution`)."
     rows = accuracy[accuracy.corruption == RESOLUTION]
     curve = rows.rename(columns={"severity": "resolution"})[["model", "resolution", "accuracy", "n"]]
     return curve.astype({"resolution": int}).sort_values(["model", "resolution"]).reset_index(drop=True)
 
 # %% ../nbs/04f_resolution.ipynb #r010
-def continuous_errors(accuracies,  # accuracy at each level, levels in increasing order
-                     ) -> dict:    # acc_res, ace, rce
+def continuous_errors(
+    accuracies,  # accuracy at each level, levels in increasing order
+) -> dict:  # acc_res, ace, rce
     "Res-Bench's Acc_res (the mean), ACE (the sum of the steps' absolute changes) and RCE (ACE / Acc_res; 0 when Acc_res is 0)."
     acc = np.asarray(accuracies, dtype=float)
     mean, ace = float(acc.mean()), float(np.abs(np.diff(acc)).sum())
     return {"acc_res": mean, "ace": ace, "rce": ace / mean if mean else 0.0}
 
+
 def spearman_trend(resolutions, accuracies) -> float:
     "Spearman's rank correlation of accuracy with resolution (mean ranks for ties; NaN when either is constant or there are fewer than 2 levels)."
     x, y = (pd.Series(np.asarray(v, dtype=float)) for v in (resolutions, accuracies))
-    if len(x) < 2 or x.nunique() < 2 or y.nunique() < 2: return float("nan")
+    if len(x) < 2 or x.nunique() < 2 or y.nunique() < 2:
+        return float("nan")
     return float(np.corrcoef(x.rank(), y.rank())[0, 1])
 
 # %% ../nbs/04f_resolution.ipynb #r013
-def resolution_trend(curve: pd.DataFrame,  # `resolution_curve`'s rows
-                    ) -> pd.DataFrame:     # per model: levels, acc_res, spearman, ace, rce, best/worst resolution and accuracy, gap
+def resolution_trend(
+    curve: pd.DataFrame,  # `resolution_curve`'s rows
+) -> pd.DataFrame:  # per model: levels, acc_res, spearman, ace, rce, best/worst resolution and accuracy, gap
     "Res-Bench's measures of each model's curve: the mean accuracy, the Spearman trend, the volatility ACE and RCE, and the extremes."
+
     def one(group):
         group = group.sort_values("resolution")
         best, worst = group.loc[group.accuracy.idxmax()], group.loc[group.accuracy.idxmin()]
-        return pd.Series({"levels": len(group), **continuous_errors(group.accuracy), "spearman": spearman_trend(group.resolution, group.accuracy),
-                          "best_resolution": int(best.resolution), "best_accuracy": best.accuracy,
-                          "worst_resolution": int(worst.resolution), "worst_accuracy": worst.accuracy, "gap": best.accuracy - worst.accuracy})
-    columns = ["model", "levels", "acc_res", "spearman", "ace", "rce", "best_resolution", "best_accuracy", "worst_resolution", "worst_accuracy", "gap"]
-    if curve.empty: return pd.DataFrame(columns=columns)
+        return pd.Series(
+            {
+                "levels": len(group),
+                **continuous_errors(group.accuracy),
+                "spearman": spearman_trend(group.resolution, group.accuracy),
+                "best_resolution": int(best.resolution),
+                "best_accuracy": best.accuracy,
+                "worst_resolution": int(worst.resolution),
+                "worst_accuracy": worst.accuracy,
+                "gap": best.accuracy - worst.accuracy,
+            }
+        )
+
+    columns = [
+        "model",
+        "levels",
+        "acc_res",
+        "spearman",
+        "ace",
+        "rce",
+        "best_resolution",
+        "best_accuracy",
+        "worst_resolution",
+        "worst_accuracy",
+        "gap",
+    ]
+    if curve.empty:
+        return pd.DataFrame(columns=columns)
     rows = [{"model": model, **one(group)} for model, group in curve.groupby("model", sort=True)]
     return pd.DataFrame(rows, columns=columns).astype({"levels": int, "best_resolution": int, "worst_resolution": int})
 
 # %% ../nbs/04f_resolution.ipynb #r021
-def resolution_intervals(scored: pd.DataFrame,  # one row per answer: model, corruption, severity, question_id, score (the resolution rows used)
-                         n_boot: int = 1000,     # bootstrap resamples
-                         seed: int = 0,
-                         confidence: float = 0.95,
-                        ) -> pd.DataFrame:       # per model: acc_res, spearman, ace, rce, each with _low and _high
+def resolution_intervals(
+    scored: pd.DataFrame,  # one row per answer: model, corruption, severity, question_id, score (the resolution rows used)
+    n_boot: int = 1000,  # bootstrap resamples
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> pd.DataFrame:  # per model: acc_res, spearman, ace, rce, each with _low and _high
     "Percentile intervals of Res-Bench's measures, the questions resampled (the same draw at every resolution: the curve moves as one)."
     rows = scored[scored.corruption == RESOLUTION]
     out = []
     for k, (model, part) in enumerate(rows.groupby("model", sort=True)):
-        table = part.pivot_table(index="question_id", columns="severity", values="score", aggfunc="mean").sort_index(axis=1)
-        if table.isna().any().any(): raise ValueError(f"{model}: not every question answered at every resolution")
+        table = part.pivot_table(index="question_id", columns="severity", values="score", aggfunc="mean").sort_index(
+            axis=1
+        )
+        if table.isna().any().any():
+            raise ValueError(f"{model}: not every question answered at every resolution")
         counts = resample_counts(len(table), n_boot, np.random.default_rng([seed, k]))
         curves = counts @ table.to_numpy() / len(table)  # n_boot x levels: each resample's accuracy at each resolution
         stats = [{**continuous_errors(c), "spearman": spearman_trend(table.columns, c)} for c in curves]
         row = {"model": model}
         for name in ("acc_res", "spearman", "ace", "rce"):
             values = np.array([s[name] for s in stats], dtype=float)
-            low, high = np.nanquantile(values, [(1 - confidence) / 2, (1 + confidence) / 2]) if np.isfinite(values).any() else (np.nan, np.nan)
+            low, high = (
+                np.nanquantile(values, [(1 - confidence) / 2, (1 + confidence) / 2])
+                if np.isfinite(values).any()
+                else (np.nan, np.nan)
+            )
             row[f"{name}_low"], row[f"{name}_high"] = float(low), float(high)
         out.append(row)
-    return pd.DataFrame(out, columns=["model"] + [f"{n}_{b}" for n in ("acc_res", "spearman", "ace", "rce") for b in ("low", "high")])
+    return pd.DataFrame(
+        out, columns=["model"] + [f"{n}_{b}" for n in ("acc_res", "spearman", "ace", "rce") for b in ("low", "high")]
+    )
 
 # %% ../nbs/04f_resolution.ipynb #r017
-def plot_resolution(curve: pd.DataFrame,             # `resolution_curve`'s rows
-                    accuracy: pd.DataFrame | None = None,  # the accuracy table, for each model's clean accuracy (dashed); None: no line
-                    title: str = "",
-                   ):                                 # a matplotlib Figure
+def plot_resolution(
+    curve: pd.DataFrame,  # `resolution_curve`'s rows
+    accuracy: pd.DataFrame | None = None,  # the accuracy table, for each model's clean accuracy (dashed); None: no line
+    title: str = "",
+):  # a matplotlib Figure
     "Each model's accuracy over the input resolutions (log-2 axis), its clean accuracy dashed."
     import matplotlib.pyplot as plt
+
     fig, ax = plt.subplots(figsize=(6.5, 4))
     for k, (model, group) in enumerate(curve.groupby("model", sort=True)):
-        line, = ax.plot(group.resolution, group.accuracy, marker="o", label=model, color=f"C{k}")
+        (line,) = ax.plot(group.resolution, group.accuracy, marker="o", label=model, color=f"C{k}")
         clean = accuracy[(accuracy.model == model) & (accuracy.corruption == CLEAN[0])] if accuracy is not None else []
-        if len(clean): ax.axhline(float(clean.accuracy.iloc[0]), color=line.get_color(), linestyle="--", linewidth=1)
+        if len(clean):
+            ax.axhline(float(clean.accuracy.iloc[0]), color=line.get_color(), linestyle="--", linewidth=1)
     ax.set_xscale("log", base=2)
     levels = sorted(curve.resolution.unique())
-    ax.set_xticks(levels); ax.set_xticklabels([str(r) for r in levels], rotation=45)
-    ax.set_xlabel("input resolution (longer side, pixels)"); ax.set_ylabel("accuracy"); ax.set_ylim(0, 1)
-    ax.set_title(title or "accuracy over input resolutions (dashed: clean)"); ax.legend(fontsize=8)
+    ax.set_xticks(levels)
+    ax.set_xticklabels([str(r) for r in levels], rotation=45)
+    ax.set_xlabel("input resolution (longer side, pixels)")
+    ax.set_ylabel("accuracy")
+    ax.set_ylim(0, 1)
+    ax.set_title(title or "accuracy over input resolutions (dashed: clean)")
+    ax.legend(fontsize=8)
     fig.tight_layout()
     return fig

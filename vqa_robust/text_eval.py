@@ -12,7 +12,20 @@ from .vqav2 import VQADataset
 from .question_corruptions import QUESTION_CORRUPTIONS
 from .metrics import check_fractions, question_bootstrap, resample_counts
 from .vocabulary import answer_changed, negated, normalize_answer
-from .text import NEAR_COLOUR_DISTANCE, PERTURBATIONS, RELATIONS, TYPO_OPERATIONS, answer_preserved, apply_edits, parse, perturb, perturbation_rng, word_sense, wordnet
+from vqa_robust.text import (
+    NEAR_COLOUR_DISTANCE,
+    PERTURBATIONS,
+    RELATIONS,
+    TYPO_OPERATIONS,
+    answer_preserved,
+    apply_edits,
+    parse,
+    perturb,
+    perturbation_rng,
+    word_sense,
+    wordnet,
+)
+
 plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
 
 # %% auto #0
@@ -28,31 +41,64 @@ __all__ = ['plt', 'RECORD_COLUMNS', 'WORD', 'PARSE_BLOCK', 'EXPECTED', 'WH_DETER
            'grouped_rules', 'counterfactual_paper_declines', 'beside_paper', 'paper_scored_declines']
 
 # %% ../nbs/06a_text_eval.ipynb #c006
-RECORD_COLUMNS = ["question_id", "image_id", "kind", "text_severity", "text_seed", "original", "perturbed", "multiple_choice_answer", "edits", "n_edits",
-                  "word", "replacement", "relation", "source", "target", "via", "distance", "common", "change", "concepts"]
+RECORD_COLUMNS = [
+    "question_id",
+    "image_id",
+    "kind",
+    "text_severity",
+    "text_seed",
+    "original",
+    "perturbed",
+    "multiple_choice_answer",
+    "edits",
+    "n_edits",
+    "word",
+    "replacement",
+    "relation",
+    "source",
+    "target",
+    "via",
+    "distance",
+    "common",
+    "change",
+    "concepts",
+]
+
 
 def record_key(record: dict) -> tuple:
     "Sort key of a record: its perturbed question, then its edits."
     return record["perturbed"], json.dumps(record["edits"], sort_keys=True, default=str)
 
-def draw_record(records: list[dict],  # the records `perturb` returned for one question
-                seed: int, kind: str, severity: int = 0) -> dict | None:
+
+def draw_record(
+    records: list[dict],  # the records `perturb` returned for one question
+    seed: int,
+    kind: str,
+    severity: int = 0,
+) -> dict | None:
     "One of a question's records, drawn after sorting with the generator of (seed, question id, 'draw:' + kind, severity)."
-    if not records: return None
+    if not records:
+        return None
     ordered = sorted(records, key=record_key)
     return ordered[perturbation_rng(seed, records[0]["question_id"], f"draw:{kind}", severity).integers(len(ordered))]
 
 # %% ../nbs/06a_text_eval.ipynb #c008
 WORD = re.compile(r"[A-Za-z0-9]+")
 
+
 def typo_words(question: str, edits: list[dict]) -> list[tuple[str, str]]:
     "(word, misspelt word) for each word of `question` that the typo `edits` touch, in question order."
     out = []
     for m in WORD.finditer(question):
-        inside = [{**e, "span": (e["span"][0] - m.start(), e["span"][1] - m.start())} for e in edits
-                  if m.start() <= e["span"][0] and e["span"][1] <= m.end()]
-        if inside: out.append((m.group(), apply_edits(m.group(), inside)))
+        inside = [
+            {**e, "span": (e["span"][0] - m.start(), e["span"][1] - m.start())}
+            for e in edits
+            if m.start() <= e["span"][0] and e["span"][1] <= m.end()
+        ]
+        if inside:
+            out.append((m.group(), apply_edits(m.group(), inside)))
     return out
+
 
 def deleted_noun(text: str) -> str:
     "The noun of a deletion's span: without spaces, a leading article and a possessive ending."
@@ -65,7 +111,11 @@ def record_row(record: dict, image_id: int, answer: str, seed: int) -> dict:
     if main["relation"] in TYPO_OPERATIONS:
         pairs = typo_words(record["original"], edits)
         first = typo_words(record["original"], [main])[0]
-        word, replacement, change, concepts = *first, ", ".join(f"{a} -> {b}" for a, b in pairs), sorted({a.lower() for a, _ in pairs})
+        word, replacement, change, concepts = (
+            *first,
+            ", ".join(f"{a} -> {b}" for a, b in pairs),
+            sorted({a.lower() for a, _ in pairs}),
+        )
     elif main["relation"] == "deletion":
         word = deleted_noun(main["original"])
         replacement, change, concepts = "", f"delete {word}", [word.lower()]
@@ -73,35 +123,62 @@ def record_row(record: dict, image_id: int, answer: str, seed: int) -> dict:
         word, replacement = main["original"], main["replacement"]
         change = f"{word} -> {replacement}"
         concepts = [main["source"] if main["relation"] in RELATIONS or main["source"] else word.lower()]
-    return {"question_id": record["question_id"], "image_id": int(image_id), "kind": record["kind"], "text_severity": int(record["severity"] or 0),
-            "text_seed": seed, "original": record["original"], "perturbed": record["perturbed"], "multiple_choice_answer": answer,
-            "edits": json.dumps(edits), "n_edits": len(edits),
-            "word": word, "replacement": replacement, **{k: main[k] for k in ("relation", "source", "target", "via", "distance", "common")},
-            "change": change, "concepts": json.dumps(concepts)}
+    return {
+        "question_id": record["question_id"],
+        "image_id": int(image_id),
+        "kind": record["kind"],
+        "text_severity": int(record["severity"] or 0),
+        "text_seed": seed,
+        "original": record["original"],
+        "perturbed": record["perturbed"],
+        "multiple_choice_answer": answer,
+        "edits": json.dumps(edits),
+        "n_edits": len(edits),
+        "word": word,
+        "replacement": replacement,
+        **{k: main[k] for k in ("relation", "source", "target", "via", "distance", "common")},
+        "change": change,
+        "concepts": json.dumps(concepts),
+    }
 
 # %% ../nbs/06a_text_eval.ipynb #c011p1
 PARSE_BLOCK = 4096  # questions parsed together ahead of their perturbation (`parse.many`), a block at a time
+
 
 def parse_ahead(questions: pd.Series):
     "Parse the block's questions together, those that are strings (`perturb` refuses the others, naming them)."
     parse.many(q for q in questions if isinstance(q, str))
 
-def perturb_dataset(dataset: VQADataset,  # the questions to perturb
-                    kind: str,            # a key of PERTURBATIONS
-                    seed: int = 0,        # seeds `perturb` and the draw of one record per question
-                    severity: int | None = None,  # typos: 1-5; None for the other kinds
-                    vocabulary=None,      # the dataset's answers (colour kinds: which colours are common); default BASIC_COLOURS
-                    **options,            # more arguments of `perturb`: sense_map, min_count, metric
-                   ) -> tuple[VQADataset, pd.DataFrame]:  # the perturbed questions, and their records (RECORD_COLUMNS)
+
+def perturb_dataset(
+    dataset: VQADataset,  # the questions to perturb
+    kind: str,  # a key of PERTURBATIONS
+    seed: int = 0,  # seeds `perturb` and the draw of one record per question
+    severity: int | None = None,  # typos: 1-5; None for the other kinds
+    vocabulary=None,  # the dataset's answers (colour kinds: which colours are common); default BASIC_COLOURS
+    **options,  # more arguments of `perturb`: sense_map, min_count, metric
+) -> tuple[VQADataset, pd.DataFrame]:  # the perturbed questions, and their records (RECORD_COLUMNS)
     "The questions `kind` applies to, each perturbed once (one record drawn per question), and the records."
-    perturb("", kind, seed=seed, severity=severity, vocabulary=vocabulary, **options)  # checks the arguments, also for an empty dataset
+    perturb(
+        "", kind, seed=seed, severity=severity, vocabulary=vocabulary, **options
+    )  # checks the arguments, also for an empty dataset
     seed, rows = non_negative_integer(seed, "seed"), []
     q = dataset.questions
-    for i, (qid, image_id, question, answer) in enumerate(zip(q.question_id, q.image_id, q.question, q.multiple_choice_answer)):
-        if i % PARSE_BLOCK == 0 and PERTURBATIONS[kind].parses: parse_ahead(q.question.iloc[i:i + PARSE_BLOCK])
-        chosen = draw_record(perturb(question, kind, seed=seed, question_id=int(qid), severity=severity, vocabulary=vocabulary, **options),
-                             seed, kind, int(severity or 0))
-        if chosen: rows.append(record_row(chosen, image_id, answer, seed))
+    for i, (qid, image_id, question, answer) in enumerate(
+        zip(q.question_id, q.image_id, q.question, q.multiple_choice_answer)
+    ):
+        if i % PARSE_BLOCK == 0 and PERTURBATIONS[kind].parses:
+            parse_ahead(q.question.iloc[i : i + PARSE_BLOCK])
+        chosen = draw_record(
+            perturb(
+                question, kind, seed=seed, question_id=int(qid), severity=severity, vocabulary=vocabulary, **options
+            ),
+            seed,
+            kind,
+            int(severity or 0),
+        )
+        if chosen:
+            rows.append(record_row(chosen, image_id, answer, seed))
     records = pd.DataFrame(rows, columns=RECORD_COLUMNS)
     questions = dataset.questions.set_index("question_id").loc[records.question_id].reset_index()
     questions["question"] = records.perturbed.to_numpy()
@@ -110,42 +187,72 @@ def perturb_dataset(dataset: VQADataset,  # the questions to perturb
 
 # %% ../nbs/06a_text_eval.ipynb #c020
 EXPECTED = {  # kind -> how its answers should move: "stay", "change" or None (no expectation); see the table above
-    "adj_synonym": "stay", "verb_synonym": "stay", "noun_hypernym": "stay", "noun_hyponym": None, "noun_sibling": None,
-    "color_min_common": "stay", "color_min_uncommon": "stay",  # only where answer_preserved: a near-identical colour
-    "color_max_common": "change", "color_max_uncommon": "change",  # only where EXPECTATION_WHERE says: the colour was there
+    "adj_synonym": "stay",
+    "verb_synonym": "stay",
+    "noun_hypernym": "stay",
+    "noun_hyponym": None,
+    "noun_sibling": None,
+    "color_min_common": "stay",
+    "color_min_uncommon": "stay",  # only where answer_preserved: a near-identical colour
+    "color_max_common": "change",
+    "color_max_uncommon": "change",  # only where EXPECTATION_WHERE says: the colour was there
     "noun_deletion": "change",  # only where EXPECTATION_WHERE says: the deleted noun is the one asked about
-    "typo": "stay", "typo_insert": "stay", "typo_repeat": "stay", "typo_drop": "stay", "typo_replace": "stay", "typo_swap": "stay",
-    **{kind: None if kind == "word_swap" else "stay" for kind in QUESTION_CORRUPTIONS},  # question corruptions: misspelt, padded or trimmed questions keep
-}                                                            # the answer (a word deletion only where `answer_preserved`); swapped words may change what is asked
+    "typo": "stay",
+    "typo_insert": "stay",
+    "typo_repeat": "stay",
+    "typo_drop": "stay",
+    "typo_replace": "stay",
+    "typo_swap": "stay",
+    **{
+        kind: None if kind == "word_swap" else "stay" for kind in QUESTION_CORRUPTIONS
+    },  # question corruptions: misspelt, padded or trimmed questions keep
+}  # the answer (a word deletion only where `answer_preserved`); swapped words may change what is asked
 WH_DETERMINERS = ("what", "which", "whose")
+
 
 def asked_nouns(question: str) -> list[tuple[int, int]]:
     "Character spans of the nouns a wh-question asks about: modified by a wh-determiner, or the subject of 'what is the N'."
     words = parse(question)
-    spans = [(words[w.head].start, words[w.head].end) for w in words
-             if w.text.lower() in WH_DETERMINERS and w.dep == "det" and words[w.head].pos == "NOUN"]
-    if spans or len(words) < 3 or words[0].text.lower() not in WH_DETERMINERS[:2] or words[1].lemma != "be": return spans
+    spans = [
+        (words[w.head].start, words[w.head].end)
+        for w in words
+        if w.text.lower() in WH_DETERMINERS and w.dep == "det" and words[w.head].pos == "NOUN"
+    ]
+    if spans or len(words) < 3 or words[0].text.lower() not in WH_DETERMINERS[:2] or words[1].lemma != "be":
+        return spans
     return [(w.start, w.end) for w in words if w.dep == "nsubj" and w.pos == "NOUN" and w.head == 1]
+
 
 def deletes_asked_noun(original: str, edits: list[dict], answer: str | None = None) -> bool:
     "Whether a deletion's span covers a noun the question asks about."
     (start, end) = edits[0]["span"]
     return any(start <= s and e <= end for s, e in asked_nouns(original))
 
+
 def colour_present(original: str, edits: list[dict], answer: str | None = None) -> bool:
     "Whether the replaced colour was in the image as the question says: a yes/no question's answer (read logically) says so; any other presupposes it."
     answer = normalize_answer(answer or "")
     return answer not in ("yes", "no") or (answer == "yes") != negated(original)
 
-EXPECTATION_WHERE = {  # kind -> predicate(original question, edits, dataset answer): where EXPECTED[kind] holds
-    "noun_deletion": deletes_asked_noun, "color_max_common": colour_present, "color_max_uncommon": colour_present}
 
-def expectation(kind: str, original: str, edits: list[dict], answer: str | None = None,
-                near_colour_distance: float = NEAR_COLOUR_DISTANCE,  # a nearest-colour swap keeps the answer only below this CIEDE2000
-               ) -> str | None:
+EXPECTATION_WHERE = {  # kind -> predicate(original question, edits, dataset answer): where EXPECTED[kind] holds
+    "noun_deletion": deletes_asked_noun,
+    "color_max_common": colour_present,
+    "color_max_uncommon": colour_present,
+}
+
+
+def expectation(
+    kind: str,
+    original: str,
+    edits: list[dict],
+    answer: str | None = None,
+    near_colour_distance: float = NEAR_COLOUR_DISTANCE,  # a nearest-colour swap keeps the answer only below this CIEDE2000
+) -> str | None:
     "How the answer to one perturbed question should move: 'stay' (only where `answer_preserved`), 'change' or None."
     expected = EXPECTED.get(kind)
-    if expected == "stay": return "stay" if answer_preserved(kind, edits, near_colour_distance) else None
+    if expected == "stay":
+        return "stay" if answer_preserved(kind, edits, near_colour_distance) else None
     where = EXPECTATION_WHERE.get(kind)
     return expected if expected is None or where is None or where(original, edits, answer) else None
 
@@ -153,48 +260,107 @@ def expectation(kind: str, original: str, edits: list[dict], answer: str | None 
 PAIR_KEYS = [*CONDITION, "question_id"]
 GROUP = [*CONDITION, "kind", "text_severity"]  # one row of the tables per group
 
+
 def check_columns(table: pd.DataFrame, columns, what: str) -> None:
     "Refuse a table that lacks any of `columns`, naming them."
     missing = [c for c in columns if c not in table.columns]
-    if missing: raise ValueError(f"{what} lacks column(s) {missing}" + (" (add the kind it answers: .assign(kind=...))" if "kind" in missing else ""))
+    if missing:
+        raise ValueError(
+            f"{what} lacks column(s) {missing}"
+            + (" (add the kind it answers: .assign(kind=...))" if "kind" in missing else "")
+        )
 
 # %% ../nbs/06a_text_eval.ipynb #c024p1
-def paired_answers(scored_original: pd.DataFrame,   # scored answers to the original questions: model, corruption, severity, question_id, answer, score
-                   scored_perturbed: pd.DataFrame,  # the same for the perturbed datasets, with `kind` (and `text_severity` if several per kind)
-                   records: pd.DataFrame,           # `perturb_dataset`'s records of those kinds, concatenated
-                   near_colour_distance: float = NEAR_COLOUR_DISTANCE,  # a nearest-colour swap keeps the answer only below this CIEDE2000
-                  ) -> pd.DataFrame:  # one row per perturbed answer: both answers and scores (NaN where unscored), answer_known, flipped, expected, consistent, the record
+def paired_answers(
+    scored_original: pd.DataFrame,  # scored answers to the original questions: model, corruption, severity, question_id, answer, score
+    scored_perturbed: pd.DataFrame,  # the same for the perturbed datasets, with `kind` (and `text_severity` if several per kind)
+    records: pd.DataFrame,  # `perturb_dataset`'s records of those kinds, concatenated
+    near_colour_distance: float = NEAR_COLOUR_DISTANCE,  # a nearest-colour swap keeps the answer only below this CIEDE2000
+) -> pd.DataFrame:  # one row per perturbed answer: both answers and scores (NaN where unscored), answer_known, flipped, expected, consistent, the record
     "Each perturbed answer beside the original answer under the same condition, its record and its expectation."
     check_columns(scored_original, PAIR_KEYS + ["answer", "score"], "scored_original")
     check_columns(scored_perturbed, PAIR_KEYS + ["answer", "score", "kind"], "scored_perturbed")
     check_columns(records, RECORD_COLUMNS, "records")
-    for table, what in ((scored_original, "scored_original"), (scored_perturbed, "scored_perturbed")): check_fractions(table, "score")
+    for table, what in ((scored_original, "scored_original"), (scored_perturbed, "scored_perturbed")):
+        check_fractions(table, "score")
     original = scored_original[PAIR_KEYS + ["answer", "score"]]
     twice = original.duplicated(PAIR_KEYS)
-    if twice.any(): raise ValueError(f"scored_original answers question(s) {listed(sorted(set(original.question_id[twice])))} twice in one condition")
+    if twice.any():
+        raise ValueError(
+            f"scored_original answers question(s) {listed(sorted(set(original.question_id[twice])))} twice in one condition"
+        )
     keys = ["kind", "question_id"] + (["text_severity"] if "text_severity" in scored_perturbed else [])
     twice = records.duplicated(keys)
     if twice.any():
-        raise ValueError(f"records hold question(s) {listed(sorted(set(records.question_id[twice])))} twice for one {', '.join(keys[:1] + keys[2:])}"
-                         + ("" if "text_severity" in scored_perturbed else ": give scored_perturbed a text_severity column"))
-    pairs = scored_perturbed.drop(columns=[c for c in ("text_severity", "text_seed") if c not in keys and c in scored_perturbed])
-    pairs = pairs.merge(original, on=PAIR_KEYS, how="left", suffixes=("_perturbed", "_original"), validate="many_to_one", indicator="found")
+        raise ValueError(
+            f"records hold question(s) {listed(sorted(set(records.question_id[twice])))} twice for one {', '.join(keys[:1] + keys[2:])}"
+            + ("" if "text_severity" in scored_perturbed else ": give scored_perturbed a text_severity column")
+        )
+    pairs = scored_perturbed.drop(
+        columns=[c for c in ("text_severity", "text_seed") if c not in keys and c in scored_perturbed]
+    )
+    pairs = pairs.merge(
+        original,
+        on=PAIR_KEYS,
+        how="left",
+        suffixes=("_perturbed", "_original"),
+        validate="many_to_one",
+        indicator="found",
+    )
     lost = pairs.found != "both"
-    if lost.any(): raise ValueError(f"no original answer under the same (model, corruption, severity) for perturbed question(s) {listed(sorted(set(pairs.question_id[lost])))}")
-    pairs = pairs.drop(columns="found").merge(records.drop(columns=["image_id"]), on=keys, how="left", validate="many_to_one", indicator="found")
+    if lost.any():
+        raise ValueError(
+            f"no original answer under the same (model, corruption, severity) for perturbed question(s) {listed(sorted(set(pairs.question_id[lost])))}"
+        )
+    pairs = pairs.drop(columns="found").merge(
+        records.drop(columns=["image_id"]), on=keys, how="left", validate="many_to_one", indicator="found"
+    )
     lost = pairs.found != "both"
-    if lost.any(): raise ValueError(f"no record for perturbed question(s) {listed(sorted(set(pairs.question_id[lost])))} of kind {pairs.kind[lost].iloc[0]!r}")
-    rows = records[["kind", "text_severity", "question_id", "original", "edits", "multiple_choice_answer"]].itertuples(index=False)
-    expected = {(k, s, q): (answer_preserved(k, json.loads(e), near_colour_distance), expectation(k, o, json.loads(e), a, near_colour_distance))
-                for k, s, q, o, e, a in rows}
+    if lost.any():
+        raise ValueError(
+            f"no record for perturbed question(s) {listed(sorted(set(pairs.question_id[lost])))} of kind {pairs.kind[lost].iloc[0]!r}"
+        )
+    rows = records[["kind", "text_severity", "question_id", "original", "edits", "multiple_choice_answer"]].itertuples(
+        index=False
+    )
+    expected = {
+        (k, s, q): (
+            answer_preserved(k, json.loads(e), near_colour_distance),
+            expectation(k, o, json.loads(e), a, near_colour_distance),
+        )
+        for k, s, q, o, e, a in rows
+    }
     keys = list(zip(pairs.kind, pairs.text_severity, pairs.question_id))
     pairs["answer_known"] = [expected[k][0] for k in keys]
-    pairs["score_perturbed"] = pairs.score_perturbed.where(pairs.answer_known)  # not scored against the original question's answers
+    pairs["score_perturbed"] = pairs.score_perturbed.where(
+        pairs.answer_known
+    )  # not scored against the original question's answers
     pairs["flipped"] = [answer_changed(a, b) for a, b in zip(pairs.answer_original, pairs.answer_perturbed)]
     pairs["expected"] = [expected[k][1] for k in keys]
-    pairs["consistent"] = [float(f == (e == "change")) if isinstance(e, str) else np.nan for e, f in zip(pairs.expected, pairs.flipped)]
-    front = [c for c in [*CONDITION, "seed", "kind", "text_severity", "question_id", "original", "perturbed", "answer_original",
-                         "answer_perturbed", "score_original", "score_perturbed", "answer_known", "flipped", "expected", "consistent"] if c in pairs]
+    pairs["consistent"] = [
+        float(f == (e == "change")) if isinstance(e, str) else np.nan for e, f in zip(pairs.expected, pairs.flipped)
+    ]
+    front = [
+        c
+        for c in [
+            *CONDITION,
+            "seed",
+            "kind",
+            "text_severity",
+            "question_id",
+            "original",
+            "perturbed",
+            "answer_original",
+            "answer_perturbed",
+            "score_original",
+            "score_perturbed",
+            "answer_known",
+            "flipped",
+            "expected",
+            "consistent",
+        ]
+        if c in pairs
+    ]
     return pairs[front + [c for c in pairs.columns if c not in front and c != "found"]].reset_index(drop=True)
 
 # %% ../nbs/06a_text_eval.ipynb #c026
@@ -202,66 +368,115 @@ def in_kind_order(table: pd.DataFrame, by=CONDITION) -> pd.DataFrame:
     "Rows sorted by `by`, then kind in PERTURBATIONS' order (unknown kinds after, by name), then typo severity."
     rank = {k: i for i, k in enumerate(PERTURBATIONS)}
     key = table.kind.map(lambda k: (rank.get(k, len(rank)), k))
-    return table.assign(_kind=key).sort_values([*by, "_kind", "text_severity"], kind="stable").drop(columns="_kind").reset_index(drop=True)
+    return (
+        table.assign(_kind=key)
+        .sort_values([*by, "_kind", "text_severity"], kind="stable")
+        .drop(columns="_kind")
+        .reset_index(drop=True)
+    )
 
-def text_table(pairs: pd.DataFrame,  # `paired_answers`
-              ) -> pd.DataFrame:  # GROUP, n, n_scored, n_unscored, accuracy_original, accuracy_perturbed, drop, flip_rate, consistency, sensitivity
+
+def text_table(
+    pairs: pd.DataFrame,  # `paired_answers`
+) -> (
+    pd.DataFrame
+):  # GROUP, n, n_scored, n_unscored, accuracy_original, accuracy_perturbed, drop, flip_rate, consistency, sensitivity
     "The paper's Tables 2-3 on the scored questions (answer known), with flip rate, consistency (scored) and sensitivity (unscored), per group."
     known, flipped = pairs.answer_known.astype(bool), pairs.flipped.astype(float)
-    table = (pairs.assign(scored_original=pairs.score_original.where(known), scored_perturbed=pairs.score_perturbed.where(known),
-                          stayed=(1 - flipped).where(known), changed=flipped.where(~known))
-             .groupby(GROUP, sort=False)
-             .agg(n=("question_id", "size"), n_scored=("stayed", "count"), n_unscored=("changed", "count"),
-                  accuracy_original=("scored_original", "mean"), accuracy_perturbed=("scored_perturbed", "mean"),
-                  flip_rate=("flipped", "mean"), consistency=("stayed", "mean"), sensitivity=("changed", "mean")).reset_index())
+    table = (
+        pairs.assign(
+            scored_original=pairs.score_original.where(known),
+            scored_perturbed=pairs.score_perturbed.where(known),
+            stayed=(1 - flipped).where(known),
+            changed=flipped.where(~known),
+        )
+        .groupby(GROUP, sort=False)
+        .agg(
+            n=("question_id", "size"),
+            n_scored=("stayed", "count"),
+            n_unscored=("changed", "count"),
+            accuracy_original=("scored_original", "mean"),
+            accuracy_perturbed=("scored_perturbed", "mean"),
+            flip_rate=("flipped", "mean"),
+            consistency=("stayed", "mean"),
+            sensitivity=("changed", "mean"),
+        )
+        .reset_index()
+    )
     table.insert(table.columns.get_loc("flip_rate"), "drop", table.accuracy_original - table.accuracy_perturbed)
     return in_kind_order(table)
 
 # %% ../nbs/06a_text_eval.ipynb #ak15
-def scored_where_known(scored_perturbed: pd.DataFrame,  # scored answers to perturbed questions, with `kind` (and `text_severity` if several per kind)
-                       records: pd.DataFrame,           # their `perturb_dataset` records
-                       near_colour_distance: float = NEAR_COLOUR_DISTANCE,  # a nearest-colour swap keeps the answer only below this CIEDE2000
-                      ) -> pd.DataFrame:  # the same rows with `answer_known`; `score` NaN where the perturbed question's answer may differ
+def scored_where_known(
+    scored_perturbed: pd.DataFrame,  # scored answers to perturbed questions, with `kind` (and `text_severity` if several per kind)
+    records: pd.DataFrame,  # their `perturb_dataset` records
+    near_colour_distance: float = NEAR_COLOUR_DISTANCE,  # a nearest-colour swap keeps the answer only below this CIEDE2000
+) -> pd.DataFrame:  # the same rows with `answer_known`; `score` NaN where the perturbed question's answer may differ
     "Perturbed answers as the run saves them: scored against the original question's annotations only where the perturbation keeps the answer."
     check_columns(scored_perturbed, ["kind", "question_id", "score"], "scored_perturbed")
     check_columns(records, RECORD_COLUMNS, "records")
     keys = ["kind", "question_id"] + (["text_severity"] if "text_severity" in scored_perturbed else [])
-    known = records[keys].assign(answer_known=[answer_preserved(k, json.loads(e), near_colour_distance) for k, e in zip(records.kind, records.edits)])
+    known = records[keys].assign(
+        answer_known=[
+            answer_preserved(k, json.loads(e), near_colour_distance) for k, e in zip(records.kind, records.edits)
+        ]
+    )
     rows = scored_perturbed.merge(known.drop_duplicates(keys), on=keys, how="left", validate="many_to_one")
     lost = rows.answer_known.isna()
-    if lost.any(): raise ValueError(f"no record for perturbed question(s) {listed(sorted(set(rows.question_id[lost])))} of kind {rows.kind[lost].iloc[0]!r}")
+    if lost.any():
+        raise ValueError(
+            f"no record for perturbed question(s) {listed(sorted(set(rows.question_id[lost])))} of kind {rows.kind[lost].iloc[0]!r}"
+        )
     rows["answer_known"] = rows.answer_known.astype(bool)
     return rows.assign(score=rows.score.where(rows.answer_known))
 
 # %% ../nbs/06a_text_eval.ipynb #c034
 TEXT_METRICS = ("accuracy_original", "accuracy_perturbed", "drop", "flip_rate", "consistency", "sensitivity")
 
+
 def kind_rng(seed: int, kind: str, text_severity: int) -> np.random.Generator:
     "The bootstrap's generator of one kind and typo severity."
     return seeded_rng(seed=seed, kind=kind, text_severity=text_severity)
 
-def replicate_metrics(counts: np.ndarray,  # (replicates, questions): how often each question is drawn
-                      group: pd.DataFrame,  # one group's pairs, in the order of counts' columns
-                     ) -> np.ndarray:  # (replicates, TEXT_METRICS)
+
+def replicate_metrics(
+    counts: np.ndarray,  # (replicates, questions): how often each question is drawn
+    group: pd.DataFrame,  # one group's pairs, in the order of counts' columns
+) -> np.ndarray:  # (replicates, TEXT_METRICS)
     "Every TEXT_METRIC on each replicate of one group."
     known = group.answer_known.to_numpy(bool).astype(float)
     flipped = group.flipped.to_numpy(float)
+
     def share(x, weight):  # mean of x over the replicate's questions of weight 1
         with np.errstate(invalid="ignore", divide="ignore"):
             return counts @ (np.nan_to_num(np.asarray(x, float)) * weight) / (counts @ weight)
+
     original, perturbed = share(group.score_original, known), share(group.score_perturbed, known)
-    return np.stack([original, perturbed, original - perturbed, share(flipped, np.ones_like(known)), share(1 - flipped, known), share(flipped, 1 - known)], axis=1)
+    return np.stack(
+        [
+            original,
+            perturbed,
+            original - perturbed,
+            share(flipped, np.ones_like(known)),
+            share(1 - flipped, known),
+            share(flipped, 1 - known),
+        ],
+        axis=1,
+    )
 
 # %% ../nbs/06a_text_eval.ipynb #c034p1
-def text_intervals(pairs: pd.DataFrame,  # `paired_answers`
-                   n_boot: int = 1000,   # replicates
-                   seed: int = 0,
-                   confidence: float = 0.95,
-                  ) -> pd.DataFrame:  # GROUP, metric, estimate, low, high
+def text_intervals(
+    pairs: pd.DataFrame,  # `paired_answers`
+    n_boot: int = 1000,  # replicates
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> pd.DataFrame:  # GROUP, metric, estimate, low, high
     "Paired bootstrap over questions: percentile intervals of every TEXT_METRIC per group."
     n_boot, rows = non_negative_integer(n_boot, "n_boot"), []
-    if n_boot < 1: raise ValueError("n_boot must be at least 1")
-    if not 0 < confidence < 1: raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    if n_boot < 1:
+        raise ValueError("n_boot must be at least 1")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
     a = (1 - confidence) / 2
     for (kind, text_severity), part in pairs.groupby(["kind", "text_severity"], sort=False):
         ids = np.sort(part.question_id.unique())
@@ -269,41 +484,98 @@ def text_intervals(pairs: pd.DataFrame,  # `paired_answers`
         full = np.ones((1, len(ids)))
         for key, group in part.groupby(GROUP, sort=False):
             columns = np.searchsorted(ids, group.question_id.to_numpy())
-            estimate, samples = replicate_metrics(full[:, columns], group)[0], replicate_metrics(counts[:, columns], group)
+            estimate, samples = (
+                replicate_metrics(full[:, columns], group)[0],
+                replicate_metrics(counts[:, columns], group),
+            )
             with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN: no scored (or no unscored) question in this group
+                warnings.simplefilter(
+                    "ignore", RuntimeWarning
+                )  # all-NaN: no scored (or no unscored) question in this group
                 low, high = np.nanquantile(samples, a, axis=0), np.nanquantile(samples, 1 - a, axis=0)
             rows += [(*key, m, estimate[i], low[i], high[i]) for i, m in enumerate(TEXT_METRICS)]
     out = pd.DataFrame(rows, columns=GROUP + ["metric", "estimate", "low", "high"])
     return in_kind_order(out)
 
 # %% ../nbs/06a_text_eval.ipynb #c037i1
-INTERACTION_CELLS = {"accuracy_clean": ("clean", "score_original"), "accuracy_image": ("image", "score_original"),
-                     "accuracy_question": ("clean", "score_perturbed"), "accuracy_joint": ("image", "score_perturbed")}  # A00, A10, A01, A11
+INTERACTION_CELLS = {
+    "accuracy_clean": ("clean", "score_original"),
+    "accuracy_image": ("image", "score_original"),
+    "accuracy_question": ("clean", "score_perturbed"),
+    "accuracy_joint": ("image", "score_perturbed"),
+}  # A00, A10, A01, A11
+
 
 def interaction_values(clean: pd.DataFrame, image: pd.DataFrame) -> pd.DataFrame:
     "Per question (scored both ways under both image conditions): the three drops and the interaction, A10 + A01 - A00 - A11."
     ids = clean.index.intersection(image.index)
-    a = {name: {"clean": clean, "image": image}[where].loc[ids, score] for name, (where, score) in INTERACTION_CELLS.items()}
-    return pd.DataFrame({**a, "image_drop": a["accuracy_clean"] - a["accuracy_image"], "question_drop": a["accuracy_clean"] - a["accuracy_question"],
-                         "joint_drop": a["accuracy_clean"] - a["accuracy_joint"],
-                         "interaction": a["accuracy_image"] + a["accuracy_question"] - a["accuracy_clean"] - a["accuracy_joint"]})
+    a = {
+        name: {"clean": clean, "image": image}[where].loc[ids, score]
+        for name, (where, score) in INTERACTION_CELLS.items()
+    }
+    return pd.DataFrame(
+        {
+            **a,
+            "image_drop": a["accuracy_clean"] - a["accuracy_image"],
+            "question_drop": a["accuracy_clean"] - a["accuracy_question"],
+            "joint_drop": a["accuracy_clean"] - a["accuracy_joint"],
+            "interaction": a["accuracy_image"] + a["accuracy_question"] - a["accuracy_clean"] - a["accuracy_joint"],
+        }
+    )
 
-def interaction_table(pairs: pd.DataFrame,  # `paired_answers` of a run with image corruptions (the clean condition among them)
-                      n_boot: int = 1000, seed: int = 0, confidence: float = 0.95,
-                     ) -> pd.DataFrame:     # per model, image condition and question kind: n, the four accuracies, the drops, the interaction, intervals
+
+def interaction_table(
+    pairs: pd.DataFrame,  # `paired_answers` of a run with image corruptions (the clean condition among them)
+    n_boot: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> (
+    pd.DataFrame
+):  # per model, image condition and question kind: n, the four accuracies, the drops, the interaction, intervals
     "Image and question corruptions together: per pair, accuracy under neither, each alone and both, and the interaction with its paired bootstrap interval."
     rows, known = [], pairs[pairs.answer_known.astype(bool)]
     for (model, kind, text_severity), part in known.groupby(["model", "kind", "text_severity"], sort=False):
         clean = part[part.corruption == "clean"].set_index("question_id")
-        for (corruption, severity), image in part[part.corruption != "clean"].groupby(["corruption", "severity"], sort=False):
+        for (corruption, severity), image in part[part.corruption != "clean"].groupby(
+            ["corruption", "severity"], sort=False
+        ):
             values = interaction_values(clean, image.set_index("question_id"))
-            if not len(values): continue
+            if not len(values):
+                continue
             low, high = question_bootstrap(values[["joint_drop", "interaction"]], n_boot, seed, confidence)
-            rows.append({"model": model, "corruption": corruption, "severity": severity, "kind": kind, "text_severity": text_severity, "n": len(values),
-                         **values.mean().to_dict(), "joint_drop_low": low[0], "joint_drop_high": high[0], "interaction_low": low[1], "interaction_high": high[1]})
-    return pd.DataFrame(rows, columns=[*CONDITION, "kind", "text_severity", "n", *INTERACTION_CELLS, "image_drop", "question_drop", "joint_drop",
-                                       "interaction", "joint_drop_low", "joint_drop_high", "interaction_low", "interaction_high"])
+            rows.append(
+                {
+                    "model": model,
+                    "corruption": corruption,
+                    "severity": severity,
+                    "kind": kind,
+                    "text_severity": text_severity,
+                    "n": len(values),
+                    **values.mean().to_dict(),
+                    "joint_drop_low": low[0],
+                    "joint_drop_high": high[0],
+                    "interaction_low": low[1],
+                    "interaction_high": high[1],
+                }
+            )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            *CONDITION,
+            "kind",
+            "text_severity",
+            "n",
+            *INTERACTION_CELLS,
+            "image_drop",
+            "question_drop",
+            "joint_drop",
+            "interaction",
+            "joint_drop_low",
+            "joint_drop_high",
+            "interaction_low",
+            "interaction_high",
+        ],
+    )
 
 # %% ../nbs/06a_text_eval.ipynb #c039
 def explanation(change: str, before: str, after: str, flipped: bool, expected: str | None) -> str:
@@ -311,65 +583,143 @@ def explanation(change: str, before: str, after: str, flipped: bool, expected: s
     outcome = f"answer {before!r} -> {after!r}" if flipped else f"answer {before!r} stays"
     return f"if {change} then {outcome}" + (f" (expected to {expected})" if isinstance(expected, str) else "")
 
-def local_explanations(pairs: pd.DataFrame,  # `paired_answers`
-                       changed_only: bool = True,  # only the questions whose answer flipped
-                      ) -> pd.DataFrame:  # GROUP, question_id, original, perturbed, answers, answer_known, expected, consistent, explanation
+
+def local_explanations(
+    pairs: pd.DataFrame,  # `paired_answers`
+    changed_only: bool = True,  # only the questions whose answer flipped
+) -> pd.DataFrame:  # GROUP, question_id, original, perturbed, answers, answer_known, expected, consistent, explanation
     "One readable if-then sentence per perturbed question whose answer changed (or per question)."
     rows = pairs[pairs.flipped] if changed_only else pairs
-    out = rows[GROUP + ["question_id", "original", "perturbed", "answer_original", "answer_perturbed", "answer_known", "expected", "consistent"]].copy()
-    out["explanation"] = [explanation(*r) for r in zip(rows.change, rows.answer_original, rows.answer_perturbed, rows.flipped, rows.expected)]
+    out = rows[
+        GROUP
+        + [
+            "question_id",
+            "original",
+            "perturbed",
+            "answer_original",
+            "answer_perturbed",
+            "answer_known",
+            "expected",
+            "consistent",
+        ]
+    ].copy()
+    out["explanation"] = [
+        explanation(*r)
+        for r in zip(rows.change, rows.answer_original, rows.answer_perturbed, rows.flipped, rows.expected)
+    ]
     return out.reset_index(drop=True)
 
 # %% ../nbs/06a_text_eval.ipynb #c043
 TARGETS = {  # kind -> what it replaces a concept by, as the rule text says it; kinds not listed: "perturbed by <kind>"
-    "adj_synonym": "a synonym", "verb_synonym": "a synonym", "noun_hypernym": "a hypernym", "noun_hyponym": "a hyponym", "noun_sibling": "a sibling",
-    "color_min_common": "a nearby common colour", "color_min_uncommon": "a nearby uncommon colour",
-    "color_max_common": "a distant common colour", "color_max_uncommon": "a distant uncommon colour", "noun_deletion": "nothing",
-    "typo": "typos", **{f"typo_{op}": f"typos ({op})" for op in TYPO_OPERATIONS},
+    "adj_synonym": "a synonym",
+    "verb_synonym": "a synonym",
+    "noun_hypernym": "a hypernym",
+    "noun_hyponym": "a hyponym",
+    "noun_sibling": "a sibling",
+    "color_min_common": "a nearby common colour",
+    "color_min_uncommon": "a nearby uncommon colour",
+    "color_max_common": "a distant common colour",
+    "color_max_uncommon": "a distant uncommon colour",
+    "noun_deletion": "nothing",
+    "typo": "typos",
+    **{f"typo_{op}": f"typos ({op})" for op in TYPO_OPERATIONS},
 }
+
 
 def rule_text(kind: str, label: str, outcome: str, confidence: float, support: int, expected: str | None) -> str:
     "A global rule as a sentence."
     target = TARGETS.get(kind)
-    action = (f"deleting {label}" if kind == "noun_deletion" else f"misspelling {label}{target[5:]}" if kind.startswith("typo") and target
-              else f"replacing {label} by {target}" if target else f"perturbing {label} by {kind}")
+    action = (
+        f"deleting {label}"
+        if kind == "noun_deletion"
+        else f"misspelling {label}{target[5:]}"
+        if kind.startswith("typo") and target
+        else f"replacing {label} by {target}"
+        if target
+        else f"perturbing {label} by {kind}"
+    )
     effect = "leaves the answer unchanged" if outcome == "unchanged" else "changes the answer"
-    return f"{action} {effect} in {100 * confidence:.0f}% of {support} cases" + (f" (expected: {expected})" if isinstance(expected, str) else "")
+    return f"{action} {effect} in {100 * confidence:.0f}% of {support} cases" + (
+        f" (expected: {expected})" if isinstance(expected, str) else ""
+    )
+
 
 def concept_label(concept: str, words: list[str]) -> str:
     "A concept as the rule names it: a synset by the words read as it ('shape' (shape.n.01)), anything else as itself."
-    return f"{' or '.join(repr(w) for w in words)} ({concept})" if re.fullmatch(r".+\.[nvasr]\.\d\d", concept) else concept
+    return (
+        f"{' or '.join(repr(w) for w in words)} ({concept})" if re.fullmatch(r".+\.[nvasr]\.\d\d", concept) else concept
+    )
 
 # %% ../nbs/06a_text_eval.ipynb #c043p1
-def global_rules(pairs: pd.DataFrame,    # `paired_answers`
-                 min_support: int = 5,   # rules on fewer perturbed questions are left out
-                 replacements: int = 3,  # how many of the most frequent replacements to list
-                ) -> pd.DataFrame:  # GROUP, concept, label, target, replacements, support, outcome, confidence, expected, as_expected, rule
+def global_rules(
+    pairs: pd.DataFrame,  # `paired_answers`
+    min_support: int = 5,  # rules on fewer perturbed questions are left out
+    replacements: int = 3,  # how many of the most frequent replacements to list
+) -> (
+    pd.DataFrame
+):  # GROUP, concept, label, target, replacements, support, outcome, confidence, expected, as_expected, rule
     "If-then rules per kind and concept, with their support and confidence, ranked by support then confidence."
     cases = pairs.assign(concept=pairs.concepts.map(json.loads)).explode("concept")
     min_support, rows = non_negative_integer(min_support, "min_support"), []
     for key, group in cases.groupby(GROUP + ["concept"], sort=False):
         kind, concept, support, changed = key[3], key[-1], len(group), int(group.flipped.sum())
-        if support < min_support: continue
+        if support < min_support:
+            continue
         outcome = "changed" if 2 * changed >= support else "unchanged"
         confidence = (changed if outcome == "changed" else support - changed) / support
         expectations = {e if isinstance(e, str) else None for e in group.expected}
         expected = expectations.pop() if len(expectations) == 1 else None
         words = sorted({w.lower() for w in group.word}) if not kind.startswith("typo") else [concept]
         label = concept_label(concept, words)
-        seen = [] if kind.startswith("typo") or kind == "noun_deletion" else group.replacement.str.lower().value_counts().sort_index().sort_values(ascending=False, kind="stable").index[:replacements].tolist()
-        rows.append((*key, label, TARGETS.get(kind, f"perturbed by {kind}"), ", ".join(seen), support, outcome, confidence, expected,
-                     np.nan if expected is None else float(outcome == {"stay": "unchanged", "change": "changed"}[expected]),
-                     rule_text(kind, label, outcome, confidence, support, expected)))
-    columns = GROUP + ["concept", "label", "target", "replacements", "support", "outcome", "confidence", "expected", "as_expected", "rule"]
-    return (pd.DataFrame(rows, columns=columns).sort_values(GROUP + ["concept"]).sort_values(["support", "confidence"], ascending=False, kind="stable")
-            .reset_index(drop=True))
+        seen = (
+            []
+            if kind.startswith("typo") or kind == "noun_deletion"
+            else group.replacement.str.lower()
+            .value_counts()
+            .sort_index()
+            .sort_values(ascending=False, kind="stable")
+            .index[:replacements]
+            .tolist()
+        )
+        rows.append(
+            (
+                *key,
+                label,
+                TARGETS.get(kind, f"perturbed by {kind}"),
+                ", ".join(seen),
+                support,
+                outcome,
+                confidence,
+                expected,
+                np.nan if expected is None else float(outcome == {"stay": "unchanged", "change": "changed"}[expected]),
+                rule_text(kind, label, outcome, confidence, support, expected),
+            )
+        )
+    columns = GROUP + [
+        "concept",
+        "label",
+        "target",
+        "replacements",
+        "support",
+        "outcome",
+        "confidence",
+        "expected",
+        "as_expected",
+        "rule",
+    ]
+    return (
+        pd.DataFrame(rows, columns=columns)
+        .sort_values(GROUP + ["concept"])
+        .sort_values(["support", "confidence"], ascending=False, kind="stable")
+        .reset_index(drop=True)
+    )
 
 # %% ../nbs/06a_text_eval.ipynb #c050
-def plot_rules(rules: pd.DataFrame,  # `global_rules`, ranked
-               top: int = 15,        # how many rules, from the first
-               title: str = "global rules: share of cases with the outcome",
-              ):
+def plot_rules(
+    rules: pd.DataFrame,  # `global_rules`, ranked
+    top: int = 15,  # how many rules, from the first
+    title: str = "global rules: share of cases with the outcome",
+):
     "Bar chart of the `top` rules' confidence, coloured by outcome (changed or unchanged), support written beside each bar."
     shown = rules.head(top).iloc[::-1]
     several = rules.model.nunique() > 1
@@ -377,60 +727,101 @@ def plot_rules(rules: pd.DataFrame,  # `global_rules`, ranked
     fig, ax = plt.subplots(figsize=(10, 0.36 * len(shown) + 1.8), layout="constrained")
     colours = {"changed": "tab:red", "unchanged": "tab:blue"}
     ax.barh(range(len(shown)), shown.confidence, color=[colours[o] for o in shown.outcome])
-    for i, r in enumerate(shown.itertuples()): ax.text(r.confidence + 0.01, i, f"n={r.support}", va="center", fontsize=8)
-    ax.set(yticks=range(len(shown)), xlim=(0, 1.12), xlabel="confidence: share of the rule's cases with the outcome (n: the rule's support)")
+    for i, r in enumerate(shown.itertuples()):
+        ax.text(r.confidence + 0.01, i, f"n={r.support}", va="center", fontsize=8)
+    ax.set(
+        yticks=range(len(shown)),
+        xlim=(0, 1.12),
+        xlabel="confidence: share of the rule's cases with the outcome (n: the rule's support)",
+    )
     ax.set_title(title, fontsize=11, pad=28)
-    ax.set_yticklabels(labels, fontsize=9); ax.axvline(0.5, color="grey", lw=0.6, ls=":")
-    ax.legend(handles=[plt.Rectangle((0, 0), 1, 1, color=c) for c in colours.values()], labels=[f"answer {o}" for o in colours], fontsize=9,
-              loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)
+    ax.set_yticklabels(labels, fontsize=9)
+    ax.axvline(0.5, color="grey", lw=0.6, ls=":")
+    ax.legend(
+        handles=[plt.Rectangle((0, 0), 1, 1, color=c) for c in colours.values()],
+        labels=[f"answer {o}" for o in colours],
+        fontsize=9,
+        loc="lower center",
+        bbox_to_anchor=(0.5, 1.0),
+        ncol=2,
+        frameon=False,
+    )
     return fig
 
 # %% ../nbs/06a_text_eval.ipynb #c054
-def perturb_all(dataset: VQADataset,  # the questions to perturb
-                kinds=None,           # kinds of PERTURBATIONS; default all
-                seed: int = 0,
-                typo_severity: int = 3,  # the severity of the kinds that take one
-                vocabulary=None,      # the dataset's answers (colour kinds); default BASIC_COLOURS
-                **options,            # more arguments of `perturb`: metric, choice, sense_map, min_count
-               ) -> tuple[dict[str, VQADataset], pd.DataFrame]:  # perturbed dataset per kind, and all records
+def perturb_all(
+    dataset: VQADataset,  # the questions to perturb
+    kinds=None,  # kinds of PERTURBATIONS; default all
+    seed: int = 0,
+    typo_severity: int = 3,  # the severity of the kinds that take one
+    vocabulary=None,  # the dataset's answers (colour kinds); default BASIC_COLOURS
+    **options,  # more arguments of `perturb`: metric, choice, sense_map, min_count
+) -> tuple[dict[str, VQADataset], pd.DataFrame]:  # perturbed dataset per kind, and all records
     "`perturb_dataset` for several kinds: a dataset per kind (only those it applies to), and their records concatenated."
     datasets, records = {}, []
     for kind in kinds or PERTURBATIONS:
         severity = typo_severity if PERTURBATIONS[kind].severities else None
         data, rec = perturb_dataset(dataset, kind, seed=seed, severity=severity, vocabulary=vocabulary, **options)
-        if len(data): datasets[kind] = data; records.append(rec)
+        if len(data):
+            datasets[kind] = data
+            records.append(rec)
     return datasets, pd.concat(records, ignore_index=True) if records else pd.DataFrame(columns=RECORD_COLUMNS)
 
 # %% ../nbs/06a_text_eval.ipynb #q002
 CONCEPT_CATEGORIES = {  # the paper's concept families (section 5.2) -> the WordNet synset every member descends from
-    "animals": "animal.n.01", "people": "person.n.01", "clothing": "clothing.n.01", "vehicles": "vehicle.n.01", "rooms": "room.n.01",
-    "body parts": "body_part.n.01"}
-KIND_POS = {"adj_synonym": "a", "verb_synonym": "v", "noun_hypernym": "n", "noun_hyponym": "n", "noun_sibling": "n", "noun_deletion": "n"}  # WordNet kinds -> part of speech
-RARITY_BINS = ((0, "unseen in SemCor"), (1, "rare in SemCor (1-9)"), (10, "common in SemCor (10+)"))  # (lowest SemCor count, label)
+    "animals": "animal.n.01",
+    "people": "person.n.01",
+    "clothing": "clothing.n.01",
+    "vehicles": "vehicle.n.01",
+    "rooms": "room.n.01",
+    "body parts": "body_part.n.01",
+}
+KIND_POS = {
+    "adj_synonym": "a",
+    "verb_synonym": "v",
+    "noun_hypernym": "n",
+    "noun_hyponym": "n",
+    "noun_sibling": "n",
+    "noun_deletion": "n",
+}  # WordNet kinds -> part of speech
+RARITY_BINS = (
+    (0, "unseen in SemCor"),
+    (1, "rare in SemCor (1-9)"),
+    (10, "common in SemCor (10+)"),
+)  # (lowest SemCor count, label)
 POLYSEMY_BINS = ((1, "1 sense"), (2, "2-4 senses"), (5, "5+ senses"))  # (fewest WordNet senses, label)
 SYNSET_NAME = re.compile(r".+\.[nvasr]\.\d\d")
 
-def concept_category(synset: str | None,  # a synset name, e.g. "dog.n.01"
-                     categories: dict | None = None,  # family -> ancestor synset; default CONCEPT_CATEGORIES
-                    ) -> str | None:  # the family, or None
+
+def concept_category(
+    synset: str | None,  # a synset name, e.g. "dog.n.01"
+    categories: dict | None = None,  # family -> ancestor synset; default CONCEPT_CATEGORIES
+) -> str | None:  # the family, or None
     "The paper's concept family of a synset: the first of `categories` whose synset it descends from (itself included); None otherwise."
-    if not isinstance(synset, str) or not SYNSET_NAME.fullmatch(synset): return None
+    if not isinstance(synset, str) or not SYNSET_NAME.fullmatch(synset):
+        return None
     s = wordnet().synset(synset)
     ancestors = {s} | set(s.closure(lambda x: x.hypernyms() + x.instance_hypernyms()))
-    return next((name for name, root in (categories or CONCEPT_CATEGORIES).items() if wordnet().synset(root) in ancestors), None)
+    return next(
+        (name for name, root in (categories or CONCEPT_CATEGORIES).items() if wordnet().synset(root) in ancestors), None
+    )
+
 
 def word_lemma(text: str, pos: str) -> str:
     "A word's WordNet base form (by `morphy`), lower-cased, spaces as underscores: 'domestic animals' -> 'domestic_animal'."
     name = text.strip().lower().replace(" ", "_")
     return wordnet().morphy(name, pos) or name
 
+
 def word_frequency(text: str, pos: str) -> int:
     "SemCor count of a word over all its WordNet senses of part of speech `pos`."
     return sum(l.count() for l in wordnet().lemmas(word_lemma(text, pos), pos))
 
+
 def word_senses(text: str, pos: str) -> int:
     "How many WordNet senses a word has in part of speech `pos` (its polysemy)."
     return len(wordnet().synsets(word_lemma(text, pos), pos))
+
 
 def bin_label(value: int, bins: tuple) -> str | None:
     "The label of the last (lower bound, label) of `bins` whose bound `value` reaches; None below the first."
@@ -440,41 +831,58 @@ def bin_label(value: int, bins: tuple) -> str | None:
 def concept_synset(kind: str, word: str, source) -> str | None:
     "The synset the perturbed word means: the record's source synset, else (deleted nouns) its sense by `word_sense`; None off WordNet."
     pos = KIND_POS.get(kind)
-    if pos is None: return None
-    if isinstance(source, str) and SYNSET_NAME.fullmatch(source): return source
+    if pos is None:
+        return None
+    if isinstance(source, str) and SYNSET_NAME.fullmatch(source):
+        return source
     sense = word_sense(word_lemma(word, pos), pos) if isinstance(word, str) and word.strip() else None
     return sense.name() if sense else None
 
 # %% ../nbs/06a_text_eval.ipynb #q003
-def relative_decline(original,   # accuracy on the original questions (a number or an array)
-                     perturbed,  # accuracy on the perturbed ones
-                    ):  # percent, NaN where the original accuracy is 0 or missing
+def relative_decline(
+    original,  # accuracy on the original questions (a number or an array)
+    perturbed,  # accuracy on the perturbed ones
+):  # percent, NaN where the original accuracy is 0 or missing
     "The accuracy decline as the paper reports it: (acc - acc*) / acc x 100."
     original, perturbed = np.asarray(original, float), np.asarray(perturbed, float)
     with np.errstate(invalid="ignore", divide="ignore"):
         out = np.where(original > 0, (original - perturbed) / np.where(original > 0, original, 1) * 100, np.nan)
     return out if out.ndim else float(out)
 
+
 def concept_group(kind: str, word: str, replacement, source) -> str | None:
     "The concept family of the perturbed word (section 5.2), None off WordNet or outside every family."
     return concept_category(concept_synset(kind, word, source))
 
+
 def rarity_group(kind: str, word: str, replacement, source) -> str | None:
     "How common the replacing word is in SemCor (RARITY_BINS), None for kinds off WordNet or no replacing word."
     pos = KIND_POS.get(kind)
-    return bin_label(word_frequency(replacement, pos), RARITY_BINS) if pos and isinstance(replacement, str) and replacement.strip() else None
+    return (
+        bin_label(word_frequency(replacement, pos), RARITY_BINS)
+        if pos and isinstance(replacement, str) and replacement.strip()
+        else None
+    )
+
 
 def polysemy_group(kind: str, word: str, replacement, source) -> str | None:
     "How many WordNet senses the replaced word has (POLYSEMY_BINS), None for kinds off WordNet."
     pos = KIND_POS.get(kind)
     return bin_label(word_senses(word, pos), POLYSEMY_BINS) if pos else None
 
-RULE_GROUPINGS = Registry("grouping")  # how `grouped_rules` groups: the concept's family, the replacing word's rarity, the replaced word's senses
-RULE_GROUPINGS.register("category", concept_group); RULE_GROUPINGS.register("rarity", rarity_group); RULE_GROUPINGS.register("polysemy", polysemy_group)
 
-def rule_groups(pairs: pd.DataFrame,  # `paired_answers` (kind, word, replacement, source)
-                by: str = "category",  # a key of RULE_GROUPINGS
-               ) -> list:  # one label per row, None where the grouping does not apply
+RULE_GROUPINGS = Registry(
+    "grouping"
+)  # how `grouped_rules` groups: the concept's family, the replacing word's rarity, the replaced word's senses
+RULE_GROUPINGS.register("category", concept_group)
+RULE_GROUPINGS.register("rarity", rarity_group)
+RULE_GROUPINGS.register("polysemy", polysemy_group)
+
+
+def rule_groups(
+    pairs: pd.DataFrame,  # `paired_answers` (kind, word, replacement, source)
+    by: str = "category",  # a key of RULE_GROUPINGS
+) -> list:  # one label per row, None where the grouping does not apply
     "The group of each perturbed question under a grouping: concept family, rarity of the replacing word, or polysemy of the replaced word."
     group_of = RULE_GROUPINGS[by]
     return [group_of(*row) for row in zip(pairs.kind, pairs.word, pairs.replacement, pairs.source)]
@@ -483,65 +891,151 @@ def rule_groups(pairs: pd.DataFrame,  # `paired_answers` (kind, word, replacemen
 def grouped_rule_text(kind: str, by: str, label: str, outcome: str, confidence: float, support: int) -> str:
     "A grouped rule as a sentence: 'replacing clothing by a hypernym changes the answer in 100% of 2 cases'."
     target = TARGETS.get(kind, f"perturbing by {kind}")
-    action = (f"deleting {label if by == 'category' else 'a word of ' + label}" if kind == "noun_deletion"
-              else f"replacing {label} by {target}" if by == "category" else f"replacing a word by {target} {label}" if by == "rarity"
-              else f"replacing a word of {label} by {target}")
+    action = (
+        f"deleting {label if by == 'category' else 'a word of ' + label}"
+        if kind == "noun_deletion"
+        else f"replacing {label} by {target}"
+        if by == "category"
+        else f"replacing a word by {target} {label}"
+        if by == "rarity"
+        else f"replacing a word of {label} by {target}"
+    )
     effect = "leaves the answer unchanged" if outcome == "unchanged" else "changes the answer"
     return f"{action} {effect} in {100 * confidence:.0f}% of {support} cases"
 
-def grouped_rules(pairs: pd.DataFrame,  # `paired_answers`
-                  by: str = "category",  # a key of RULE_GROUPINGS
-                  min_support: int = 1,  # groups of fewer perturbed questions are left out
-                 ) -> pd.DataFrame:  # GROUP, group, support, changed, flip_rate, n_scored, accuracies, relative_decline, outcome, confidence, rule
+
+def grouped_rules(
+    pairs: pd.DataFrame,  # `paired_answers`
+    by: str = "category",  # a key of RULE_GROUPINGS
+    min_support: int = 1,  # groups of fewer perturbed questions are left out
+) -> (
+    pd.DataFrame
+):  # GROUP, group, support, changed, flip_rate, n_scored, accuracies, relative_decline, outcome, confidence, rule
     "Global rules per kind and group of concepts (family, word rarity or polysemy), with the accuracy decline in percent as the paper reports it."
     min_support = non_negative_integer(min_support, "min_support")
     labels = rule_groups(pairs, by)
-    order = {label: i for i, label in enumerate(list(CONCEPT_CATEGORIES) if by == "category" else [l for _, l in (RARITY_BINS if by == "rarity" else POLYSEMY_BINS)])}
+    order = {
+        label: i
+        for i, label in enumerate(
+            list(CONCEPT_CATEGORIES)
+            if by == "category"
+            else [l for _, l in (RARITY_BINS if by == "rarity" else POLYSEMY_BINS)]
+        )
+    }
     rows = []
     for key, group in pairs.assign(group=labels).dropna(subset=["group"]).groupby(GROUP + ["group"], sort=False):
         support, changed = len(group), int(group.flipped.sum())
-        if support < min_support: continue
+        if support < min_support:
+            continue
         scored = group[group.score_perturbed.notna()]
         outcome = "changed" if 2 * changed >= support else "unchanged"
         confidence = (changed if outcome == "changed" else support - changed) / support
         original, perturbed = scored.score_original.mean(), scored.score_perturbed.mean()
-        rows.append((*key, support, changed, changed / support, len(scored), original, perturbed, relative_decline(original, perturbed), outcome, confidence,
-                     grouped_rule_text(key[3], by, key[-1], outcome, confidence, support)))
-    columns = GROUP + ["group", "support", "changed", "flip_rate", "n_scored", "accuracy_original", "accuracy_perturbed", "relative_decline", "outcome", "confidence", "rule"]
+        rows.append(
+            (
+                *key,
+                support,
+                changed,
+                changed / support,
+                len(scored),
+                original,
+                perturbed,
+                relative_decline(original, perturbed),
+                outcome,
+                confidence,
+                grouped_rule_text(key[3], by, key[-1], outcome, confidence, support),
+            )
+        )
+    columns = GROUP + [
+        "group",
+        "support",
+        "changed",
+        "flip_rate",
+        "n_scored",
+        "accuracy_original",
+        "accuracy_perturbed",
+        "relative_decline",
+        "outcome",
+        "confidence",
+        "rule",
+    ]
     table = pd.DataFrame(rows, columns=columns)
     table = table.assign(_group=table.group.map(order)).sort_values("_group", kind="stable").drop(columns="_group")
     return in_kind_order(table).assign(grouping=by)
 
 # %% ../nbs/06a_text_eval.ipynb #q011
-def counterfactual_paper_declines(path=None,  # a CSV of dataset, experiment, kind, colours, printed, decline_pct, source; default the shipped copy
-                                 ) -> pd.DataFrame:
+def counterfactual_paper_declines(
+    path=None,  # a CSV of dataset, experiment, kind, colours, printed, decline_pct, source; default the shipped copy
+) -> pd.DataFrame:
     "The accuracy declines (percent, relative) the counterfactual paper prints for its colour experiments, per dataset and kind."
     from importlib.resources import files
+
     path = files("vqa_robust") / "paper_data" / "counterfactual_printed_declines.csv" if path is None else path
     table = pd.read_csv(path, dtype={"printed": str})
     check_columns(table, ["dataset", "experiment", "kind", "colours", "printed", "decline_pct", "source"], str(path))
     unknown = sorted(set(table.kind) - set(PERTURBATIONS))
-    if unknown: raise ValueError(f"{path}: unknown kind(s) {unknown}")
+    if unknown:
+        raise ValueError(f"{path}: unknown kind(s) {unknown}")
     return table
 
-def beside_paper(table: pd.DataFrame,  # `text_table` of a run
-                 paper: pd.DataFrame | None = None,  # `counterfactual_paper_declines`
-                ) -> pd.DataFrame:  # model, kind, n_scored, accuracies, relative_decline, and the paper's decline per dataset
+
+def beside_paper(
+    table: pd.DataFrame,  # `text_table` of a run
+    paper: pd.DataFrame | None = None,  # `counterfactual_paper_declines`
+) -> pd.DataFrame:  # model, kind, n_scored, accuracies, relative_decline, and the paper's decline per dataset
     "A run's relative accuracy declines per model and kind beside the paper's printed ones (kinds the paper prints)."
     paper = counterfactual_paper_declines() if paper is None else paper
-    printed = paper.pivot_table(index="kind", columns="dataset", values="decline_pct", sort=False).add_prefix("paper_decline_").reset_index()
+    printed = (
+        paper.pivot_table(index="kind", columns="dataset", values="decline_pct", sort=False)
+        .add_prefix("paper_decline_")
+        .reset_index()
+    )
     run = table.assign(relative_decline=relative_decline(table.accuracy_original, table.accuracy_perturbed))
-    keep = [c for c in [*CONDITION, "kind", "text_severity", "n", "n_scored", "accuracy_original", "accuracy_perturbed", "relative_decline"] if c in run]
-    return in_kind_order(run[keep].merge(printed, on="kind", how="inner"), by=[c for c in CONDITION if c in run]) if len(run) else run[keep]
+    keep = [
+        c
+        for c in [
+            *CONDITION,
+            "kind",
+            "text_severity",
+            "n",
+            "n_scored",
+            "accuracy_original",
+            "accuracy_perturbed",
+            "relative_decline",
+        ]
+        if c in run
+    ]
+    return (
+        in_kind_order(run[keep].merge(printed, on="kind", how="inner"), by=[c for c in CONDITION if c in run])
+        if len(run)
+        else run[keep]
+    )
 
-def paper_scored_declines(scored_original: pd.DataFrame,   # scored answers to the original questions (PAIR_KEYS, score)
-                          scored_perturbed: pd.DataFrame,  # the same for the perturbed questions, with `kind`
-                         ) -> pd.DataFrame:  # GROUP, n, accuracy_original, accuracy_perturbed, relative_decline
+
+def paper_scored_declines(
+    scored_original: pd.DataFrame,  # scored answers to the original questions (PAIR_KEYS, score)
+    scored_perturbed: pd.DataFrame,  # the same for the perturbed questions, with `kind`
+) -> pd.DataFrame:  # GROUP, n, accuracy_original, accuracy_perturbed, relative_decline
     "Accuracies and relative declines scored as the paper scores them: every perturbed question against the original question's answers."
-    check_columns(scored_original, PAIR_KEYS + ["score"], "scored_original"); check_columns(scored_perturbed, PAIR_KEYS + ["score", "kind"], "scored_perturbed")
+    check_columns(scored_original, PAIR_KEYS + ["score"], "scored_original")
+    check_columns(scored_perturbed, PAIR_KEYS + ["score", "kind"], "scored_perturbed")
     perturbed = scored_perturbed if "text_severity" in scored_perturbed else scored_perturbed.assign(text_severity=0)
     both = perturbed[GROUP[:3] + ["kind", "text_severity", "question_id", "score"]].merge(
-        scored_original[PAIR_KEYS + ["score"]], on=PAIR_KEYS, how="inner", suffixes=("_perturbed", "_original"), validate="many_to_one")
-    table = (both.groupby(GROUP, sort=False).agg(n=("question_id", "size"), accuracy_original=("score_original", "mean"),
-                                                 accuracy_perturbed=("score_perturbed", "mean")).reset_index())
-    return in_kind_order(table.assign(relative_decline=relative_decline(table.accuracy_original, table.accuracy_perturbed)))
+        scored_original[PAIR_KEYS + ["score"]],
+        on=PAIR_KEYS,
+        how="inner",
+        suffixes=("_perturbed", "_original"),
+        validate="many_to_one",
+    )
+    table = (
+        both.groupby(GROUP, sort=False)
+        .agg(
+            n=("question_id", "size"),
+            accuracy_original=("score_original", "mean"),
+            accuracy_perturbed=("score_perturbed", "mean"),
+        )
+        .reset_index()
+    )
+    return in_kind_order(
+        table.assign(relative_decline=relative_decline(table.accuracy_original, table.accuracy_perturbed))
+    )

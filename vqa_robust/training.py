@@ -28,37 +28,55 @@ __all__ = ['AUGMENTATION', 'FINE_TUNE_FAMILIES', 'TrainConfig', 'vilt_processor'
 @dataclass
 class TrainConfig:
     "Everything that decides the trained weights."
+
     hidden_size: int = 128
     num_layers: int = 4
     num_heads: int = 4
     patch_size: int = 8
     image_size: int = 64
     max_question_tokens: int = 24
-    steps: int = 5000           # optimiser steps in all
+    steps: int = 5000  # optimiser steps in all
     curriculum_steps: int = 1000  # first steps on the curriculum groups only
     curriculum_groups: tuple = ("shape", "yes/no:shape")
     batch_size: int = 48
     lr: float = 1e-3
     weight_decay: float = 0.01
     warmup_steps: int = 100
-    flip: bool = True           # random horizontal flips (answers are flip-invariant on easy-VQA)
+    flip: bool = True  # random horizontal flips (answers are flip-invariant on easy-VQA)
     seed: int = 0
+
 
 def vilt_processor(tokenizer, image_size: int = 64):
     "ViLT's processor at `image_size`, normalising to [-1, 1]."
     from transformers import ViltImageProcessor, ViltProcessor
-    image_processor = ViltImageProcessor(size={"shortest_edge": image_size}, size_divisor=32, image_mean=[0.5] * 3, image_std=[0.5] * 3)
+
+    image_processor = ViltImageProcessor(
+        size={"shortest_edge": image_size}, size_divisor=32, image_mean=[0.5] * 3, image_std=[0.5] * 3
+    )
     return ViltProcessor(image_processor=image_processor, tokenizer=tokenizer)
+
 
 def build_vilt(tokenizer, answers: list[str], config: TrainConfig):
     "A randomly initialised small ViltForQuestionAnswering with `answers` as labels."
     from transformers import ViltConfig, ViltForQuestionAnswering
+
     torch.manual_seed(config.seed)
-    vilt_config = ViltConfig(vocab_size=tokenizer.vocab_size, hidden_size=config.hidden_size, num_hidden_layers=config.num_layers,
-                             num_attention_heads=config.num_heads, intermediate_size=4 * config.hidden_size,
-                             image_size=config.image_size, patch_size=config.patch_size, max_position_embeddings=config.max_question_tokens,
-                             max_image_length=-1, num_labels=len(answers), id2label=dict(enumerate(answers)),
-                             label2id={a: i for i, a in enumerate(answers)}, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    vilt_config = ViltConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=config.hidden_size,
+        num_hidden_layers=config.num_layers,
+        num_attention_heads=config.num_heads,
+        intermediate_size=4 * config.hidden_size,
+        image_size=config.image_size,
+        patch_size=config.patch_size,
+        max_position_embeddings=config.max_question_tokens,
+        max_image_length=-1,
+        num_labels=len(answers),
+        id2label=dict(enumerate(answers)),
+        label2id={a: i for i, a in enumerate(answers)},
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
     return ViltForQuestionAnswering(vilt_config)
 
 # %% ../nbs/02a_training.ipynb #c010
@@ -68,47 +86,73 @@ def training_groups(questions: pd.DataFrame, shape_words=("circle", "rectangle",
     yes_no = (questions.answer_type == "yes/no").to_numpy()
     return np.where(yes_no, np.where(names_shape, "yes/no:shape", "yes/no:other"), questions.answer_type.to_numpy())
 
+
 def group_weights(groups: np.ndarray, only=None) -> torch.Tensor:
     "Sampling weights making each group equally likely (restricted to the groups in `only`, if given)."
     names, inverse, counts = np.unique(groups, return_inverse=True, return_counts=True)
     w = 1.0 / counts[inverse]
     if only is not None:
         unknown = set(only) - set(names)
-        if unknown: raise ValueError(f"no question in group(s) {sorted(unknown)}; groups: {list(names)}")
+        if unknown:
+            raise ValueError(f"no question in group(s) {sorted(unknown)}; groups: {list(names)}")
         w = np.where(np.isin(groups, list(only)), w, 0.0)
     return torch.tensor(w / w.sum(), dtype=torch.float64)
 
 # %% ../nbs/02a_training.ipynb #c008
-def encode_split(dataset: VQADataset, processor, answers: list[str], max_question_tokens: int = 24, chunk: int = 256) -> dict:
+def encode_split(
+    dataset: VQADataset, processor, answers: list[str], max_question_tokens: int = 24, chunk: int = 256
+) -> dict:
     "Tensors of a split: pixel values per image, and per question its image row, tokens, label and family."
     image_ids = dataset.image_ids
-    pixel_values = torch.cat([processor.image_processor([dataset.load_image(i) for i in image_ids[s:s + chunk]], return_tensors="pt")["pixel_values"]
-                              for s in range(0, len(image_ids), chunk)])
+    pixel_values = torch.cat(
+        [
+            processor.image_processor([dataset.load_image(i) for i in image_ids[s : s + chunk]], return_tensors="pt")[
+                "pixel_values"
+            ]
+            for s in range(0, len(image_ids), chunk)
+        ]
+    )
     return {"pixel_values": pixel_values, **encode_questions(dataset, processor, answers, max_question_tokens)}
+
 
 def encode_questions(dataset: VQADataset, processor, answers: list[str], max_question_tokens: int = 24) -> dict:
     "Per question of a split: its image's row (in `dataset.image_ids`' order), tokens, label, family and group."
     image_ids = dataset.image_ids
     q = dataset.questions
-    tokens = processor.tokenizer(q.question.tolist(), padding="max_length", truncation=True, max_length=max_question_tokens, return_tensors="pt")
+    tokens = processor.tokenizer(
+        q.question.tolist(), padding="max_length", truncation=True, max_length=max_question_tokens, return_tensors="pt"
+    )
     label = {a: i for i, a in enumerate(answers)}
     unknown = set(q.multiple_choice_answer) - set(label)
-    if unknown: raise ValueError(f"answers not among the model's labels: {sorted(unknown)[:5]}")
+    if unknown:
+        raise ValueError(f"answers not among the model's labels: {sorted(unknown)[:5]}")
     row = {i: r for r, i in enumerate(image_ids)}
-    return {"image_row": torch.tensor([row[i] for i in q.image_id]),
-            "input_ids": tokens["input_ids"], "attention_mask": tokens["attention_mask"], "token_type_ids": tokens["token_type_ids"],
-            "labels": torch.tensor([label[a] for a in q.multiple_choice_answer]), "family": q.answer_type.to_numpy(),
-            "group": training_groups(q)}
+    return {
+        "image_row": torch.tensor([row[i] for i in q.image_id]),
+        "input_ids": tokens["input_ids"],
+        "attention_mask": tokens["attention_mask"],
+        "token_type_ids": tokens["token_type_ids"],
+        "labels": torch.tensor([label[a] for a in q.multiple_choice_answer]),
+        "family": q.answer_type.to_numpy(),
+        "group": training_groups(q),
+    }
 
 # %% ../nbs/02a_training.ipynb #c014
 def vilt_logits(model, data: dict, rows, pixels: torch.Tensor) -> torch.Tensor:
     "Answer logits for the questions `rows` of encoded `data`, with their (possibly augmented) pixels."
-    return model(input_ids=data["input_ids"][rows], attention_mask=data["attention_mask"][rows], token_type_ids=data["token_type_ids"][rows],
-                 pixel_values=pixels, pixel_mask=torch.ones(pixels.shape[0], *pixels.shape[2:], dtype=torch.long)).logits
+    return model(
+        input_ids=data["input_ids"][rows],
+        attention_mask=data["attention_mask"][rows],
+        token_type_ids=data["token_type_ids"][rows],
+        pixel_values=pixels,
+        pixel_mask=torch.ones(pixels.shape[0], *pixels.shape[2:], dtype=torch.long),
+    ).logits
+
 
 def vilt_loss(model, data: dict, rows, pixels: torch.Tensor) -> torch.Tensor:
     "Cross-entropy of the classifier over the answers (easy-VQA has one answer per question)."
     return F.cross_entropy(vilt_logits(model, data, rows, pixels), data["labels"][rows])
+
 
 def learning_rate(step: int, config: TrainConfig) -> float:
     "Linear warm-up, then cosine decay to 0 at `config.steps`."
@@ -116,7 +160,9 @@ def learning_rate(step: int, config: TrainConfig) -> float:
     return config.lr * warm * 0.5 * (1 + math.cos(math.pi * step / config.steps))
 
 # %% ../nbs/02a_training.ipynb #c014p1
-def train_model(model, data: dict, config: TrainConfig, loss=vilt_loss, evaluate=None, log_every: int = 250) -> pd.DataFrame:
+def train_model(
+    model, data: dict, config: TrainConfig, loss=vilt_loss, evaluate=None, log_every: int = 250
+) -> pd.DataFrame:
     "Train `model` on encoded `data` by minimising `loss(model, data, rows, pixels)`; returns the log (step, seconds, loss, and what `evaluate` returns)."
     generator = torch.Generator().manual_seed(config.seed)
     curriculum = group_weights(data["group"], only=config.curriculum_groups)
@@ -128,23 +174,33 @@ def train_model(model, data: dict, config: TrainConfig, loss=vilt_loss, evaluate
         weights = curriculum if step < config.curriculum_steps else balanced
         batch = torch.multinomial(weights, config.batch_size, replacement=True, generator=generator)
         rows = data["image_row"][batch]
-        if data.get("views", 1) > 1:  # robust training: each sample sees one of its image's versions, view-major in pixel_values
-            rows = rows + len(data["pixel_values"]) // data["views"] * torch.randint(data["views"], (len(batch),), generator=generator)
+        if (
+            data.get("views", 1) > 1
+        ):  # robust training: each sample sees one of its image's versions, view-major in pixel_values
+            rows = rows + len(data["pixel_values"]) // data["views"] * torch.randint(
+                data["views"], (len(batch),), generator=generator
+            )
         pixels = data["pixel_values"][rows]
         if config.flip:
             flip = torch.rand(len(batch), generator=generator) < 0.5
             pixels = torch.where(flip[:, None, None, None], pixels.flip(-1), pixels)
-        for group in optimizer.param_groups: group["lr"] = learning_rate(step, config)
+        for group in optimizer.param_groups:
+            group["lr"] = learning_rate(step, config)
         batch_loss = loss(model, data, batch, pixels)
-        optimizer.zero_grad(); batch_loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0); optimizer.step()
+        optimizer.zero_grad()
+        batch_loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
         losses.append(batch_loss.item())
         if (step + 1) % log_every == 0 or step + 1 == config.steps:
             entry = {"step": step + 1, "seconds": round(time.time() - start, 1), "loss": float(np.mean(losses))}
             losses = []
             if evaluate is not None:
-                model.eval(); entry.update(evaluate(model)); model.train()
-            log.append(entry); print(entry, flush=True)
+                model.eval()
+                entry.update(evaluate(model))
+                model.train()
+            log.append(entry)
+            print(entry, flush=True)
     model.eval()
     return pd.DataFrame(log)
 
@@ -162,13 +218,18 @@ def encoded_accuracy(model, data: dict, predict=None, batch_size: int = 512) -> 
     return {"all": float(correct.mean()), **by("family"), **{g: v for g, v in by("group").items() if ":" in g}}
 
 # %% ../nbs/02a_training.ipynb #c018
-def save_checkpoint(model, processor, folder: str | Path, config: TrainConfig | None = None, metrics: dict | None = None) -> Path:
+def save_checkpoint(
+    model, processor, folder: str | Path, config: TrainConfig | None = None, metrics: dict | None = None
+) -> Path:
     "Save weights (safetensors), processor and training record to `folder`; the tokenizer declares the model's text positions as its maximum length."
     import json
-    folder = Path(folder); folder.mkdir(parents=True, exist_ok=True)
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(folder, safe_serialization=True)
     positions = text_positions(model.config)  # without it a longer question is not cut and stops in the embeddings
-    if positions and processor.tokenizer.model_max_length > positions: processor.tokenizer.model_max_length = positions
+    if positions and processor.tokenizer.model_max_length > positions:
+        processor.tokenizer.model_max_length = positions
     processor.save_pretrained(folder)
     record = {"config": asdict(config) if config else None, "metrics": metrics}
     (folder / "training.json").write_text(json.dumps(record, indent=1))
@@ -178,30 +239,54 @@ def save_checkpoint(model, processor, folder: str | Path, config: TrainConfig | 
 @dataclass
 class BlipTrainConfig(TrainConfig):
     "Everything that decides a small BLIP's trained weights (TrainConfig's fields, and the text stacks' depth)."
-    text_layers: int = 2        # layers of the question encoder and of the answer decoder each
-    lr: float = 3e-4            # ViLT's 1e-3 leaves BLIP at chance on shape questions for hundreds of steps
+
+    text_layers: int = 2  # layers of the question encoder and of the answer decoder each
+    lr: float = 3e-4  # ViLT's 1e-3 leaves BLIP at chance on shape questions for hundreds of steps
     steps: int = 6000
     curriculum_steps: int = 1500
-    curriculum_groups: tuple = ("shape", "yes/no:shape", "color")  # colour too: after a shape-only curriculum BLIP never learned colour
+    curriculum_groups: tuple = (
+        "shape",
+        "yes/no:shape",
+        "color",
+    )  # colour too: after a shape-only curriculum BLIP never learned colour
+
 
 def blip_processor(tokenizer, image_size: int = 64):
     "BLIP's processor at `image_size`, normalising to [-1, 1], with `[DEC]` as the decoder's start token."
     from transformers import BlipImageProcessor, BlipProcessor
-    image_processor = BlipImageProcessor(size={"height": image_size, "width": image_size}, image_mean=[0.5] * 3, image_std=[0.5] * 3)
+
+    image_processor = BlipImageProcessor(
+        size={"height": image_size, "width": image_size}, image_mean=[0.5] * 3, image_std=[0.5] * 3
+    )
     tokenizer.bos_token = "[DEC]"
     return BlipProcessor(image_processor=image_processor, tokenizer=tokenizer)
+
 
 def build_blip(tokenizer, config: BlipTrainConfig):
     "A randomly initialised small BlipForQuestionAnswering whose decoder writes the words of `tokenizer`."
     from transformers import BlipConfig, BlipForQuestionAnswering
+
     torch.manual_seed(config.seed)
     vocab, h = tokenizer.get_vocab(), config.hidden_size
     width = dict(hidden_size=h, num_attention_heads=config.num_heads, intermediate_size=4 * h)
-    text = dict(vocab_size=len(vocab), pad_token_id=vocab["[PAD]"], bos_token_id=vocab["[DEC]"], sep_token_id=vocab["[SEP]"],
-                eos_token_id=vocab["[SEP]"], max_position_embeddings=config.max_question_tokens, encoder_hidden_size=h,
-                num_hidden_layers=config.text_layers, **width)
-    vision = dict(image_size=config.image_size, patch_size=config.patch_size, num_hidden_layers=config.num_layers,
-                  initializer_range=0.02, **width)  # BLIP's vision default, 1e-10, leaves a fresh encoder blind: its output barely depends on the image
+    text = dict(
+        vocab_size=len(vocab),
+        pad_token_id=vocab["[PAD]"],
+        bos_token_id=vocab["[DEC]"],
+        sep_token_id=vocab["[SEP]"],
+        eos_token_id=vocab["[SEP]"],
+        max_position_embeddings=config.max_question_tokens,
+        encoder_hidden_size=h,
+        num_hidden_layers=config.text_layers,
+        **width,
+    )
+    vision = dict(
+        image_size=config.image_size,
+        patch_size=config.patch_size,
+        num_hidden_layers=config.num_layers,
+        initializer_range=0.02,
+        **width,
+    )  # BLIP's vision default, 1e-10, leaves a fresh encoder blind: its output barely depends on the image
     return BlipForQuestionAnswering(BlipConfig(text_config=text, vision_config=vision, projection_dim=h))
 
 # %% ../nbs/02a_training.ipynb #c032
@@ -209,65 +294,117 @@ def answer_token_table(tokenizer, answers: list[str]) -> torch.Tensor:
     "`[DEC] answer [SEP]` token ids, one row per answer; each answer must be one known token."
     ids = [tokenizer.convert_tokens_to_ids(tokenizer.tokenize(a)) for a in answers]
     bad = [a for a, i in zip(answers, ids) if len(i) != 1 or i[0] == tokenizer.unk_token_id]
-    if bad: raise ValueError(f"answers that are not one token of the vocabulary: {bad[:5]}")
+    if bad:
+        raise ValueError(f"answers that are not one token of the vocabulary: {bad[:5]}")
     return torch.tensor([[tokenizer.bos_token_id, i[0], tokenizer.sep_token_id] for i in ids])
+
 
 def blip_loss(model, data: dict, rows, pixels: torch.Tensor) -> torch.Tensor:
     "The decoder's cross-entropy of `[DEC] answer [SEP]` for the questions `rows` (teacher forcing)."
     targets = data["answer_tokens"][data["labels"][rows]]
-    return model(input_ids=data["input_ids"][rows], attention_mask=data["attention_mask"][rows], pixel_values=pixels,
-                 decoder_input_ids=targets, labels=targets).loss
+    return model(
+        input_ids=data["input_ids"][rows],
+        attention_mask=data["attention_mask"][rows],
+        pixel_values=pixels,
+        decoder_input_ids=targets,
+        labels=targets,
+    ).loss
+
 
 def blip_generated_label(model, data: dict, rows, pixels: torch.Tensor) -> torch.Tensor:
     "The label of the answer `generate` writes (greedy) for the questions `rows`; -1 when it writes no answer."
-    tokens = model.generate(input_ids=data["input_ids"][rows], attention_mask=data["attention_mask"][rows], pixel_values=pixels, max_new_tokens=3)
+    tokens = model.generate(
+        input_ids=data["input_ids"][rows],
+        attention_mask=data["attention_mask"][rows],
+        pixel_values=pixels,
+        max_new_tokens=3,
+    )
     label_of = {int(t): i for i, t in enumerate(data["answer_tokens"][:, 1])}
-    return torch.tensor([label_of.get(int(t), -1) if len(seq) > 2 and seq[2] == data["answer_tokens"][0, 2] else -1
-                         for seq, t in zip(tokens, tokens[:, 1])])
+    return torch.tensor(
+        [
+            label_of.get(int(t), -1) if len(seq) > 2 and seq[2] == data["answer_tokens"][0, 2] else -1
+            for seq, t in zip(tokens, tokens[:, 1])
+        ]
+    )
 
 # %% ../nbs/02a_training.ipynb #9a2c8752
-AUGMENTATION = ("gaussian_noise", "impulse_noise", "defocus_blur", "brightness", "contrast", "jpeg_compression")  # what robust training sees; VRB's other eight stay unseen
+AUGMENTATION = (
+    "gaussian_noise",
+    "impulse_noise",
+    "defocus_blur",
+    "brightness",
+    "contrast",
+    "jpeg_compression",
+)  # what robust training sees; VRB's other eight stay unseen
+
 
 @dataclass
 class FineTuneConfig(TrainConfig):
     "A shipped model's robust fine-tuning: the training loop's settings (TrainConfig's), and the views each image is seen in."
+
     steps: int = 800
-    curriculum_steps: int = 0          # no curriculum: the shipped model already looks at the image
+    curriculum_steps: int = 0  # no curriculum: the shipped model already looks at the image
     lr: float = 2e-4
     warmup_steps: int = 50
     corruptions: tuple = AUGMENTATION  # the corrupted views' corruptions, drawn uniformly with a severity 1-5
-    views: int = 3                     # versions of each image: as it is, and views - 1 corrupted
-    grayscale: bool = False            # every view in grey (VRB's channel mean), the colour labels kept
+    views: int = 3  # versions of each image: as it is, and views - 1 corrupted
+    grayscale: bool = False  # every view in grey (VRB's channel mean), the colour labels kept
     seed: int = 1
+
 
 def view_conditions(image_ids, config: FineTuneConfig) -> pd.DataFrame:
     "The condition of every view of every image: view 0 clean, each other view a corruption of `config.corruptions` and a severity 1-5, drawn per image and view with `config.seed`."
     rng = seeded_rng(seed=config.seed, purpose="training views")
     rows = [{"view": 0, "image_id": int(i), "corruption": "clean", "severity": 0} for i in image_ids]
     for view in range(1, config.views):
-        names, levels = rng.integers(len(config.corruptions), size=len(image_ids)), rng.integers(1, 6, size=len(image_ids))
-        rows += [{"view": view, "image_id": int(i), "corruption": config.corruptions[n], "severity": int(s)} for i, n, s in zip(image_ids, names, levels)]
+        names, levels = (
+            rng.integers(len(config.corruptions), size=len(image_ids)),
+            rng.integers(1, 6, size=len(image_ids)),
+        )
+        rows += [
+            {"view": view, "image_id": int(i), "corruption": config.corruptions[n], "severity": int(s)}
+            for i, n, s in zip(image_ids, names, levels)
+        ]
     return pd.DataFrame(rows)
+
 
 def view_image(image, corruption: str, severity: int, image_id: int, config: FineTuneConfig) -> Image.Image:
     "One view of one image: under its condition (seeded by the config's seed and the image id), in grey when the config asks."
     x = image_under_condition(image, corruption, severity, config.seed, image_id)
     return Image.fromarray(corrupt(x, "grayscale_mean", 1) if config.grayscale else x)
 
-def augmented_pixels(dataset: VQADataset, processor, config: FineTuneConfig, chunk: int = 256) -> tuple[torch.Tensor, pd.DataFrame]:
+
+def augmented_pixels(
+    dataset: VQADataset, processor, config: FineTuneConfig, chunk: int = 256
+) -> tuple[torch.Tensor, pd.DataFrame]:
     "Every image's pixel values in `config.views` versions, view by view (view v of image row r at row v x images + r), and the conditions drawn."
     conditions = view_conditions(dataset.image_ids, config)
     images = {i: dataset.load_image(i) for i in dataset.image_ids}
-    views = [view_image(images[c.image_id], c.corruption, c.severity, c.image_id, config) for c in conditions.itertuples()]
-    pixels = torch.cat([processor.image_processor(views[s:s + chunk], return_tensors="pt")["pixel_values"] for s in range(0, len(views), chunk)])
+    views = [
+        view_image(images[c.image_id], c.corruption, c.severity, c.image_id, config) for c in conditions.itertuples()
+    ]
+    pixels = torch.cat(
+        [
+            processor.image_processor(views[s : s + chunk], return_tensors="pt")["pixel_values"]
+            for s in range(0, len(views), chunk)
+        ]
+    )
     return pixels, conditions
 
 # %% ../nbs/02a_training.ipynb #f0ffffb1
 FINE_TUNE_FAMILIES = {  # family -> (the answers, in label order; the extra tensors the loss reads; the loss)
-    "vilt": (lambda model, dataset: [model.config.id2label[i] for i in range(model.config.num_labels)], lambda processor, answers: {}, vilt_loss),
-    "blip": (lambda model, dataset: sorted(dataset.questions.multiple_choice_answer.unique()),
-             lambda processor, answers: {"answer_tokens": answer_token_table(processor.tokenizer, answers)}, blip_loss),
+    "vilt": (
+        lambda model, dataset: [model.config.id2label[i] for i in range(model.config.num_labels)],
+        lambda processor, answers: {},
+        vilt_loss,
+    ),
+    "blip": (
+        lambda model, dataset: sorted(dataset.questions.multiple_choice_answer.unique()),
+        lambda processor, answers: {"answer_tokens": answer_token_table(processor.tokenizer, answers)},
+        blip_loss,
+    ),
 }
+
 
 def fine_tune_data(adapter, dataset: VQADataset, config: FineTuneConfig) -> dict:
     "The split encoded for a loaded shipped model's family, its images in `config.views` versions (and the conditions drawn, under 'conditions')."
@@ -277,12 +414,19 @@ def fine_tune_data(adapter, dataset: VQADataset, config: FineTuneConfig) -> dict
     data["pixel_values"], data["conditions"] = augmented_pixels(dataset, adapter.processor, config)
     return data | {"views": config.views} | extra(adapter.processor, answers)
 
-def fine_tune(adapter,                 # a loaded shipped model (`load_model`): its model is trained in place
-              data: dict,              # its training split, encoded by `fine_tune_data` with the same config
-              config: FineTuneConfig,  # steps, learning rate, views
-              evaluate=None,           # `train_model`'s: called on the model every `log_every` steps
-              log_every: int = 200,
-             ) -> pd.DataFrame:        # the training log
+
+def fine_tune(
+    adapter,  # a loaded shipped model (`load_model`): its model is trained in place
+    data: dict,  # its training split, encoded by `fine_tune_data` with the same config
+    config: FineTuneConfig,  # steps, learning rate, views
+    evaluate=None,  # `train_model`'s: called on the model every `log_every` steps
+    log_every: int = 200,
+) -> pd.DataFrame:  # the training log
     "Fine-tune a shipped ViLT or BLIP on encoded `data`, each sample seeing one of its image's `config.views` versions (robust training)."
-    if data["views"] != config.views: raise ValueError(f"the data holds {data['views']} views of each image, the config asks for {config.views}: encode it with this config")
-    return train_model(adapter.model, data, config, FINE_TUNE_FAMILIES[adapter.spec.family][2], evaluate=evaluate, log_every=log_every)
+    if data["views"] != config.views:
+        raise ValueError(
+            f"the data holds {data['views']} views of each image, the config asks for {config.views}: encode it with this config"
+        )
+    return train_model(
+        adapter.model, data, config, FINE_TUNE_FAMILIES[adapter.spec.family][2], evaluate=evaluate, log_every=log_every
+    )

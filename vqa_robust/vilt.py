@@ -6,9 +6,19 @@
 from __future__ import annotations
 from pathlib import Path
 import torch
-from .models import (IMAGE_BACKEND, ClassifierVQA, LoadOptions, ModelSpec, TINY_ANSWERS, TINY_WORDS, WEIGHTS_DIR, model_entry,
-                               model_family, pretrained, question_tokenizer)
-
+from vqa_robust.models import (
+    IMAGE_BACKEND,
+    ClassifierVQA,
+    LoadOptions,
+    ModelSpec,
+    TINY_ANSWERS,
+    TINY_WORDS,
+    WEIGHTS_DIR,
+    model_entry,
+    model_family,
+    pretrained,
+    question_tokenizer,
+)
 
 # %% auto #0
 __all__ = ['VILT_FAMILY', 'VILT_MODELS', 'tiny_vilt', 'load_vilt']
@@ -17,38 +27,79 @@ __all__ = ['VILT_FAMILY', 'VILT_MODELS', 'tiny_vilt', 'load_vilt']
 def tiny_vilt(spec: ModelSpec, folder: Path) -> dict:
     "Write a randomly initialised small ViLT VQA classifier over TINY_ANSWERS, with its processor, into `folder`."
     from transformers import ViltConfig, ViltForQuestionAnswering, ViltImageProcessor, ViltProcessor
+
     tokenizer = question_tokenizer(TINY_WORDS, Path(folder) / "vocab", max_length=40)
-    config = ViltConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
-                        image_size=32, patch_size=16, max_position_embeddings=40, num_labels=len(TINY_ANSWERS),
-                        id2label=dict(enumerate(TINY_ANSWERS)), label2id={a: i for i, a in enumerate(TINY_ANSWERS)})
+    config = ViltConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=64,
+        image_size=32,
+        patch_size=16,
+        max_position_embeddings=40,
+        num_labels=len(TINY_ANSWERS),
+        id2label=dict(enumerate(TINY_ANSWERS)),
+        label2id={a: i for i, a in enumerate(TINY_ANSWERS)},
+    )
     torch.manual_seed(0)
     ViltForQuestionAnswering(config).save_pretrained(folder)
     ViltProcessor(ViltImageProcessor(size={"shortest_edge": 32}, size_divisor=32), tokenizer).save_pretrained(folder)
     return {}
 
-
 # %% ../nbs/02g_vilt.ipynb #v004
 def load_vilt(spec: ModelSpec, options: LoadOptions) -> ClassifierVQA:
     "A ViLT VQA checkpoint in the classifier adapter."
     from transformers import ViltForQuestionAnswering, ViltProcessor
-    model = pretrained(ViltForQuestionAnswering, spec, options)
-    return ClassifierVQA(spec.name, spec, model.to(options.device).eval(), pretrained(ViltProcessor, spec, options, backend=IMAGE_BACKEND), options.device)
 
+    model = pretrained(ViltForQuestionAnswering, spec, options)
+    return ClassifierVQA(
+        spec.name,
+        spec,
+        model.to(options.device).eval(),
+        pretrained(ViltProcessor, spec, options, backend=IMAGE_BACKEND),
+        options.device,
+    )
 
 # %% ../nbs/02g_vilt.ipynb #v009
-VILT_FAMILY = model_family("vilt", load_vilt, tiny_vilt, defaults={"score": "sigmoid"}, model_types=("vilt",), batch_size=64)
+VILT_FAMILY = model_family(
+    "vilt", load_vilt, tiny_vilt, defaults={"score": "sigmoid"}, model_types=("vilt",), batch_size=64
+)
 
 VILT_MODELS = [  # the shipped ViLTs, then the paper's
-    model_entry("easy-vqa-vilt", str(WEIGHTS_DIR / "easy-vqa-vilt"), VILT_FAMILY, {"score": "softmax"},
-               description="small ViLT trained on easy-VQA by this package (offline default)"),
-    model_entry("easy-vqa-vilt-augmented", str(WEIGHTS_DIR / "easy-vqa-vilt-augmented"), VILT_FAMILY, {"score": "softmax"},
-               description="the shipped ViLT fine-tuned with corruption augmentation (6 of VRB's 14 corruptions; Training, robust training)"),
-    model_entry("easy-vqa-vilt-grayscale", str(WEIGHTS_DIR / "easy-vqa-vilt-grayscale"), VILT_FAMILY, {"score": "softmax"},
-               description="the shipped ViLT fine-tuned on grayscale images, colour labels kept (VRB section 9; Training, robust training)"),
-    model_entry("vilt", "dandelin/vilt-b32-finetuned-vqa", VILT_FAMILY, reported_accuracy=71.26,
-               reported_on="VQAv2 test-dev, ViLT paper (Kim et al. 2021) Table 2, ViLT-B/32", description="ViLT-B/32 fine-tuned on VQAv2 (VRB paper)",
-               sources={"model": "VRB Table 3 (ViLT, 87.4M parameters; base accuracy 0.713)",
-                        "score": "family default sigmoid: ViLT's VQA head is trained with binary cross-entropy over VQA score targets (ViLT paper section 4.2)",
-                        "image_size": "the checkpoint's preprocessor_config.json (shorter edge 384, longer edge at most int(1333 / 800 * 384) = 639, sides floored to multiples of 32)",
-                        "reported_accuracy": "ViLT paper Table 2 (VQAv2 test-dev)"})]
-
+    model_entry(
+        "easy-vqa-vilt",
+        str(WEIGHTS_DIR / "easy-vqa-vilt"),
+        VILT_FAMILY,
+        {"score": "softmax"},
+        description="small ViLT trained on easy-VQA by this package (offline default)",
+    ),
+    model_entry(
+        "easy-vqa-vilt-augmented",
+        str(WEIGHTS_DIR / "easy-vqa-vilt-augmented"),
+        VILT_FAMILY,
+        {"score": "softmax"},
+        description="the shipped ViLT fine-tuned with corruption augmentation (6 of VRB's 14 corruptions; Training, robust training)",
+    ),
+    model_entry(
+        "easy-vqa-vilt-grayscale",
+        str(WEIGHTS_DIR / "easy-vqa-vilt-grayscale"),
+        VILT_FAMILY,
+        {"score": "softmax"},
+        description="the shipped ViLT fine-tuned on grayscale images, colour labels kept (VRB section 9; Training, robust training)",
+    ),
+    model_entry(
+        "vilt",
+        "dandelin/vilt-b32-finetuned-vqa",
+        VILT_FAMILY,
+        reported_accuracy=71.26,
+        reported_on="VQAv2 test-dev, ViLT paper (Kim et al. 2021) Table 2, ViLT-B/32",
+        description="ViLT-B/32 fine-tuned on VQAv2 (VRB paper)",
+        sources={
+            "model": "VRB Table 3 (ViLT, 87.4M parameters; base accuracy 0.713)",
+            "score": "family default sigmoid: ViLT's VQA head is trained with binary cross-entropy over VQA score targets (ViLT paper section 4.2)",
+            "image_size": "the checkpoint's preprocessor_config.json (shorter edge 384, longer edge at most int(1333 / 800 * 384) = 639, sides floored to multiples of 32)",
+            "reported_accuracy": "ViLT paper Table 2 (VQAv2 test-dev)",
+        },
+    ),
+]

@@ -10,8 +10,17 @@ from typing import Literal  # noqa: F401 -- transformers' config annotations nam
 from pathlib import Path
 import torch
 from torch import nn
-from transformers import (BatchEncoding, CLIPImageProcessorPil, CLIPVisionConfig, CLIPVisionModel, DebertaV2Config, DebertaV2Model,
-                          DebertaV2Tokenizer, PretrainedConfig, PreTrainedModel)
+from transformers import (
+    BatchEncoding,
+    CLIPImageProcessorPil,
+    CLIPVisionConfig,
+    CLIPVisionModel,
+    DebertaV2Config,
+    DebertaV2Model,
+    DebertaV2Tokenizer,
+    PretrainedConfig,
+    PreTrainedModel,
+)
 from transformers.modeling_outputs import SequenceClassifierOutput
 from transformers.models.bert.modeling_bert import BertAttention, BertIntermediate, BertOutput
 from .models import TINY_ANSWERS, TINY_WORDS, ClassifierVQA, LoadOptions, ModelSpec, pretrained
@@ -25,13 +34,14 @@ __all__ = ['ORIGINAL_VISION_PREFIX', 'VISION_PREFIX', 'WEIGHT_FILES', 'VLEConfig
 # %% ../nbs/02b_vle.ipynb #c006
 class VLEConfig(PretrainedConfig):
     "VLE's configuration: CLIP vision and DeBERTa-v2 text sub-configs, the co-attention fusion's sizes, the answer vocabulary."
+
     model_type = "vle"
     sub_configs_defaults = {"text_config": DebertaV2Config, "vision_config": CLIPVisionConfig}
     text_config: dict | PretrainedConfig | None = None
     vision_config: dict | PretrainedConfig | None = None
-    num_token_types: int = 2              # token-type embeddings added before fusion: 0 text, 1 image
-    hidden_size: int = 768                # co-attention width (1024 in VLE-large)
-    num_hidden_layers: int = 6            # co-attention layers per stream
+    num_token_types: int = 2  # token-type embeddings added before fusion: 0 text, 1 image
+    hidden_size: int = 768  # co-attention width (1024 in VLE-large)
+    num_hidden_layers: int = 6  # co-attention layers per stream
     num_attention_heads: int = 12
     intermediate_size: int = 3072
     hidden_act: str = "gelu"
@@ -40,29 +50,53 @@ class VLEConfig(PretrainedConfig):
     initializer_range: float = 0.02
     layer_norm_eps: float = 1e-12
     classifier_dropout: float | None = None  # unused, as in the original
-    is_decoder: bool = False              # read by transformers' BERT attention
+    is_decoder: bool = False  # read by transformers' BERT attention
 
 # %% ../nbs/02b_vle.ipynb #c014
 def tiny_vle_config(vocab_size: int = 64, id2label: dict | None = None, image_size: int = 48) -> VLEConfig:
     "A small VLE configuration of the published checkpoints' kind (relative-position DeBERTa-v3, CLIP), for tests."
     one_layer = dict(num_hidden_layers=1, num_attention_heads=2)
-    text = dict(vocab_size=vocab_size, hidden_size=24, intermediate_size=48, max_position_embeddings=64, position_buckets=8, type_vocab_size=0,
-                position_biased_input=False, relative_attention=True, pos_att_type=["p2c", "c2p"], norm_rel_ebd="layer_norm",
-                share_att_key=True, max_relative_positions=-1, pad_token_id=0, **one_layer)
+    text = dict(
+        vocab_size=vocab_size,
+        hidden_size=24,
+        intermediate_size=48,
+        max_position_embeddings=64,
+        position_buckets=8,
+        type_vocab_size=0,
+        position_biased_input=False,
+        relative_attention=True,
+        pos_att_type=["p2c", "c2p"],
+        norm_rel_ebd="layer_norm",
+        share_att_key=True,
+        max_relative_positions=-1,
+        pad_token_id=0,
+        **one_layer,
+    )
     vision = dict(hidden_size=32, intermediate_size=64, image_size=image_size, patch_size=8, **one_layer)
     id2label = id2label or dict(enumerate(TINY_ANSWERS))
-    return VLEConfig(text_config=text, vision_config=vision, hidden_size=16, intermediate_size=32, initializer_range=1.0,
-                     id2label=id2label, label2id={a: i for i, a in id2label.items()}, **one_layer)
+    return VLEConfig(
+        text_config=text,
+        vision_config=vision,
+        hidden_size=16,
+        intermediate_size=32,
+        initializer_range=1.0,
+        id2label=id2label,
+        label2id={a: i for i, a in id2label.items()},
+        **one_layer,
+    )
 
 # %% ../nbs/02b_vle.ipynb #c011
-def additive_mask(mask: torch.Tensor,  # (batch, keys) with 1 for tokens to attend to
-                  dtype: torch.dtype,
-                 ) -> torch.Tensor:    # (batch, 1, 1, keys): 0 to keep, the dtype's minimum to drop
+def additive_mask(
+    mask: torch.Tensor,  # (batch, keys) with 1 for tokens to attend to
+    dtype: torch.dtype,
+) -> torch.Tensor:  # (batch, 1, 1, keys): 0 to keep, the dtype's minimum to drop
     "A padding mask as the additive mask BERT attention takes (transformers' `get_extended_attention_mask`)."
     return (1.0 - mask[:, None, None, :].to(dtype)) * torch.finfo(dtype).min
 
+
 class VLECoAttentionLayer(nn.Module):
     "One fusion layer of one stream: self-attention, cross-attention to the other stream, feed-forward (BERT's parts)."
+
     def __init__(self, config: VLEConfig):
         super().__init__()
         self.attention = BertAttention(config)
@@ -75,32 +109,39 @@ class VLECoAttentionLayer(nn.Module):
         hidden = self.crossattention(hidden, None, other, other_mask)[0]
         return self.output(self.intermediate(hidden), hidden)
 
+
 class VLEPooler(nn.Module):
     "tanh(dense(first token))."
+
     def __init__(self, hidden_size: int):
         super().__init__()
         self.dense = nn.Linear(hidden_size, hidden_size)
 
-    def forward(self, hidden): return torch.tanh(self.dense(hidden[:, 0]))
+    def forward(self, hidden):
+        return torch.tanh(self.dense(hidden[:, 0]))
 
 # %% ../nbs/02b_vle.ipynb #c012
 class VLEPreTrainedModel(PreTrainedModel):
     "The transformers base class of VLE's models: its config class, weight prefix and inputs."
+
     config_class = VLEConfig
     base_model_prefix = "vle"
     main_input_name = "pixel_values"
     input_modalities = ("image", "text")
 
+
 @dataclass
 class VLEModelOutput:
     "What `VLEModel` returns: the pooled text-and-image vector and the fused token embeddings of each stream."
+
     pooler_output: torch.Tensor  # (batch, 2h): text pooler, then image pooler
-    text_embeds: torch.Tensor    # (batch, text tokens, h) after fusion
-    image_embeds: torch.Tensor   # (batch, 1 + patches, h) after fusion
+    text_embeds: torch.Tensor  # (batch, text tokens, h) after fusion
+    image_embeds: torch.Tensor  # (batch, 1 + patches, h) after fusion
 
 # %% ../nbs/02b_vle.ipynb #c012p1
 class VLEModel(VLEPreTrainedModel):
     "CLIP vision and DeBERTa text encoders, projected to the co-attention width and fused by two streams of co-attention layers."
+
     def __init__(self, config: VLEConfig):
         super().__init__(config)
         self.vision_model = CLIPVisionModel(config.vision_config)
@@ -108,42 +149,59 @@ class VLEModel(VLEPreTrainedModel):
         self.text_projection_layer = nn.Linear(config.text_config.hidden_size, config.hidden_size)
         self.image_projection_layer = nn.Linear(config.vision_config.hidden_size, config.hidden_size)
         self.token_type_embeddings = nn.Embedding(config.num_token_types, config.hidden_size)
-        self.cross_modal_text_layers = nn.ModuleList(VLECoAttentionLayer(config) for _ in range(config.num_hidden_layers))
-        self.cross_modal_image_layers = nn.ModuleList(VLECoAttentionLayer(config) for _ in range(config.num_hidden_layers))
+        self.cross_modal_text_layers = nn.ModuleList(
+            VLECoAttentionLayer(config) for _ in range(config.num_hidden_layers)
+        )
+        self.cross_modal_image_layers = nn.ModuleList(
+            VLECoAttentionLayer(config) for _ in range(config.num_hidden_layers)
+        )
         self.cross_modal_text_pooler = VLEPooler(config.hidden_size)
         self.cross_modal_image_pooler = VLEPooler(config.hidden_size)
         self.post_init()
 
     def forward(self, input_ids, pixel_values, attention_mask=None, token_type_ids=None, **kwargs) -> VLEModelOutput:
-        if attention_mask is None: attention_mask = torch.ones_like(input_ids)
+        if attention_mask is None:
+            attention_mask = torch.ones_like(input_ids)
         image = self.vision_model(pixel_values=pixel_values).last_hidden_state
         image = self.image_projection_layer(self.vision_model.post_layernorm(image))
-        text = self.text_model(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids).last_hidden_state
+        text = self.text_model(
+            input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+        ).last_hidden_state
         text = self.text_projection_layer(text) + self.token_type_embeddings(torch.zeros_like(attention_mask))
         image_mask = torch.ones(image.shape[:2], dtype=attention_mask.dtype, device=image.device)
         image = image + self.token_type_embeddings(image_mask)
         text_mask, image_mask = additive_mask(attention_mask, text.dtype), additive_mask(image_mask, image.dtype)
         for text_layer, image_layer in zip(self.cross_modal_text_layers, self.cross_modal_image_layers):
-            text, image = text_layer(text, image, text_mask, image_mask), image_layer(image, text, image_mask, text_mask)
+            text, image = (
+                text_layer(text, image, text_mask, image_mask),
+                image_layer(image, text, image_mask, text_mask),
+            )
         pooled = torch.cat([self.cross_modal_text_pooler(text), self.cross_modal_image_pooler(image)], dim=-1)
         return VLEModelOutput(pooled, text, image)
 
 # %% ../nbs/02b_vle.ipynb #c018
 class VLEForVQA(VLEPreTrainedModel):
     "VLE with its VQA head: Linear(2h, 2h) - LayerNorm - GELU - Linear(2h, answers) on the two pooled streams."
+
     def __init__(self, config: VLEConfig):
         super().__init__(config)
         self.vle = VLEModel(config)
         width = 2 * config.hidden_size
-        self.vqa_classifier = nn.Sequential(nn.Linear(width, width), nn.LayerNorm(width), nn.GELU(), nn.Linear(width, config.num_labels))
+        self.vqa_classifier = nn.Sequential(
+            nn.Linear(width, width), nn.LayerNorm(width), nn.GELU(), nn.Linear(width, config.num_labels)
+        )
         self.post_init()
 
-    def forward(self, input_ids, pixel_values, attention_mask=None, token_type_ids=None, **kwargs) -> SequenceClassifierOutput:
+    def forward(
+        self, input_ids, pixel_values, attention_mask=None, token_type_ids=None, **kwargs
+    ) -> SequenceClassifierOutput:
         pooled = self.vle(input_ids, pixel_values, attention_mask, token_type_ids).pooler_output
         return SequenceClassifierOutput(logits=self.vqa_classifier(pooled))
 
     @classmethod
-    def from_pretrained(cls, checkpoint: str, local_files_only: bool = False, dtype: torch.dtype | None = None, **kwargs) -> VLEForVQA:
+    def from_pretrained(
+        cls, checkpoint: str, local_files_only: bool = False, dtype: torch.dtype | None = None, **kwargs
+    ) -> VLEForVQA:
         "A VLE VQA model from a hub id or folder in the published layout (`config.json` and `pytorch_model.bin` or `model.safetensors`)."
         return vle_from_pretrained(cls, checkpoint, local_files_only, dtype)
 
@@ -152,48 +210,74 @@ ORIGINAL_VISION_PREFIX = "vle.vision_model.vision_model."  # transformers 4.26's
 VISION_PREFIX = "vle.vision_model."
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")  # in order of preference
 
+
 def vle_state_dict(original: dict) -> dict:
     "The published checkpoint's tensors under this module's names: CLIP un-nested, 4.26's `position_ids` buffers dropped."
     mapped = {}
     for key, value in original.items():
-        if not isinstance(value, torch.Tensor): raise TypeError(f"checkpoint entry {key!r} is a {type(value).__name__}, not a tensor")
-        if key.endswith("embeddings.position_ids"): continue
-        mapped[VISION_PREFIX + key[len(ORIGINAL_VISION_PREFIX):] if key.startswith(ORIGINAL_VISION_PREFIX) else key] = value
+        if not isinstance(value, torch.Tensor):
+            raise TypeError(f"checkpoint entry {key!r} is a {type(value).__name__}, not a tensor")
+        if key.endswith("embeddings.position_ids"):
+            continue
+        mapped[
+            VISION_PREFIX + key[len(ORIGINAL_VISION_PREFIX) :] if key.startswith(ORIGINAL_VISION_PREFIX) else key
+        ] = value
     return mapped
+
 
 def original_state_dict(model: nn.Module) -> dict:
     "The model's tensors under the published checkpoint's names, with the `position_ids` buffers transformers 4.26 saved."
     state = dict(model.state_dict())
     state.update({k: v for k, v in model.named_buffers() if k.endswith("embeddings.position_ids")})
-    return {ORIGINAL_VISION_PREFIX + k[len(VISION_PREFIX):] if k.startswith(VISION_PREFIX) else k: v for k, v in state.items()}
+    return {
+        ORIGINAL_VISION_PREFIX + k[len(VISION_PREFIX) :] if k.startswith(VISION_PREFIX) else k: v
+        for k, v in state.items()
+    }
 
 # %% ../nbs/02b_vle.ipynb #c021
 def read_state_dict(path: str | Path) -> dict:
     "The tensors of a weights file: safetensors, or a PyTorch pickle read with `weights_only=True` (never arbitrary objects)."
     if str(path).endswith(".safetensors"):
         from safetensors.torch import load_file
+
         return load_file(str(path))
-    try: return torch.load(path, map_location="cpu", weights_only=True)
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as e:
         found = re.search(r"WeightsUnpickler error: ([^.]*)", str(e))
-        raise ValueError(f"{path}: refused to load, the pickle holds objects other than tensors (read with torch.load weights_only=True)"
-                         + (f": {found.group(1)}" if found else "")) from None
+        raise ValueError(
+            f"{path}: refused to load, the pickle holds objects other than tensors (read with torch.load weights_only=True)"
+            + (f": {found.group(1)}" if found else "")
+        ) from None
+
 
 def fit_vision_size(config: VLEConfig, state: dict) -> VLEConfig:
     "Set the vision image size to the grid the checkpoint's position embeddings were trained at."
     positions = state[VISION_PREFIX + "embeddings.position_embedding.weight"].shape[0]
     grid = math.isqrt(positions - 1)
-    if grid * grid != positions - 1: raise ValueError(f"{positions} vision position embeddings are not a square grid plus the class token")
+    if grid * grid != positions - 1:
+        raise ValueError(f"{positions} vision position embeddings are not a square grid plus the class token")
     config.vision_config.image_size = grid * config.vision_config.patch_size
     return config
+
 
 def load_weights(model: nn.Module, state: dict) -> nn.Module:
     "Load mapped tensors into `model`, naming every missing, unexpected or mis-shaped one."
     own = model.state_dict()
-    problems = [f"missing {k}" for k in sorted(own.keys() - state.keys())] + [f"unexpected {k}" for k in sorted(state.keys() - own.keys())]
-    problems += [f"{k} is {tuple(state[k].shape)} in the checkpoint, {tuple(own[k].shape)} in the model"
-                 for k in sorted(own.keys() & state.keys()) if state[k].shape != own[k].shape]
-    if problems: raise ValueError(f"the checkpoint does not fit {type(model).__name__}: " + "; ".join(problems[:8]) + (" ..." if len(problems) > 8 else ""))
+    problems = [f"missing {k}" for k in sorted(own.keys() - state.keys())] + [
+        f"unexpected {k}" for k in sorted(state.keys() - own.keys())
+    ]
+    problems += [
+        f"{k} is {tuple(state[k].shape)} in the checkpoint, {tuple(own[k].shape)} in the model"
+        for k in sorted(own.keys() & state.keys())
+        if state[k].shape != own[k].shape
+    ]
+    if problems:
+        raise ValueError(
+            f"the checkpoint does not fit {type(model).__name__}: "
+            + "; ".join(problems[:8])
+            + (" ..." if len(problems) > 8 else "")
+        )
     model.load_state_dict(state, strict=True)
     return model
 
@@ -201,55 +285,100 @@ def load_weights(model: nn.Module, state: dict) -> nn.Module:
 def weights_file(checkpoint: str, local_files_only: bool = False) -> str:
     "Path of the checkpoint's weights file (safetensors preferred), fetched into the Hugging Face cache if needed."
     from transformers.utils import cached_file
+
     for name in WEIGHT_FILES:
-        path = cached_file(checkpoint, name, local_files_only=local_files_only, _raise_exceptions_for_missing_entries=False)
-        if path: return path
+        path = cached_file(
+            checkpoint, name, local_files_only=local_files_only, _raise_exceptions_for_missing_entries=False
+        )
+        if path:
+            return path
     raise OSError(f"{checkpoint} has none of {', '.join(WEIGHT_FILES)}")
+
 
 def vle_from_pretrained(cls, checkpoint: str, local_files_only: bool = False, dtype: torch.dtype | None = None):
     "Build `cls` from a checkpoint's config and load its weights through `vle_state_dict` (no random initialisation first)."
     from transformers.initialization import no_init_weights
+
     config = VLEConfig.from_pretrained(checkpoint, local_files_only=local_files_only)
     state = vle_state_dict(read_state_dict(weights_file(checkpoint, local_files_only)))
     fit_vision_size(config, state)
-    with no_init_weights(): model = cls(config)
+    with no_init_weights():
+        model = cls(config)
     load_weights(model, state)
     return (model.to(dtype) if dtype is not None else model).eval()
 
 # %% ../nbs/02b_vle.ipynb #c034
-def write_spm_tokenizer(folder: Path, sentences: list[str],
-                        max_length: int | None = None,  # the model's text positions, declared as `model_max_length`; None: none declared
-                       ) -> int:
+def write_spm_tokenizer(
+    folder: Path,
+    sentences: list[str],
+    max_length: int | None = None,  # the model's text positions, declared as `model_max_length`; None: none declared
+) -> int:
     "Train a small SentencePiece model on `sentences` and write it with DeBERTa-v3's tokenizer files into `folder`; its size."
     import io, sentencepiece as spm
+
     model = io.BytesIO()
-    spm.SentencePieceTrainer.train(sentence_iterator=iter(sentences), model_writer=model, vocab_size=48, model_type="unigram",
-                                   pad_id=0, pad_piece="[PAD]", bos_id=1, bos_piece="[CLS]", eos_id=2, eos_piece="[SEP]", unk_id=3,
-                                   unk_piece="[UNK]", character_coverage=1.0, hard_vocab_limit=False, minloglevel=2, num_threads=1)
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(sentences),
+        model_writer=model,
+        vocab_size=48,
+        model_type="unigram",
+        pad_id=0,
+        pad_piece="[PAD]",
+        bos_id=1,
+        bos_piece="[CLS]",
+        eos_id=2,
+        eos_piece="[SEP]",
+        unk_id=3,
+        unk_piece="[UNK]",
+        character_coverage=1.0,
+        hard_vocab_limit=False,
+        minloglevel=2,
+        num_threads=1,
+    )
     size = spm.SentencePieceProcessor(model_proto=model.getvalue()).vocab_size()
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "spm.model").write_bytes(model.getvalue())
-    special = {"bos_token": "[CLS]", "cls_token": "[CLS]", "eos_token": "[SEP]", "mask_token": "[MASK]", "pad_token": "[PAD]",
-               "sep_token": "[SEP]", "unk_token": "[UNK]"}
+    special = {
+        "bos_token": "[CLS]",
+        "cls_token": "[CLS]",
+        "eos_token": "[SEP]",
+        "mask_token": "[MASK]",
+        "pad_token": "[PAD]",
+        "sep_token": "[SEP]",
+        "unk_token": "[UNK]",
+    }
     (folder / "special_tokens_map.json").write_text(json.dumps(special))
     (folder / "added_tokens.json").write_text(json.dumps({"[MASK]": size}))
-    (folder / "tokenizer_config.json").write_text(json.dumps({**special, "do_lower_case": False, "split_by_punct": False, "sp_model_kwargs": {},
-                                                              "tokenizer_class": "DebertaV2Tokenizer", "vocab_type": "spm",
-                                                              **({"model_max_length": max_length} if max_length else {})}))
+    (folder / "tokenizer_config.json").write_text(
+        json.dumps(
+            {
+                **special,
+                "do_lower_case": False,
+                "split_by_punct": False,
+                "sp_model_kwargs": {},
+                "tokenizer_class": "DebertaV2Tokenizer",
+                "vocab_type": "spm",
+                **({"model_max_length": max_length} if max_length else {}),
+            }
+        )
+    )
     return size
 
 # %% ../nbs/02b_vle.ipynb #c032
 @dataclass
 class VLEProcessor:
     "VLE's processor: the checkpoint's CLIP image processor and DeBERTa-v3 tokenizer."
+
     image_processor: CLIPImageProcessorPil
     tokenizer: DebertaV2Tokenizer
 
     @classmethod
     def from_pretrained(cls, checkpoint: str, local_files_only: bool = False, **kwargs) -> VLEProcessor:
         "Both parts from a hub id or folder (`preprocessor_config.json`, `spm.model` and the tokenizer files)."
-        return cls(CLIPImageProcessorPil.from_pretrained(checkpoint, local_files_only=local_files_only),
-                   DebertaV2Tokenizer.from_pretrained(checkpoint, local_files_only=local_files_only))
+        return cls(
+            CLIPImageProcessorPil.from_pretrained(checkpoint, local_files_only=local_files_only),
+            DebertaV2Tokenizer.from_pretrained(checkpoint, local_files_only=local_files_only),
+        )
 
     def __call__(self, images, text, padding=True, truncation=True, return_tensors="pt", **kwargs) -> BatchEncoding:
         "Token ids, attention mask and pixel values of a batch of (image, question) pairs."
@@ -261,17 +390,28 @@ class VLEProcessor:
 def load_vle(spec: ModelSpec, options: LoadOptions) -> ClassifierVQA:
     "A VLE VQA checkpoint (this notebook's reimplementation) with its processor, in the classifier adapter."
     model, processor = pretrained(VLEForVQA, spec, options), pretrained(VLEProcessor, spec, options)
-    crop, native, asked = processor.image_processor.crop_size["height"], model.config.vision_config.image_size, spec.settings.get("image_size")
+    crop, native, asked = (
+        processor.image_processor.crop_size["height"],
+        model.config.vision_config.image_size,
+        spec.settings.get("image_size"),
+    )
     if crop != native or asked not in (None, native):
-        raise ValueError(f"model {spec.name!r}: the processor crops to {crop} px and the weights are for {native} px"
-                         + (f", the settings ask for {asked} px" if asked else "") + "; VLE runs at its checkpoint's own size")
+        raise ValueError(
+            f"model {spec.name!r}: the processor crops to {crop} px and the weights are for {native} px"
+            + (f", the settings ask for {asked} px" if asked else "")
+            + "; VLE runs at its checkpoint's own size"
+        )
     return ClassifierVQA(spec.name, spec, model.to(options.device).eval(), processor, options.device)
+
 
 def write_tiny_vle(spec: ModelSpec, folder: Path) -> dict:
     "Write a randomly initialised small VLE VQA model over TINY_ANSWERS in the published layout, with its processor, into `folder`."
     folder = Path(folder)
-    pieces = write_spm_tokenizer(folder, TINY_WORDS + TINY_ANSWERS + ["what is the color of the shape?", "how many people are in the image?"],
-                                 max_length=64)  # tiny_vle_config's text positions
+    pieces = write_spm_tokenizer(
+        folder,
+        TINY_WORDS + TINY_ANSWERS + ["what is the color of the shape?", "how many people are in the image?"],
+        max_length=64,
+    )  # tiny_vle_config's text positions
     CLIPImageProcessorPil(size={"shortest_edge": 48}, crop_size={"height": 48, "width": 48}).save_pretrained(folder)
     config = tiny_vle_config(vocab_size=pieces + 16)  # room for [MASK], as the real vocabulary has room past it
     torch.manual_seed(0)

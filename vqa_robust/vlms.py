@@ -26,69 +26,95 @@ __all__ = ['SHORT_ANSWER', 'PLAIN_DECODING', 'TINY_BUILDERS', 'TINY_VLM_WORDS', 
 def without_video(processor_class: type) -> type:
     "`processor_class` without its video processor (which needs torchvision): images and text run the class's own code."
     names = list(inspect.signature(processor_class.__init__).parameters)[1:]
-    if "video_processor" not in names: return processor_class
+    if "video_processor" not in names:
+        return processor_class
     parts = [a for a in processor_class.get_attributes() if a != "video_processor"]
 
     class ImagesOnly(processor_class):
         @classmethod
-        def get_attributes(cls): return parts  # the parts saved, loaded and type-checked
+        def get_attributes(cls):
+            return parts  # the parts saved, loaded and type-checked
 
         @classmethod
         def get_processor_dict(cls, *args, **kwargs):  # the saved settings it is built from, less the video part
             processor_dict, kwargs = super().get_processor_dict(*args, **kwargs)
             return {**processor_dict, "video_processor": None}, kwargs
 
-    ImagesOnly.__name__ = ImagesOnly.__qualname__ = processor_class.__name__  # saved as, and read back as, the real class
+    ImagesOnly.__name__ = ImagesOnly.__qualname__ = (
+        processor_class.__name__
+    )  # saved as, and read back as, the real class
     ImagesOnly.__doc__ = f"{processor_class.__name__} without its video processor (torchvision is not installed)."
     return ImagesOnly
+
 
 def torchvision_available() -> bool:
     "Whether transformers can build video processors here."
     from transformers.utils import is_torchvision_available
+
     return is_torchvision_available()
+
 
 def load_processor(spec: ModelSpec, options: LoadOptions, model_type: str):
     "The checkpoint's processor: through `AutoProcessor`, or its own class without the video part where torchvision is missing."
     import transformers
     from transformers.models.auto.processing_auto import PROCESSOR_MAPPING_NAMES
-    if torchvision_available(): return pretrained(transformers.AutoProcessor, spec, options)
+
+    if torchvision_available():
+        return pretrained(transformers.AutoProcessor, spec, options)
     return pretrained(without_video(getattr(transformers, PROCESSOR_MAPPING_NAMES[model_type])), spec, options)
 
 # %% ../nbs/02d_vlms.ipynb #c011
 SHORT_ANSWER = "Answer the question using a single word or phrase."  # LLaVA-1.5's VQAv2 prompt (Liu et al. 2023)
 
+
 def user_turn(text: str) -> list[dict]:
     "A one-turn conversation: the user shows one image and writes `text`."
     return [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": text}]}]
 
+
 def chat_prompts(processor, questions: list[str], prompt: str) -> list[str]:
     "Each question as the checkpoint's chat template renders it: a user turn with an image, then the assistant's turn opened."
-    return [processor.tokenizer.apply_chat_template(user_turn(prompt.format(question=q)), chat_template=processor.chat_template,
-                                                    add_generation_prompt=True, tokenize=False) for q in questions]
+    return [
+        processor.tokenizer.apply_chat_template(
+            user_turn(prompt.format(question=q)),
+            chat_template=processor.chat_template,
+            add_generation_prompt=True,
+            tokenize=False,
+        )
+        for q in questions
+    ]
 
 # %% ../nbs/02d_vlms.ipynb #c013
-def clean_answer(text: str,             # decoded new tokens
-                 lowercase: bool = True,  # lower-case, as VQAv2's answers are
-                ) -> str:
+def clean_answer(
+    text: str,  # decoded new tokens
+    lowercase: bool = True,  # lower-case, as VQAv2's answers are
+) -> str:
     "A generated answer as VQAv2 scores it: stripped, one sentence-final period removed, lower-cased."
     answer = text.strip()
-    if answer.endswith("."): answer = answer[:-1].rstrip()
+    if answer.endswith("."):
+        answer = answer[:-1].rstrip()
     return answer.lower() if lowercase else answer
 
 # %% ../nbs/02d_vlms.ipynb #c017
-PLAIN_DECODING = {"do_sample": False, "repetition_penalty": 1.0, "no_repeat_ngram_size": 0}  # overrides the checkpoint's generation_config
+PLAIN_DECODING = {
+    "do_sample": False,
+    "repetition_penalty": 1.0,
+    "no_repeat_ngram_size": 0,
+}  # overrides the checkpoint's generation_config
 
 # %% ../nbs/02d_vlms.ipynb #c017p1
 @dataclass
 class ChatVLM(VQAAdapter):
     "A chat VLM prompted for a short answer through its chat template; greedy decoding; sequence probability as confidence."
+
     name: str
     spec: ModelSpec
     model: torch.nn.Module
     processor: object
     device: str = "cpu"
 
-    def __post_init__(self): self.processor.tokenizer.padding_side = "left"
+    def __post_init__(self):
+        self.processor.tokenizer.padding_side = "left"
 
     def prompts(self, questions: list[str]) -> list[str]:
         "The text sent for each question."
@@ -97,8 +123,14 @@ class ChatVLM(VQAAdapter):
     def inputs(self, images, questions):
         "The processor's batch for these images and questions, on the model's device."
         texts, bos = self.prompts(questions), self.processor.tokenizer.bos_token
-        batch = self.processor(images=[[image] for image in images], text=texts, padding=True, return_tensors="pt",
-                               add_special_tokens=not (bos and texts[0].startswith(bos)), **self.spec.settings["image_kwargs"])
+        batch = self.processor(
+            images=[[image] for image in images],
+            text=texts,
+            padding=True,
+            return_tensors="pt",
+            add_special_tokens=not (bos and texts[0].startswith(bos)),
+            **self.spec.settings["image_kwargs"],
+        )
         batch.pop("labels", None)  # PaliGemma's processor returns training labels
         return batch.to(self.device).to(self.model.dtype)  # dtype: floating tensors only
 
@@ -112,8 +144,15 @@ class ChatVLM(VQAAdapter):
 def generate(self: ChatVLM, inputs):
     "`generate` with the entry's decoding, keeping the scores."
     s = self.spec.settings
-    return self.model.generate(**inputs, max_new_tokens=s["max_new_tokens"], num_beams=s["num_beams"], **PLAIN_DECODING,
-                               output_scores=True, return_dict_in_generate=True)
+    return self.model.generate(
+        **inputs,
+        max_new_tokens=s["max_new_tokens"],
+        num_beams=s["num_beams"],
+        **PLAIN_DECODING,
+        output_scores=True,
+        return_dict_in_generate=True,
+    )
+
 
 @patch
 @torch.inference_mode()
@@ -121,8 +160,11 @@ def predict(self: ChatVLM, images, questions):
     "Answers (cleaned) and their probabilities for a batch of images and questions, through the chat template."
     inputs = self.inputs(images, questions)
     generated = self.generate(inputs)
-    new_tokens = generated.sequences[:, inputs["input_ids"].shape[1]:]
-    answers = [clean_answer(a, self.spec.settings["lowercase"]) for a in self.processor.batch_decode(new_tokens, skip_special_tokens=True)]
+    new_tokens = generated.sequences[:, inputs["input_ids"].shape[1] :]
+    answers = [
+        clean_answer(a, self.spec.settings["lowercase"])
+        for a in self.processor.batch_decode(new_tokens, skip_special_tokens=True)
+    ]
     return answers, sequence_confidence(self.model, generated, self.eos_token_id)
 
 # %% ../nbs/02d_vlms.ipynb #c017p2
@@ -130,11 +172,15 @@ def checked_architecture(spec: ModelSpec, model) -> None:
     "An entry's recorded architecture must be the checkpoint's `model_type`."
     expected = spec.settings.get("architecture")
     if expected and expected != model.config.model_type:
-        raise ValueError(f"model {spec.name!r}: settings say architecture {expected!r}, but {spec.checkpoint!r} is {model.config.model_type!r}")
+        raise ValueError(
+            f"model {spec.name!r}: settings say architecture {expected!r}, but {spec.checkpoint!r} is {model.config.model_type!r}"
+        )
+
 
 def load_vlm(spec: ModelSpec, options: LoadOptions) -> ChatVLM:
     "A chat VLM checkpoint (`AutoModelForImageTextToText`) in the chat adapter."
     from transformers import AutoModelForImageTextToText
+
     model = pretrained(AutoModelForImageTextToText, spec, options)
     checked_architecture(spec, model)
     processor = load_processor(spec, options, model.config.model_type)
@@ -144,67 +190,117 @@ def load_vlm(spec: ModelSpec, options: LoadOptions) -> ChatVLM:
 @dataclass
 class PaliGemmaVQA(ChatVLM):
     "PaliGemma with its VQA task prefix (no chat template)."
+
     def prompts(self, questions):
         "The image token, then the task prefix with the question."
         return [self.processor.image_token + self.spec.settings["prompt"].format(question=q) for q in questions]
 
+
 def load_paligemma(spec: ModelSpec, options: LoadOptions) -> PaliGemmaVQA:
     "A PaliGemma checkpoint in its adapter."
     from transformers import PaliGemmaForConditionalGeneration, PaliGemmaProcessor
+
     model = pretrained(PaliGemmaForConditionalGeneration, spec, options)
     checked_architecture(spec, model)
-    return PaliGemmaVQA(spec.name, spec, model.to(options.device).eval(), pretrained(PaliGemmaProcessor, spec, options), options.device)
+    return PaliGemmaVQA(
+        spec.name, spec, model.to(options.device).eval(), pretrained(PaliGemmaProcessor, spec, options), options.device
+    )
 
 # %% ../nbs/02d_vlms.ipynb #c021
 TINY_BUILDERS: dict[str, Callable] = {}  # architecture (model_type) -> builder(folder) -> settings overrides
 
+
 def tiny_builder(architecture: str):
     "Register the decorated function as the tiny-checkpoint builder of `architecture`."
+
     def register(builder):
         TINY_BUILDERS[architecture] = builder
         return builder
+
     return register
+
 
 def write_tiny(spec: ModelSpec, folder: Path) -> dict:
     "Write a tiny random checkpoint of `spec`'s architecture into `folder`; returns the tiny copy's settings overrides."
     architecture = spec.settings.get("architecture")
-    if architecture not in TINY_BUILDERS: raise ValueError(f"model {spec.name!r}: no tiny builder for architecture {architecture!r}; known: {sorted(TINY_BUILDERS)}")
+    if architecture not in TINY_BUILDERS:
+        raise ValueError(
+            f"model {spec.name!r}: no tiny builder for architecture {architecture!r}; known: {sorted(TINY_BUILDERS)}"
+        )
     torch.manual_seed(0)
     return TINY_BUILDERS[architecture](Path(folder))
 
 # %% ../nbs/02d_vlms.ipynb #c023
-TINY_VLM_WORDS = sorted(set(TINY_WORDS) | set("answer the question using single word or phrase . , : user assistant model system you are helpful en".split()))
+TINY_VLM_WORDS = sorted(
+    set(TINY_WORDS)
+    | set(
+        "answer the question using single word or phrase . , : user assistant model system you are helpful en".split()
+    )
+)
 
-def tiny_tokenizer(specials: list[str],  # special tokens, the first the unknown token
-                   named: dict | None = None,  # tokens the processors read as attributes, e.g. {"boi_token": "<start_of_image>"}
-                   **roles):                 # pad_token, eos_token, bos_token, add_bos_token
+
+def tiny_tokenizer(
+    specials: list[str],  # special tokens, the first the unknown token
+    named: dict | None = None,  # tokens the processors read as attributes, e.g. {"boi_token": "<start_of_image>"}
+    **roles,
+):  # pad_token, eos_token, bos_token, add_bos_token
     "A lower-casing word-level tokenizer over TINY_VLM_WORDS and `specials`."
     from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
-    tokenizer = Tokenizer(models.WordLevel({w: i for i, w in enumerate(specials + TINY_VLM_WORDS)}, unk_token=specials[0]))
+
+    tokenizer = Tokenizer(
+        models.WordLevel({w: i for i, w in enumerate(specials + TINY_VLM_WORDS)}, unk_token=specials[0])
+    )
     tokenizer.add_special_tokens(specials)
     tokenizer.normalizer = normalizers.Lowercase()
     tokenizer.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Punctuation()])
-    return PreTrainedTokenizerFast(tokenizer_object=tokenizer, unk_token=specials[0], extra_special_tokens=named or {}, **roles)
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer, unk_token=specials[0], extra_special_tokens=named or {}, **roles
+    )
+
 
 def tiny_chat_template(user: str, assistant: str, end: str, image: str, start: str = "") -> str:
     "A chat template: `start`, then per turn its role marker, the image and text items, `end`; then the assistant's marker."
-    return (start + "{% for m in messages %}{% if m['role'] == 'user' %}" + user + "{% else %}" + assistant + "{% endif %}"
-            "{% for c in m['content'] %}{% if c['type'] == 'image' %}" + image + "{% else %}{{ c['text'] }}{% endif %}{% endfor %}"
-            + end + "{% endfor %}{% if add_generation_prompt %}" + assistant + "{% endif %}")
+    return (
+        start + "{% for m in messages %}{% if m['role'] == 'user' %}" + user + "{% else %}" + assistant + "{% endif %}"
+        "{% for c in m['content'] %}{% if c['type'] == 'image' %}"
+        + image
+        + "{% else %}{{ c['text'] }}{% endif %}{% endfor %}"
+        + end
+        + "{% endfor %}{% if add_generation_prompt %}"
+        + assistant
+        + "{% endif %}"
+    )
+
 
 def tiny_decoder(tokenizer, **extra) -> dict:
     "Settings of a one-layer decoder of width 32 over `tokenizer`'s vocabulary."
-    return {**dict(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
-                   num_key_value_heads=1, max_position_embeddings=512, pad_token_id=tokenizer.pad_token_id,
-                   bos_token_id=tokenizer.bos_token_id if tokenizer.bos_token else tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id), **extra}
+    return {
+        **dict(
+            vocab_size=len(tokenizer),
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            num_key_value_heads=1,
+            max_position_embeddings=512,
+            pad_token_id=tokenizer.pad_token_id,
+            bos_token_id=tokenizer.bos_token_id if tokenizer.bos_token else tokenizer.pad_token_id,
+            eos_token_id=tokenizer.eos_token_id,
+        ),
+        **extra,
+    }
+
 
 TINY_VISION = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2)
+
 
 def tiny_processor(processor_class, image_processor, tokenizer, video_processor: str | None = None, **kwargs):
     "A `processor_class`, with a default `video_processor` (class name) where torchvision can build one."
     import transformers
-    if video_processor is None: return processor_class(image_processor=image_processor, tokenizer=tokenizer, **kwargs)
+
+    if video_processor is None:
+        return processor_class(image_processor=image_processor, tokenizer=tokenizer, **kwargs)
     video = getattr(transformers, video_processor)() if torchvision_available() else None
     processor_class = processor_class if video is not None else without_video(processor_class)
     return processor_class(image_processor=image_processor, tokenizer=tokenizer, video_processor=video, **kwargs)
@@ -220,70 +316,181 @@ def save_tiny(folder: Path, model, processor) -> None:
 def tiny_qwen2_5_vl(folder: Path) -> dict:
     "Tiny Qwen2_5_VLForConditionalGeneration with its Qwen2_5_VLProcessor."
     import transformers as T
-    tokenizer = tiny_tokenizer(["<unk>", "<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>"],
-                               pad_token="<|endoftext|>", eos_token="<|im_end|>")
+
+    tokenizer = tiny_tokenizer(
+        [
+            "<unk>",
+            "<|endoftext|>",
+            "<|im_start|>",
+            "<|im_end|>",
+            "<|vision_start|>",
+            "<|vision_end|>",
+            "<|image_pad|>",
+            "<|video_pad|>",
+        ],
+        pad_token="<|endoftext|>",
+        eos_token="<|im_end|>",
+    )
     ids = tokenizer.get_vocab()
     config = T.Qwen2_5_VLConfig(
-        text_config=tiny_decoder(tokenizer, hidden_size=64, intermediate_size=128, max_position_embeddings=2048,  # servable by vLLM: head 32, 2,048 positions
-                                 initializer_range=0.2,  # weights wide enough that answers differ by image and by decoding (0.02 answers one text to all)
-                                 rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [4, 6, 6]}),  # head 32: 4+6+6 = 16
-        vision_config=dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=64, patch_size=14,
-                           spatial_merge_size=2, temporal_patch_size=2, window_size=56, fullatt_block_indexes=[0], initializer_range=0.2),
-        image_token_id=ids["<|image_pad|>"], video_token_id=ids["<|video_pad|>"],
-        vision_start_token_id=ids["<|vision_start|>"], vision_end_token_id=ids["<|vision_end|>"])
-    template = tiny_chat_template("<|im_start|>user\n", "<|im_start|>assistant\n", "<|im_end|>\n", "<|vision_start|><|image_pad|><|vision_end|>",
-                                  start="<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n")
+        text_config=tiny_decoder(
+            tokenizer,
+            hidden_size=64,
+            intermediate_size=128,
+            max_position_embeddings=2048,  # servable by vLLM: head 32, 2,048 positions
+            initializer_range=0.2,  # weights wide enough that answers differ by image and by decoding (0.02 answers one text to all)
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [4, 6, 6]},
+        ),  # head 32: 4+6+6 = 16
+        vision_config=dict(
+            depth=1,
+            hidden_size=32,
+            intermediate_size=64,
+            num_heads=2,
+            out_hidden_size=64,
+            patch_size=14,
+            spatial_merge_size=2,
+            temporal_patch_size=2,
+            window_size=56,
+            fullatt_block_indexes=[0],
+            initializer_range=0.2,
+        ),
+        image_token_id=ids["<|image_pad|>"],
+        video_token_id=ids["<|video_pad|>"],
+        vision_start_token_id=ids["<|vision_start|>"],
+        vision_end_token_id=ids["<|vision_end|>"],
+    )
+    template = tiny_chat_template(
+        "<|im_start|>user\n",
+        "<|im_start|>assistant\n",
+        "<|im_end|>\n",
+        "<|vision_start|><|image_pad|><|vision_end|>",
+        start="<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n",
+    )
     size = {"shortest_edge": 56 * 56, "longest_edge": 56 * 56}
-    processor = tiny_processor(T.Qwen2_5_VLProcessor, T.Qwen2VLImageProcessor(size=size), tokenizer, "Qwen2VLVideoProcessor", chat_template=template)
+    processor = tiny_processor(
+        T.Qwen2_5_VLProcessor,
+        T.Qwen2VLImageProcessor(size=size),
+        tokenizer,
+        "Qwen2VLVideoProcessor",
+        chat_template=template,
+    )
     model = T.Qwen2_5_VLForConditionalGeneration(config)
-    model.generation_config.update(do_sample=True, top_k=1, top_p=0.001, temperature=0.1, repetition_penalty=1.05)  # as the real checkpoint's
+    model.generation_config.update(
+        do_sample=True, top_k=1, top_p=0.001, temperature=0.1, repetition_penalty=1.05
+    )  # as the real checkpoint's
     save_tiny(folder, model, processor)
     return {"image_kwargs": {"size": size}}
 
 # %% ../nbs/02d_vlms.ipynb #c027
-def tiny_idefics3_like(folder: Path, config_class: str, model_class: str, image_processor_class: str, processor_class: str,
-                       video_processor: str | None = None) -> dict:
+def tiny_idefics3_like(
+    folder: Path,
+    config_class: str,
+    model_class: str,
+    image_processor_class: str,
+    processor_class: str,
+    video_processor: str | None = None,
+) -> dict:
     "Tiny SmolVLM-style model (Idefics3 or SmolVLM classes) with its processor."
     import transformers as T
+
     grid = [f"<row_{r}_col_{c}>" for r in (1, 2) for c in (1, 2)]
-    tokenizer = tiny_tokenizer(["<unk>", "<|endoftext|>", "<|im_start|>", "<end_of_utterance>", "<fake_token_around_image>", "<image>", "<global-img>", "<video>", *grid],
-                               pad_token="<|endoftext|>", eos_token="<end_of_utterance>", bos_token="<|im_start|>")
-    config = getattr(T, config_class)(text_config=dict(model_type="llama", **tiny_decoder(tokenizer)), vision_config=dict(image_size=32, patch_size=8, **TINY_VISION),
-                                      scale_factor=2, image_token_id=tokenizer.convert_tokens_to_ids("<image>"), pad_token_id=tokenizer.pad_token_id)
+    tokenizer = tiny_tokenizer(
+        [
+            "<unk>",
+            "<|endoftext|>",
+            "<|im_start|>",
+            "<end_of_utterance>",
+            "<fake_token_around_image>",
+            "<image>",
+            "<global-img>",
+            "<video>",
+            *grid,
+        ],
+        pad_token="<|endoftext|>",
+        eos_token="<end_of_utterance>",
+        bos_token="<|im_start|>",
+    )
+    config = getattr(T, config_class)(
+        text_config=dict(model_type="llama", **tiny_decoder(tokenizer)),
+        vision_config=dict(image_size=32, patch_size=8, **TINY_VISION),
+        scale_factor=2,
+        image_token_id=tokenizer.convert_tokens_to_ids("<image>"),
+        pad_token_id=tokenizer.pad_token_id,
+    )
     template = tiny_chat_template("User:", "Assistant:", "<end_of_utterance>\n", "<image>", start="<|im_start|>")
     image_kwargs = {"do_image_splitting": True, "size": {"longest_edge": 64}, "max_image_size": {"longest_edge": 32}}
-    processor = tiny_processor(getattr(T, processor_class), getattr(T, image_processor_class)(**image_kwargs), tokenizer, video_processor,
-                               chat_template=template, image_seq_len=4)  # (32 / 8)^2 patches / 2^2
+    processor = tiny_processor(
+        getattr(T, processor_class),
+        getattr(T, image_processor_class)(**image_kwargs),
+        tokenizer,
+        video_processor,
+        chat_template=template,
+        image_seq_len=4,
+    )  # (32 / 8)^2 patches / 2^2
     save_tiny(folder, getattr(T, model_class)(config), processor)
     return {"image_kwargs": image_kwargs}
 
-tiny_builder("idefics3")(functools.partial(tiny_idefics3_like, config_class="Idefics3Config", model_class="Idefics3ForConditionalGeneration",
-                                           image_processor_class="Idefics3ImageProcessor", processor_class="Idefics3Processor"))
-tiny_builder("smolvlm")(functools.partial(tiny_idefics3_like, config_class="SmolVLMConfig", model_class="SmolVLMForConditionalGeneration",
-                                          image_processor_class="SmolVLMImageProcessor", processor_class="SmolVLMProcessor",
-                                          video_processor="SmolVLMVideoProcessor"));
+
+tiny_builder("idefics3")(
+    functools.partial(
+        tiny_idefics3_like,
+        config_class="Idefics3Config",
+        model_class="Idefics3ForConditionalGeneration",
+        image_processor_class="Idefics3ImageProcessor",
+        processor_class="Idefics3Processor",
+    )
+)
+tiny_builder("smolvlm")(
+    functools.partial(
+        tiny_idefics3_like,
+        config_class="SmolVLMConfig",
+        model_class="SmolVLMForConditionalGeneration",
+        image_processor_class="SmolVLMImageProcessor",
+        processor_class="SmolVLMProcessor",
+        video_processor="SmolVLMVideoProcessor",
+    )
+);
 
 # %% ../nbs/02d_vlms.ipynb #c029
 def pinpoints(tile: int, most: int) -> list[list[int]]:
     "LLaVA-OneVision's grid of resolutions: every multiple of `tile` by every multiple, up to `most` tiles a side."
     return [[tile * i, tile * j] for i in range(1, most + 1) for j in range(1, most + 1)]
 
+
 @tiny_builder("llava_onevision")
 def tiny_llava_onevision(folder: Path) -> dict:
     "Tiny LlavaOnevisionForConditionalGeneration with its LlavaOnevisionProcessor."
     import transformers as T
-    tokenizer = tiny_tokenizer(["<unk>", "<|endoftext|>", "<|im_start|>", "<|im_end|>", "<image>", "<video>"], {"image_token": "<image>", "video_token": "<video>"},
-                               pad_token="<|endoftext|>", eos_token="<|im_end|>")
+
+    tokenizer = tiny_tokenizer(
+        ["<unk>", "<|endoftext|>", "<|im_start|>", "<|im_end|>", "<image>", "<video>"],
+        {"image_token": "<image>", "video_token": "<video>"},
+        pad_token="<|endoftext|>",
+        eos_token="<|im_end|>",
+    )
     grid, ids = pinpoints(32, 2), tokenizer.get_vocab()
-    config = T.LlavaOnevisionConfig(text_config=dict(model_type="qwen2", **tiny_decoder(tokenizer)),
-                                    vision_config=dict(model_type="siglip_vision_model", image_size=32, patch_size=8, **TINY_VISION),
-                                    image_token_index=ids["<image>"], video_token_index=ids["<video>"], image_grid_pinpoints=grid,
-                                    vision_feature_select_strategy="full", vision_feature_layer=-1)
+    config = T.LlavaOnevisionConfig(
+        text_config=dict(model_type="qwen2", **tiny_decoder(tokenizer)),
+        vision_config=dict(model_type="siglip_vision_model", image_size=32, patch_size=8, **TINY_VISION),
+        image_token_index=ids["<image>"],
+        video_token_index=ids["<video>"],
+        image_grid_pinpoints=grid,
+        vision_feature_select_strategy="full",
+        vision_feature_layer=-1,
+    )
     template = tiny_chat_template("<|im_start|>user\n", "<|im_start|>assistant\n", "<|im_end|>\n", "<image>\n")
     image_kwargs = {"image_grid_pinpoints": grid, "size": {"height": 32, "width": 32}}
     image_processor = T.LlavaOnevisionImageProcessor(crop_size={"height": 32, "width": 32}, **image_kwargs)
-    processor = tiny_processor(T.LlavaOnevisionProcessor, image_processor, tokenizer, "LlavaOnevisionVideoProcessor", chat_template=template,
-                               num_image_tokens=16, vision_feature_select_strategy="full", vision_aspect_ratio="anyres_max_9")
+    processor = tiny_processor(
+        T.LlavaOnevisionProcessor,
+        image_processor,
+        tokenizer,
+        "LlavaOnevisionVideoProcessor",
+        chat_template=template,
+        num_image_tokens=16,
+        vision_feature_select_strategy="full",
+        vision_aspect_ratio="anyres_max_9",
+    )
     save_tiny(folder, T.LlavaOnevisionForConditionalGeneration(config), processor)
     return {"image_kwargs": image_kwargs}
 
@@ -292,16 +499,35 @@ def tiny_llava_onevision(folder: Path) -> dict:
 def tiny_internvl(folder: Path) -> dict:
     "Tiny InternVLForConditionalGeneration with its InternVLProcessor."
     import transformers as T
-    tokenizer = tiny_tokenizer(["<unk>", "<|endoftext|>", "<|im_start|>", "<|im_end|>", "<img>", "</img>", "<IMG_CONTEXT>", "<video>"],
-                               {"start_image_token": "<img>", "end_image_token": "</img>", "context_image_token": "<IMG_CONTEXT>", "video_token": "<video>"},
-                               pad_token="<|endoftext|>", eos_token="<|im_end|>")
-    config = T.InternVLConfig(text_config=dict(model_type="qwen2", **tiny_decoder(tokenizer)),
-                              vision_config=dict(image_size=[32, 32], patch_size=[8, 8], **TINY_VISION),
-                              image_token_id=tokenizer.convert_tokens_to_ids("<IMG_CONTEXT>"), image_seq_length=4, downsample_ratio=0.5)
+
+    tokenizer = tiny_tokenizer(
+        ["<unk>", "<|endoftext|>", "<|im_start|>", "<|im_end|>", "<img>", "</img>", "<IMG_CONTEXT>", "<video>"],
+        {
+            "start_image_token": "<img>",
+            "end_image_token": "</img>",
+            "context_image_token": "<IMG_CONTEXT>",
+            "video_token": "<video>",
+        },
+        pad_token="<|endoftext|>",
+        eos_token="<|im_end|>",
+    )
+    config = T.InternVLConfig(
+        text_config=dict(model_type="qwen2", **tiny_decoder(tokenizer)),
+        vision_config=dict(image_size=[32, 32], patch_size=[8, 8], **TINY_VISION),
+        image_token_id=tokenizer.convert_tokens_to_ids("<IMG_CONTEXT>"),
+        image_seq_length=4,
+        downsample_ratio=0.5,
+    )
     template = tiny_chat_template("<|im_start|>user\n", "<|im_start|>assistant\n", "<|im_end|>\n", "<IMG_CONTEXT>\n")
     image_kwargs = {"crop_to_patches": True, "min_patches": 1, "max_patches": 4, "size": {"height": 32, "width": 32}}
-    processor = tiny_processor(T.InternVLProcessor, T.GotOcr2ImageProcessor(**image_kwargs), tokenizer, "InternVLVideoProcessor",
-                               chat_template=template, image_seq_length=4)  # (32 / 8)^2 patches x 0.5^2
+    processor = tiny_processor(
+        T.InternVLProcessor,
+        T.GotOcr2ImageProcessor(**image_kwargs),
+        tokenizer,
+        "InternVLVideoProcessor",
+        chat_template=template,
+        image_seq_length=4,
+    )  # (32 / 8)^2 patches x 0.5^2
     save_tiny(folder, T.InternVLForConditionalGeneration(config), processor)
     return {"image_kwargs": image_kwargs}
 
@@ -310,16 +536,55 @@ def tiny_internvl(folder: Path) -> dict:
 def tiny_gemma3(folder: Path) -> dict:
     "Tiny Gemma3ForConditionalGeneration with its Gemma3Processor."
     import transformers as T
-    tokenizer = tiny_tokenizer(["<unk>", "<pad>", "<eos>", "<bos>", "<start_of_turn>", "<end_of_turn>", "<start_of_image>", "<end_of_image>", "<image_soft_token>"],
-                               {"boi_token": "<start_of_image>", "eoi_token": "<end_of_image>", "image_token": "<image_soft_token>"},
-                               pad_token="<pad>", eos_token="<eos>", bos_token="<bos>", add_bos_token=True)  # as Gemma's tokenizer
+
+    tokenizer = tiny_tokenizer(
+        [
+            "<unk>",
+            "<pad>",
+            "<eos>",
+            "<bos>",
+            "<start_of_turn>",
+            "<end_of_turn>",
+            "<start_of_image>",
+            "<end_of_image>",
+            "<image_soft_token>",
+        ],
+        {"boi_token": "<start_of_image>", "eoi_token": "<end_of_image>", "image_token": "<image_soft_token>"},
+        pad_token="<pad>",
+        eos_token="<eos>",
+        bos_token="<bos>",
+        add_bos_token=True,
+    )  # as Gemma's tokenizer
     ids = tokenizer.get_vocab()
-    config = T.Gemma3Config(text_config=tiny_decoder(tokenizer, head_dim=16, query_pre_attn_scalar=16, sliding_window=64, eos_token_id=[ids["<eos>"], ids["<end_of_turn>"]]),
-                            vision_config=dict(image_size=32, patch_size=8, **TINY_VISION), mm_tokens_per_image=4,
-                            boi_token_index=ids["<start_of_image>"], eoi_token_index=ids["<end_of_image>"], image_token_index=ids["<image_soft_token>"])
-    template = tiny_chat_template("<start_of_turn>user\n", "<start_of_turn>model\n", "<end_of_turn>\n", "<start_of_image>", start="{{ bos_token }}")
+    config = T.Gemma3Config(
+        text_config=tiny_decoder(
+            tokenizer,
+            head_dim=16,
+            query_pre_attn_scalar=16,
+            sliding_window=64,
+            eos_token_id=[ids["<eos>"], ids["<end_of_turn>"]],
+        ),
+        vision_config=dict(image_size=32, patch_size=8, **TINY_VISION),
+        mm_tokens_per_image=4,
+        boi_token_index=ids["<start_of_image>"],
+        eoi_token_index=ids["<end_of_image>"],
+        image_token_index=ids["<image_soft_token>"],
+    )
+    template = tiny_chat_template(
+        "<start_of_turn>user\n",
+        "<start_of_turn>model\n",
+        "<end_of_turn>\n",
+        "<start_of_image>",
+        start="{{ bos_token }}",
+    )
     image_kwargs = {"size": {"height": 32, "width": 32}, "do_pan_and_scan": False}
-    processor = tiny_processor(T.Gemma3Processor, T.Gemma3ImageProcessor(size=image_kwargs["size"]), tokenizer, chat_template=template, image_seq_length=4)
+    processor = tiny_processor(
+        T.Gemma3Processor,
+        T.Gemma3ImageProcessor(size=image_kwargs["size"]),
+        tokenizer,
+        chat_template=template,
+        image_seq_length=4,
+    )
     save_tiny(folder, T.Gemma3ForConditionalGeneration(config), processor)
     return {"image_kwargs": image_kwargs}
 
@@ -328,58 +593,145 @@ def tiny_gemma3(folder: Path) -> dict:
 def tiny_paligemma(folder: Path) -> dict:
     "Tiny PaliGemmaForConditionalGeneration (Gemma 2 decoder) with its PaliGemmaProcessor."
     import transformers as T
-    tokenizer = tiny_tokenizer(["<unk>", "<pad>", "<eos>", "<bos>", "<image>"], {"image_token": "<image>"}, pad_token="<pad>", eos_token="<eos>", bos_token="<bos>",
-                               add_bos_token=True)  # as Gemma's tokenizer; the processor turns it off and writes <bos> itself
+
+    tokenizer = tiny_tokenizer(
+        ["<unk>", "<pad>", "<eos>", "<bos>", "<image>"],
+        {"image_token": "<image>"},
+        pad_token="<pad>",
+        eos_token="<eos>",
+        bos_token="<bos>",
+        add_bos_token=True,
+    )  # as Gemma's tokenizer; the processor turns it off and writes <bos> itself
     image_kwargs = {"size": {"height": 32, "width": 32}}
-    processor = T.PaliGemmaProcessor(image_processor=T.SiglipImageProcessor(image_seq_length=16, **image_kwargs), tokenizer=tokenizer)  # (32 / 8)^2
+    processor = T.PaliGemmaProcessor(
+        image_processor=T.SiglipImageProcessor(image_seq_length=16, **image_kwargs), tokenizer=tokenizer
+    )  # (32 / 8)^2
     tokenizer = processor.tokenizer  # now with <loc> and <seg> tokens
-    config = T.PaliGemmaConfig(text_config=dict(model_type="gemma2", **tiny_decoder(tokenizer, head_dim=16, query_pre_attn_scalar=16, sliding_window=64)),
-                               vision_config=dict(image_size=32, patch_size=8, projection_dim=32, **TINY_VISION),
-                               image_token_index=tokenizer.convert_tokens_to_ids("<image>"), projection_dim=32, hidden_size=32)
+    config = T.PaliGemmaConfig(
+        text_config=dict(
+            model_type="gemma2", **tiny_decoder(tokenizer, head_dim=16, query_pre_attn_scalar=16, sliding_window=64)
+        ),
+        vision_config=dict(image_size=32, patch_size=8, projection_dim=32, **TINY_VISION),
+        image_token_index=tokenizer.convert_tokens_to_ids("<image>"),
+        projection_dim=32,
+        hidden_size=32,
+    )
     save_tiny(folder, T.PaliGemmaForConditionalGeneration(config), processor)
     return {"image_kwargs": image_kwargs}
 
 # %% ../nbs/02d_vlms.ipynb #c037
-VLM_DEFAULTS = {"architecture": None,   # config.json model_type: picks the tiny builder, checked at load
-                "prompt": "{question}\n" + SHORT_ANSWER,  # the user turn's text
-                "max_new_tokens": 10, "num_beams": 1,  # greedy
-                "image_kwargs": {},     # image-processor arguments on every call: the input resolution
-                "lowercase": True}      # lower-case the answer (VQAv2's answers are)
+VLM_DEFAULTS = {
+    "architecture": None,  # config.json model_type: picks the tiny builder, checked at load
+    "prompt": "{question}\n" + SHORT_ANSWER,  # the user turn's text
+    "max_new_tokens": 10,
+    "num_beams": 1,  # greedy
+    "image_kwargs": {},  # image-processor arguments on every call: the input resolution
+    "lowercase": True,
+}  # lower-case the answer (VQAv2's answers are)
 
-VLM_FAMILY = model_family("vlm", load_vlm, write_tiny, defaults=VLM_DEFAULTS,
-                           model_types=("qwen2_5_vl", "smolvlm", "idefics3", "llava_onevision", "internvl", "gemma3"), batch_size=8)
-PALIGEMMA_FAMILY = model_family("paligemma", load_paligemma, write_tiny, defaults={**VLM_DEFAULTS, "architecture": "paligemma", "prompt": "answer en {question}"},
-                           model_types=("paligemma",), batch_size=8)
+VLM_FAMILY = model_family(
+    "vlm",
+    load_vlm,
+    write_tiny,
+    defaults=VLM_DEFAULTS,
+    model_types=("qwen2_5_vl", "smolvlm", "idefics3", "llava_onevision", "internvl", "gemma3"),
+    batch_size=8,
+)
+PALIGEMMA_FAMILY = model_family(
+    "paligemma",
+    load_paligemma,
+    write_tiny,
+    defaults={**VLM_DEFAULTS, "architecture": "paligemma", "prompt": "answer en {question}"},
+    model_types=("paligemma",),
+    batch_size=8,
+)
 
 NO_VQAV2 = "none found in the {}"
 
 # %% ../nbs/02d_vlms.ipynb #c037p1
 VLM_MODELS = [
-    model_entry("qwen2.5-vl-3b", "Qwen/Qwen2.5-VL-3B-Instruct", VLM_FAMILY,
-               {"architecture": "qwen2_5_vl", "image_kwargs": {"size": {"shortest_edge": 3136, "longest_edge": 12845056}}},
-               reported_on=NO_VQAV2.format("Qwen2.5-VL technical report (Bai et al. 2025) and model card"),
-               description="Qwen2.5-VL 3B instruct: native-resolution ViT, Qwen2.5 decoder"),
-    model_entry("smolvlm-instruct", "HuggingFaceTB/SmolVLM-Instruct", VLM_FAMILY,
-               {"architecture": "idefics3", "image_kwargs": {"do_image_splitting": True, "size": {"longest_edge": 1536}, "max_image_size": {"longest_edge": 384}}},
-               reported_on=NO_VQAV2.format("SmolVLM blog post and model card"),
-               description="SmolVLM 2.2B instruct (Idefics3 classes): SigLIP 384-px tiles, SmolLM2 decoder"),
-    model_entry("smolvlm2-2.2b", "HuggingFaceTB/SmolVLM2-2.2B-Instruct", VLM_FAMILY,
-               {"architecture": "smolvlm", "image_kwargs": {"do_image_splitting": True, "size": {"longest_edge": 1536}, "max_image_size": {"longest_edge": 384}}},
-               reported_on=NO_VQAV2.format("SmolVLM paper (Marafioti et al. 2025) and model card"),
-               description="SmolVLM2 2.2B instruct (SmolVLM classes, video-capable processor)"),
-    model_entry("paligemma2-3b-mix-448", "google/paligemma2-3b-mix-448", PALIGEMMA_FAMILY,
-               {"image_kwargs": {"size": {"height": 448, "width": 448}}}, gated=True,
-               reported_on="none found for the mix checkpoint: the PaliGemma 2 report (Steiner et al. 2024) gives VQAv2 for checkpoints fine-tuned on VQAv2 alone",
-               description="PaliGemma 2 3B mix (multi-task fine-tune), 448 px, prompted 'answer en {question}'; gated (Gemma licence)"),
-    model_entry("llava-onevision-0.5b", "llava-hf/llava-onevision-qwen2-0.5b-ov-hf", VLM_FAMILY,
-               {"architecture": "llava_onevision", "image_kwargs": {"image_grid_pinpoints": pinpoints(384, 6), "size": {"height": 384, "width": 384}}},
-               reported_on=NO_VQAV2.format("LLaVA-OneVision paper (Li et al. 2024)"),
-               description="LLaVA-OneVision 0.5B (OneVision stage): SigLIP, Qwen2 0.5B decoder, anyres_max_9 tiling"),
-    model_entry("internvl3-1b", "OpenGVLab/InternVL3-1B-hf", VLM_FAMILY,
-               {"architecture": "internvl", "image_kwargs": {"crop_to_patches": True, "min_patches": 1, "max_patches": 12, "size": {"height": 448, "width": 448}}},
-               reported_on=NO_VQAV2.format("InternVL3 report (Zhu et al. 2025) and model card"),
-               description="InternVL3 1B in transformers' own classes (-hf): InternViT 300M, Qwen2.5 0.5B decoder, 448-px tiles"),
-    model_entry("gemma-3-4b-it", "google/gemma-3-4b-it", VLM_FAMILY,
-               {"architecture": "gemma3", "image_kwargs": {"size": {"height": 896, "width": 896}, "do_pan_and_scan": False}},
-               reported_accuracy=62.4, reported_on="VQAv2 val, Gemma 3 model card, multimodal table of the instruction-tuned models (Gemma 3 IT 4B)",
-               gated=True, description="Gemma 3 4B instruction-tuned: SigLIP 896 px, 256 image tokens; gated (Gemma licence)")]
+    model_entry(
+        "qwen2.5-vl-3b",
+        "Qwen/Qwen2.5-VL-3B-Instruct",
+        VLM_FAMILY,
+        {"architecture": "qwen2_5_vl", "image_kwargs": {"size": {"shortest_edge": 3136, "longest_edge": 12845056}}},
+        reported_on=NO_VQAV2.format("Qwen2.5-VL technical report (Bai et al. 2025) and model card"),
+        description="Qwen2.5-VL 3B instruct: native-resolution ViT, Qwen2.5 decoder",
+    ),
+    model_entry(
+        "smolvlm-instruct",
+        "HuggingFaceTB/SmolVLM-Instruct",
+        VLM_FAMILY,
+        {
+            "architecture": "idefics3",
+            "image_kwargs": {
+                "do_image_splitting": True,
+                "size": {"longest_edge": 1536},
+                "max_image_size": {"longest_edge": 384},
+            },
+        },
+        reported_on=NO_VQAV2.format("SmolVLM blog post and model card"),
+        description="SmolVLM 2.2B instruct (Idefics3 classes): SigLIP 384-px tiles, SmolLM2 decoder",
+    ),
+    model_entry(
+        "smolvlm2-2.2b",
+        "HuggingFaceTB/SmolVLM2-2.2B-Instruct",
+        VLM_FAMILY,
+        {
+            "architecture": "smolvlm",
+            "image_kwargs": {
+                "do_image_splitting": True,
+                "size": {"longest_edge": 1536},
+                "max_image_size": {"longest_edge": 384},
+            },
+        },
+        reported_on=NO_VQAV2.format("SmolVLM paper (Marafioti et al. 2025) and model card"),
+        description="SmolVLM2 2.2B instruct (SmolVLM classes, video-capable processor)",
+    ),
+    model_entry(
+        "paligemma2-3b-mix-448",
+        "google/paligemma2-3b-mix-448",
+        PALIGEMMA_FAMILY,
+        {"image_kwargs": {"size": {"height": 448, "width": 448}}},
+        gated=True,
+        reported_on="none found for the mix checkpoint: the PaliGemma 2 report (Steiner et al. 2024) gives VQAv2 for checkpoints fine-tuned on VQAv2 alone",
+        description="PaliGemma 2 3B mix (multi-task fine-tune), 448 px, prompted 'answer en {question}'; gated (Gemma licence)",
+    ),
+    model_entry(
+        "llava-onevision-0.5b",
+        "llava-hf/llava-onevision-qwen2-0.5b-ov-hf",
+        VLM_FAMILY,
+        {
+            "architecture": "llava_onevision",
+            "image_kwargs": {"image_grid_pinpoints": pinpoints(384, 6), "size": {"height": 384, "width": 384}},
+        },
+        reported_on=NO_VQAV2.format("LLaVA-OneVision paper (Li et al. 2024)"),
+        description="LLaVA-OneVision 0.5B (OneVision stage): SigLIP, Qwen2 0.5B decoder, anyres_max_9 tiling",
+    ),
+    model_entry(
+        "internvl3-1b",
+        "OpenGVLab/InternVL3-1B-hf",
+        VLM_FAMILY,
+        {
+            "architecture": "internvl",
+            "image_kwargs": {
+                "crop_to_patches": True,
+                "min_patches": 1,
+                "max_patches": 12,
+                "size": {"height": 448, "width": 448},
+            },
+        },
+        reported_on=NO_VQAV2.format("InternVL3 report (Zhu et al. 2025) and model card"),
+        description="InternVL3 1B in transformers' own classes (-hf): InternViT 300M, Qwen2.5 0.5B decoder, 448-px tiles",
+    ),
+    model_entry(
+        "gemma-3-4b-it",
+        "google/gemma-3-4b-it",
+        VLM_FAMILY,
+        {"architecture": "gemma3", "image_kwargs": {"size": {"height": 896, "width": 896}, "do_pan_and_scan": False}},
+        reported_accuracy=62.4,
+        reported_on="VQAv2 val, Gemma 3 model card, multimodal table of the instruction-tuned models (Gemma 3 IT 4B)",
+        gated=True,
+        description="Gemma 3 4B instruction-tuned: SigLIP 896 px, 256 image tokens; gated (Gemma licence)",
+    ),
+]

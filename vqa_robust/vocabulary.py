@@ -15,47 +15,155 @@ __all__ = ['NUMBER_WORDS', 'DIGIT_WORDS', 'PUNCTUATION', 'ARTICLES', 'CONTRACTIO
            'negated']
 
 # %% ../nbs/00b_vocabulary.ipynb #v006
-NUMBER_WORDS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())}  # word -> number
-DIGIT_WORDS = {"none": "0", **{w: str(n) for w, n in NUMBER_WORDS.items() if n <= 10}}  # the script's manualMap: none, zero ... ten -> digits
+NUMBER_WORDS = {
+    w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())
+}  # word -> number
+DIGIT_WORDS = {
+    "none": "0",
+    **{w: str(n) for w, n in NUMBER_WORDS.items() if n <= 10},
+}  # the script's manualMap: none, zero ... ten -> digits
 
 # %% ../nbs/00b_vocabulary.ipynb #v011
 PUNCTUATION = [";", "/", "[", "]", '"', "{", "}", "(", ")", "=", "+", "\\", "_", "-", ">", "<", "@", "`", ",", "?", "!"]
 ARTICLES = {"a", "an", "the"}
 CONTRACTIONS = {  # the official script's table: apostrophe-less spellings to the spelling the annotations use
-    "aint": "ain't", "arent": "aren't", "cant": "can't", "couldve": "could've", "couldnt": "couldn't", "couldn'tve": "couldn't've",
-    "couldnt've": "couldn't've", "didnt": "didn't", "doesnt": "doesn't", "dont": "don't", "hadnt": "hadn't", "hadnt've": "hadn't've",
-    "hadn'tve": "hadn't've", "hasnt": "hasn't", "havent": "haven't", "hed": "he'd", "hed've": "he'd've", "he'dve": "he'd've",
-    "hes": "he's", "howd": "how'd", "howll": "how'll", "hows": "how's", "Id've": "I'd've", "I'dve": "I'd've", "Im": "I'm",
-    "Ive": "I've", "isnt": "isn't", "itd": "it'd", "itd've": "it'd've", "it'dve": "it'd've", "itll": "it'll", "let's": "let's",
-    "maam": "ma'am", "mightnt": "mightn't", "mightnt've": "mightn't've", "mightn'tve": "mightn't've", "mightve": "might've",
-    "mustnt": "mustn't", "mustve": "must've", "neednt": "needn't", "notve": "not've", "oclock": "o'clock", "oughtnt": "oughtn't",
-    "ow's'at": "'ow's'at", "'ows'at": "'ow's'at", "'ow'sat": "'ow's'at", "shant": "shan't", "shed've": "she'd've",
-    "she'dve": "she'd've", "she's": "she's", "shouldve": "should've", "shouldnt": "shouldn't", "shouldnt've": "shouldn't've",
-    "shouldn'tve": "shouldn't've", "somebody'd": "somebodyd", "somebodyd've": "somebody'd've", "somebody'dve": "somebody'd've",
-    "somebodyll": "somebody'll", "somebodys": "somebody's", "someoned": "someone'd", "someoned've": "someone'd've",
-    "someone'dve": "someone'd've", "someonell": "someone'll", "someones": "someone's", "somethingd": "something'd",
-    "somethingd've": "something'd've", "something'dve": "something'd've", "somethingll": "something'll", "thats": "that's",
-    "thered": "there'd", "thered've": "there'd've", "there'dve": "there'd've", "therere": "there're", "theres": "there's",
-    "theyd": "they'd", "theyd've": "they'd've", "they'dve": "they'd've", "theyll": "they'll", "theyre": "they're",
-    "theyve": "they've", "twas": "'twas", "wasnt": "wasn't", "wed've": "we'd've", "we'dve": "we'd've", "weve": "we've",
-    "werent": "weren't", "whatll": "what'll", "whatre": "what're", "whats": "what's", "whatve": "what've", "whens": "when's",
-    "whered": "where'd", "wheres": "where's", "whereve": "where've", "whod": "who'd", "whod've": "who'd've", "who'dve": "who'd've",
-    "wholl": "who'll", "whos": "who's", "whove": "who've", "whyll": "why'll", "whyre": "why're", "whys": "why's", "wont": "won't",
-    "wouldve": "would've", "wouldnt": "wouldn't", "wouldnt've": "wouldn't've", "wouldn'tve": "wouldn't've", "yall": "y'all",
-    "yall'll": "y'all'll", "y'allll": "y'all'll", "yall'd've": "y'all'd've", "y'alld've": "y'all'd've", "y'all'dve": "y'all'd've",
-    "youd": "you'd", "youd've": "you'd've", "you'dve": "you'd've", "youll": "you'll", "youre": "you're", "youve": "you've"}
+    "aint": "ain't",
+    "arent": "aren't",
+    "cant": "can't",
+    "couldve": "could've",
+    "couldnt": "couldn't",
+    "couldn'tve": "couldn't've",
+    "couldnt've": "couldn't've",
+    "didnt": "didn't",
+    "doesnt": "doesn't",
+    "dont": "don't",
+    "hadnt": "hadn't",
+    "hadnt've": "hadn't've",
+    "hadn'tve": "hadn't've",
+    "hasnt": "hasn't",
+    "havent": "haven't",
+    "hed": "he'd",
+    "hed've": "he'd've",
+    "he'dve": "he'd've",
+    "hes": "he's",
+    "howd": "how'd",
+    "howll": "how'll",
+    "hows": "how's",
+    "Id've": "I'd've",
+    "I'dve": "I'd've",
+    "Im": "I'm",
+    "Ive": "I've",
+    "isnt": "isn't",
+    "itd": "it'd",
+    "itd've": "it'd've",
+    "it'dve": "it'd've",
+    "itll": "it'll",
+    "let's": "let's",
+    "maam": "ma'am",
+    "mightnt": "mightn't",
+    "mightnt've": "mightn't've",
+    "mightn'tve": "mightn't've",
+    "mightve": "might've",
+    "mustnt": "mustn't",
+    "mustve": "must've",
+    "neednt": "needn't",
+    "notve": "not've",
+    "oclock": "o'clock",
+    "oughtnt": "oughtn't",
+    "ow's'at": "'ow's'at",
+    "'ows'at": "'ow's'at",
+    "'ow'sat": "'ow's'at",
+    "shant": "shan't",
+    "shed've": "she'd've",
+    "she'dve": "she'd've",
+    "she's": "she's",
+    "shouldve": "should've",
+    "shouldnt": "shouldn't",
+    "shouldnt've": "shouldn't've",
+    "shouldn'tve": "shouldn't've",
+    "somebody'd": "somebodyd",
+    "somebodyd've": "somebody'd've",
+    "somebody'dve": "somebody'd've",
+    "somebodyll": "somebody'll",
+    "somebodys": "somebody's",
+    "someoned": "someone'd",
+    "someoned've": "someone'd've",
+    "someone'dve": "someone'd've",
+    "someonell": "someone'll",
+    "someones": "someone's",
+    "somethingd": "something'd",
+    "somethingd've": "something'd've",
+    "something'dve": "something'd've",
+    "somethingll": "something'll",
+    "thats": "that's",
+    "thered": "there'd",
+    "thered've": "there'd've",
+    "there'dve": "there'd've",
+    "therere": "there're",
+    "theres": "there's",
+    "theyd": "they'd",
+    "theyd've": "they'd've",
+    "they'dve": "they'd've",
+    "theyll": "they'll",
+    "theyre": "they're",
+    "theyve": "they've",
+    "twas": "'twas",
+    "wasnt": "wasn't",
+    "wed've": "we'd've",
+    "we'dve": "we'd've",
+    "weve": "we've",
+    "werent": "weren't",
+    "whatll": "what'll",
+    "whatre": "what're",
+    "whats": "what's",
+    "whatve": "what've",
+    "whens": "when's",
+    "whered": "where'd",
+    "wheres": "where's",
+    "whereve": "where've",
+    "whod": "who'd",
+    "whod've": "who'd've",
+    "who'dve": "who'd've",
+    "wholl": "who'll",
+    "whos": "who's",
+    "whove": "who've",
+    "whyll": "why'll",
+    "whyre": "why're",
+    "whys": "why's",
+    "wont": "won't",
+    "wouldve": "would've",
+    "wouldnt": "wouldn't",
+    "wouldnt've": "wouldn't've",
+    "wouldn'tve": "wouldn't've",
+    "yall": "y'all",
+    "yall'll": "y'all'll",
+    "y'allll": "y'all'll",
+    "yall'd've": "y'all'd've",
+    "y'alld've": "y'all'd've",
+    "y'all'dve": "y'all'd've",
+    "youd": "you'd",
+    "youd've": "you'd've",
+    "you'dve": "you'd've",
+    "youll": "you'll",
+    "youre": "you're",
+    "youve": "you've",
+}
 DIGIT_COMMA_DIGIT = re.compile(r"(\d)(,)(\d)")
-PERIOD_NOT_BEFORE_DIGIT = re.compile(r"(?!<=\d)(\.)(?!\d)")  # sic: a lookahead, so it is only "a period not followed by a digit"
+PERIOD_NOT_BEFORE_DIGIT = re.compile(
+    r"(?!<=\d)(\.)(?!\d)"
+)  # sic: a lookahead, so it is only "a period not followed by a digit"
 
 # %% ../nbs/00b_vocabulary.ipynb #v011s
-def strip_whitespace(text: str  # an answer as given
-                    ) -> str:
+def strip_whitespace(
+    text: str,  # an answer as given
+) -> str:
     "Newlines and tabs to spaces, then strip: what the script does to every answer first."
     return text.replace("\n", " ").replace("\t", " ").strip()
 
 # %% ../nbs/00b_vocabulary.ipynb #v011p1
-def process_punctuation(text: str  # an answer, whitespace stripped
-                       ) -> str:
+def process_punctuation(
+    text: str,  # an answer, whitespace stripped
+) -> str:
     "The script's punctuation rule (tested against the original string, applied in PUNCTUATION order)."
     out = text
     drop = DIGIT_COMMA_DIGIT.search(text) is not None
@@ -63,69 +171,111 @@ def process_punctuation(text: str  # an answer, whitespace stripped
         out = out.replace(p, "" if drop or (p + " " in text or " " + p in text) else " ")
     return PERIOD_NOT_BEFORE_DIGIT.sub("", out, re.UNICODE)  # sic: re.UNICODE (32) lands in `count`
 
-def process_digit_article(text: str  # an answer, punctuation processed
-                         ) -> str:
+
+def process_digit_article(
+    text: str,  # an answer, punctuation processed
+) -> str:
     "Lower-case, number words to digits, drop articles, apply the contractions table."
     words = [DIGIT_WORDS.get(w, w) for w in text.lower().split()]
     return " ".join(CONTRACTIONS.get(w, w) for w in words if w not in ARTICLES)
 
-def normalize_answer(text: str  # an answer as given
-                    ) -> str:
+
+def normalize_answer(
+    text: str,  # an answer as given
+) -> str:
     "Whitespace, punctuation, then digits, articles and contractions, as the script normalises."
     return process_digit_article(process_punctuation(strip_whitespace(text)))
 
 # %% ../nbs/00b_vocabulary.ipynb #v016
-def answer_key(answer  # an answer as given (any value: its text is read)
-              ) -> str:
+def answer_key(
+    answer,  # an answer as given (any value: its text is read)
+) -> str:
     "The form in which answers are compared: the official normalisation of the answer's text."
     return normalize_answer(str(answer))
 
-def same_answer(a,  # an answer
-                b,  # another
-               ) -> bool:
+
+def same_answer(
+    a,  # an answer
+    b,  # another
+) -> bool:
     "Whether two answers are the same answer: equal once normalised as the official VQA script normalises."
     return answer_key(a) == answer_key(b)
 
-def answer_changed(before,  # an answer, e.g. to the clean image
-                   after,   # the answer to compare with it, e.g. under a corruption
-                  ) -> bool:
+
+def answer_changed(
+    before,  # an answer, e.g. to the clean image
+    after,  # the answer to compare with it, e.g. under a corruption
+) -> bool:
     "Whether an answer changed: the one rule of flips, answer changes and perturbed-question flips ('a dog' -> 'dog' and 'two' -> '2' are no change)."
     return not same_answer(before, after)
 
-def clean_text(answer  # an answer as given
-              ) -> str:
+
+def clean_text(
+    answer,  # an answer as given
+) -> str:
     "An answer stripped, lower-cased, with single spaces and no final period: for reading its kind, not for comparing."
     return re.sub(r"\s+", " ", str(answer).strip().lower()).rstrip(".").strip()
 
-def as_number(answer  # an answer
-             ) -> float | None:
+
+def as_number(
+    answer,  # an answer
+) -> float | None:
     "The number an answer names ('2', '2.5', 'two'), or None."
     text = clean_text(answer)
-    if text in NUMBER_WORDS: return float(NUMBER_WORDS[text])
-    try: return float(text)
-    except ValueError: return None
+    if text in NUMBER_WORDS:
+        return float(NUMBER_WORDS[text])
+    try:
+        return float(text)
+    except ValueError:
+        return None
 
 # %% ../nbs/00b_vocabulary.ipynb #v020
 ACHROMATIC = ("gray", "grey", "black", "white", "silver")  # the shades of gray
-CHROMATIC = ("red", "orange", "yellow", "green", "blue", "purple", "pink", "brown", "teal", "tan", "beige", "maroon", "navy", "turquoise",
-             "violet", "gold", "cyan", "magenta", "lime", "olive")
+CHROMATIC = (
+    "red",
+    "orange",
+    "yellow",
+    "green",
+    "blue",
+    "purple",
+    "pink",
+    "brown",
+    "teal",
+    "tan",
+    "beige",
+    "maroon",
+    "navy",
+    "turquoise",
+    "violet",
+    "gold",
+    "cyan",
+    "magenta",
+    "lime",
+    "olive",
+)
 COLOURS = CHROMATIC + ACHROMATIC  # colour words; achromatic ones are shades of gray
-BASIC_COLOURS = frozenset({"black", "white", "red", "green", "yellow", "blue", "brown", "purple", "pink", "orange", "gray"})  # Berlin and Kay's eleven
+BASIC_COLOURS = frozenset(
+    {"black", "white", "red", "green", "yellow", "blue", "brown", "purple", "pink", "orange", "gray"}
+)  # Berlin and Kay's eleven
 
 # %% ../nbs/00b_vocabulary.ipynb #v024
-def most_common_answer(answers  # a question's answers: a list, tuple, array or Series
-                      ) -> str:
+def most_common_answer(
+    answers,  # a question's answers: a list, tuple, array or Series
+) -> str:
     "The most common of `answers` (a tie: the first given)."
     counts = Counter(answers)  # insertion-ordered, so `max` keeps the first of a tie
-    if not counts: raise ValueError("no answers to choose the most common of")
+    if not counts:
+        raise ValueError("no answers to choose the most common of")
     return max(counts, key=counts.__getitem__)
 
 # %% ../nbs/00b_vocabulary.ipynb #v028
 NEGATIONS = ("not", "never", "cannot", "nothing", "nobody", "none", "neither")  # words that negate wherever they stand
 WORD_OR_MARK = re.compile(r"[a-z]+(?:'[a-z]+)?|[^\sa-z']")
 
-def negations(question: str  # the question
-             ) -> int:
+
+def negations(
+    question: str,  # the question
+) -> int:
     "How many negations a question holds: NEGATIONS, contractions in n't, and 'no' as a determiner."
     tokens = WORD_OR_MARK.findall(str(question).lower().replace("\u2019", "'"))
     count = 0
@@ -135,7 +285,9 @@ def negations(question: str  # the question
         count += w in NEGATIONS or CONTRACTIONS.get(w, w).endswith("n't") or determiner
     return count
 
-def negated(question: str  # the question
-           ) -> bool:
+
+def negated(
+    question: str,  # the question
+) -> bool:
     "Whether a question is negated (an odd number of negations): its yes and no swap meaning."
     return negations(question) % 2 == 1

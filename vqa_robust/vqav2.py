@@ -11,7 +11,10 @@ import numpy as np
 import pandas as pd
 from PIL import Image
 from .base import listed, non_negative_integer  # the one check of seeds, ids and counts
-from .corruptions import image_under_condition, to_uint8_rgb  # the one conversion of image values, shared with the corruptions
+from vqa_robust.corruptions import (
+    image_under_condition,
+    to_uint8_rgb,
+)  # the one conversion of image values, shared with the corruptions
 
 # %% auto #0
 __all__ = ['QUESTION_FIELDS', 'ANNOTATION_FIELDS', 'EASY_VQA_SHAPES', 'EASY_VQA_INFO', 'EASY_VQA_LICENSE', 'VQAV2_DOWNLOAD',
@@ -28,62 +31,99 @@ __all__ = ['QUESTION_FIELDS', 'ANNOTATION_FIELDS', 'EASY_VQA_SHAPES', 'EASY_VQA_
 QUESTION_FIELDS = ("question_id", "image_id", "question")
 ANNOTATION_FIELDS = ("question_id", "image_id", "question_type", "answer_type", "multiple_choice_answer", "answers")
 
-def read_json_list(path: str | Path,  # a VQAv2 questions or annotations file
-                   key: str,           # the top-level list: "questions" or "annotations"
-                   fields: tuple,      # fields every entry must have
-                  ) -> list[dict]:
+
+def read_json_list(
+    path: str | Path,  # a VQAv2 questions or annotations file
+    key: str,  # the top-level list: "questions" or "annotations"
+    fields: tuple,  # fields every entry must have
+) -> list[dict]:
     "Read the list `key` of a VQAv2 JSON file, checking that each entry has `fields`."
     path = Path(path)
-    if not path.is_file(): raise FileNotFoundError(f"VQA file not found: {path}")
-    try: data = json.loads(path.read_text())
-    except json.JSONDecodeError as e: raise ValueError(f"{path}: not valid JSON ({e})") from e
-    if key not in data: raise ValueError(f"{path}: no top-level field '{key}' (found {sorted(data)})")
+    if not path.is_file():
+        raise FileNotFoundError(f"VQA file not found: {path}")
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}: not valid JSON ({e})") from e
+    if key not in data:
+        raise ValueError(f"{path}: no top-level field '{key}' (found {sorted(data)})")
     needed = set(fields)
     for i, entry in enumerate(data[key]):
-        if not (isinstance(entry, dict) and needed <= entry.keys()):  # one set comparison per entry: VQAv2 val has 214,354
-            raise ValueError(f"{path}: {key}[{i}] lacks field(s) {[f for f in fields if not isinstance(entry, dict) or f not in entry]}")
+        if not (
+            isinstance(entry, dict) and needed <= entry.keys()
+        ):  # one set comparison per entry: VQAv2 val has 214,354
+            raise ValueError(
+                f"{path}: {key}[{i}] lacks field(s) {[f for f in fields if not isinstance(entry, dict) or f not in entry]}"
+            )
     return data[key]
+
 
 def blank_questions(table: pd.DataFrame) -> list:
     "Ids of the questions whose text is empty, whitespace only or not text (a table without a `question` column has none)."
-    if "question" not in table: return []
+    if "question" not in table:
+        return []
     blank = [not isinstance(q, str) or not q.strip() for q in table.question]
     return sorted(table.question_id[blank].tolist())
+
 
 def check_ids(table: pd.DataFrame, path, key: str) -> None:
     "Question and image ids must be non-negative integers, question ids unique and questions not blank: errors name the file and the ids."
     for column in ("question_id", "image_id"):
         values = table[column]
-        if pd.api.types.is_integer_dtype(values) and not pd.api.types.is_bool_dtype(values): bad = values[values < 0].tolist()  # the common case, at once
-        else: bad = [v for v in values if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0]
-        if bad: raise ValueError(f"{path}: {key} with {column} that is not a non-negative integer: {bad[:3]}")
+        if pd.api.types.is_integer_dtype(values) and not pd.api.types.is_bool_dtype(values):
+            bad = values[values < 0].tolist()  # the common case, at once
+        else:
+            bad = [v for v in values if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0]
+        if bad:
+            raise ValueError(f"{path}: {key} with {column} that is not a non-negative integer: {bad[:3]}")
     repeated = table.question_id[table.question_id.duplicated()].unique()
-    if len(repeated): raise ValueError(f"{path}: question_id repeated in {key}: {listed(sorted(repeated.tolist()))}")
+    if len(repeated):
+        raise ValueError(f"{path}: question_id repeated in {key}: {listed(sorted(repeated.tolist()))}")
     blank = blank_questions(table)
-    if blank: raise ValueError(f"{path}: {key} with an empty question (bad input: give them their text or remove them): question_id {listed(blank)}")
+    if blank:
+        raise ValueError(
+            f"{path}: {key} with an empty question (bad input: give them their text or remove them): question_id {listed(blank)}"
+        )
 
 # %% ../nbs/00_vqav2.ipynb #c006p1
 def answer_strings(answers, path, question_id) -> list[str]:
     "The answer strings of one annotation; a clear error when `answers` is not a list of {'answer': str}."
-    try: strings = [a["answer"] for a in answers] if isinstance(answers, list) and all(isinstance(a, dict) for a in answers) else None
-    except KeyError: strings = None
+    try:
+        strings = (
+            [a["answer"] for a in answers]
+            if isinstance(answers, list) and all(isinstance(a, dict) for a in answers)
+            else None
+        )
+    except KeyError:
+        strings = None
     if strings is None or not all(isinstance(s, str) for s in strings):
-        raise ValueError(f"{path}: question_id {question_id}: 'answers' must be a list of {{'answer': str, ...}}, got {str(answers)[:80]}")
+        raise ValueError(
+            f"{path}: question_id {question_id}: 'answers' must be a list of {{'answer': str, ...}}, got {str(answers)[:80]}"
+        )
     return strings
+
 
 def answer_lists(column, path, question_ids) -> list[list[str]]:
     "Every annotation's answer strings: read at once when all are well formed, else one by one, so that `answer_strings` names the bad one."
     try:
-        lists = [[a["answer"] for a in answers] for answers in column]  # the common case, without a check per annotation
-        if all(type(answers) is list for answers in column) and all(type(s) is str for strings in lists for s in strings): return lists
-    except (TypeError, KeyError, IndexError): pass
+        lists = [
+            [a["answer"] for a in answers] for answers in column
+        ]  # the common case, without a check per annotation
+        if all(type(answers) is list for answers in column) and all(
+            type(s) is str for strings in lists for s in strings
+        ):
+            return lists
+    except (TypeError, KeyError, IndexError):
+        pass
     return [answer_strings(a, path, q) for a, q in zip(column, question_ids)]
 
 # %% ../nbs/00_vqav2.ipynb #c008
-def coco_image_template(data_subtype: str  # e.g. "val2014"
-                       ) -> str:
+def coco_image_template(
+    data_subtype: str,  # e.g. "val2014"
+) -> str:
     "VQAv2's image file name template for a COCO split."
     return f"COCO_{data_subtype}_{{image_id:012d}}.jpg"
+
 
 def read_image(path: Path, image_id: int) -> Image.Image:
     "An image file as RGB, 16-bit and float images scaled as `corrupt` scales them; an unreadable file is named by id and path."
@@ -98,156 +138,221 @@ def read_image(path: Path, image_id: int) -> Image.Image:
 @dataclass
 class VQADataset:
     "Questions with their ten answers, and the folder of their images."
-    questions: pd.DataFrame  # one row per question: question_id, image_id, question, question_type, answer_type, multiple_choice_answer, answers
-    image_dir: Path          # folder holding the images
-    image_template: str      # file name of an image, formatted with `image_id` (unless an `image_file` column names it)
-    name: str = "vqa"        # a short name used in results
 
-    def __len__(self): return len(self.questions)
+    questions: pd.DataFrame  # one row per question: question_id, image_id, question, question_type, answer_type, multiple_choice_answer, answers
+    image_dir: Path  # folder holding the images
+    image_template: str  # file name of an image, formatted with `image_id` (unless an `image_file` column names it)
+    name: str = "vqa"  # a short name used in results
+
+    def __len__(self):
+        return len(self.questions)
+
     @property
-    def image_ids(self) -> list[int]: return sorted(self.questions.image_id.unique().tolist())
+    def image_ids(self) -> list[int]:
+        return sorted(self.questions.image_id.unique().tolist())
+
     def image_files(self) -> dict:
         "Each image id's file relative to `image_dir`, from the optional `image_file` column ({} without it), read once per questions table."
         cached = self.__dict__.get("_image_files")
         if cached is None or cached[0] is not self.questions:
-            files = dict(zip(self.questions.image_id.tolist(), self.questions.image_file.tolist())) if "image_file" in self.questions else {}
+            files = (
+                dict(zip(self.questions.image_id.tolist(), self.questions.image_file.tolist()))
+                if "image_file" in self.questions
+                else {}
+            )
             cached = self.__dict__["_image_files"] = (self.questions, files)
         return cached[1]
+
     def image_path(self, image_id: int) -> Path:
         "Where image `image_id` is: its `image_file` when the questions name one, else the template's file name, in `image_dir`."
         name = self.image_files().get(int(image_id))
         return Path(self.image_dir) / (name if name is not None else self.image_template.format(image_id=int(image_id)))
+
     def load_image(self, image_id: int) -> Image.Image:
         "The image `image_id` as an RGB PIL image."
         path = self.image_path(image_id)
-        if not path.is_file(): raise FileNotFoundError(f"image {image_id} of dataset '{self.name}' not found: {path}")
+        if not path.is_file():
+            raise FileNotFoundError(f"image {image_id} of dataset '{self.name}' not found: {path}")
         return read_image(path, image_id)
+
     def subset(self, image_ids) -> VQADataset:
         "The questions of `image_ids` only."
         keep = self.questions.image_id.isin(set(int(i) for i in image_ids))
         return VQADataset(self.questions[keep].reset_index(drop=True), self.image_dir, self.image_template, self.name)
 
 # %% ../nbs/00_vqav2.ipynb #c009
-def load_vqav2(questions_file: str | Path,    # e.g. v2_OpenEnded_mscoco_val2014_questions.json
-               annotations_file: str | Path,  # e.g. v2_mscoco_val2014_annotations.json
-               image_dir: str | Path,         # folder of the images, e.g. val2014/
-               image_template: str | None = None,  # image file name with {image_id}; default: COCO's, from the file's data_subtype
-               name: str = "vqav2",           # name used in results
-              ) -> VQADataset:
+def load_vqav2(
+    questions_file: str | Path,  # e.g. v2_OpenEnded_mscoco_val2014_questions.json
+    annotations_file: str | Path,  # e.g. v2_mscoco_val2014_annotations.json
+    image_dir: str | Path,  # folder of the images, e.g. val2014/
+    image_template: str | None = None,  # image file name with {image_id}; default: COCO's, from the file's data_subtype
+    name: str = "vqav2",  # name used in results
+) -> VQADataset:
     "Load a VQAv2-layout dataset: questions joined to their annotations."
     questions = pd.DataFrame(read_json_list(questions_file, "questions", QUESTION_FIELDS))
     annotations = pd.DataFrame(read_json_list(annotations_file, "annotations", ANNOTATION_FIELDS))
-    check_ids(questions, questions_file, "questions"); check_ids(annotations, annotations_file, "annotations")
+    check_ids(questions, questions_file, "questions")
+    check_ids(annotations, annotations_file, "annotations")
     if image_template is None:
         subtype = json.loads(Path(questions_file).read_text()).get("data_subtype")
-        if subtype is None: raise ValueError(f"{questions_file}: no 'data_subtype'; pass image_template")
+        if subtype is None:
+            raise ValueError(f"{questions_file}: no 'data_subtype'; pass image_template")
         image_template = coco_image_template(subtype)
     annotations["answers"] = answer_lists(annotations.answers, annotations_file, annotations.question_id)
-    merged = questions[list(QUESTION_FIELDS)].merge(annotations[list(ANNOTATION_FIELDS)], on=["question_id", "image_id"], how="left", validate="one_to_one")
+    merged = questions[list(QUESTION_FIELDS)].merge(
+        annotations[list(ANNOTATION_FIELDS)], on=["question_id", "image_id"], how="left", validate="one_to_one"
+    )
     unanswered = merged.multiple_choice_answer.isna()
     if unanswered.any():
-        raise ValueError(f"{annotations_file}: no annotation for {unanswered.sum()} question(s), e.g. question_id {merged.question_id[unanswered].iloc[0]}")
+        raise ValueError(
+            f"{annotations_file}: no annotation for {unanswered.sum()} question(s), e.g. question_id {merged.question_id[unanswered].iloc[0]}"
+        )
     return VQADataset(merged, Path(image_dir), image_template, name)
 
 # %% ../nbs/00_vqav2.ipynb #c011
 EASY_VQA_SHAPES = ("circle", "rectangle", "triangle")
 
+
 def easy_vqa_answer_type(answer: str) -> str:
     "The family of an easy-VQA answer: yes/no, shape or color."
     return "yes/no" if answer in ("yes", "no") else "shape" if answer in EASY_VQA_SHAPES else "color"
+
 
 def easy_vqa_question_type(question: str, colours) -> str:
     "Opening words of a question, up to its first colour or shape word (at least two words)."
     words = question.rstrip("?").split()
     stop = set(colours) | set(EASY_VQA_SHAPES) | {"shape"}
     n = next((i for i, w in enumerate(words) if w in stop), len(words))
-    return " ".join(words[:max(n, 2)])
+    return " ".join(words[: max(n, 2)])
 
 # %% ../nbs/00_vqav2.ipynb #c013
 def easy_vqa_image_dir(split: str = "test") -> Path:
     "Folder of easy-VQA's images for `split`, inside the installed `easy_vqa` package."
     import easy_vqa
+
     return Path(easy_vqa.__file__).parent / "data" / split / "images"
 
-def easy_vqa_table(split: str = "test",  # "train" or "test"
-                  ) -> pd.DataFrame:     # one row per question, in `VQADataset`'s layout
+
+def easy_vqa_table(
+    split: str = "test",  # "train" or "test"
+) -> pd.DataFrame:  # one row per question, in `VQADataset`'s layout
     "easy-VQA's `split` as a questions table (its one answer ten times), read from the `easy_vqa` package."
     import easy_vqa
-    if split not in ("train", "test"): raise ValueError(f"easy-VQA split must be 'train' or 'test', got {split!r}")
+
+    if split not in ("train", "test"):
+        raise ValueError(f"easy-VQA split must be 'train' or 'test', got {split!r}")
     texts, answers, image_ids = easy_vqa.get_train_questions() if split == "train" else easy_vqa.get_test_questions()
     colours = [a for a in easy_vqa.get_answers() if easy_vqa_answer_type(a) == "color"]
-    types = {q: easy_vqa_question_type(q, colours) for q in set(texts)}  # 107 distinct texts among the 38,575 questions of train
-    return pd.DataFrame({"question_id": range(len(texts)), "image_id": [int(i) for i in image_ids], "question": texts,
-                         "question_type": [types[q] for q in texts],
-                         "answer_type": [easy_vqa_answer_type(a) for a in answers], "multiple_choice_answer": answers,
-                         "answers": [[a] * 10 for a in answers]})
+    types = {
+        q: easy_vqa_question_type(q, colours) for q in set(texts)
+    }  # 107 distinct texts among the 38,575 questions of train
+    return pd.DataFrame(
+        {
+            "question_id": range(len(texts)),
+            "image_id": [int(i) for i in image_ids],
+            "question": texts,
+            "question_type": [types[q] for q in texts],
+            "answer_type": [easy_vqa_answer_type(a) for a in answers],
+            "multiple_choice_answer": answers,
+            "answers": [[a] * 10 for a in answers],
+        }
+    )
 
 # %% ../nbs/00_vqav2.ipynb #c013f
-EASY_VQA_INFO = {"description": "easy-VQA (Victor Zhou), converted to the VQAv2 layout by vqa_robust",
-                 "url": "https://github.com/vzhou842/easy-VQA", "version": "1.0 (PyPI easy-vqa)"}
+EASY_VQA_INFO = {
+    "description": "easy-VQA (Victor Zhou), converted to the VQAv2 layout by vqa_robust",
+    "url": "https://github.com/vzhou842/easy-VQA",
+    "version": "1.0 (PyPI easy-vqa)",
+}
 EASY_VQA_LICENSE = {"name": "MIT License", "url": "https://github.com/vzhou842/easy-VQA/blob/master/LICENSE"}
 
-def easy_vqa_to_vqav2(out_dir: str | Path,  # where the two JSON files go
-                      split: str = "test",  # "train" or "test"
-                     ) -> tuple[Path, Path]:  # questions file, annotations file
+
+def easy_vqa_to_vqav2(
+    out_dir: str | Path,  # where the two JSON files go
+    split: str = "test",  # "train" or "test"
+) -> tuple[Path, Path]:  # questions file, annotations file
     "Write easy-VQA's `split` as VQAv2 questions and annotations files."
     rows = easy_vqa_table(split).to_dict("records")
-    header = {"info": EASY_VQA_INFO, "license": EASY_VQA_LICENSE, "data_subtype": f"easy_vqa_{split}", "data_type": "easy_vqa"}
+    header = {
+        "info": EASY_VQA_INFO,
+        "license": EASY_VQA_LICENSE,
+        "data_subtype": f"easy_vqa_{split}",
+        "data_type": "easy_vqa",
+    }
     questions = [{k: r[k] for k in ("question_id", "image_id", "question")} for r in rows]
-    annotations = [{**{k: r[k] for k in ("question_id", "image_id", "question_type", "answer_type", "multiple_choice_answer")},
-                    "answers": [{"answer": a, "answer_confidence": "yes", "answer_id": k + 1} for k, a in enumerate(r["answers"])]} for r in rows]
-    out_dir = Path(out_dir); out_dir.mkdir(parents=True, exist_ok=True)
+    annotations = [
+        {
+            **{k: r[k] for k in ("question_id", "image_id", "question_type", "answer_type", "multiple_choice_answer")},
+            "answers": [
+                {"answer": a, "answer_confidence": "yes", "answer_id": k + 1} for k, a in enumerate(r["answers"])
+            ],
+        }
+        for r in rows
+    ]
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
     qf, af = out_dir / f"easy_vqa_{split}_questions.json", out_dir / f"easy_vqa_{split}_annotations.json"
     qf.write_text(json.dumps({**header, "task_type": "Open-Ended", "questions": questions}))
     af.write_text(json.dumps({**header, "annotations": annotations}))
     return qf, af
 
 # %% ../nbs/00_vqav2.ipynb #c013l
-def load_easy_vqa(split: str = "test",              # "train" or "test"
-                  cache_dir: str | Path | None = None,  # where the converted JSON files are kept; default ~/.cache/vqa_robust
-                 ) -> VQADataset:
+def load_easy_vqa(
+    split: str = "test",  # "train" or "test"
+    cache_dir: str | Path | None = None,  # where the converted JSON files are kept; default ~/.cache/vqa_robust
+) -> VQADataset:
     "easy-VQA's `split`, converted once to the VQAv2 layout and read by `load_vqav2`."
     cache_dir = Path(cache_dir) if cache_dir else Path.home() / ".cache" / "vqa_robust" / "easy_vqa"
     qf, af = cache_dir / f"easy_vqa_{split}_questions.json", cache_dir / f"easy_vqa_{split}_annotations.json"
-    if not (qf.is_file() and af.is_file()): qf, af = easy_vqa_to_vqav2(cache_dir, split)
+    if not (qf.is_file() and af.is_file()):
+        qf, af = easy_vqa_to_vqav2(cache_dir, split)
     return load_vqav2(qf, af, easy_vqa_image_dir(split), image_template="{image_id}.png", name=f"easy_vqa_{split}")
 
 # %% ../nbs/00_vqav2.ipynb #d006
-def easy_vqa_dataset(split: str = "test",  # "train" or "test"
-                    ) -> VQADataset:
+def easy_vqa_dataset(
+    split: str = "test",  # "train" or "test"
+) -> VQADataset:
     "easy-VQA's `split` as `load_easy_vqa` reads it, built in memory from the package (no JSON files written or read)."
     return VQADataset(easy_vqa_table(split), easy_vqa_image_dir(split), "{image_id}.png", f"easy_vqa_{split}")
 
-
 # %% ../nbs/00_vqav2.ipynb #d002
-def condition_image(dataset: VQADataset,  # loads the image by id
-                    image_id: int,        # the image's id, part of the corruption's seed
-                    corruption: str,      # a key of CORRUPTIONS, or "clean"
-                    severity: int,        # its level (0 with "clean")
-                    seed: int,            # the run's seed
-                   ) -> np.ndarray:       # uint8 RGB, HxWx3
+def condition_image(
+    dataset: VQADataset,  # loads the image by id
+    image_id: int,  # the image's id, part of the corruption's seed
+    corruption: str,  # a key of CORRUPTIONS, or "clean"
+    severity: int,  # its level (0 with "clean")
+    seed: int,  # the run's seed
+) -> np.ndarray:  # uint8 RGB, HxWx3
     "One image of `dataset` under one condition: uint8 RGB, H x W x 3 (`vqa_robust.corruptions.image_under_condition`)."
     return image_under_condition(dataset.load_image(image_id), corruption, severity, seed, image_id)
 
-def images_under(dataset: VQADataset,    # loads the images
-                 requests: list[tuple],  # (image_id, corruption, severity, seed) of each image
-                ) -> list[np.ndarray]:   # uint8 RGB, one per request, in order
+
+def images_under(
+    dataset: VQADataset,  # loads the images
+    requests: list[tuple],  # (image_id, corruption, severity, seed) of each image
+) -> list[np.ndarray]:  # uint8 RGB, one per request, in order
     "`condition_image` of each request, made in this process."
     return [condition_image(dataset, int(i), c, s, seed) for i, c, s, seed in requests]
-
 
 # %% ../nbs/00_vqav2.ipynb #c033
 VQAV2_DOWNLOAD = "https://visualqa.org/download.html"
 VQAV2_PLACES = {  # where each part of VQAv2 is looked for, relative to the data folder, in this order
     "questions": ("", "Questions", "questions"),
     "annotations": ("", "Annotations", "annotations"),
-    "images": ("", "Images/mscoco", "Images", "images/mscoco", "images")}
+    "images": ("", "Images/mscoco", "Images", "images/mscoco", "images"),
+}
 
-def vqav2_names(subtype: str = "val2014"  # COCO split, e.g. "val2014" or "train2014"
-               ) -> dict:
+
+def vqav2_names(
+    subtype: str = "val2014",  # COCO split, e.g. "val2014" or "train2014"
+) -> dict:
     "Official names of VQAv2's questions file, annotations file and image folder for `subtype`."
-    return {"questions": f"v2_OpenEnded_mscoco_{subtype}_questions.json",
-            "annotations": f"v2_mscoco_{subtype}_annotations.json", "images": subtype}
+    return {
+        "questions": f"v2_OpenEnded_mscoco_{subtype}_questions.json",
+        "annotations": f"v2_mscoco_{subtype}_annotations.json",
+        "images": subtype,
+    }
+
 
 def find_vqav2_part(data_dir: str | Path, part: str, subtype: str = "val2014") -> tuple[Path | None, list[Path]]:
     "The first place under `data_dir` holding `part` (None if none does), and every path tried."
@@ -257,105 +362,168 @@ def find_vqav2_part(data_dir: str | Path, part: str, subtype: str = "val2014") -
     return next((p for p in tried if exists(p)), None), tried
 
 # %% ../nbs/00_vqav2.ipynb #c035
-VQAV2_LAYOUTS = {"flat": ("", "", ""), "vqa_api": ("Questions", "Annotations", "Images/mscoco")}  # questions, annotations, images
+VQAV2_LAYOUTS = {
+    "flat": ("", "", ""),
+    "vqa_api": ("Questions", "Annotations", "Images/mscoco"),
+}  # questions, annotations, images
 MINI_COLOURS = {"red": (200, 30, 30), "green": (30, 160, 60), "blue": (30, 60, 200), "yellow": (230, 210, 40)}
+
 
 def mini_annotations(image_id: int) -> list[tuple]:
     "Question, question type, answer type and ten answers of the miniature's questions about image `image_id` (two or three)."
     colours = list(MINI_COLOURS)
     colour, other = colours[image_id % 4], colours[(image_id + 1) % 4]
-    qa = [("What color is the square?", "what color is the", "other", [colour] * 8 + [other] * 2),
-          (f"Is the square {other}?", "is the", "yes/no", ["no"] * 9 + ["yes"]),
-          ("How many squares are there?", "how many", "number", ["1"] * 7 + ["one"] * 2 + ["2"])]
-    return qa[:2 + image_id % 2]
+    qa = [
+        ("What color is the square?", "what color is the", "other", [colour] * 8 + [other] * 2),
+        (f"Is the square {other}?", "is the", "yes/no", ["no"] * 9 + ["yes"]),
+        ("How many squares are there?", "how many", "number", ["1"] * 7 + ["one"] * 2 + ["2"]),
+    ]
+    return qa[: 2 + image_id % 2]
 
 # %% ../nbs/00_vqav2.ipynb #c035p1
-def write_mini_vqav2(data_dir: str | Path,  # folder to write into
-                     image_ids=(42, 73, 74, 133, 136, 139),  # COCO image ids of the miniature
-                     subtype: str = "val2014",  # COCO split named in the files
-                     layout: str = "flat",      # a key of VQAV2_LAYOUTS: "flat" (as unzipped) or "vqa_api" (the VQA API's folders)
-                     size: int = 32,            # image side in pixels
-                    ) -> Path:                  # data_dir
+def write_mini_vqav2(
+    data_dir: str | Path,  # folder to write into
+    image_ids=(42, 73, 74, 133, 136, 139),  # COCO image ids of the miniature
+    subtype: str = "val2014",  # COCO split named in the files
+    layout: str = "flat",  # a key of VQAV2_LAYOUTS: "flat" (as unzipped) or "vqa_api" (the VQA API's folders)
+    size: int = 32,  # image side in pixels
+) -> Path:  # data_dir
     "A miniature VQAv2 in the official files' format and layout: one-colour JPEG squares with colour, yes/no and counting questions."
-    if layout not in VQAV2_LAYOUTS: raise ValueError(f"layout must be one of {list(VQAV2_LAYOUTS)}, got {layout!r}")
+    if layout not in VQAV2_LAYOUTS:
+        raise ValueError(f"layout must be one of {list(VQAV2_LAYOUTS)}, got {layout!r}")
     data_dir, names = Path(data_dir), vqav2_names(subtype)
     q_dir, a_dir, i_dir = (data_dir / place for place in VQAV2_LAYOUTS[layout])
-    header = {"info": {"description": "A miniature in VQAv2's format, written by vqa_robust for tests", "version": "2.0", "year": 2017},
-              "license": {"name": "Creative Commons Attribution 4.0 International License", "url": "http://creativecommons.org/licenses/by/4.0/"},
-              "data_subtype": subtype, "data_type": "mscoco"}
+    header = {
+        "info": {
+            "description": "A miniature in VQAv2's format, written by vqa_robust for tests",
+            "version": "2.0",
+            "year": 2017,
+        },
+        "license": {
+            "name": "Creative Commons Attribution 4.0 International License",
+            "url": "http://creativecommons.org/licenses/by/4.0/",
+        },
+        "data_subtype": subtype,
+        "data_type": "mscoco",
+    }
     questions, annotations = [], []
     for image_id in image_ids:
         for k, (question, question_type, answer_type, answers) in enumerate(mini_annotations(int(image_id))):
             qid = 1000 * int(image_id) + k
             questions.append({"image_id": int(image_id), "question": question, "question_id": qid})
-            annotations.append({"question_type": question_type, "multiple_choice_answer": max(answers, key=answers.count),
-                                "answers": [{"answer": a, "answer_confidence": "yes", "answer_id": j + 1} for j, a in enumerate(answers)],
-                                "image_id": int(image_id), "answer_type": answer_type, "question_id": qid})
-    for folder in (q_dir, a_dir, i_dir / subtype): folder.mkdir(parents=True, exist_ok=True)
-    (q_dir / names["questions"]).write_text(json.dumps({"info": header["info"], "task_type": "Open-Ended", "data_type": "mscoco",
-                                                        "license": header["license"], "data_subtype": subtype, "questions": questions}))
+            annotations.append(
+                {
+                    "question_type": question_type,
+                    "multiple_choice_answer": max(answers, key=answers.count),
+                    "answers": [
+                        {"answer": a, "answer_confidence": "yes", "answer_id": j + 1} for j, a in enumerate(answers)
+                    ],
+                    "image_id": int(image_id),
+                    "answer_type": answer_type,
+                    "question_id": qid,
+                }
+            )
+    for folder in (q_dir, a_dir, i_dir / subtype):
+        folder.mkdir(parents=True, exist_ok=True)
+    (q_dir / names["questions"]).write_text(
+        json.dumps(
+            {
+                "info": header["info"],
+                "task_type": "Open-Ended",
+                "data_type": "mscoco",
+                "license": header["license"],
+                "data_subtype": subtype,
+                "questions": questions,
+            }
+        )
+    )
     (a_dir / names["annotations"]).write_text(json.dumps({**header, "annotations": annotations}))
     for image_id in image_ids:
         colour = MINI_COLOURS[list(MINI_COLOURS)[int(image_id) % 4]]
-        Image.new("RGB", (size, size), colour).save(i_dir / subtype / coco_image_template(subtype).format(image_id=int(image_id)), quality=90)
+        Image.new("RGB", (size, size), colour).save(
+            i_dir / subtype / coco_image_template(subtype).format(image_id=int(image_id)), quality=90
+        )
     return data_dir
 
 # %% ../nbs/00_vqav2.ipynb #c033p1
-def vqav2_files(data_dir: str | Path,     # folder VQAv2 was downloaded and unzipped into
-                subtype: str = "val2014",  # COCO split
-                parts: tuple = ("questions", "annotations", "images"),  # the parts that must be there
-               ) -> tuple[Path, ...]:      # their paths, in the order of `parts`
+def vqav2_files(
+    data_dir: str | Path,  # folder VQAv2 was downloaded and unzipped into
+    subtype: str = "val2014",  # COCO split
+    parts: tuple = ("questions", "annotations", "images"),  # the parts that must be there
+) -> tuple[Path, ...]:  # their paths, in the order of `parts`
     "Paths of VQAv2's official questions file, annotations file and image folder under `data_dir`; a missing part names every path tried."
     data_dir = Path(data_dir)
     unknown = [p for p in parts if p not in VQAV2_PLACES]
-    if unknown: raise ValueError(f"unknown VQAv2 part(s) {unknown}; known: {list(VQAV2_PLACES)}")
-    if not data_dir.is_dir(): raise FileNotFoundError(f"VQAv2 data folder not found: {data_dir}")
+    if unknown:
+        raise ValueError(f"unknown VQAv2 part(s) {unknown}; known: {list(VQAV2_PLACES)}")
+    if not data_dir.is_dir():
+        raise FileNotFoundError(f"VQAv2 data folder not found: {data_dir}")
     found, missing = [], []
     for part in parts:
         path, tried = find_vqav2_part(data_dir, part, subtype)
         found.append(path)
         if path is None:
-            missing.append(f"{part} ({'folder' if part == 'images' else 'file'} {vqav2_names(subtype)[part]}); tried " + ", ".join(map(str, tried)))
+            missing.append(
+                f"{part} ({'folder' if part == 'images' else 'file'} {vqav2_names(subtype)[part]}); tried "
+                + ", ".join(map(str, tried))
+            )
     if missing:
-        raise FileNotFoundError(f"VQAv2 {subtype} is incomplete in {data_dir}: no\n  " + "\n  ".join(missing) +
-                                f"\nDownload the questions and annotations from {VQAV2_DOWNLOAD} and COCO's {subtype} images "
-                                f"(linked there), and unzip them into {data_dir} (side by side, or as Questions/, Annotations/, Images/mscoco/{subtype}/).")
+        raise FileNotFoundError(
+            f"VQAv2 {subtype} is incomplete in {data_dir}: no\n  "
+            + "\n  ".join(missing)
+            + f"\nDownload the questions and annotations from {VQAV2_DOWNLOAD} and COCO's {subtype} images "
+            f"(linked there), and unzip them into {data_dir} (side by side, or as Questions/, Annotations/, Images/mscoco/{subtype}/)."
+        )
     return tuple(found)
 
-def load_vqav2_dir(data_dir: str | Path,     # folder VQAv2 was downloaded and unzipped into
-                   subtype: str = "val2014",  # COCO split
-                   name: str | None = None,   # name used in results; default "vqav2_<subtype>"
-                  ) -> VQADataset:
+
+def load_vqav2_dir(
+    data_dir: str | Path,  # folder VQAv2 was downloaded and unzipped into
+    subtype: str = "val2014",  # COCO split
+    name: str | None = None,  # name used in results; default "vqav2_<subtype>"
+) -> VQADataset:
     "VQAv2's `subtype` read from its official files under `data_dir`."
     return load_vqav2(*vqav2_files(data_dir, subtype), name=name or f"vqav2_{subtype}")
 
 # %% ../nbs/00_vqav2.ipynb #c021
-def sample_images(dataset: VQADataset,  # the full dataset
-                  n_images: int | None,  # images to keep; None (or 0) keeps all
-                  seed: int = 0,         # seed of the draw
-                 ) -> VQADataset:
+def sample_images(
+    dataset: VQADataset,  # the full dataset
+    n_images: int | None,  # images to keep; None (or 0) keeps all
+    seed: int = 0,  # seed of the draw
+) -> VQADataset:
     "A random subset of `n_images` images with all of their questions."
     ids = dataset.image_ids
     seed = non_negative_integer(seed, "seed")
-    if n_images is None or non_negative_integer(n_images, "n_images") == 0 or n_images >= len(ids): return dataset.subset(ids)
+    if n_images is None or non_negative_integer(n_images, "n_images") == 0 or n_images >= len(ids):
+        return dataset.subset(ids)
     chosen = np.random.default_rng(seed).choice(ids, size=int(n_images), replace=False)
     return dataset.subset(sorted(chosen.tolist()))
 
+
 def write_split(dataset: VQADataset, path: str | Path) -> Path:
     "Write the split's image ids (and its size) as JSON."
-    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"dataset": dataset.name, "n_questions": len(dataset), "image_ids": dataset.image_ids}))
     return path
 
+
 def read_split(dataset: VQADataset, path: str | Path) -> VQADataset:
     "The subset of `dataset` whose image ids are listed in the split file `path` (one written for the same dataset)."
-    try: split = json.loads(Path(path).read_text())
-    except (UnicodeDecodeError, json.JSONDecodeError) as e: raise ValueError(f"{path}: not a split file (write_split's JSON): {e}") from None
-    if not isinstance(split, dict) or not isinstance(split.get("image_ids"), list): raise ValueError(f"{path}: a split file holds 'image_ids', a list of image ids")
-    if split.get("dataset", dataset.name) != dataset.name: raise ValueError(f"{path} is a split of dataset '{split['dataset']}', not of '{dataset.name}'")
+    try:
+        split = json.loads(Path(path).read_text())
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"{path}: not a split file (write_split's JSON): {e}") from None
+    if not isinstance(split, dict) or not isinstance(split.get("image_ids"), list):
+        raise ValueError(f"{path}: a split file holds 'image_ids', a list of image ids")
+    if split.get("dataset", dataset.name) != dataset.name:
+        raise ValueError(f"{path} is a split of dataset '{split['dataset']}', not of '{dataset.name}'")
     ids = split["image_ids"]
     missing = set(ids) - set(dataset.image_ids)
-    if missing: raise ValueError(f"{path}: {len(missing)} image id(s) not in dataset '{dataset.name}', e.g. {sorted(missing)[0]}")
+    if missing:
+        raise ValueError(
+            f"{path}: {len(missing)} image id(s) not in dataset '{dataset.name}', e.g. {sorted(missing)[0]}"
+        )
     return dataset.subset(ids)
 
 # %% ../nbs/00_vqav2.ipynb #c029
@@ -363,112 +531,158 @@ def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
     "SHA-256 of a file's bytes."
     digest = hashlib.sha256()
     with open(path, "rb") as f:
-        for block in iter(lambda: f.read(chunk), b""): digest.update(block)
+        for block in iter(lambda: f.read(chunk), b""):
+            digest.update(block)
     return digest.hexdigest()
+
 
 def source_images(dataset: VQADataset) -> dict:
     "Path relative to the image folder, size and SHA-256 of every image of `dataset`, by image id (a string, as JSON keys are)."
     records = {}
     for image_id in dataset.image_ids:
         path = dataset.image_path(image_id)
-        if not path.is_file(): raise FileNotFoundError(f"image {image_id} of dataset '{dataset.name}' not found: {path}")
-        records[str(image_id)] = {"path": path.relative_to(Path(dataset.image_dir)).as_posix(), "size": path.stat().st_size,
-                                  "sha256": file_sha256(path)}
+        if not path.is_file():
+            raise FileNotFoundError(f"image {image_id} of dataset '{dataset.name}' not found: {path}")
+        records[str(image_id)] = {
+            "path": path.relative_to(Path(dataset.image_dir)).as_posix(),
+            "size": path.stat().st_size,
+            "sha256": file_sha256(path),
+        }
     return records
+
 
 def dataset_fingerprint(dataset: VQADataset) -> dict:
     "Hashes of what decides a model's answers and their scores: the questions with their answers, and the image files' bytes."
     q = dataset.questions.sort_values("question_id")
     rows = q[["question_id", "image_id", "question", "answers"]].to_json(orient="values", force_ascii=False)
     images = json.dumps({i: r["sha256"] for i, r in source_images(dataset).items()}, sort_keys=True)
-    return {"name": dataset.name, "n_questions": len(dataset), "n_images": len(dataset.image_ids),
-            "questions": hashlib.sha256(rows.encode()).hexdigest()[:16], "images": hashlib.sha256(images.encode()).hexdigest()[:16]}
+    return {
+        "name": dataset.name,
+        "n_questions": len(dataset),
+        "n_images": len(dataset.image_ids),
+        "questions": hashlib.sha256(rows.encode()).hexdigest()[:16],
+        "images": hashlib.sha256(images.encode()).hexdigest()[:16],
+    }
 
 # %% ../nbs/00_vqav2.ipynb #c043
 VRB_SPLIT = "vqav2_val2014_vrb3000"  # name of the shipped list of VRB's images
-VRB_IMAGES, VRB_SEED = 3000, 0       # VRB's 3,000 images (section 6); the seed of the rule
-SPLIT_RULE = ("the sorted distinct image_id of the questions file, ids; numpy.random.RandomState(seed).choice(ids, n_images, "
-              "replace=False), sorted; the split is every question on these images")
+VRB_IMAGES, VRB_SEED = 3000, 0  # VRB's 3,000 images (section 6); the seed of the rule
+SPLIT_RULE = (
+    "the sorted distinct image_id of the questions file, ids; numpy.random.RandomState(seed).choice(ids, n_images, "
+    "replace=False), sorted; the split is every question on these images"
+)
 
-def split_rule(image_ids,                  # image ids, in any order, repeats allowed
-               n_images: int = VRB_IMAGES, # images to draw
-               seed: int = VRB_SEED,       # seed of numpy's legacy RandomState (0 <= seed < 2**32)
-              ) -> list[int]:              # the drawn ids, sorted
+
+def split_rule(
+    image_ids,  # image ids, in any order, repeats allowed
+    n_images: int = VRB_IMAGES,  # images to draw
+    seed: int = VRB_SEED,  # seed of numpy's legacy RandomState (0 <= seed < 2**32)
+) -> list[int]:  # the drawn ids, sorted
     "The split rule: `n_images` of the sorted distinct `image_ids`, drawn without replacement by numpy's frozen `RandomState(seed)`."
     n_images, seed = non_negative_integer(n_images, "n_images"), non_negative_integer(seed, "seed")
-    if seed >= 2 ** 32: raise ValueError(f"seed must be below 2**32 for numpy's RandomState, got {seed}")
+    if seed >= 2**32:
+        raise ValueError(f"seed must be below 2**32 for numpy's RandomState, got {seed}")
     ids = np.array(sorted({non_negative_integer(i, "image_id") for i in image_ids}), dtype=np.int64)
-    if n_images > len(ids): raise ValueError(f"the split draws {n_images} images, but there are only {len(ids)}")
+    if n_images > len(ids):
+        raise ValueError(f"the split draws {n_images} images, but there are only {len(ids)}")
     return sorted(np.random.RandomState(seed).choice(ids, n_images, replace=False).tolist())
 
-def vrb_split_ids(dataset: VQADataset,         # VQAv2 val2014 as loaded from the official files
-                  n_images: int = VRB_IMAGES,  # images to draw
-                  seed: int = VRB_SEED,        # seed of the rule
-                 ) -> list[int]:               # the split's image ids, sorted
+
+def vrb_split_ids(
+    dataset: VQADataset,  # VQAv2 val2014 as loaded from the official files
+    n_images: int = VRB_IMAGES,  # images to draw
+    seed: int = VRB_SEED,  # seed of the rule
+) -> list[int]:  # the split's image ids, sorted
     "VRB's image ids by the split rule, applied to the images of `dataset`."
     return split_rule(dataset.image_ids, n_images, seed)
 
 # %% ../nbs/00_vqav2.ipynb #c050
 SPLIT_FIELDS = ("name", "rule", "seed", "n_images", "questions_file_sha256", "image_ids")
 
+
 def splits_folder() -> Path:
     "The package's folder of shipped splits, vqa_robust/splits/."
     from importlib.resources import files
+
     return Path(str(files("vqa_robust") / "splits"))
 
-def shipped_split(name: str = VRB_SPLIT,              # the split's name, its file's stem
-                  folder: str | Path | None = None,  # where splits are; default: the package's
-                 ) -> dict:                           # the record: name, rule, seed, n_images, questions_file_sha256, image_ids, ...
+
+def shipped_split(
+    name: str = VRB_SPLIT,  # the split's name, its file's stem
+    folder: str | Path | None = None,  # where splits are; default: the package's
+) -> dict:  # the record: name, rule, seed, n_images, questions_file_sha256, image_ids, ...
     "The shipped split `name`, checked; a clear error, saying how to make it, when it is absent."
     path = Path(folder or splits_folder()) / f"{name}.json"
     if not path.is_file():
-        raise FileNotFoundError(f"no shipped split '{name}' ({path} does not exist). A maintainer with VQAv2 makes it once with "
-                                f"`python scripts/make_vrb_split.py --data-dir DIR` (DIR holding {vqav2_names()['questions']}) and commits it.")
+        raise FileNotFoundError(
+            f"no shipped split '{name}' ({path} does not exist). A maintainer with VQAv2 makes it once with "
+            f"`python scripts/make_vrb_split.py --data-dir DIR` (DIR holding {vqav2_names()['questions']}) and commits it."
+        )
     record = json.loads(path.read_text())
     missing = [f for f in SPLIT_FIELDS if f not in record]
-    if missing: raise ValueError(f"{path}: split record lacks field(s) {missing}")
+    if missing:
+        raise ValueError(f"{path}: split record lacks field(s) {missing}")
     ids = record["image_ids"]
     if not isinstance(ids, list) or any(isinstance(i, bool) or not isinstance(i, int) or i < 0 for i in ids):
         raise ValueError(f"{path}: image_ids must be a list of non-negative integers")
     if len(set(ids)) != len(ids) or len(ids) != record["n_images"] or record["name"] != name:
-        raise ValueError(f"{path}: {len(ids)} image ids ({len(set(ids))} distinct) for n_images {record['n_images']}, name {record['name']!r}: the record is damaged")
+        raise ValueError(
+            f"{path}: {len(ids)} image ids ({len(set(ids))} distinct) for n_images {record['n_images']}, name {record['name']!r}: the record is damaged"
+        )
     return record
 
 # %% ../nbs/00_vqav2.ipynb #c050s1
-def make_split(questions_file: str | Path,       # an official questions file, e.g. v2_OpenEnded_mscoco_val2014_questions.json
-               name: str = VRB_SPLIT,             # the split's name, its file's stem
-               n_images: int = VRB_IMAGES,        # images to draw
-               seed: int = VRB_SEED,              # seed of the rule
-               folder: str | Path | None = None,  # where to write; default: the package's splits folder
-              ) -> Path:                          # the written file
+def make_split(
+    questions_file: str | Path,  # an official questions file, e.g. v2_OpenEnded_mscoco_val2014_questions.json
+    name: str = VRB_SPLIT,  # the split's name, its file's stem
+    n_images: int = VRB_IMAGES,  # images to draw
+    seed: int = VRB_SEED,  # seed of the rule
+    folder: str | Path | None = None,  # where to write; default: the package's splits folder
+) -> Path:  # the written file
     "Apply the split rule to `questions_file` and write the split record (what scripts/make_vrb_split.py runs)."
     questions = read_json_list(questions_file, "questions", QUESTION_FIELDS)
     check_ids(pd.DataFrame(questions, columns=list(QUESTION_FIELDS)), questions_file, "questions")
     ids = split_rule([q["image_id"] for q in questions], n_images, seed)
     chosen = set(ids)
-    record = {"name": name, "rule": SPLIT_RULE, "seed": int(seed), "n_images": int(n_images), "questions_file": Path(questions_file).name,
-              "questions_file_sha256": file_sha256(questions_file), "n_questions": sum(q["image_id"] in chosen for q in questions), "image_ids": ids}
-    path = Path(folder or splits_folder()) / f"{name}.json"; path.parent.mkdir(parents=True, exist_ok=True)
+    record = {
+        "name": name,
+        "rule": SPLIT_RULE,
+        "seed": int(seed),
+        "n_images": int(n_images),
+        "questions_file": Path(questions_file).name,
+        "questions_file_sha256": file_sha256(questions_file),
+        "n_questions": sum(q["image_id"] in chosen for q in questions),
+        "image_ids": ids,
+    }
+    path = Path(folder or splits_folder()) / f"{name}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(record, indent=1) + "\n")
     return path
 
 # %% ../nbs/00_vqav2.ipynb #c050s2
-def vrb_split(dataset: VQADataset,               # VQAv2 val2014 as loaded from the official files
-              name: str = VRB_SPLIT,             # the shipped split to use
-              n_images: int = VRB_IMAGES,        # images of the split
-              seed: int = VRB_SEED,              # seed of the rule
-              folder: str | Path | None = None,  # where splits are; default: the package's
-             ) -> VQADataset:                    # the split's questions
+def vrb_split(
+    dataset: VQADataset,  # VQAv2 val2014 as loaded from the official files
+    name: str = VRB_SPLIT,  # the shipped split to use
+    n_images: int = VRB_IMAGES,  # images of the split
+    seed: int = VRB_SEED,  # seed of the rule
+    folder: str | Path | None = None,  # where splits are; default: the package's
+) -> VQADataset:  # the split's questions
     "VRB's split of `dataset`: the shipped list of images when there is one (every id must be in `dataset`), else the rule, with a note."
     if (Path(folder or splits_folder()) / f"{name}.json").is_file():
         record = shipped_split(name, folder)
         if (record["n_images"], record["seed"]) != (n_images, seed):
-            raise ValueError(f"shipped split '{name}' has {record['n_images']} images drawn with seed {record['seed']}, not {n_images} with seed {seed}")
+            raise ValueError(
+                f"shipped split '{name}' has {record['n_images']} images drawn with seed {record['seed']}, not {n_images} with seed {seed}"
+            )
         missing = sorted(set(record["image_ids"]) - set(dataset.image_ids))
         if missing:
-            raise ValueError(f"{len(missing)} of the {record['n_images']} image ids of shipped split '{name}' are not in dataset '{dataset.name}': "
-                             f"{listed(missing)} (load the whole official file, e.g. with load_vqav2_dir)")
+            raise ValueError(
+                f"{len(missing)} of the {record['n_images']} image ids of shipped split '{name}' are not in dataset '{dataset.name}': "
+                f"{listed(missing)} (load the whole official file, e.g. with load_vqav2_dir)"
+            )
         return dataset.subset(record["image_ids"])
-    print(f"note: no shipped split '{name}' in this installation; drawing {n_images} images by the split rule (seed {seed}) from the "
-          f"{len(dataset.image_ids)} images of dataset '{dataset.name}': VRB's split only if that is the whole official questions file")
+    print(
+        f"note: no shipped split '{name}' in this installation; drawing {n_images} images by the split rule (seed {seed}) from the "
+        f"{len(dataset.image_ids)} images of dataset '{dataset.name}': VRB's split only if that is the whole official questions file"
+    )
     return dataset.subset(vrb_split_ids(dataset, n_images, seed))

@@ -12,8 +12,19 @@ from .base import Registry
 from .defences import DefendedModel, ModelRef, defence_identity
 from .vilt import VILT_FAMILY, VILT_MODELS
 from .blip import BLIP_FAMILY, BLIP_MODELS
-from .models import (WEIGHTS_DIR, LoadOptions, ModelFamily, ModelSpec, VQAAdapter, check_settings,
-                               checkpoint_json, model_entry, model_family, model_identity, resolve_device)
+from vqa_robust.models import (
+    WEIGHTS_DIR,
+    LoadOptions,
+    ModelFamily,
+    ModelSpec,
+    VQAAdapter,
+    check_settings,
+    checkpoint_json,
+    model_entry,
+    model_family,
+    model_identity,
+    resolve_device,
+)
 from .pnp import PNP_FAMILY, PNP_MODELS
 from .vlms import PALIGEMMA_FAMILY, VLM_FAMILY, VLM_MODELS
 from .served import SERVED_FAMILY, SERVED_PREFIX, served_spec
@@ -25,50 +36,92 @@ __all__ = ['VLE_FAMILY', 'VLE_MODELS', 'FAMILIES', 'MODELS', 'SMOKE_QUESTIONS', 
            'hub_smoke']
 
 # %% ../nbs/02e_model_zoo.ipynb #ac9468d0
-def load_vle_on_use(spec: ModelSpec,       # a VLE entry
-                    options: LoadOptions,  # device, dtype, local_files_only
-                   ) -> VQAAdapter:
+def load_vle_on_use(
+    spec: ModelSpec,  # a VLE entry
+    options: LoadOptions,  # device, dtype, local_files_only
+) -> VQAAdapter:
     "`vqa_robust.vle.load_vle`, its module imported at the first VLE load."
     from vqa_robust.vle import load_vle
+
     return load_vle(spec, options)
 
-def write_tiny_vle_on_use(spec: ModelSpec,  # a VLE entry
-                          folder: Path,     # where the tiny checkpoint goes
-                         ) -> dict:
+
+def write_tiny_vle_on_use(
+    spec: ModelSpec,  # a VLE entry
+    folder: Path,  # where the tiny checkpoint goes
+) -> dict:
     "`vqa_robust.vle.write_tiny_vle`, its module imported at the first tiny VLE."
     from vqa_robust.vle import write_tiny_vle
+
     return write_tiny_vle(spec, folder)
 
-VLE_FAMILY = model_family("vle", load_vle_on_use, write_tiny_vle_on_use, defaults={"score": "softmax", "image_size": None}, model_types=("vle",))
+
+VLE_FAMILY = model_family(
+    "vle",
+    load_vle_on_use,
+    write_tiny_vle_on_use,
+    defaults={"score": "softmax", "image_size": None},
+    model_types=("vle",),
+)
 VLE_MODELS = [
-  model_entry("vle", "hfl/vle-base-for-vqa", VLE_FAMILY, {"image_size": 576}, reported_accuracy=77.6,
-               reported_on="VQAv2 test-dev, VLE README (iflytek/VLE) Comparison table, VLE-base",
-               description="VLE-base (CLIP ViT-B/16 + DeBERTa-v3-base, 6 co-attention layers of 768) fine-tuned on VQAv2, 576 px (VRB paper: 378M parameters)",
-               sources={"model": "VRB Table 3 (VLE, 378M parameters; base accuracy 0.771)", "score": "family default softmax: VLE's VQA pipeline (iflytek/VLE models/VLE/pipeline_vle.py) ranks answers by softmax",
-                        "image_size": "the checkpoint's preprocessor_config.json (CLIP processor, 576 px)", "reported_accuracy": "iflytek/VLE README, comparison table (VQAv2 test-dev)"}),
-  model_entry("vle-large", "hfl/vle-large-for-vqa", VLE_FAMILY, {"image_size": 504}, reported_accuracy=79.3,
-               reported_on="VQAv2 test-dev, VLE README (iflytek/VLE) Comparison table, VLE-large",
-               description="VLE-large (CLIP ViT-L/14 + DeBERTa-v3-large, co-attention width 1024) fine-tuned on VQAv2, 504 px",
-               sources={"image_size": "the checkpoint's preprocessor_config.json (CLIP processor, 504 px)", "reported_accuracy": "iflytek/VLE README, comparison table (VQAv2 test-dev)"})]
+    model_entry(
+        "vle",
+        "hfl/vle-base-for-vqa",
+        VLE_FAMILY,
+        {"image_size": 576},
+        reported_accuracy=77.6,
+        reported_on="VQAv2 test-dev, VLE README (iflytek/VLE) Comparison table, VLE-base",
+        description="VLE-base (CLIP ViT-B/16 + DeBERTa-v3-base, 6 co-attention layers of 768) fine-tuned on VQAv2, 576 px (VRB paper: 378M parameters)",
+        sources={
+            "model": "VRB Table 3 (VLE, 378M parameters; base accuracy 0.771)",
+            "score": "family default softmax: VLE's VQA pipeline (iflytek/VLE models/VLE/pipeline_vle.py) ranks answers by softmax",
+            "image_size": "the checkpoint's preprocessor_config.json (CLIP processor, 576 px)",
+            "reported_accuracy": "iflytek/VLE README, comparison table (VQAv2 test-dev)",
+        },
+    ),
+    model_entry(
+        "vle-large",
+        "hfl/vle-large-for-vqa",
+        VLE_FAMILY,
+        {"image_size": 504},
+        reported_accuracy=79.3,
+        reported_on="VQAv2 test-dev, VLE README (iflytek/VLE) Comparison table, VLE-large",
+        description="VLE-large (CLIP ViT-L/14 + DeBERTa-v3-large, co-attention width 1024) fine-tuned on VQAv2, 504 px",
+        sources={
+            "image_size": "the checkpoint's preprocessor_config.json (CLIP processor, 504 px)",
+            "reported_accuracy": "iflytek/VLE README, comparison table (VQAv2 test-dev)",
+        },
+    ),
+]
 
 # %% ../nbs/02e_model_zoo.ipynb #c007
 FAMILIES = Registry("model family")  # name -> ModelFamily
-MODELS = Registry("model")            # name -> ModelSpec
+MODELS = Registry("model")  # name -> ModelSpec
 
-def register_family(family: ModelFamily  # a family (`vqa_robust.models.model_family`)
-                   ) -> ModelFamily:
+
+def register_family(
+    family: ModelFamily,  # a family (`vqa_robust.models.model_family`)
+) -> ModelFamily:
     "Add a family to `FAMILIES`."
     return FAMILIES.register(family.name, family)
 
-def register_model(spec: ModelSpec  # an entry (`vqa_robust.models.model_entry`)
-                  ) -> ModelSpec:
+
+def register_model(
+    spec: ModelSpec,  # an entry (`vqa_robust.models.model_entry`)
+) -> ModelSpec:
     "Add an entry to `MODELS`; its family must be registered."
-    if spec.family not in FAMILIES: raise ValueError(f"model {spec.name!r}: no family {spec.family!r}; known: {', '.join(FAMILIES)}")
+    if spec.family not in FAMILIES:
+        raise ValueError(f"model {spec.name!r}: no family {spec.family!r}; known: {', '.join(FAMILIES)}")
     return MODELS.register(spec.name, spec)
 
-for _family in (VILT_FAMILY, BLIP_FAMILY, VLE_FAMILY, PNP_FAMILY, VLM_FAMILY, PALIGEMMA_FAMILY, SERVED_FAMILY): register_family(_family)
-_shipped_first = lambda spec: not spec.checkpoint.startswith(str(WEIGHTS_DIR))  # the package's own weights (the offline models) lead every table
-for _spec in sorted((*VILT_MODELS, *BLIP_MODELS, *VLE_MODELS, *PNP_MODELS, *VLM_MODELS), key=_shipped_first): register_model(_spec)
+
+for _family in (VILT_FAMILY, BLIP_FAMILY, VLE_FAMILY, PNP_FAMILY, VLM_FAMILY, PALIGEMMA_FAMILY, SERVED_FAMILY):
+    register_family(_family)
+_shipped_first = lambda spec: (
+    not spec.checkpoint.startswith(str(WEIGHTS_DIR))
+)  # the package's own weights (the offline models) lead every table
+for _spec in sorted((*VILT_MODELS, *BLIP_MODELS, *VLE_MODELS, *PNP_MODELS, *VLM_MODELS), key=_shipped_first):
+    register_model(_spec)
 
 # %% ../nbs/02e_model_zoo.ipynb #c011
 def folder_spec(folder: Path) -> ModelSpec:
@@ -76,119 +129,169 @@ def folder_spec(folder: Path) -> ModelSpec:
     record = folder / "vqa_robust.json"
     if record.is_file():
         saved = checkpoint_json(record)
-        if saved.get("family") not in FAMILIES: raise ValueError(f"{record}: family {saved.get('family')!r} is not registered; known: {sorted(FAMILIES)}")
+        if saved.get("family") not in FAMILIES:
+            raise ValueError(f"{record}: family {saved.get('family')!r} is not registered; known: {sorted(FAMILIES)}")
         family = FAMILIES[saved["family"]]
-        return ModelSpec(saved.get("name", folder.name), str(folder), family.name, {**family.defaults, **saved.get("settings", {})})
+        return ModelSpec(
+            saved.get("name", folder.name), str(folder), family.name, {**family.defaults, **saved.get("settings", {})}
+        )
     model_type = checkpoint_json(folder / "config.json").get("model_type")
     family = next((f for f in FAMILIES.values() if model_type in f.model_types), None)
-    if family is None: raise ValueError(f"{folder / 'config.json'}: model_type {model_type!r} belongs to no registered family; known: "
-                                        f"{sorted(t for f in FAMILIES.values() for t in f.model_types)}")
+    if family is None:
+        raise ValueError(
+            f"{folder / 'config.json'}: model_type {model_type!r} belongs to no registered family; known: "
+            f"{sorted(t for f in FAMILIES.values() for t in f.model_types)}"
+        )
     return ModelSpec(folder.name, str(folder), family.name, dict(family.defaults))
 
 # %% ../nbs/02e_model_zoo.ipynb #c011o
-def own_spec(name_or_path: str,  # a key of MODELS, a served endpoint (openai:MODEL@BASE_URL), or a folder with vqa_robust.json or config.json
-            ) -> ModelSpec:      # the model as it is, with no defence (KeyError if none of these)
+def own_spec(
+    name_or_path: str,  # a key of MODELS, a served endpoint (openai:MODEL@BASE_URL), or a folder with vqa_robust.json or config.json
+) -> ModelSpec:  # the model as it is, with no defence (KeyError if none of these)
     "The registry entry of `name_or_path`, a served model's spec, or a local checkpoint folder's."
-    if name_or_path in MODELS: return MODELS[name_or_path]
-    if name_or_path.startswith(SERVED_PREFIX): return served_spec(name_or_path)  # vqa_robust.served
+    if name_or_path in MODELS:
+        return MODELS[name_or_path]
+    if name_or_path.startswith(SERVED_PREFIX):
+        return served_spec(name_or_path)  # vqa_robust.served
     folder = Path(name_or_path)
-    if (folder / "vqa_robust.json").is_file() or (folder / "config.json").is_file(): return folder_spec(folder)
+    if (folder / "vqa_robust.json").is_file() or (folder / "config.json").is_file():
+        return folder_spec(folder)
     raise KeyError(f"unknown model {name_or_path!r}: not in MODELS ({', '.join(MODELS)}) and not a checkpoint folder")
 
 # %% ../nbs/02e_model_zoo.ipynb #c011r
-def model_ref(model,  # a key of MODELS, a served endpoint, a checkpoint folder, 'MODEL+DEFENCE', or a ModelRef
-             ) -> ModelRef:
+def model_ref(
+    model,  # a key of MODELS, a served endpoint, a checkpoint folder, 'MODEL+DEFENCE', or a ModelRef
+) -> ModelRef:
     "The model and its defence: a registered name is a model's own (even with a '+' in it), any other text is parsed (`ModelRef.parse`)."
     return ModelRef(model) if isinstance(model, str) and model in MODELS else ModelRef.parse(model)
 
-def model_spec(model,  # as `model_ref` takes it
-              ) -> ModelSpec:
+
+def model_spec(
+    model,  # as `model_ref` takes it
+) -> ModelSpec:
     "The spec of `model`: its own (`own_spec`), behind its defence when it names one (`defended_spec`)."
     ref = model_ref(model)  # the defence parsed first: a served model's URL must not keep its '+defence'
     return defended_spec(own_spec(ref.model), ref.defence) if ref.defended else own_spec(ref.model)
 
-def defended_spec(spec: ModelSpec,  # a model's entry
-                  defence: str,     # a key of vqa_robust.defences.DEFENCES
-                 ) -> ModelSpec:    # named 'model+defence', the defence and its identity among the settings
+
+def defended_spec(
+    spec: ModelSpec,  # a model's entry
+    defence: str,  # a key of vqa_robust.defences.DEFENCES
+) -> ModelSpec:  # named 'model+defence', the defence and its identity among the settings
     "A model's spec behind a defence: its own checkpoint and family, the defence's name and identity added to its settings (so to its identity)."
-    return replace(spec, name=ModelRef(spec.name, defence).name,
-                   settings={**spec.settings, "defence": defence, "defence_identity": defence_identity(defence)["identity"]})
+    return replace(
+        spec,
+        name=ModelRef(spec.name, defence).name,
+        settings={**spec.settings, "defence": defence, "defence_identity": defence_identity(defence)["identity"]},
+    )
 
 # %% ../nbs/02e_model_zoo.ipynb #c011s1
-def with_settings(spec: ModelSpec,  # a resolved spec
-                  settings: dict,    # overrides; {}: the spec unchanged
-                 ) -> ModelSpec:     # a new spec (ValueError for settings the family does not know)
+def with_settings(
+    spec: ModelSpec,  # a resolved spec
+    settings: dict,  # overrides; {}: the spec unchanged
+) -> ModelSpec:  # a new spec (ValueError for settings the family does not know)
     "`spec` with some settings overridden (only settings its family knows)."
     check_settings(spec.name, FAMILIES[spec.family], settings)
     return ModelSpec(**{**asdict(spec), "settings": {**spec.settings, **settings}}) if settings else spec
 
-def spec_with_settings(name_or_path: str,  # a key of MODELS or a checkpoint folder
-                       settings: dict,     # overrides; {}: the spec unchanged
-                      ) -> ModelSpec:      # a new spec (ValueError for settings the family does not know)
+
+def spec_with_settings(
+    name_or_path: str,  # a key of MODELS or a checkpoint folder
+    settings: dict,  # overrides; {}: the spec unchanged
+) -> ModelSpec:  # a new spec (ValueError for settings the family does not know)
     "The spec of `name_or_path` with some settings overridden (only settings its family knows)."
     return with_settings(model_spec(str(name_or_path)), settings)
 
-def with_transport(spec: ModelSpec,  # a resolved spec
-                   transport: dict,   # overrides of its family's `transport`, e.g. {"concurrency": 64}; {}: the defaults
-                  ) -> ModelSpec:     # the spec with every transport setting its family has (ValueError for one it has not)
+
+def with_transport(
+    spec: ModelSpec,  # a resolved spec
+    transport: dict,  # overrides of its family's `transport`, e.g. {"concurrency": 64}; {}: the defaults
+) -> ModelSpec:  # the spec with every transport setting its family has (ValueError for one it has not)
     "`spec` with how its requests travel: its family's defaults, then its own, then `transport` (a family that sends no requests takes none)."
     family = FAMILIES[spec.family]
     unknown = [k for k in transport if k not in family.transport]
-    if unknown: raise ValueError(f"model {spec.name!r}: no transport setting {unknown} for family {family.name!r}; "
-                                 + (f"known: {list(family.transport)}" if family.transport else "only served models send requests"))
+    if unknown:
+        raise ValueError(
+            f"model {spec.name!r}: no transport setting {unknown} for family {family.name!r}; "
+            + (f"known: {list(family.transport)}" if family.transport else "only served models send requests")
+        )
     return replace(spec, transport={**family.transport, **spec.transport, **transport}) if family.transport else spec
 
 # %% ../nbs/02e_model_zoo.ipynb #c011s1p1
-def load_model(model,                             # a key of MODELS, a checkpoint folder, a served endpoint, 'MODEL+DEFENCE' or a ModelRef
-               device: str | None = None,         # torch device; None or 'auto': CUDA when present
-               dtype: torch.dtype | None = None,  # e.g. torch.bfloat16 on GPU; None: the checkpoint's
-               local_files_only: bool = False,    # never reach the hub
-               trust_remote_code: bool = False,   # run code shipped with a checkpoint (off unless you set it)
-               transport: dict | None = None,     # served models: how requests travel, e.g. {"concurrency": 64, "timeout": 60, "retries": 2}; None: the family's
-               **settings,                        # overrides of the entry's settings, e.g. num_beams=1
-              ) -> VQAAdapter:
+def load_model(
+    model,  # a key of MODELS, a checkpoint folder, a served endpoint, 'MODEL+DEFENCE' or a ModelRef
+    device: str | None = None,  # torch device; None or 'auto': CUDA when present
+    dtype: torch.dtype | None = None,  # e.g. torch.bfloat16 on GPU; None: the checkpoint's
+    local_files_only: bool = False,  # never reach the hub
+    trust_remote_code: bool = False,  # run code shipped with a checkpoint (off unless you set it)
+    transport: dict
+    | None = None,  # served models: how requests travel, e.g. {"concurrency": 64, "timeout": 60, "retries": 2}; None: the family's
+    **settings,  # overrides of the entry's settings, e.g. num_beams=1
+) -> VQAAdapter:
     "Load a VQA model into its family's adapter, behind its defence when it names one."
     ref = model_ref(model)
     spec = with_transport(with_settings(own_spec(ref.model), settings), transport or {})
-    adapter = FAMILIES[spec.family].load(spec, LoadOptions(resolve_device(device), dtype, local_files_only, trust_remote_code))
-    if ref.defended: spec = defended_spec(spec, ref.defence); adapter = DefendedModel(adapter, ref.defence, spec.name)
+    adapter = FAMILIES[spec.family].load(
+        spec, LoadOptions(resolve_device(device), dtype, local_files_only, trust_remote_code)
+    )
+    if ref.defended:
+        spec = defended_spec(spec, ref.defence)
+        adapter = DefendedModel(adapter, ref.defence, spec.name)
     adapter.identity = identity_of(spec, dtype)
     return adapter
 
-def identity_of(spec: ModelSpec,                   # a resolved spec (settings overrides applied)
-                dtype: torch.dtype | None = None,  # the dtype asked for
-               ) -> dict:                          # `vqa_robust.models.model_identity`, its weights fingerprinted by the family's way
+
+def identity_of(
+    spec: ModelSpec,  # a resolved spec (settings overrides applied)
+    dtype: torch.dtype | None = None,  # the dtype asked for
+) -> dict:  # `vqa_robust.models.model_identity`, its weights fingerprinted by the family's way
     "A model's identity, its weights identified as its family says (a checkpoint's files, or a server's report)."
     return model_identity(spec, dtype, FAMILIES[spec.family])
 
 # %% ../nbs/02e_model_zoo.ipynb #c011s2
-def tiny_checkpoint(name: str,          # a key of MODELS (or a checkpoint folder)
-                    folder: str | Path,  # where to write it; created if missing
-                   ) -> Path:            # `folder`, for `load_model(folder)`
+def tiny_checkpoint(
+    name: str,  # a key of MODELS (or a checkpoint folder)
+    folder: str | Path,  # where to write it; created if missing
+) -> Path:  # `folder`, for `load_model(folder)`
     "Write a small random checkpoint of the same classes as `MODELS[name]` into `folder`, loadable by `load_model(folder)`."
     spec, folder = model_spec(name), Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     overrides = FAMILIES[spec.family].write_tiny(spec, folder) or {}
-    record = {"name": f"tiny-{spec.name}", "family": spec.family, "settings": {**spec.settings, **overrides}, "tiny_of": spec.checkpoint}
+    record = {
+        "name": f"tiny-{spec.name}",
+        "family": spec.family,
+        "settings": {**spec.settings, **overrides},
+        "tiny_of": spec.checkpoint,
+    }
     (folder / "vqa_robust.json").write_text(json.dumps(record, indent=1, default=str))
     return folder
 
 # %% ../nbs/02e_model_zoo.ipynb #c025
-SMOKE_QUESTIONS = [("astronaut", "what is the person wearing?"), ("astronaut", "how many people are in the picture?"),
-                   ("coffee", "what is in the cup?"), ("coffee", "what color is the cup?")]  # scikit-image photographs, and questions about them
+SMOKE_QUESTIONS = [
+    ("astronaut", "what is the person wearing?"),
+    ("astronaut", "how many people are in the picture?"),
+    ("coffee", "what is in the cup?"),
+    ("coffee", "what color is the cup?"),
+]  # scikit-image photographs, and questions about them
 
-def hub_smoke(names=("vilt", "blip"),       # keys of MODELS
-              device: str | None = None,    # torch device; None: CUDA when present
-              dtype: torch.dtype | None = None,  # e.g. torch.bfloat16 for the VLMs; None: the checkpoint's
-             ):
+
+def hub_smoke(
+    names=("vilt", "blip"),  # keys of MODELS
+    device: str | None = None,  # torch device; None: CUDA when present
+    dtype: torch.dtype | None = None,  # e.g. torch.bfloat16 for the VLMs; None: the checkpoint's
+):
     "Answers and confidences of real hub checkpoints to `SMOKE_QUESTIONS` (needs the hub): one row per model and question."
     import pandas as pd
     from PIL import Image
     from skimage import data
+
     photos = {"astronaut": data.astronaut(), "coffee": data.coffee()}
     images, questions = [Image.fromarray(photos[p]) for p, _ in SMOKE_QUESTIONS], [q for _, q in SMOKE_QUESTIONS]
     rows = []
     for name in names:
         answers, confidence = load_model(name, device=device, dtype=dtype).predict(images, questions)
-        rows += [{"model": name, "image": p, "question": q, "answer": a, "confidence": c} for (p, q), a, c in zip(SMOKE_QUESTIONS, answers, confidence)]
+        rows += [
+            {"model": name, "image": p, "question": q, "answer": a, "confidence": c}
+            for (p, q), a, c in zip(SMOKE_QUESTIONS, answers, confidence)
+        ]
     return pd.DataFrame(rows)
