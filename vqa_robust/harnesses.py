@@ -710,9 +710,10 @@ def read_predictions(
     folder: str | Path,  # where the harness wrote its output (lmms-eval's --output_path, VLMEvalKit's work dir)
     manifest: dict,  # the export's manifest (`read_manifest`)
     asked: pd.DataFrame,  # the questions the export asked (`harness_questions` of the questions read again)
+    found: dict | None = None,  # `prediction_files(folder, manifest)`, when the caller made it already; None: made here
 ) -> pd.DataFrame:  # a row per prediction: condition, question, prediction, answer or failure, file
     "Every prediction of a harness for an export, mapped to its question and condition, each checked against the export."
-    files = prediction_files(Path(folder), manifest)["predictions"]
+    files = (found or prediction_files(Path(folder), manifest))["predictions"]
     missing = [c["name"] for c in manifest["conditions"] if c["name"] not in files]
     if missing:
         raise ValueError(

@@ -2240,9 +2240,8 @@ def harness_model(predicted: pd.DataFrame, model: str) -> str:
     return named[0]
 
 
-def reported_scores(folder: Path, manifest: dict, name: str) -> list:
-    "What a harness reported per condition in `folder` (VLMEvalKit's _acc.csv): [model, condition, accuracy, counted]."
-    scores = prediction_files(folder, manifest)["scores"]
+def reported_scores(scores: dict, manifest: dict, name: str) -> list:
+    "What a harness reported per condition (`prediction_files`' scores: VLMEvalKit's _acc.csv): [model, condition, acc, counted]."
     return [
         [name, c["corruption"], c["severity"], *vlmevalkit_reported(scores[c["name"]][0])]
         for c in manifest["conditions"]
@@ -2313,7 +2312,9 @@ def score_predictions(
     exported, key, split, files, questions, checks = checked_export(
         manifest, dataset, dataset_split, data_dir, questions_file, annotations_file, image_dir
     )
-    predicted = read_predictions(predictions, exported, harness_questions(questions, exported["settings"]["prompt"]))
+    found = prediction_files(Path(predictions), exported)  # each file matched and hashed once, for both uses below
+    asked = harness_questions(questions, exported["settings"]["prompt"])
+    predicted = read_predictions(predictions, exported, asked, found)
     failed = predicted[predicted.failure.notna()]
     if len(failed) and not allow_failed:
         raise ValueError(failures_text(failed) + " (--allow-failed scores the rest)")
@@ -2329,7 +2330,7 @@ def score_predictions(
         checks,
         failed,
         left_out,
-        reported_scores(Path(predictions), exported, name),
+        reported_scores(found["scores"], exported, name),
     )
     return scored_harness_run(
         exported, key, split, files, questions, answered, name, identity, out, flag(figures, "figures")
