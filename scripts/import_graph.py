@@ -16,7 +16,7 @@ FLOORS = [  # bottom up
     ["corruptions"],
     ["vqav2"],  
     ["metrics"],
-    ["calibration", "flips", "consistency", "field_measures", "resolution", "model_input"],  # beyond VRB, side by side: calibration, flips, consistency across severities, mCE and effective robustness, Res-Bench's resolution curve, what each model saw
+    ["calibration", "flips", "consistency", "field_measures", "resolution", "model_input", "comparisons"],  # beyond VRB, side by side: calibration, flips, consistency across severities, mCE and effective robustness, Res-Bench's resolution curve, what each model saw, paired comparisons of models
     ["discrimination"],        # discriminative questions (their flip rate is flips' answer flip)
     ["datasets"],
     ["text"],                  # question perturbations (WordNet, colours, typos)

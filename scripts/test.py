@@ -34,7 +34,7 @@ NOTEBOOK_SECONDS = {  # seconds each notebook took in a shared process on the pr
     "nbs/03_inference.ipynb": 37, "nbs/05b_combine.ipynb": 34, "nbs/08_run_library.ipynb": 33,
     "nbs/06_text.ipynb": 25, "nbs/04a_calibration.ipynb": 17, "nbs/07a_changes.ipynb": 17,
     "nbs/07_explain.ipynb": 17, "nbs/02f_served.ipynb": 14, "nbs/04d_discrimination.ipynb": 13,
-    "nbs/01_corruptions.ipynb": 11, "nbs/04c_consistency.ipynb": 10, "nbs/04g_model_input.ipynb": 10,
+    "nbs/01_corruptions.ipynb": 11, "nbs/04c_consistency.ipynb": 10, "nbs/04g_model_input.ipynb": 10, "nbs/04h_comparisons.ipynb": 22,
     "nbs/04b_flips.ipynb": 9, "nbs/02_models.ipynb": 8, "nbs/05_analysis.ipynb": 8, "nbs/05c_harnesses.ipynb": 8,
     "nbs/02e_model_zoo.ipynb": 7, "nbs/06b_question_corruptions.ipynb": 6, "nbs/00_base.ipynb": 5,
     "nbs/01a_generator.ipynb": 5}

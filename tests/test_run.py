@@ -108,6 +108,26 @@ def test_models_are_ranked_jointly(small_run):
     ci = pd.read_csv(small_run / "vre_model_ci.csv", index_col=0)
     assert set(ci.index) == SHIPPED and sorted(ci["rank"]) == [1, 2]
 
+def test_comparisons_and_plan_from_the_run_folder(small_run, capsys):
+    "comparisons.csv pairs the two models on the same images (its accuracy differences are accuracy.csv's); `vqa-robust plan` reads the folder."
+    from vqa_robust.run import main
+    answers = pd.read_parquet(small_run / "answers.parquet")
+    assert json.loads((small_run / "run.json").read_text())["resampling_unit"] == "image"
+    assert answers.image_id.nunique() == 24 and answers.groupby("question_id").image_id.nunique().max() == 1
+    table = pd.read_csv(small_run / "comparisons.csv")
+    assert set(table.measure) == {"accuracy", "drop", "vre"} and len(table[table.measure == "accuracy"]) == 11
+    acc = pd.read_csv(small_run / "accuracy.csv").set_index(["model", "corruption", "severity"]).accuracy
+    for row in table[table.measure == "accuracy"].itertuples():  # differences recomputed from accuracy.csv, a - b
+        assert abs(row.estimate - (acc[(row.model_a, row.corruption, row.severity)] - acc[(row.model_b, row.corruption, row.severity)])) < 1e-12
+    assert (table.p_holm >= table.p_value - 1e-12).all() and (table.low <= table.estimate + 1e-12).all()
+    assert (small_run / "comparisons.png").is_file()
+    assert main(["plan", str(small_run), "--width", "0.05", "--difference", "0.2"]) == 0
+    printed = capsys.readouterr().out
+    assert "images give every drop a 95% interval of width 0.05" in printed
+    assert "a VRE difference between" in printed
+    assert main(["plan", str(small_run), "--width", "-1"]) == 2  # refused, naming the parameter
+    assert "width must be above 0" in capsys.readouterr().err
+
 def test_shipped_models_see_the_image(small_run):
     "A broken model fails here: each shipped model beats the blind baseline on clean questions and loses accuracy under defocus blur at severity 5."
     families = pd.read_csv(small_run / "family_accuracy.csv")

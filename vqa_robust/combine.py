@@ -12,7 +12,7 @@ import pandas as pd
 from .analysis import model_colors, robustness_table
 from .base import CONDITION
 from .resolution import RESOLUTION
-from .metrics import accuracy_table, bootstrap, folded_rotations
+from .metrics import RESAMPLING_UNIT, accuracy_table, bootstrap, folded_rotations, resampling_unit
 from .store import atomic_write, folder_lock
 
 # %% auto #0
@@ -117,6 +117,8 @@ def combined_scores(runs: list[RunFolder]) -> pd.DataFrame:
             "which question each rotation asks (no circular_of column: a run of an earlier version): rerun it"
         )
     stacked = pd.concat([r.answers for r in runs], ignore_index=True)
+    if any(RESAMPLING_UNIT not in r.answers for r in runs):  # a run of an earlier version names no images
+        stacked = stacked.drop(columns=RESAMPLING_UNIT, errors="ignore")  # then every run's questions are resampled
     return (
         folded_rotations(stacked).drop(columns="circular_of") if "circular_of" in stacked else stacked
     )  # MMBench: CircularEval, as each run folded its own
@@ -205,6 +207,7 @@ def combine(
         about = {
             "runs": [{"folder": str(r.path), "models": r.models} for r in runs],
             "n_boot": n_boot,
+            "resampling_unit": resampling_unit(scored),  # 'question' where a run names no images
             **{k: runs[0].summary.get(k) for k in AGREE},
         }
         atomic_write(out / "combine.json", lambda p: p.write_text(json.dumps(about, indent=1, default=str)))

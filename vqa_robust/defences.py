@@ -17,7 +17,7 @@ from torch import nn
 from .base import CONDITION, LazyModule, Registry, seeded_rng
 from .corruptions import image_under_condition, to_uint8_rgb
 from .vqav2 import load_easy_vqa
-from .metrics import question_bootstrap
+from .metrics import mean_intervals, resampling_units
 from .text import perturb
 
 cv2 = LazyModule("cv2")  # imported by the first filter that runs
@@ -825,9 +825,8 @@ def defence_table(
         sort=False,
     )
     gains = wide["gain"]
-    low, high = question_bootstrap(
-        gains, n_boot, seed, confidence
-    )  # the paired bootstrap over questions the other tables use
+    units = resampling_units(gains.index, scored)  # the paired bootstrap over images the other tables use
+    low, high = mean_intervals(gains, units, n_boot, seed, confidence)
     out = pd.DataFrame(
         {
             "n": gains.notna().sum().to_numpy(),

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from .base import CONDITION
-from .metrics import resample_counts
+from .metrics import replicate_means, resampling_units
 
 # %% auto #0
 __all__ = ['summed_errors', 'corruption_errors', 'logit', 'sigmoid', 'line_fit', 'question_accuracies', 'effective_robustness',
@@ -98,10 +98,8 @@ def effective_robustness(
         raise ValueError(
             f"effective robustness fits a line across models: it needs three models at least, this run has {clean.shape[1]}"
         )
-    counts = np.vstack(
-        [np.ones((1, len(clean))), resample_counts(len(clean), n_boot, np.random.default_rng(seed))]
-    )  # row 0: the sample
-    a_clean, a_corrupted = counts @ clean.to_numpy() / len(clean), counts @ corrupted.to_numpy() / len(clean)
+    units = resampling_units(clean.index, scored)  # images drawn, the same ones for both (one seed): paired
+    a_clean, a_corrupted = (replicate_means(t.to_numpy(), n_boot, seed, units) for t in (clean, corrupted))
     slope, intercept = line_fit(logit(a_clean), logit(a_corrupted))
     predicted = sigmoid(slope[:, None] * logit(a_clean) + intercept[:, None])
     residual = a_corrupted - predicted

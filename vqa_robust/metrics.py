@@ -23,20 +23,23 @@ from vqa_robust.vocabulary import (
 # %% auto #0
 __all__ = ['ACCURACY_MODES', 'TEN_ANSWER_MODES', 'REFUSALS', 'API_FAILURE', 'OPTION_SEPARATORS', 'NO_OPTION', 'ANSWER_IS',
            'OPTION_RULES', 'ANSWER_KEYS', 'JUDGE_PROMPT', 'EXTRACTION_TAIL', 'BREAKDOWNS', 'LEVELS', 'SUBMETRICS',
-           'RELATIVE', 'DEFAULT_WEIGHTS', 'RESAMPLE_BLOCK', 'QUESTION_KEYS', 'leave_one_out', 'accuracy_official',
-           'accuracy_normalize', 'accuracy_simple', 'accuracy_exact', 'accuracy_exact_normalize', 'accuracy_vizwiz',
-           'answers_problem', 'vqa_accuracy', 'evalai_answer', 'accuracy_textvqa', 'relaxed_number', 'accuracy_relaxed',
-           'letter_named', 'text_named', 'vlmevalkit_option', 'vlmevalkit_2025_04_option', 'last_of', 'mmmu_pro_option',
-           'OptionRules', 'chosen_option', 'levenshtein', 'anls_distance', 'accuracy_anls', 'plain', 'check_unique_ids',
-           'check_answered', 'rotated', 'circular_scores', 'folded_rotations', 'circular_by_set', 'drawn_option',
-           'read_choices', 'checked_predictions', 'check_annotations', 'score_answers', 'accuracy_table',
-           'judge_prompt', 'extraction_table', 'sequential_sum', 'rounded_percent', 'rounded_mean', 'official_report',
-           'accuracy_breakdown', 'with_clean_level', 'check_fractions', 'error_matrix', 'error_floor', 'first_drop',
-           'range_of_error', 'error_rate', 'average_error', 'average_difference', 'submetric_values', 'minmax_scale',
-           'submetrics', 'preference_weights', 'checked_weights', 'weighted_vre', 'aggregated_metrics', 'vre',
-           'accuracy_matrix', 'severity_accuracy', 'model_accuracy', 'corruption_accuracy', 'relative_drop',
-           'score_cube', 'resample_counts', 'resample_blocks', 'interval', 'bootstrap', 'question_bootstrap',
-           'image_condition_answers', 'answer_columns', 'clean_mask', 'with_clean']
+           'RELATIVE', 'DEFAULT_WEIGHTS', 'RESAMPLE_BLOCK', 'RESAMPLING_UNIT', 'QUESTION_KEYS', 'leave_one_out',
+           'accuracy_official', 'accuracy_normalize', 'accuracy_simple', 'accuracy_exact', 'accuracy_exact_normalize',
+           'accuracy_vizwiz', 'answers_problem', 'vqa_accuracy', 'evalai_answer', 'accuracy_textvqa', 'relaxed_number',
+           'accuracy_relaxed', 'letter_named', 'text_named', 'vlmevalkit_option', 'vlmevalkit_2025_04_option',
+           'last_of', 'mmmu_pro_option', 'OptionRules', 'chosen_option', 'levenshtein', 'anls_distance',
+           'accuracy_anls', 'plain', 'check_unique_ids', 'check_answered', 'rotated', 'circular_scores',
+           'folded_rotations', 'circular_by_set', 'drawn_option', 'read_choices', 'checked_predictions',
+           'check_annotations', 'score_answers', 'accuracy_table', 'judge_prompt', 'extraction_table', 'sequential_sum',
+           'rounded_percent', 'rounded_mean', 'official_report', 'accuracy_breakdown', 'with_clean_level',
+           'check_fractions', 'error_matrix', 'error_floor', 'first_drop', 'range_of_error', 'error_rate',
+           'average_error', 'average_difference', 'submetric_values', 'minmax_scale', 'submetrics',
+           'preference_weights', 'checked_weights', 'weighted_vre', 'aggregated_metrics', 'vre', 'accuracy_matrix',
+           'severity_accuracy', 'model_accuracy', 'corruption_accuracy', 'relative_drop', 'score_cube', 'unit_draws',
+           'checked_units', 'resampling_unit', 'resampling_units', 'resample_counts', 'resample_blocks',
+           'replicate_means', 'unit_sums', 'interval', 'Replicates', 'cube_replicates', 'bootstrap_replicates',
+           'bootstrap', 'interval_table', 'model_vre_table', 'mean_intervals', 'image_condition_answers',
+           'answer_columns', 'clean_mask', 'with_clean']
 
 # %% ../nbs/04_metrics.ipynb #c007
 def leave_one_out(prediction: str, answers: list[str]) -> float:
@@ -1028,8 +1031,8 @@ def relative_drop(
     return ((A[0] - severity_accuracy(acc, levels)) / A[0]).unstack("corruption")
 
 # %% ../nbs/04_metrics.ipynb #c032
-def score_cube(scored: pd.DataFrame) -> tuple[np.ndarray, list, list]:
-    "Per-question scores as an array (question, model, corruption, level 0-5), with the model and corruption names."
+def score_cube(scored: pd.DataFrame) -> tuple[np.ndarray, list, list, pd.Index]:
+    "Per-question scores as an array (question, model, corruption, level 0-5); the model, corruption and question names."
     scored = scored[[*CONDITION, "question_id", "score"]]
     check_fractions(scored, "score")
     clean = scored[scored.corruption == "clean"]
@@ -1049,113 +1052,215 @@ def score_cube(scored: pd.DataFrame) -> tuple[np.ndarray, list, list]:
         raise ValueError(
             f"condition {bad} lacks answers to {int(wide[bad].isna().sum())} question(s) that other conditions answered"
         )
-    return wide.to_numpy().reshape(len(wide), len(models), len(corruptions), len(LEVELS)), models, corruptions
+    cube = wide.to_numpy().reshape(len(wide), len(models), len(corruptions), len(LEVELS))
+    return cube, models, corruptions, wide.index
+
+# %% ../nbs/04_metrics.ipynb #c032d
+RESAMPLE_BLOCK = (
+    100  # replicates drawn at once: one generator draws row after row, so any block size gives the same counts
+)
+
+
+def unit_draws(
+    k: int,  # images
+    n_boot: int,  # resamples
+    rng: np.random.Generator,
+) -> Iterator[np.ndarray]:  # (at most RESAMPLE_BLOCK, k) float64: how often each image is drawn
+    "Images drawn with replacement, `RESAMPLE_BLOCK` replicates at a time."
+    for start in range(0, n_boot, RESAMPLE_BLOCK):
+        yield rng.multinomial(k, np.full(k, 1 / max(k, 1)), size=min(RESAMPLE_BLOCK, n_boot - start)).astype(np.float64)
+
+
+def checked_units(units: np.ndarray | None, n: int) -> np.ndarray:
+    "`units` as an array of n image codes (0..n-1 for None: each question its own image)."
+    units = np.arange(n) if units is None else np.asarray(units)
+    if len(units) != n:
+        raise ValueError(f"units name {len(units)} questions' images, the table has {n} questions")
+    return units
+
+# %% ../nbs/04_metrics.ipynb #c032u
+RESAMPLING_UNIT = "image_id"  # the answers' column naming what every interval resamples: the image
+
+
+def resampling_unit(scored: pd.DataFrame) -> str:
+    "'image' where the answers name each question's image (every interval then resamples images), else 'question'."
+    return "image" if RESAMPLING_UNIT in scored else "question"
+
+
+def resampling_units(
+    question_ids,  # the rows to resample, by question id (a wide table's index)
+    scored: pd.DataFrame,  # the answers the rows come from: question_id and, from a run, image_id
+) -> np.ndarray | None:  # the image of each row as 0..k-1, in order of first appearance; None: each question its own
+    "The unit each row is resampled with: the code of its image where `scored` names images, else None."
+    if resampling_unit(scored) == "question":
+        return None
+    pairs = scored[["question_id", RESAMPLING_UNIT]].drop_duplicates()
+    if pairs.question_id.duplicated().any():
+        question = pairs.question_id[pairs.question_id.duplicated()].iloc[0]
+        raise ValueError(f"question {question} is asked of more than one image: its image is its resampling unit")
+    images = pairs.set_index("question_id")[RESAMPLING_UNIT].reindex(pd.Index(question_ids))
+    if images.isna().any():
+        raise ValueError(f"no image for question(s) {images.index[images.isna()][:3].tolist()} in the answers")
+    return pd.factorize(images)[0]
 
 # %% ../nbs/04_metrics.ipynb #c032r
 def resample_counts(
     n: int,  # questions
     n_boot: int,  # resamples
     rng: np.random.Generator,  # e.g. np.random.default_rng(seed)
+    units: np.ndarray | None = None,  # each question's image as 0..k-1 (`resampling_units`); None: questions drawn
 ) -> np.ndarray:  # (n_boot, n): how often each question is drawn in each resample
-    "Questions drawn with replacement, as counts: the one resampling every interval of the package (accuracy, VRE, flips, calibration, text) is made of."
+    "Images drawn with replacement, as counts of their questions: the resampling every interval of the package is made of."
     counts = np.empty((n_boot, n))
-    for start, block in zip(range(0, n_boot, RESAMPLE_BLOCK), resample_blocks(n, n_boot, rng)):
+    for start, block in zip(range(0, n_boot, RESAMPLE_BLOCK), resample_blocks(n, n_boot, rng, units)):
         counts[start : start + len(block)] = block
     return counts
 
 
-RESAMPLE_BLOCK = (
-    100  # replicates drawn at once: one generator draws row after row, so any block size gives the same counts
-)
+def resample_blocks(
+    n: int,  # questions
+    n_boot: int,  # resamples
+    rng: np.random.Generator,  # e.g. np.random.default_rng(seed)
+    units: np.ndarray | None = None,  # each question's image as 0..k-1; None: each question its own unit
+) -> Iterator[np.ndarray]:  # (at most RESAMPLE_BLOCK, n) float64 counts
+    "`resample_counts`' rows, `RESAMPLE_BLOCK` replicates at a time: the same draws, for tables that need only products."
+    units = checked_units(units, n)
+    for draws in unit_draws(int(units.max()) + 1 if n else 0, n_boot, rng):
+        yield draws[:, units]
+
+# %% ../nbs/04_metrics.ipynb #c032m
+def replicate_means(
+    values: np.ndarray,  # (questions, ...) per-question numbers; NaN where a column lacks the question
+    n_boot: int = 1000,  # resamples
+    seed: int = 0,  # seed of the resampling
+    units: np.ndarray | None = None,  # each question's image as 0..k-1 (`resampling_units`); None: questions drawn
+) -> np.ndarray:  # (1 + n_boot, ...): the sample's column means, then each resample's
+    "Column means of the sample and of `n_boot` resamples of its images, missing questions left out."
+    x = np.asarray(values, dtype=float).reshape(len(values), -1)
+    units = checked_units(units, len(x))
+    known = ~np.isnan(x)
+    sums = unit_sums(np.where(known, x, 0.0), units)  # a drawn image adds its questions' sums and counts
+    sizes = unit_sums(known[:, :1] if known.all() else known, units)  # one column serves all where none is missing
+    draws = [np.ones((1, len(sums)))] + list(unit_draws(len(sums), n_boot, np.random.default_rng(seed)))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.vstack([(d @ sums) / (d @ sizes) for d in draws])
+    return means.reshape(len(means), *np.shape(values)[1:])
 
 
-def resample_blocks(n: int, n_boot: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
-    "`resample_counts`' rows, `RESAMPLE_BLOCK` replicates at a time (float64): the same draws, for a table that needs only their products (a tenth of the memory)."
-    for start in range(0, n_boot, RESAMPLE_BLOCK):
-        yield rng.multinomial(n, np.full(n, 1 / n), size=min(RESAMPLE_BLOCK, n_boot - start)).astype(np.float64)
+def unit_sums(
+    values: np.ndarray,  # (questions, columns)
+    units: np.ndarray,  # each question's image as 0..k-1
+) -> np.ndarray:  # (k, columns): the column sums of each image's questions
+    "Each image's column sums: a replicate's totals are its draws of images times these."
+    sums = np.zeros((int(units.max()) + 1 if len(units) else 0, values.shape[1]))
+    np.add.at(sums, units, values.astype(np.float64))
+    return sums
 
 # %% ../nbs/04_metrics.ipynb #c032i
 def interval(samples: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
-    "Percentile interval over the first axis."
+    "Percentile interval over the first axis; replicates without a value (NaN) left out."
     a = (1 - confidence) / 2
-    return np.quantile(samples, a, axis=0), np.quantile(samples, 1 - a, axis=0)
+    quantile = np.nanquantile if np.isnan(samples).any() else np.quantile
+    return quantile(samples, a, axis=0), quantile(samples, 1 - a, axis=0)
 
 # %% ../nbs/04_metrics.ipynb #c032p1
+@dataclass
+class Replicates:
+    "A paired bootstrap's replicates (first axis: the sample, then each resample) of accuracy, sub-metrics and VRE."
+
+    accuracy: np.ndarray  # (1 + B, model, corruption, level 0-5)
+    submetrics: np.ndarray  # (1 + B, model, corruption, metric): raw sub-metrics, SUBMETRICS in order
+    vre_pair: np.ndarray  # (1 + B, model, corruption): VRE of each (model, corruption) pair (eq. 18)
+    vre_model: np.ndarray  # (1 + B, model): eq. 19 over corruptions
+    vre_corruption: np.ndarray  # (1 + B, corruption): eq. 19 over models
+    models: list
+    corruptions: list
+    unit: str  # 'image' or 'question': what the resamples drew
+
+
+def cube_replicates(
+    S: np.ndarray,  # (question, model, corruption, level 0-5) scores, as `score_cube` makes them
+    units: np.ndarray | None,  # each question's image as 0..k-1; None: questions drawn
+    n_boot: int = 1000,  # replicates
+    seed: int = 0,
+    weights: dict | None = None,  # sub-metric weights for VRE (default 0.2 each)
+    models: list | None = None,  # names of the model axis (default 0, 1, ...)
+    corruptions: list | None = None,  # names of the corruption axis
+    unit: str = "image",  # what `units` names
+    floor: float | None = None,  # the floor of eqs. 10-11; None: 1/n, one question of S
+) -> Replicates:
+    "`bootstrap_replicates` on an array of scores: the sample's and each resample's accuracy, sub-metrics and VRE."
+    weights = checked_weights(weights)
+    A = replicate_means(S, n_boot, seed, units)  # replicate 0: the sample
+    floor = 1 / len(S) if floor is None else floor  # 1/n: one question
+    metrics = submetric_values(1 - A, floor=floor)  # (1 + B, model, corruption, metric)
+    scaled = minmax_scale(metrics, axis=(-3, -2))  # eq. 15 over the (model, corruption) pairs of each replicate
+    vre = [weighted_vre(s, weights) for s in (scaled, scaled.mean(-2), scaled.mean(-3))]
+    models, corruptions = models or list(range(S.shape[1])), corruptions or list(range(S.shape[2]))
+    return Replicates(A, metrics, *vre, models, corruptions, unit if units is not None else "question")
+
+# %% ../nbs/04_metrics.ipynb #c032p1c
+def bootstrap_replicates(
+    scored: pd.DataFrame,  # scores: model, corruption ('clean' at 0), severity, question_id, score, image_id
+    n_boot: int = 1000,  # replicates
+    seed: int = 0,
+    weights: dict | None = None,  # sub-metric weights for VRE (default 0.2 each)
+) -> Replicates:
+    "Accuracy, sub-metrics and VRE of the sample and of `n_boot` resamples of its images, every condition drawn alike."
+    S, models, corruptions, ids = score_cube(scored)
+    units = resampling_units(ids, scored)
+    return cube_replicates(S, units, n_boot, seed, weights, models, corruptions, resampling_unit(scored))
+
+# %% ../nbs/04_metrics.ipynb #c032p2
 def bootstrap(
-    scored: pd.DataFrame,  # per-question scores: model, corruption ('clean' at 0), severity, question_id, score
+    scored: pd.DataFrame,  # scores: model, corruption ('clean' at 0), severity, question_id, score, image_id
     n_boot: int = 1000,  # replicates
     seed: int = 0,
     confidence: float = 0.95,
     weights: dict | None = None,  # sub-metric weights for VRE (default 0.2 each)
 ) -> dict[str, pd.DataFrame]:  # 'accuracy', 'submetrics', 'vre_model', 'vre_corruption'
-    "Paired bootstrap over questions: intervals for accuracy, raw sub-metrics and VRE; VRE rank stability per model."
-    weights = checked_weights(weights)
-    S, models, corruptions = score_cube(scored)
-    n = len(S)
-    flat = S.reshape(n, -1)
-    A = np.concatenate(
-        [
-            S.mean(0)[None],
-            *(
-                (counts @ flat / n).reshape(len(counts), *S.shape[1:])
-                for counts in resample_blocks(n, n_boot, np.random.default_rng(seed))
-            ),
-        ]
-    )  # replicate 0: the sample
-    metrics = submetric_values(1 - A, floor=1 / n)  # (1 + B, model, corruption, metric); 1/n: one question
-    scaled = minmax_scale(metrics, axis=(-3, -2))  # eq. 15 over the (model, corruption) pairs of each replicate
-    vre_m, vre_c = weighted_vre(scaled.mean(-2), weights), weighted_vre(scaled.mean(-3), weights)
+    "Paired bootstrap over images: intervals for accuracy, raw sub-metrics and VRE; VRE rank stability per model."
+    r = bootstrap_replicates(scored, n_boot, seed, weights)
+    models, corruptions, A = r.models, r.corruptions, r.accuracy
     lo, hi = interval(A[1:], confidence)
     cells = [(m, "clean", 0, i, 0, 0) for i, m in enumerate(models)]
     cells += [(m, c, l, i, j, l) for i, m in enumerate(models) for j, c in enumerate(corruptions) for l in LEVELS[1:]]
-    accuracy = (
-        pd.DataFrame(
-            [(m, c, l, A[0, i, j, k], lo[i, j, k], hi[i, j, k]) for m, c, l, i, j, k in cells],
-            columns=[*CONDITION, "estimate", "low", "high"],
-        )
-        .set_index(list(CONDITION))
-        .sort_index()
-    )
-    lo, hi = interval(metrics[1:], confidence)
-    sub_idx = pd.MultiIndex.from_product(
-        [models, corruptions, list(SUBMETRICS)], names=["model", "corruption", "metric"]
-    )
-    sub = pd.DataFrame({"estimate": metrics[0].ravel(), "low": lo.ravel(), "high": hi.ravel()}, index=sub_idx)
-    ranks = vre_m.argsort(-1).argsort(-1)  # 0 = lowest VRE (most robust)
-    lo, hi = interval(vre_m[1:], confidence)
-    vm = pd.DataFrame(
-        {
-            "estimate": vre_m[0],
-            "low": lo,
-            "high": hi,
-            "rank": ranks[0] + 1,
-            "rank_stability": (ranks[1:] == ranks[0]).mean(0),
-        },
-        index=pd.Index(models, name="model"),
-    )
-    lo, hi = interval(vre_c[1:], confidence)
-    vc = pd.DataFrame({"estimate": vre_c[0], "low": lo, "high": hi}, index=pd.Index(corruptions, name="corruption"))
-    return {"accuracy": accuracy, "submetrics": sub, "vre_model": vm, "vre_corruption": vc}
+    rows = [(m, c, l, A[0, i, j, k], lo[i, j, k], hi[i, j, k]) for m, c, l, i, j, k in cells]
+    accuracy = pd.DataFrame(rows, columns=[*CONDITION, "estimate", "low", "high"]).set_index(list(CONDITION))
+    lo, hi = interval(r.submetrics[1:], confidence)
+    names = ["model", "corruption", "metric"]
+    sub_idx = pd.MultiIndex.from_product([models, corruptions, list(SUBMETRICS)], names=names)
+    sub = pd.DataFrame({"estimate": r.submetrics[0].ravel(), "low": lo.ravel(), "high": hi.ravel()}, index=sub_idx)
+    return {
+        "accuracy": accuracy.sort_index(),
+        "submetrics": sub,
+        "vre_model": model_vre_table(r, confidence),
+        "vre_corruption": interval_table(r.vre_corruption, pd.Index(corruptions, name="corruption"), confidence),
+    }
+
+
+def interval_table(replicates: np.ndarray, index: pd.Index, confidence: float) -> pd.DataFrame:
+    "Estimate (replicate 0) and percentile interval (the others) of each column, one row each."
+    lo, hi = interval(replicates[1:], confidence)
+    return pd.DataFrame({"estimate": replicates[0], "low": lo, "high": hi}, index=index)
+
+
+def model_vre_table(r: Replicates, confidence: float) -> pd.DataFrame:
+    "Each model's VRE with its interval, its rank (1: lowest VRE, most robust) and how often a replicate ranks it so."
+    ranks = r.vre_model.argsort(-1).argsort(-1)  # 0 = lowest VRE (most robust)
+    table = interval_table(r.vre_model, pd.Index(r.models, name="model"), confidence)
+    return table.assign(rank=ranks[0] + 1, rank_stability=(ranks[1:] == ranks[0]).mean(0))
 
 # %% ../nbs/04_metrics.ipynb #c032qb
-def question_bootstrap(
+def mean_intervals(
     values: pd.DataFrame,  # rows questions, columns conditions; NaN where a condition lacks the question
+    units: np.ndarray | None,  # each row's image as 0..k-1 (`resampling_units`); None: questions drawn
     n_boot: int = 1000,  # replicates
     seed: int = 0,  # seed of the resampling
     confidence: float = 0.95,  # interval coverage
 ) -> tuple[np.ndarray, np.ndarray]:  # low and high per column
-    "Percentile intervals of column means, resampling questions (rows) with replacement, as `bootstrap` does (multinomial counts)."
-    x = values.to_numpy(float)
-    n = len(x)
-    known = (~np.isnan(x)).astype(np.float64)
-    filled = np.where(known > 0, x, 0.0)
-    means = np.vstack(
-        [
-            (counts @ filled) / np.maximum(counts @ known, 1)
-            for counts in resample_blocks(n, n_boot, np.random.default_rng(seed))
-        ]
-    )
-    return interval(means, confidence)
+    "Percentile intervals of column means, resampling images with replacement as `bootstrap` does."
+    return interval(replicate_means(values.to_numpy(float), n_boot, seed, units)[1:], confidence)
 
 # %% ../nbs/04_metrics.ipynb #k009
 QUESTION_KEYS = ["model", "seed", "question_id"]  # a model's answer to one question under one run seed
@@ -1174,9 +1279,10 @@ def image_condition_answers(
 def answer_columns(
     scored: pd.DataFrame,  # a run's scored answers
     *columns: str,  # the columns a measure reads besides the keys, e.g. "score"
-) -> pd.DataFrame:  # the keys (QUESTION_KEYS, CONDITION, `text`) and `columns`, those `scored` has
+) -> pd.DataFrame:  # the keys (QUESTION_KEYS, CONDITION, `text`), the image and `columns`, those `scored` has
     "Only the columns a measure reads: a measure that copies, merges or pivots a run's answers then copies no question text or annotation."
-    return scored[[c for c in dict.fromkeys([*QUESTION_KEYS, *CONDITION, "text", *columns]) if c in scored]]
+    keys = [*QUESTION_KEYS, *CONDITION, "text", RESAMPLING_UNIT, *columns]
+    return scored[[c for c in dict.fromkeys(keys) if c in scored]]
 
 
 def clean_mask(answers: pd.DataFrame) -> np.ndarray:

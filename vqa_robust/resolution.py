@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from .base import CONDITION
 from .corruptions import CLEAN
-from .metrics import resample_counts
+from .metrics import replicate_means, resampling_units
 
 # %% auto #0
 __all__ = ['RESOLUTION', 'resolution_curve', 'continuous_errors', 'spearman_trend', 'resolution_trend', 'resolution_intervals',
@@ -90,7 +90,7 @@ def resolution_intervals(
     seed: int = 0,
     confidence: float = 0.95,
 ) -> pd.DataFrame:  # per model: acc_res, spearman, ace, rce, each with _low and _high
-    "Percentile intervals of Res-Bench's measures, the questions resampled (the same draw at every resolution: the curve moves as one)."
+    "Percentile intervals of Res-Bench's measures, the images resampled (the same draw at every resolution: the curve moves as one)."
     rows = scored[scored.corruption == RESOLUTION]
     out = []
     for k, (model, part) in enumerate(rows.groupby("model", sort=True)):
@@ -99,8 +99,8 @@ def resolution_intervals(
         )
         if table.isna().any().any():
             raise ValueError(f"{model}: not every question answered at every resolution")
-        counts = resample_counts(len(table), n_boot, np.random.default_rng([seed, k]))
-        curves = counts @ table.to_numpy() / len(table)  # n_boot x levels: each resample's accuracy at each resolution
+        units = resampling_units(table.index, part)  # images drawn, the same ones at every resolution
+        curves = replicate_means(table.to_numpy(), n_boot, [seed, k], units)[1:]  # each resample's accuracy curve
         stats = [{**continuous_errors(c), "spearman": spearman_trend(table.columns, c)} for c in curves]
         row = {"model": model}
         for name in ("acc_res", "spearman", "ace", "rce"):

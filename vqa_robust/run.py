@@ -67,6 +67,8 @@ from vqa_robust.metrics import (
     accuracy_breakdown,
     bootstrap,
     extraction_table,
+    RESAMPLING_UNIT,
+    resampling_unit,
 )
 from .served import IMAGE_ENCODINGS, SERVED_FAMILY, load_judge, parse_served
 from vqa_robust.analysis import (
@@ -97,9 +99,10 @@ from .changes import answer_changes, categorise, change_table, plot_gallery
 from .defences import DEFENCES, NO_DEFENCE, ModelRef, defence_table, defence_timing, plot_defences
 from .calibration import calibration_table, plot_reliability, robustness_alignment
 from .flips import flip_table
+from .comparisons import comparison_table, plan, plot_comparisons
 from .field_measures import corruption_errors, effective_robustness, plot_effective_robustness
 from .resolution import RESOLUTION, plot_resolution, resolution_curve, resolution_intervals, resolution_trend
-from .combine import combine
+from .combine import combine, read_run
 from .question_corruptions import TEXT_PRESETS
 from vqa_robust.harnesses import (
     export,
@@ -128,24 +131,24 @@ __all__ = ['plt', 'PARAMETER_GROUPS', 'RUN_PARAMETERS', 'TRANSPORT_PARAMETERS', 
            'RESULT_SECTIONS', 'CORE_FILES', 'PREPROCESSING_IMAGES', 'COMMANDS', 'parameter', 'ModelParameters',
            'DataParameters', 'ConditionParameters', 'ScoringParameters', 'ServedParameters', 'ClusterParameters',
            'OutputParameters', 'RunParameters', 'run_parameter_values', 'literal', 'parameters_cell',
-           'registry_parameter', 'list_parameter', 'int_parameter', 'is_auto', 'auto_parameter', 'defence_list',
-           'QuestionCondition', 'question_entry', 'joint_pair', 'question_conditions', 'served_transport',
-           'CheckedParameters', 'encoding_settings', 'model_parameters', 'resolution_levels', 'grid_parameters',
-           'split_parameters', 'text_parameters', 'scoring_parameters', 'compute_parameters', 'run_parameters',
-           'RunConfig', 'flag', 'load_questions', 'blind_answers', 'perturbed_questions', 'refuse_unreachable',
-           'checked_out_dir', 'run_config', 'RunScores', 'harness_scores_need', 'ResultSection', 'result_section',
-           'result_files', 'section_attributes', 'previous_run', 'clear_results', 'prepare_stores', 'model_load',
-           'answer_all', 'scored_answers', 'RunResult', 'images_apart', 'SavedFigure', 'save_figure', 'save_table',
-           'accuracy_results', 'extraction_results', 'robustness_results', 'mce_results',
+           'registry_parameter', 'list_parameter', 'int_parameter', 'positive_number', 'is_auto', 'auto_parameter',
+           'defence_list', 'QuestionCondition', 'question_entry', 'joint_pair', 'question_conditions',
+           'served_transport', 'CheckedParameters', 'encoding_settings', 'model_parameters', 'resolution_levels',
+           'grid_parameters', 'split_parameters', 'text_parameters', 'scoring_parameters', 'compute_parameters',
+           'run_parameters', 'RunConfig', 'flag', 'load_questions', 'blind_answers', 'perturbed_questions',
+           'refuse_unreachable', 'checked_out_dir', 'run_config', 'RunScores', 'harness_scores_need', 'ResultSection',
+           'result_section', 'result_files', 'section_attributes', 'previous_run', 'clear_results', 'prepare_stores',
+           'model_load', 'answer_all', 'scored_answers', 'RunResult', 'images_apart', 'SavedFigure', 'save_figure',
+           'save_table', 'accuracy_results', 'extraction_results', 'robustness_results', 'mce_results',
            'effective_robustness_results', 'change_results', 'calibration_results', 'flip_results',
-           'consistency_results', 'answer_changing_words', 'comparability_results', 'text_perturbation_results',
-           'defence_results', 'defence_sample', 'interaction_results', 'resolution_results', 'preprocessing_results',
-           'harness_results', 'run_summary', 'run', 'give_back', 'write_sections', 'write_run_folder', 'locked_run',
-           'grid_questions', 'corrupt', 'export_benchmark', 'exported_questions', 'harness_parameters',
-           'harness_identity', 'harness_model', 'reported_scores', 'checked_export', 'scored_harness_run',
-           'score_predictions', 'registry_table', 'show_default', 'parameter_options', 'parameter_groups',
-           'option_groups', 'add_parameters', 'command_parser', 'refused', 'error_line', 'combine_command',
-           'export_line', 'main']
+           'consistency_results', 'comparison_results', 'answer_changing_words', 'comparability_results',
+           'text_perturbation_results', 'defence_results', 'defence_sample', 'interaction_results',
+           'resolution_results', 'preprocessing_results', 'harness_results', 'run_summary', 'run', 'give_back',
+           'write_sections', 'write_run_folder', 'locked_run', 'grid_questions', 'corrupt', 'export_benchmark',
+           'exported_questions', 'harness_parameters', 'harness_identity', 'harness_model', 'reported_scores',
+           'checked_export', 'scored_harness_run', 'score_predictions', 'registry_table', 'show_default',
+           'parameter_options', 'parameter_groups', 'option_groups', 'add_parameters', 'command_parser', 'refused',
+           'error_line', 'combine_command', 'export_line', 'plan_command', 'plan_lines', 'main']
 
 # %% ../nbs/08_run_library.ipynb #c012p
 def parameter(
@@ -419,6 +422,17 @@ def int_parameter(value, name: str) -> int:
         except ValueError:
             raise ValueError(f"{name} must be an integer, got {value!r}") from None
     return non_negative_integer(value, name)
+
+
+def positive_number(value, name: str) -> float:
+    "A finite number above 0, also given as text ('0.02')."
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}") from None
+    if not 0 < number < float("inf"):
+        raise ValueError(f"{name} must be above 0, got {value!r}")
+    return number
 
 
 def is_auto(value) -> bool:
@@ -1134,6 +1148,9 @@ NEEDS.update(
             if config.parameters.reference_model
             else "no reference_model: mCE divides by a model of the run (-p reference_model NAME)"
         ),
+        "two_models": lambda config, scores: (
+            None if len(set(scores.scored.model)) >= 2 else "comparisons pair the models: this run has one"
+        ),
         "three_models": lambda config, scores: (
             None
             if len(config.parameters.models) >= 3
@@ -1346,7 +1363,7 @@ def scored_answers(
             option_rules=p.option_rules,
             judge=config.judge,
         )
-        kept = ["question_id", "question"] + ["circular_of"] * (
+        kept = ["question_id", RESAMPLING_UNIT, "question"] + ["circular_of"] * (
             "circular_of" in questions.questions
         )  # MMBench: each rotation's question, for CircularEval from answers.parquet alone
         return rows.merge(questions.questions[kept], on="question_id", how="left").assign(text=text, text_seed=p.seed)
@@ -1516,7 +1533,7 @@ def robustness_results(config: RunConfig, result: RunResult, scores: RunScores) 
     result.robustness = save_table(result, "robustness.csv", robustness_table(acc), index=False)
     result.intervals = bootstrap(
         scored, n_boot=1000, seed=p.seed
-    )  # 95% intervals over questions, see vqa_robust.metrics.bootstrap
+    )  # 95% intervals over images, see vqa_robust.metrics.bootstrap
     for name, key in (
         ("accuracy_ci.csv", "accuracy"),
         ("vre_ci.csv", "vre_corruption"),
@@ -1629,6 +1646,19 @@ def consistency_results(config: RunConfig, result: RunResult, scores: RunScores)
         lambda: plot_unstable(most_unstable(patterns, n=6), scored, config.dataset, make_images=images_apart(config)),
         dpi=100,
     )
+
+# %% ../nbs/08_run_library.ipynb #d565942ac
+@result_section(
+    "comparisons",
+    ["comparisons.csv", "comparisons.png"],
+    attributes=("comparisons",),
+    needs=("corruptions", "two_models"),
+)
+def comparison_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
+    "comparisons.csv: every pair of models on the same images, with paired intervals and adjusted p-values; comparisons.png."
+    table = comparison_table(scores.scored, n_boot=1000, seed=config.parameters.seed)
+    result.comparisons = save_table(result, "comparisons.csv", table, index=False)
+    save_figure(result, "comparisons", lambda: plot_comparisons(table))
 
 # %% ../nbs/08_run_library.ipynb #d565942ab
 def answer_changing_words(words) -> re.Pattern:
@@ -1748,7 +1778,7 @@ def interaction_results(config: RunConfig, result: RunResult, scores: RunScores)
     needs=("resolutions",),
 )
 def resolution_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
-    "Res-Bench's study: each model's accuracy at each input resolution (resolution.csv), its trend and volatility with 95% intervals over questions (resolution_trend.csv: vqa_robust.resolution), the curve."
+    "Res-Bench's study: each model's accuracy at each input resolution (resolution.csv), its trend and volatility with 95% intervals over images (resolution_trend.csv: vqa_robust.resolution), the curve."
     accuracy = accuracy_table(scores.resolution)
     curve = resolution_curve(accuracy)
     result.resolution = save_table(result, "resolution.csv", curve, index=False)
@@ -1821,6 +1851,7 @@ def run_summary(
         "n_images": len(config.dataset.image_ids),
         "n_questions": len(config.dataset),
         "seed": p.seed,
+        "resampling_unit": resampling_unit(result.answers),  # what every interval of the folder resamples
         "corruptions": p.corruptions,
         "severities": p.severities,
         "resolutions": p.resolutions,
@@ -2493,7 +2524,20 @@ def command_parser() -> argparse.ArgumentParser:
         metavar="FIGURES",
         help="draw leaderboard.png (default: True)",
     )
-    for sub in (run_parser, corrupt_parser, export_parser, score_parser, combine_parser):
+    plan_parser = commands.add_parser(
+        "plan",
+        help="how many images a study needs, from a pilot run folder (vqa_robust.comparisons.plan)",
+        description="From a finished pilot run's variance between and within images: the images that give each drop "
+        "and each model's VRE a 95%% interval of WIDTH, and that detect a VRE DIFFERENCE between two models.",
+    )
+    plan_parser.add_argument("folder", metavar="RUN", help="a finished run folder (the pilot)")
+    plan_parser.add_argument("--width", default=0.02, metavar="WIDTH", help="interval width wanted (default: 0.02)")
+    plan_parser.add_argument(
+        "--difference", default=None, metavar="D", help="a VRE difference to detect (default: none planned)"
+    )
+    plan_parser.add_argument("--power", default=0.8, metavar="POWER", help="chance of detecting it (default: 0.8)")
+    plan_parser.add_argument("--out", default=None, metavar="CSV", help="also write the table to this CSV file")
+    for sub in (run_parser, corrupt_parser, export_parser, score_parser, combine_parser, plan_parser):
         sub.add_argument("--debug", action="store_true", help="show the traceback of an error (default: one line)")
     commands.add_parser("models", help="list the model registry (vqa_robust.zoo.MODELS)")
     commands.add_parser("corruptions", help="list the corruptions and their presets (vqa_robust.corruptions)")
@@ -2532,6 +2576,39 @@ def export_line(manifest: dict, out_dir: str) -> str:
         f"layouts in {out_dir}; manifest {out_dir}/export.json"
     )
 
+# %% ../nbs/08_run_library.ipynb #c062s1p
+def plan_command(folder: str, width="0.02", difference=None, power="0.8", out=None) -> str:
+    "`vqa-robust plan`: the images a study needs, from the pilot run in `folder` (vqa_robust.comparisons.plan)."
+    width, power = positive_number(width, "width"), positive_number(power, "power")
+    difference = None if difference is None else positive_number(difference, "difference")
+    if not power < 1:
+        raise ValueError(f"power: a chance below 1, got {power}")
+    pilot = read_run(folder)  # read once every parameter is checked
+    table = plan(pilot.answers, width=width, difference=difference, power=power, seed=pilot.summary.get("seed", 0))
+    if out:
+        atomic_write(Path(out), lambda partial: table.to_csv(partial, index=False))
+    return plan_lines(table, width) + ("" if not out else f"\ntable in {out}")
+
+
+def plan_lines(table: pd.DataFrame, width: float) -> str:
+    "What `vqa-robust plan` prints: the images the widest drop, each VRE and each VRE difference need, then the table."
+    lines = []
+    drops = table[table.measure == "drop"]
+    if len(drops):
+        worst = drops.loc[drops.images.idxmax()]
+        lines.append(
+            f"{worst.images} images give every drop a 95% interval of width {width} (the widest: {worst.model}, "
+            f"{worst.corruption} {worst.severity}; pilot {worst.pilot_images} images, "
+            f"{worst['per_image']:.1f} questions each)"
+        )
+    for row in table[table.measure != "drop"].itertuples():
+        what = (
+            f"VRE of {row.model}" if row.measure == "vre" else f"a VRE difference between {row.model} and {row.model_b}"
+        )
+        lines.append(f"{row.images} images for {what} (pilot width {row.pilot_width:.3f})")
+    shown = ["measure", "model", "model_b", "corruption", "severity", "pilot_images", "pilot_width", "images"]
+    return "\n".join(lines + [table[shown].round(4).to_string(index=False)])
+
 # %% ../nbs/08_run_library.ipynb #c062s1c
 COMMANDS = {  # `vqa-robust` command -> (its parsed arguments) -> what it prints
     "run": lambda args: str(run(run_config(**args))),
@@ -2540,6 +2617,7 @@ COMMANDS = {  # `vqa-robust` command -> (its parsed arguments) -> what it prints
     ),  # corrupt returns its manifest
     "export": lambda args: export_line(export_benchmark(**args), args["out_dir"]),
     "combine": lambda args: combine_command(**args),
+    "plan": lambda args: plan_command(**args),
     "score": lambda args: str(score_predictions(**args)),
     "models": lambda args: registry_table("models").to_string(index=False, max_colwidth=60),
     "corruptions": lambda args: registry_table("corruptions").to_string(index=False, max_colwidth=60),

@@ -10,7 +10,7 @@ import pandas as pd
 from .base import LazyModule, CONDITION, Registry, listed, non_negative_integer, seeded_rng
 from .vqav2 import VQADataset
 from .question_corruptions import QUESTION_CORRUPTIONS
-from .metrics import check_fractions, question_bootstrap, resample_counts
+from .metrics import check_fractions, mean_intervals, resample_counts, resampling_units
 from .vocabulary import answer_changed, negated, normalize_answer
 from vqa_robust.text import (
     NEAR_COLOUR_DISTANCE,
@@ -471,7 +471,7 @@ def text_intervals(
     seed: int = 0,
     confidence: float = 0.95,
 ) -> pd.DataFrame:  # GROUP, metric, estimate, low, high
-    "Paired bootstrap over questions: percentile intervals of every TEXT_METRIC per group."
+    "Paired bootstrap over images: percentile intervals of every TEXT_METRIC per group."
     n_boot, rows = non_negative_integer(n_boot, "n_boot"), []
     if n_boot < 1:
         raise ValueError("n_boot must be at least 1")
@@ -480,7 +480,8 @@ def text_intervals(
     a = (1 - confidence) / 2
     for (kind, text_severity), part in pairs.groupby(["kind", "text_severity"], sort=False):
         ids = np.sort(part.question_id.unique())
-        counts = resample_counts(len(ids), n_boot, kind_rng(seed, kind, text_severity))
+        units = resampling_units(ids, part)  # images drawn, every question of a drawn image with it
+        counts = resample_counts(len(ids), n_boot, kind_rng(seed, kind, text_severity), units)
         full = np.ones((1, len(ids)))
         for key, group in part.groupby(GROUP, sort=False):
             columns = np.searchsorted(ids, group.question_id.to_numpy())
@@ -542,7 +543,8 @@ def interaction_table(
             values = interaction_values(clean, image.set_index("question_id"))
             if not len(values):
                 continue
-            low, high = question_bootstrap(values[["joint_drop", "interaction"]], n_boot, seed, confidence)
+            units = resampling_units(values.index, part)
+            low, high = mean_intervals(values[["joint_drop", "interaction"]], units, n_boot, seed, confidence)
             rows.append(
                 {
                     "model": model,
