@@ -205,3 +205,32 @@ def test_store_answered_by_two_reported_models_is_refused(tmp_path):
             run_conditions(resumed, data, grid, tmp_path, progress=False, chunk_size=4)
         assert not partition_dir(tmp_path, first.name, "defocus_blur", 1).joinpath(RECORD).exists() or \
             not json.loads(partition_dir(tmp_path, first.name, "defocus_blur", 1).joinpath(RECORD).read_text())["chunks"]
+
+def test_precision_run_stops_early_and_resumes_with_the_rest(tmp_path):
+    "-p precision: a served run stops at the first look where every interval is narrow enough, sends each request once, and a rerun with a smaller width asks only the images it had not reached; its intervals hold the whole run's estimates."
+    from vqa_robust.testing import LocalChatServer
+    grid = dict(corruptions="gaussian_noise", severities="5", n_images=60, seed=2, num_workers=0)
+    with LocalChatServer(model="colours") as server:
+        name = f"openai:colours@{server.url}"
+        loose = run_library(tmp_path / "run", model=name, precision="0.9", **grid)
+        stopped = json.loads((tmp_path / "run" / "run.json").read_text())
+        first = len(server.received)
+        whole = run_library(tmp_path / "run", model=name, precision="0.0001", **grid)  # the same folder: resumed
+        after = len(server.received)
+        full = run_library(tmp_path / "full", model=name, **grid)
+    rule = stopped["precision"]
+    assert (rule["looks"], rule["images"], rule["of_images"]) == (5, 30, 60)  # 30 images: the first look that may stop
+    questions = loose.answers.question_id.nunique()
+    assert rule["saved"] == round(1 - questions / full.answers.question_id.nunique(), 4)
+    assert first == 2 * questions == rule["answers"]  # two conditions, every request once across five looks
+    assert stopped["served"][loose.answers.model.iloc[0]]["requests"] == first
+    assert after - first == 2 * (whole.answers.question_id.nunique() - questions)  # the rerun asks only the other images
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["precision"]["looks"] == 10
+    intervals = pd.read_csv(tmp_path / "run" / "precision.csv")
+    assert len(pd.read_csv(tmp_path / "full" / "accuracy.csv")) == 2 and not (tmp_path / "full" / "precision.csv").exists()
+    early = loose.precision.set_index(["corruption", "severity"])
+    acc = full.accuracy.set_index(["corruption", "severity"]).accuracy
+    assert early.loc[("clean", 0), "low"] <= acc[("clean", 0)] <= early.loc[("clean", 0), "high"]  # the stopped run's intervals hold the whole run's numbers
+    drop = acc[("gaussian_noise", 5)] - acc[("clean", 0)]
+    assert early.loc[("gaussian_noise", 5), "low"] <= drop <= early.loc[("gaussian_noise", 5), "high"]
+    assert set(intervals.measure) == {"accuracy", "drop"}

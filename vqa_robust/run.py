@@ -99,7 +99,16 @@ from .changes import answer_changes, categorise, change_table, plot_gallery
 from .defences import DEFENCES, NO_DEFENCE, ModelRef, defence_table, defence_timing, plot_defences
 from .calibration import calibration_table, plot_reliability, robustness_alignment
 from .flips import flip_table
-from .comparisons import comparison_table, plan, plot_comparisons
+from vqa_robust.comparisons import (
+    PRECISION_LOOKS,
+    comparison_table,
+    look_sizes,
+    plan,
+    plot_comparisons,
+    precision_order,
+    sequential_intervals,
+    stops,
+)
 from .field_measures import corruption_errors, effective_robustness, plot_effective_robustness
 from .resolution import RESOLUTION, plot_resolution, resolution_curve, resolution_intervals, resolution_trend
 from .combine import combine, read_run
@@ -131,20 +140,21 @@ __all__ = ['plt', 'PARAMETER_GROUPS', 'RUN_PARAMETERS', 'TRANSPORT_PARAMETERS', 
            'RESULT_SECTIONS', 'CORE_FILES', 'PREPROCESSING_IMAGES', 'COMMANDS', 'parameter', 'ModelParameters',
            'DataParameters', 'ConditionParameters', 'ScoringParameters', 'ServedParameters', 'ClusterParameters',
            'OutputParameters', 'RunParameters', 'run_parameter_values', 'literal', 'parameters_cell',
-           'registry_parameter', 'list_parameter', 'int_parameter', 'positive_number', 'is_auto', 'auto_parameter',
-           'defence_list', 'QuestionCondition', 'question_entry', 'joint_pair', 'question_conditions',
-           'served_transport', 'CheckedParameters', 'encoding_settings', 'model_parameters', 'resolution_levels',
-           'grid_parameters', 'split_parameters', 'text_parameters', 'scoring_parameters', 'compute_parameters',
-           'run_parameters', 'RunConfig', 'flag', 'load_questions', 'blind_answers', 'perturbed_questions',
-           'refuse_unreachable', 'checked_out_dir', 'run_config', 'RunScores', 'harness_scores_need', 'ResultSection',
-           'result_section', 'result_files', 'section_attributes', 'previous_run', 'clear_results', 'prepare_stores',
-           'model_load', 'answer_all', 'scored_answers', 'RunResult', 'images_apart', 'SavedFigure', 'save_figure',
-           'save_table', 'accuracy_results', 'extraction_results', 'robustness_results', 'mce_results',
-           'effective_robustness_results', 'change_results', 'calibration_results', 'flip_results',
-           'consistency_results', 'comparison_results', 'answer_changing_words', 'comparability_results',
-           'text_perturbation_results', 'defence_results', 'defence_sample', 'interaction_results',
-           'resolution_results', 'preprocessing_results', 'harness_results', 'run_summary', 'run', 'give_back',
-           'write_sections', 'write_run_folder', 'locked_run', 'grid_questions', 'corrupt', 'export_benchmark',
+           'registry_parameter', 'list_parameter', 'int_parameter', 'is_auto', 'auto_parameter', 'positive_number',
+           'precision_parameter', 'defence_list', 'QuestionCondition', 'question_entry', 'joint_pair',
+           'question_conditions', 'served_transport', 'CheckedParameters', 'encoding_settings', 'model_parameters',
+           'resolution_levels', 'grid_parameters', 'split_parameters', 'text_parameters', 'scoring_parameters',
+           'compute_parameters', 'run_parameters', 'RunConfig', 'flag', 'load_questions', 'blind_answers',
+           'perturbed_questions', 'refuse_unreachable', 'checked_out_dir', 'run_config', 'RunScores',
+           'harness_scores_need', 'ResultSection', 'result_section', 'result_files', 'section_attributes',
+           'previous_run', 'clear_results', 'prepare_stores', 'model_load', 'answer_all', 'scored_answers', 'RunResult',
+           'images_apart', 'SavedFigure', 'save_figure', 'save_table', 'accuracy_results', 'extraction_results',
+           'robustness_results', 'mce_results', 'effective_robustness_results', 'change_results', 'calibration_results',
+           'flip_results', 'consistency_results', 'comparison_results', 'precision_results', 'answer_changing_words',
+           'comparability_results', 'text_perturbation_results', 'defence_results', 'defence_sample',
+           'interaction_results', 'resolution_results', 'preprocessing_results', 'harness_results', 'run_summary',
+           'run', 'give_back', 'write_sections', 'write_run_folder', 'locked_run', 'images_config', 'precision_summary',
+           'answered_to_precision', 'look_intervals', 'grid_questions', 'corrupt', 'export_benchmark',
            'exported_questions', 'harness_parameters', 'harness_identity', 'harness_model', 'reported_scores',
            'checked_export', 'scored_harness_run', 'score_predictions', 'registry_table', 'show_default',
            'parameter_options', 'parameter_groups', 'option_groups', 'add_parameters', 'command_parser', 'refused',
@@ -273,6 +283,10 @@ class ScoringParameters:
     reference_model: str = parameter(
         "",
         'mCE and relative mCE (ImageNet-C) against this model of the run (its name, as in the results; with its defence: MODEL+DEFENCE); "": none (mce.csv not written)',
+    )
+    precision: float | str = parameter(
+        0,
+        "stop answering at the first of 10 looks (after each tenth of the images, in a seeded order) where every condition's interval (accuracy clean, drop from clean corrupted) is narrower than this, e.g. 0.02: for paid served models (precision.csv); 0: answer every image",
     )
 
 # %% ../nbs/08_run_library.ipynb #c012pg2s
@@ -424,17 +438,6 @@ def int_parameter(value, name: str) -> int:
     return non_negative_integer(value, name)
 
 
-def positive_number(value, name: str) -> float:
-    "A finite number above 0, also given as text ('0.02')."
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {value!r}") from None
-    if not 0 < number < float("inf"):
-        raise ValueError(f"{name} must be above 0, got {value!r}")
-    return number
-
-
 def is_auto(value) -> bool:
     "Whether a parameter was left 'auto' (text, as papermill and the command line pass it)."
     return isinstance(value, str) and value.strip() == "auto"
@@ -448,6 +451,29 @@ def auto_parameter(value, name: str, minimum: int = 0):
     if number < minimum:
         raise ValueError(f"{name} must be 'auto' or at least {minimum}, got {number}")
     return number
+
+# %% ../nbs/08_run_library.ipynb #c045cp
+def positive_number(value, name: str) -> float:
+    "A finite number above 0, also given as text ('0.02')."
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}") from None
+    if not 0 < number < float("inf"):
+        raise ValueError(f"{name} must be above 0, got {value!r}")
+    return number
+
+
+def precision_parameter(value, asks_questions: bool) -> float:
+    "A precision run's interval width (0: off), refused beside corrupted questions, whose sets a look does not cut."
+    if value in (0, "0", "", None) or (isinstance(value, (int, float)) and value == 0):
+        return 0.0
+    width = positive_number(value, "precision")
+    if asks_questions:
+        raise ValueError(
+            "precision: a run with text_perturbations answers every image (stop early on image conditions only)"
+        )
+    return width
 
 # %% ../nbs/08_run_library.ipynb #c045s1
 def defence_list(value) -> list[str]:
@@ -612,6 +638,7 @@ class CheckedParameters:
     replicas: int | None = (
         None  # with executor "ray": replicas of each model (None: one per GPU, or 2 sharing the CPUs)
     )
+    precision: float = 0.0  # stop once every condition's interval is narrower than this (0: answer every image)
 
 
 SAMPLE_IMAGES = 500  # images a run samples when n_images is "auto" (and the split is not VRB's)
@@ -884,6 +911,7 @@ def run_parameters(
         **grid,
         **text,
         text_conditions=question_conditions(r.text_perturbations, grid["grid"]),
+        precision=precision_parameter(r.precision, asks),
         **split_parameters(
             dataset, r.split, r.n_images, r.data_dir, r.questions_file, r.annotations_file, r.image_dir, r.dataset_split
         ),
@@ -906,14 +934,10 @@ def run_parameters(
 class RunConfig:
     "Everything a run needs, checked and computed once: the parameters, each model's spec and identity, the questions and their fingerprints."
 
-    parameters: (
-        CheckedParameters  # `run_parameters`' checked values (models, grid, seed, device, dtypes, batch sizes, ...)
-    )
+    parameters: CheckedParameters  # `run_parameters`' checked values (models, grid, seed, device, batch sizes, ...)
     specs: dict  # model name -> its resolved ModelSpec
     identities: dict  # model name -> its identity (`vqa_robust.zoo.identity_of`), as the store records it
-    blind: (
-        pd.DataFrame | None
-    )  # the blind baseline's answers to the split (from easy-VQA's training questions), or None
+    blind: pd.DataFrame | None  # the blind baseline's answers to the split (from easy-VQA's training questions)
     dataset: VQADataset  # the run's questions (the split)
     data: dict  # `dataset_fingerprint(dataset)`
     perturbed: dict  # text kind -> its perturbed questions (VQADataset)
@@ -922,6 +946,12 @@ class RunConfig:
     local_files_only: bool = False  # never reach the model hub
     overwrite: bool = False  # recompute answers computed from other inputs
     judge: object = None  # the served judge of multiple-choice answers (`vqa_robust.served.load_judge`), or None
+    look: int = 0  # a precision run's look (1, 2, ...): answers saved for other images recomputed, served replies kept
+
+    @property
+    def recompute(self) -> bool:
+        "Whether answers saved from other inputs are recomputed: `overwrite`, or a precision run's look (other images)."
+        return self.overwrite or self.look > 0
 
     @property
     def stores(self) -> dict:
@@ -1148,6 +1178,11 @@ NEEDS.update(
             if config.parameters.reference_model
             else "no reference_model: mCE divides by a model of the run (-p reference_model NAME)"
         ),
+        "precision": lambda config, scores: (
+            None
+            if config.parameters.precision
+            else "the run answered every image (-p precision W stops once every interval is narrower than W)"
+        ),
         "two_models": lambda config, scores: (
             None if len(set(scores.scored.model)) >= 2 else "comparisons pair the models: this run has one"
         ),
@@ -1242,7 +1277,7 @@ def prepare_stores(config: RunConfig) -> list:
                 fingerprint,
                 p.batch_sizes,
                 p.chunk_size,
-                config.overwrite,
+                config.recompute,
                 remove=remove,
             )
         ]
@@ -1250,7 +1285,7 @@ def prepare_stores(config: RunConfig) -> list:
     stores(remove=False)  # every store checked before any is changed: a refused run changes nothing
     clear_results(config.out_dir)
     removed = stores(remove=True)
-    if config.overwrite:  # served models' and the judge's replies are asked again too
+    if config.overwrite and config.look <= 1:  # served models' and the judge's replies are asked again too
         for journal in sorted(config.out_dir.glob("**/_served*.jsonl")):
             journal.unlink()
             print(f"removed {journal.relative_to(config.out_dir)}: overwrite asks the server again")
@@ -1320,7 +1355,7 @@ def answer_all(
                         batch_size=p.batch_sizes[name],
                         chunk_size=p.chunk_size,
                         num_workers=p.num_workers,
-                        overwrite=config.overwrite,
+                        overwrite=config.recompute,
                         progress=bar,
                         log=log,
                         load=load,
@@ -1660,6 +1695,13 @@ def comparison_results(config: RunConfig, result: RunResult, scores: RunScores) 
     result.comparisons = save_table(result, "comparisons.csv", table, index=False)
     save_figure(result, "comparisons", lambda: plot_comparisons(table))
 
+# %% ../nbs/08_run_library.ipynb #d565942ap
+@result_section("precision", ["precision.csv"], attributes=("precision",), needs=("precision",))
+def precision_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
+    "precision.csv: each condition's accuracy (clean) or drop (corrupted), its interval valid under the run's stopping."
+    table = sequential_intervals(scores.scored, seed=config.parameters.seed)
+    result.precision = save_table(result, "precision.csv", table, index=False)
+
 # %% ../nbs/08_run_library.ipynb #d565942ab
 def answer_changing_words(words) -> re.Pattern:
     "One pattern matching any of `words` as whole words or phrases, case ignored (compiled once per corruption, searched once per question)."
@@ -1839,7 +1881,13 @@ def harness_results(config: RunConfig, result: RunResult, scores: RunScores) -> 
 
 # %% ../nbs/08_run_library.ipynb #6d4d086d
 def run_summary(
-    config: RunConfig, result: RunResult, seconds: dict, elapsed: float, memory: dict, served: dict | None = None
+    config: RunConfig,
+    result: RunResult,
+    seconds: dict,
+    elapsed: float,
+    memory: dict,
+    served: dict | None = None,
+    precision: dict | None = None,  # a precision run's rule and what it saved (`precision_summary`)
 ) -> dict:
     "run.json: the settings, each model's identity, the data's and the corruption code's fingerprints, timing, memory, served models' usage and what was not computed."
     p = config.parameters
@@ -1888,6 +1936,7 @@ def run_summary(
         if "options" in config.dataset.questions
         else None,
         "judge": config.judge.identity if config.judge else None,
+        "precision": precision,
         "not_computed": result.not_computed,
     }
 
@@ -1994,7 +2043,8 @@ def locked_run(config: RunConfig, progress: bool = True, figures: bool = True) -
         + "".join(f"; {k}: {len(d)} perturbed" for k, d in config.perturbed.items())
     )
     previous = previous_run(out)
-    prepare_stores(config)  # every check before any model loads
+    if not p.precision:  # a precision run checks each look's stores as it comes
+        prepare_stores(config)  # every check before any model loads
     log = run_log(out / "run.log")
     if previous:
         print(previous)
@@ -2010,7 +2060,11 @@ def locked_run(config: RunConfig, progress: bool = True, figures: bool = True) -
     with (
         PrivatePeak() as private
     ):  # ru_maxrss also counts library pages mapped from the page cache: the private part is sampled
-        answers, seconds = answer_all(config, log, progress, served)
+        precision = None
+        if p.precision:
+            config, answers, seconds, precision = answered_to_precision(config, log, progress, served)
+        else:
+            answers, seconds = answer_all(config, log, progress, served)
         elapsed = time.time() - start
         log(
             f"done: {len(answers)} answers in {elapsed:.1f} s; peak resident memory {memory_text(peak_memory_mb(private))}"
@@ -2026,13 +2080,67 @@ def locked_run(config: RunConfig, progress: bool = True, figures: bool = True) -
             answers,
             figures,
             run_summary_of=lambda result: run_summary(
-                config, result, seconds, elapsed, peak_memory_mb(private), served
+                config, result, seconds, elapsed, peak_memory_mb(private), served, precision
             ),
         )
     log(
         f"results written in {time.time() - start - elapsed:.1f} s; peak resident memory of the whole run {memory_text(result.summary['peak_memory_mb'])}"
     )
     return result
+
+# %% ../nbs/08_run_library.ipynb #c048q
+def images_config(config: RunConfig, image_ids: list, look: int) -> RunConfig:
+    "The run on some of its images (a precision run's look): their questions and fingerprint; others' answers recomputed."
+    dataset = config.dataset.subset(image_ids)
+    questions = set(dataset.questions.question_id)
+    blind = None if config.blind is None else config.blind[config.blind.question_id.isin(questions)]
+    return replace(config, dataset=dataset, data=dataset_fingerprint(dataset), blind=blind, look=look)
+
+
+def precision_summary(config: RunConfig, look: RunConfig, widest: float) -> dict:
+    "run.json's `precision`: the rule, where the run stopped, and the answers it saved against the whole sample."
+    conditions = len(config.parameters.grid) * len(config.parameters.models)
+    asked, full = len(look.dataset) * conditions, len(config.dataset) * conditions
+    return {
+        "width": config.parameters.precision,
+        "rule": f"every condition's interval narrower than the width, at level 1 - 0.05 / {PRECISION_LOOKS} a look",
+        "looks": look.look,
+        "max_looks": PRECISION_LOOKS,
+        "images": len(look.dataset.image_ids),
+        "of_images": len(config.dataset.image_ids),
+        "widest": round(float(widest), 6),
+        "answers": asked,
+        "answers_full": full,
+        "saved": round(1 - asked / full, 4),
+    }
+
+# %% ../nbs/08_run_library.ipynb #c048r
+def answered_to_precision(config: RunConfig, log, progress: bool, served: dict) -> tuple:
+    "Answer look after look until every interval is narrower than the precision; (last look, answers, seconds, summary)."
+    p = config.parameters
+    order, seconds = precision_order(config.dataset.image_ids, p.seed), {}
+    for look, n in enumerate(look_sizes(len(order)), 1):
+        part = images_config(config, order[:n], look)
+        prepare_stores(part)
+        asked = {}
+        answers, took = answer_all(part, log, progress, asked)
+        seconds = {m: round(seconds.get(m, 0) + s, 1) for m, s in took.items()}
+        for model, usage in asked.items():  # requests sent at each look add up (the journal answers the rest)
+            served[model] = {**usage, "requests": served.get(model, {}).get("requests", 0) + usage["requests"]}
+        widths = look_intervals(part, answers)
+        widest = widths.loc[widths.width.idxmax()]
+        say = f"look {look}/{PRECISION_LOOKS}: {n} of {len(order)} images, widest interval {widest.width:.4f} "
+        print(say + f"({widest.model}, {widest.corruption} {widest.severity})")
+        log(say + f"({widest.model}, {widest.corruption} {widest.severity})")
+        if stops(widest.width, n, len(order), p.precision):
+            return part, answers, seconds, precision_summary(config, part, widest.width)
+
+
+def look_intervals(config: RunConfig, answers: pd.DataFrame) -> pd.DataFrame:
+    "A look's intervals (`comparisons.sequential_intervals`) on its scored answers, as the tables count them."
+    every, _ = scored_answers(config, answers)
+    scored = circular_by_set(every, {text: questions for text, (questions, _, _) in config.stores.items()})
+    return sequential_intervals(scored[scored.corruption != RESOLUTION], seed=config.parameters.seed)
 
 # %% ../nbs/08_run_library.ipynb #82e61314
 def grid_questions(
