@@ -209,7 +209,7 @@ def test_store_answered_by_two_reported_models_is_refused(tmp_path):
 def test_precision_run_stops_early_and_resumes_with_the_rest(tmp_path):
     "-p precision: a served run stops at the first look where every interval is narrow enough, sends each request once, and a rerun with a smaller width asks only the images it had not reached; its intervals hold the whole run's estimates."
     from vqa_robust.testing import LocalChatServer
-    grid = dict(corruptions="gaussian_noise", severities="5", n_images=60, seed=2, num_workers=0)
+    grid = dict(corruptions="gaussian_noise", severities="5", n_images=40, seed=2, num_workers=0)
     with LocalChatServer(model="colours") as server:
         name = f"openai:colours@{server.url}"
         loose = run_library(tmp_path / "run", model=name, precision="0.9", **grid)
@@ -219,10 +219,10 @@ def test_precision_run_stops_early_and_resumes_with_the_rest(tmp_path):
         after = len(server.received)
         full = run_library(tmp_path / "full", model=name, **grid)
     rule = stopped["precision"]
-    assert (rule["looks"], rule["images"], rule["of_images"]) == (5, 30, 60)  # 30 images: the first look that may stop
+    assert (rule["looks"], rule["images"], rule["of_images"]) == (8, 32, 40)  # 32 images: the first look that may stop (30 on)
     questions = loose.answers.question_id.nunique()
     assert rule["saved"] == round(1 - questions / full.answers.question_id.nunique(), 4)
-    assert first == 2 * questions == rule["answers"]  # two conditions, every request once across five looks
+    assert first == 2 * questions == rule["answers"]  # two conditions, every request once across eight looks
     assert stopped["served"][loose.answers.model.iloc[0]]["requests"] == first
     assert after - first == 2 * (whole.answers.question_id.nunique() - questions)  # the rerun asks only the other images
     assert json.loads((tmp_path / "run" / "run.json").read_text())["precision"]["looks"] == 10
