@@ -27,8 +27,8 @@ __all__ = ['stats', 'COVERAGE_ACCURACY', 'P_ADJUSTMENTS', 'COMPARISON_COLUMNS', 
            'coverage', 'wald_p_value', 'mcnemar_exact', 'holm', 'benjamini_hochberg', 'adjusted', 'condition_means',
            'accuracy_comparisons', 'drop_comparisons', 'vre_ready', 'vre_comparisons', 'comparison_table',
            'finished_comparisons', 'plot_comparisons', 'variance_components', 'images_for_width', 'drop_plans',
-           'plan_row', 'vre_plans', 'plan', 'precision_order', 'look_sizes', 'sequential_intervals', 'stops',
-           'stopping_coverage']
+           'plan_row', 'vre_plans', 'plan', 'precision_order', 'look_sizes', 'least_error', 'sequential_intervals',
+           'seen_share', 'stops', 'stopping_coverage']
 
 # %% ../nbs/04h_comparisons.ipynb #h011
 def clustered_scores(
@@ -448,6 +448,17 @@ def look_sizes(n_images: int, looks: int = PRECISION_LOOKS) -> list[int]:
     "The images answered at each look: the first k/looks of them, rounded up, each look at least one image more."
     return sorted({max(1, int(np.ceil(n_images * k / looks))) for k in range(1, looks + 1)})
 
+# %% ../nbs/04h_comparisons.ipynb #h086n
+def least_error(
+    share: float,  # the proportion seen (an accuracy, or the share of questions whose score changed)
+    draws: int,  # questions it was counted over
+    z: float,  # the interval's z
+) -> float:
+    "The Agresti-Coull standard error of a proportion: a floor for a bootstrap that saw no variation."
+    n = draws + z**2
+    p = (draws * share + z**2 / 2) / n
+    return float(np.sqrt(p * (1 - p) / n))
+
 # %% ../nbs/04h_comparisons.ipynb #h084
 def sequential_intervals(
     scored: pd.DataFrame,  # scored answers: model, corruption, severity, question_id, score, image_id
@@ -468,11 +479,21 @@ def sequential_intervals(
         values = means[(model, corruption, severity)].to_numpy()
         corrupted = (corruption, severity) != ("clean", 0)
         values = values - clean[model] if corrupted else values
-        se = np.nanstd(values[1:], ddof=1)
+        share, draws = seen_share(wide, model, (corruption, severity))
+        se = max(np.nanstd(values[1:], ddof=1), least_error(share, draws, z))
         measure = "drop" if corrupted else "accuracy"
         rows.append((model, corruption, severity, measure, values[0], values[0] - z * se, values[0] + z * se))
     table = pd.DataFrame(rows, columns=[*CONDITION, "measure", "estimate", "low", "high"])
     return table.assign(width=table.high - table.low)
+
+
+def seen_share(wide: pd.DataFrame, model: str, condition: tuple) -> tuple[float, int]:
+    "The proportion `least_error` floors: the accuracy (clean), or the share of questions whose score changed (a drop)."
+    scores = wide[(model, *condition)]
+    if condition == ("clean", 0):
+        return float(scores.mean()), int(scores.notna().sum())
+    pairs = pd.concat([scores, wide[(model, "clean", 0)]], axis=1).dropna()
+    return float((pairs.iloc[:, 0] != pairs.iloc[:, 1]).mean()), len(pairs)
 
 # %% ../nbs/04h_comparisons.ipynb #h086s
 def stops(
