@@ -128,6 +128,18 @@ def test_comparisons_and_plan_from_the_run_folder(small_run, capsys):
     assert main(["plan", str(small_run), "--width", "-1"]) == 2  # refused, naming the parameter
     assert "width must be above 0" in capsys.readouterr().err
 
+def test_combine_resamples_questions_where_a_run_names_no_images(small_run):
+    "combine of a run of this version with one of an earlier version (no image_id): every run's questions resampled, and combine.json says so."
+    from dataclasses import replace
+    from vqa_robust.combine import combined_scores, read_run
+    from vqa_robust.metrics import resampling_unit
+    ours = read_run(small_run)
+    vilt = replace(ours, answers=ours.answers[ours.answers.model == "easy-vqa-vilt"])
+    blip = replace(ours, answers=ours.answers[ours.answers.model == "easy-vqa-blip"])
+    older = replace(blip, answers=blip.answers.drop(columns="image_id"))
+    assert resampling_unit(combined_scores([vilt, blip])) == "image"
+    assert resampling_unit(combined_scores([vilt, older])) == "question"
+
 def test_shipped_models_see_the_image(small_run):
     "A broken model fails here: each shipped model beats the blind baseline on clean questions and loses accuracy under defocus blur at severity 5."
     families = pd.read_csv(small_run / "family_accuracy.csv")
