@@ -29,21 +29,22 @@ from .vocabulary import most_common_answer, normalize_answer
 # %% auto #0
 __all__ = ['VQA_COLUMNS', 'W_WORDS', 'NUMBER', 'VG_QUESTIONS', 'VG_IMAGE_FOLDERS', 'VG_DOWNLOAD', 'VG_RECORDS', 'STRING_ID_BASE',
            'GQA_SPLITS', 'GQA_QUESTION_PLACES', 'GQA_FIELDS', 'GQA_DOWNLOAD', 'GQA_RECORDS', 'VIZWIZ_SPLITS',
-           'VIZWIZ_SPLIT_OFFSET', 'VIZWIZ_ANNOTATION_PLACES', 'VIZWIZ_IMAGE_PLACES', 'VIZWIZ_FIELDS', 'VIZWIZ_DOWNLOAD',
-           'VIZWIZ_RECORDS', 'MMBENCH_FILES', 'MMBENCH_FIELDS', 'MMBENCH_DOWNLOAD', 'OPTION_LETTERS', 'CIRCULAR_STRIDE',
-           'MC_PROMPT', 'MC_SETTINGS', 'MC_MODEL_SETTINGS', 'MMBENCH_RECORDS', 'TEXTVQA_RECORDS', 'TEXTVQA_SPLITS',
-           'TEXTVQA_FIELDS', 'TEXTVQA_IMAGE_PLACES', 'TEXTVQA_DOWNLOAD', 'CHARTQA_SPLITS', 'CHARTQA_SOURCES',
-           'CHARTQA_FIELDS', 'CHARTQA_DOWNLOAD', 'CHARTQA_RECORDS', 'DOCVQA_SPLITS', 'DOCVQA_FIELDS', 'DOCVQA_DOWNLOAD',
-           'DOCVQA_RECORDS', 'MMMU_PRO_SPLITS', 'MMMU_PRO_FIELDS', 'MMMU_PRO_QUESTION', 'MMMU_PRO_DOWNLOAD',
-           'MMMU_PRO_RECORDS', 'DATASETS', 'VQAV2_FILES', 'read_json', 'require', 'find_place', 'data_list',
-           'w_question_type', 'derived_answer_type', 'vg_image_files', 'write_vg_records', 'load_vg', 'source_int_id',
-           'int_ids', 'with_image_ids', 'gqa_answer_type', 'write_gqa_records', 'load_gqa', 'vizwiz_image_id',
-           'write_vizwiz_records', 'load_vizwiz', 'average_precision', 'f1_score', 'answerability_metrics',
-           'answerable_from_answer', 'answerability', 'present', 'mmbench_text', 'image_suffix', 'write_once',
-           'mmbench_images', 'write_mmbench_records', 'load_mmbench', 'write_textvqa_records', 'load_textvqa',
-           'chartqa_label', 'write_chartqa_records', 'load_chartqa', 'docvqa_file', 'write_docvqa_records',
-           'load_docvqa', 'option_list', 'write_mmmu_pro_records', 'load_mmmu_pro', 'DatasetSpec', 'register_dataset',
-           'vqav2_run_files', 'read_vqav2_files', 'write_easy_vqa_records', 'dataset_spec', 'load_dataset']
+           'VIZWIZ_SPLIT_OFFSET', 'VIZWIZ_ANNOTATION_PLACES', 'VIZWIZ_IMAGE_PLACES', 'VIZWIZ_FIELDS', 'VIZWIZ_COLUMNS',
+           'VIZWIZ_DOWNLOAD', 'VIZWIZ_RECORDS', 'MMBENCH_FILES', 'MMBENCH_FIELDS', 'MMBENCH_DOWNLOAD', 'OPTION_LETTERS',
+           'CIRCULAR_STRIDE', 'MC_PROMPT', 'MC_SETTINGS', 'MC_MODEL_SETTINGS', 'MMBENCH_RECORDS', 'MMBENCH_COLUMNS',
+           'TEXTVQA_RECORDS', 'TEXTVQA_SPLITS', 'TEXTVQA_FIELDS', 'TEXTVQA_IMAGE_PLACES', 'TEXTVQA_DOWNLOAD',
+           'CHARTQA_SPLITS', 'CHARTQA_SOURCES', 'CHARTQA_FIELDS', 'CHARTQA_DOWNLOAD', 'CHARTQA_RECORDS',
+           'DOCVQA_SPLITS', 'DOCVQA_FIELDS', 'DOCVQA_DOWNLOAD', 'DOCVQA_RECORDS', 'MMMU_PRO_SPLITS', 'MMMU_PRO_FIELDS',
+           'MMMU_PRO_QUESTION', 'MMMU_PRO_DOWNLOAD', 'MMMU_PRO_RECORDS', 'DATASETS', 'VQAV2_FILES', 'read_json',
+           'require', 'find_place', 'data_list', 'w_question_type', 'derived_answer_type', 'vg_image_files',
+           'write_vg_records', 'load_vg', 'source_int_id', 'int_ids', 'with_image_ids', 'gqa_answer_type',
+           'write_gqa_records', 'load_gqa', 'vizwiz_image_id', 'write_vizwiz_records', 'vizwiz_row', 'load_vizwiz',
+           'average_precision', 'f1_score', 'answerability_metrics', 'answerable_from_answer', 'answerability',
+           'present', 'mmbench_text', 'image_suffix', 'write_once', 'mmbench_images', 'write_mmbench_records',
+           'mmbench_options', 'mmbench_rows', 'load_mmbench', 'write_textvqa_records', 'load_textvqa', 'chartqa_label',
+           'write_chartqa_records', 'load_chartqa', 'docvqa_file', 'write_docvqa_records', 'load_docvqa', 'option_list',
+           'write_mmmu_pro_records', 'load_mmmu_pro', 'DatasetSpec', 'register_dataset', 'vqav2_run_files',
+           'read_vqav2_files', 'write_easy_vqa_records', 'dataset_spec', 'load_dataset']
 
 # %% ../nbs/00a_datasets.ipynb #c006
 VQA_COLUMNS = (
@@ -439,6 +440,10 @@ VIZWIZ_SPLIT_OFFSET = {"train": 0, "val": 10**8, "test": 2 * 10**8}
 VIZWIZ_ANNOTATION_PLACES = ("annotations", "Annotations", "")
 VIZWIZ_IMAGE_PLACES = ("", "images", "Images")
 VIZWIZ_FIELDS = ("image", "question", "answers", "answer_type", "answerable")
+VIZWIZ_COLUMNS = [
+    *("question_id", "image_id", "question", "question_type", "answer_type", "multiple_choice_answer"),
+    *("answers", "answerable", "source_image_id", "image_file"),
+]  # a VizWiz question as a row of `load_vizwiz`'s table (its image's file name is both its source and its file)
 VIZWIZ_DOWNLOAD = "https://vizwiz.org/tasks-and-datasets/vqa/"
 
 
@@ -489,6 +494,44 @@ def write_vizwiz_records(
     return data_dir
 
 # %% ../nbs/00a_datasets.ipynb #c041p1
+def vizwiz_row(
+    record: dict,  # one record of VizWiz's annotations file
+    where: str,  # e.g. "record 3 of val.json", for errors
+    split: str,  # the split it belongs to
+) -> tuple:  # its values in VIZWIZ_COLUMNS order
+    "One VizWiz record as a row: its fields checked, its ten answers read, its image's id from the file name."
+    try:
+        require("vizwiz", record, VIZWIZ_FIELDS, where)
+    except ValueError as e:
+        if split == "test":
+            raise ValueError(
+                f"{e} (VizWiz withholds the test split's answers: score test predictions on the evaluation server)"
+            ) from None
+        raise
+    given = record["answers"]
+    if (
+        not isinstance(given, list)
+        or not given
+        or not all(isinstance(a, dict) and isinstance(a.get("answer"), str) for a in given)
+    ):
+        raise ValueError(f"vizwiz: {where} has 'answers' that are not a list of {{'answer': str, ...}}")
+    answers, image_id, question = (
+        [a["answer"] for a in given],
+        vizwiz_image_id(record["image"], split),
+        record["question"],
+    )
+    kind = (question, w_question_type(question), record["answer_type"])
+    return (
+        image_id,
+        image_id,
+        *kind,
+        most_common_answer(answers),
+        answers,
+        int(record["answerable"]),
+        *[record["image"]] * 2,
+    )
+
+# %% ../nbs/00a_datasets.ipynb #c041p2
 def load_vizwiz(
     data_dir: str | Path,  # folder holding annotations/{split}.json and {split}/
     split: str = "val",  # "val" or "train" (test withholds its answers)
@@ -502,54 +545,8 @@ def load_vizwiz(
     records = read_json("vizwiz", path)
     if not isinstance(records, list):
         raise ValueError(f"vizwiz: {path} must hold a list of records, got {type(records).__name__}")
-    rows = []
-    for i, r in enumerate(records):
-        where = f"record {i} of {path.name}"
-        try:
-            require("vizwiz", r, VIZWIZ_FIELDS, where)
-        except ValueError as e:
-            if split == "test":
-                raise ValueError(
-                    f"{e} (VizWiz withholds the test split's answers: score test predictions on the evaluation server)"
-                ) from None
-            raise
-        if (
-            not isinstance(r["answers"], list)
-            or not r["answers"]
-            or not all(isinstance(a, dict) and isinstance(a.get("answer"), str) for a in r["answers"])
-        ):
-            raise ValueError(f"vizwiz: {where} has 'answers' that are not a list of {{'answer': str, ...}}")
-        answers = [a["answer"] for a in r["answers"]]
-        image_id = vizwiz_image_id(r["image"], split)
-        rows.append(
-            (
-                image_id,
-                image_id,
-                r["question"],
-                w_question_type(r["question"]),
-                r["answer_type"],
-                most_common_answer(answers),
-                answers,
-                int(r["answerable"]),
-                r["image"],
-                r["image"],
-            )
-        )
-    q = pd.DataFrame(
-        rows,
-        columns=[
-            "question_id",
-            "image_id",
-            "question",
-            "question_type",
-            "answer_type",
-            "multiple_choice_answer",
-            "answers",
-            "answerable",
-            "source_image_id",
-            "image_file",
-        ],
-    )
+    rows = [vizwiz_row(r, f"record {i} of {path.name}", split) for i, r in enumerate(records)]
+    q = pd.DataFrame(rows, columns=VIZWIZ_COLUMNS)
     check_ids(q, path, "records")
     images = find_place("vizwiz", data_dir, VIZWIZ_IMAGE_PLACES, split, folder=True)
     return VQADataset(q, images, f"VizWiz_{split}_{{image_id}}.jpg", name)
@@ -756,6 +753,60 @@ def write_mmbench_records(
     return data_dir
 
 # %% ../nbs/00a_datasets.ipynb #b740f02ds2
+def mmbench_options(
+    row: dict,  # one row of MMBench's TSV, every cell as text
+    letters: list,  # the option columns the file has (A, B, ...)
+    where: str,  # e.g. "row 12 of mmbench_dev_en.tsv", for errors
+) -> dict:  # letter -> option text, the letters running A, B, C, ...
+    "A row's options, checked: an integer index, two options or more without a gap, and an answer among them."
+    if not str(row["index"]).isdigit() or int(row["index"]) >= CIRCULAR_STRIDE:
+        raise ValueError(f"mmbench: {where}: index must be an integer below {CIRCULAR_STRIDE}")
+    options = {k: str(row[k]) for k in letters if present(row[k])}
+    shown = "".join(options)
+    if len(options) < 2:
+        count = f"{len(options)} option(s) ({shown or 'none'})"
+        raise ValueError(f"mmbench: {where} has {count}: a question needs two to choose from")
+    if shown != OPTION_LETTERS[: len(options)]:
+        gap = next(l for l, m in zip(shown, OPTION_LETTERS) if l != m)
+        raise ValueError(
+            f"mmbench: {where} has the options {', '.join(shown)}: a gap before {gap} (the letters must run A, B, C, ...)"
+        )
+    if not present(row["answer"]):
+        raise ValueError(f"mmbench: {where} has no answer (MMBench withholds the test split's answers)")
+    if row["answer"] not in options:
+        raise ValueError(f"mmbench: {where}: answer {row['answer']!r} is not one of its options {list(options)}")
+    return options
+
+# %% ../nbs/00a_datasets.ipynb #b740p2
+MMBENCH_COLUMNS = list(VQA_COLUMNS) + ["options", "circular_of", "l2_category", "image_file", "source_question"]
+
+
+def mmbench_rows(
+    row: dict,  # one row of MMBench's TSV
+    options: dict,  # its checked options (`mmbench_options`)
+    image: tuple,  # (image id, file name) of its image
+    circular: bool,  # one row per rotation of the options (CircularEval), else the row as it is
+) -> list[tuple]:  # rows in MMBENCH_COLUMNS order
+    "A question's rows: one per rotation of its options, each with its own id (index + turn * CIRCULAR_STRIDE) and answer."
+    index, (image_id, file), rows = int(row["index"]), image, []
+    for turn in range(len(options) if circular else 1):
+        shown, answer = rotated(options, row["answer"], turn)
+        text = mmbench_text(row["question"], row.get("hint"), shown)
+        kind = (str(row.get("category", "")), "multiple choice", answer, [answer], shown, index)
+        rows.append(
+            (
+                index + turn * CIRCULAR_STRIDE,
+                image_id,
+                text,
+                *kind,
+                str(row.get("l2-category", "")),
+                file,
+                row["question"],
+            )
+        )
+    return rows
+
+# %% ../nbs/00a_datasets.ipynb #b740p3
 def load_mmbench(
     data_dir: str | Path,  # folder holding the split's TSV
     split: str = "dev_en",  # a key of MMBENCH_FILES
@@ -779,48 +830,11 @@ def load_mmbench(
     if missing:
         raise ValueError(f"mmbench: {path} has no column {missing[0]!r} (columns: {list(frame.columns)})")
     folder, images = mmbench_images(path, frame)
-    letters = [k for k in OPTION_LETTERS if k in frame]
-    rows = []
+    letters, rows = [k for k in OPTION_LETTERS if k in frame], []
     for r in frame.to_dict("records"):
-        where = f"row {r['index']} of {path.name}"
-        if not str(r["index"]).isdigit() or int(r["index"]) >= CIRCULAR_STRIDE:
-            raise ValueError(f"mmbench: {where}: index must be an integer below {CIRCULAR_STRIDE}")
-        options = {k: str(r[k]) for k in letters if present(r[k])}
-        shown = "".join(options)
-        if len(options) < 2:
-            raise ValueError(
-                f"mmbench: {where} has {len(options)} option(s) ({shown or 'none'}): a question needs two to choose from"
-            )
-        if shown != OPTION_LETTERS[: len(options)]:
-            raise ValueError(
-                f"mmbench: {where} has the options {', '.join(shown)}: a gap before {next(l for l, m in zip(shown, OPTION_LETTERS) if l != m)} (the letters must run A, B, C, ...)"
-            )
-        if not present(r["answer"]):
-            raise ValueError(f"mmbench: {where} has no answer (MMBench withholds the test split's answers)")
-        if r["answer"] not in options:
-            raise ValueError(f"mmbench: {where}: answer {r['answer']!r} is not one of its options {list(options)}")
-        index, (image_id, file) = int(r["index"]), images[str(r["index"])]
-        for turn in range(len(options) if circular else 1):
-            shown, answer = rotated(options, r["answer"], turn)
-            rows.append(
-                (
-                    index + turn * CIRCULAR_STRIDE,
-                    image_id,
-                    mmbench_text(r["question"], r.get("hint"), shown),
-                    str(r.get("category", "")),
-                    "multiple choice",
-                    answer,
-                    [answer],
-                    shown,
-                    index,
-                    str(r.get("l2-category", "")),
-                    file,
-                    r["question"],
-                )
-            )
-    q = pd.DataFrame(
-        rows, columns=list(VQA_COLUMNS) + ["options", "circular_of", "l2_category", "image_file", "source_question"]
-    )
+        options = mmbench_options(r, letters, f"row {r['index']} of {path.name}")
+        rows += mmbench_rows(r, options, images[str(r["index"])], circular)
+    q = pd.DataFrame(rows, columns=MMBENCH_COLUMNS)
     check_ids(q, path, "rows")
     return VQADataset(q, folder, "{image_id}.jpg", name)
 
@@ -1427,6 +1441,8 @@ register_dataset(
     read_files=read_vqav2_files,
     vrb_split=True,
 )
+
+# %% ../nbs/00a_datasets.ipynb #c061c1
 register_dataset(
     "vg",
     load_vg,
@@ -1454,6 +1470,8 @@ register_dataset(
     "VizWiz-VQA: ten answers, 'unanswerable' included, VizWiz's accuracy; answerability by average precision",
     VIZWIZ_DOWNLOAD,
 )
+
+# %% ../nbs/00a_datasets.ipynb #c061c2
 register_dataset(
     "mmbench",
     load_mmbench,
@@ -1482,6 +1500,8 @@ register_dataset(
     "ChartQA: charts, human and augmented questions, relaxed accuracy (5% numeric tolerance)",
     CHARTQA_DOWNLOAD,
 )
+
+# %% ../nbs/00a_datasets.ipynb #c061c3
 register_dataset(
     "docvqa",
     load_docvqa,

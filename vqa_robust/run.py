@@ -1145,7 +1145,7 @@ def harness_scores_need(config, scores: RunScores) -> str | None:
         return None
     return "the harness's prediction files carry no score of their own (VLMEvalKit's, without its --mode all)"
 
-
+# %% ../nbs/08_run_library.ipynb #c035bn
 NEEDS = Registry("result need")  # name -> (config, scores) -> why this run does not meet it, or None
 NEEDS.update(
     {
@@ -1183,6 +1183,12 @@ NEEDS.update(
             if config.parameters.precision
             else "the run answered every image (-p precision W stops once every interval is narrower than W)"
         ),
+    }
+)
+
+# %% ../nbs/08_run_library.ipynb #c035bc1
+NEEDS.update(
+    {
         "two_models": lambda config, scores: (
             None if len(set(scores.scored.model)) >= 2 else "comparisons pair the models: this run has one"
         ),
