@@ -137,15 +137,15 @@ plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
 
 # %% auto #0
 __all__ = ['plt', 'PARAMETER_GROUPS', 'RUN_PARAMETERS', 'TRANSPORT_PARAMETERS', 'TEXT_SEVERITY', 'SAMPLE_IMAGES', 'NEEDS',
-           'RESULT_SECTIONS', 'CORE_FILES', 'PREPROCESSING_IMAGES', 'COMMANDS', 'parameter', 'ModelParameters',
-           'DataParameters', 'ConditionParameters', 'ScoringParameters', 'ServedParameters', 'ClusterParameters',
-           'OutputParameters', 'RunParameters', 'run_parameter_values', 'literal', 'parameters_cell',
-           'registry_parameter', 'list_parameter', 'int_parameter', 'is_auto', 'auto_parameter', 'positive_number',
-           'precision_parameter', 'defence_list', 'QuestionCondition', 'question_entry', 'joint_pair',
-           'question_conditions', 'served_transport', 'CheckedParameters', 'encoding_settings', 'model_parameters',
-           'resolution_levels', 'grid_parameters', 'split_parameters', 'text_parameters', 'scoring_parameters',
-           'compute_parameters', 'run_parameters', 'RunConfig', 'flag', 'load_questions', 'blind_answers',
-           'perturbed_questions', 'refuse_unreachable', 'checked_out_dir', 'run_config', 'RunScores',
+           'RESULT_SECTIONS', 'CORE_FILES', 'PREPROCESSING_IMAGES', 'LOOK_COUNTS', 'COMMANDS', 'parameter',
+           'ModelParameters', 'DataParameters', 'ConditionParameters', 'ScoringParameters', 'ServedParameters',
+           'ClusterParameters', 'OutputParameters', 'RunParameters', 'run_parameter_values', 'literal',
+           'parameters_cell', 'registry_parameter', 'list_parameter', 'int_parameter', 'is_auto', 'auto_parameter',
+           'positive_number', 'precision_parameter', 'defence_list', 'QuestionCondition', 'question_entry',
+           'joint_pair', 'question_conditions', 'served_transport', 'CheckedParameters', 'encoding_settings',
+           'model_parameters', 'resolution_levels', 'grid_parameters', 'split_parameters', 'text_parameters',
+           'scoring_parameters', 'compute_parameters', 'run_parameters', 'RunConfig', 'flag', 'load_questions',
+           'blind_answers', 'perturbed_questions', 'refuse_unreachable', 'checked_out_dir', 'run_config', 'RunScores',
            'harness_scores_need', 'ResultSection', 'result_section', 'result_files', 'section_attributes',
            'previous_run', 'clear_results', 'prepare_stores', 'model_load', 'answer_all', 'scored_answers', 'RunResult',
            'images_apart', 'SavedFigure', 'save_figure', 'save_table', 'accuracy_results', 'extraction_results',
@@ -466,7 +466,7 @@ def positive_number(value, name: str) -> float:
 
 def precision_parameter(value, asks_questions: bool) -> float:
     "A precision run's interval width (0: off), refused beside corrupted questions, whose sets a look does not cut."
-    if value in (0, "0", "", None) or (isinstance(value, (int, float)) and value == 0):
+    if value in ("", None, "0") or value == 0:
         return 0.0
     width = positive_number(value, "precision")
     if asks_questions:
@@ -2121,6 +2121,9 @@ def precision_summary(config: RunConfig, look: RunConfig, widest: float) -> dict
     }
 
 # %% ../nbs/08_run_library.ipynb #c048r
+LOOK_COUNTS = ("requests", "reused", "retries", "prompt_tokens", "completion_tokens")  # served usage summed over looks
+
+
 def answered_to_precision(config: RunConfig, log, progress: bool, served: dict) -> tuple:
     "Answer look after look until every interval is narrower than the precision; (last look, answers, seconds, summary)."
     p = config.parameters
@@ -2131,8 +2134,9 @@ def answered_to_precision(config: RunConfig, log, progress: bool, served: dict) 
         asked = {}
         answers, took = answer_all(part, log, progress, asked)
         seconds = {m: round(seconds.get(m, 0) + s, 1) for m, s in took.items()}
-        for model, usage in asked.items():  # requests sent at each look add up (the journal answers the rest)
-            served[model] = {**usage, "requests": served.get(model, {}).get("requests", 0) + usage["requests"]}
+        for model, usage in asked.items():  # each look's counts add up (the journal answers what an earlier look asked)
+            before = served.get(model, {})
+            served[model] = {**usage, **{k: before.get(k, 0) + usage[k] for k in LOOK_COUNTS if k in usage}}
         widths = look_intervals(part, answers)
         widest = widths.loc[widths.width.idxmax()]
         say = f"look {look}/{PRECISION_LOOKS}: {n} of {len(order)} images, widest interval {widest.width:.4f} "
