@@ -4,7 +4,8 @@ planner's predicted widths from a pilot of the run's first images against the wi
     python scripts/bench_intervals.py runs/default [--pilot 100] [--n-boot 1000]
 
 The run folder must name each question's image (answers.parquet's image_id: runs of this version). Prints, per measure, the
-median 95% interval width resampling questions and resampling images and their ratio; then, for each drop and each VRE, the
+median 95% interval width resampling questions and resampling images and their ratio (VRE's debiased, as the
+package's tables give it, and beside it the plain percentile interval of VRE that they gave before); then, for each drop and each VRE, the
 width a pilot of `--pilot` images predicts for the run's size (its standard error times sqrt(pilot images / run images)) beside
 the width the run's own bootstrap gives, and their ratio."""
 import argparse, json, time
@@ -43,7 +44,13 @@ by_question = widths(bootstrap(answers.drop(columns="image_id"), n_boot=args.n_b
 question_seconds = time.perf_counter() - start
 n_images, n_questions = answers.image_id.nunique(), answers.question_id.nunique()
 print(f"{folder}: {n_images} images, {n_questions} questions ({n_questions / n_images:.1f} an image), {args.n_boot} replicates")
-rows = [(name, by_question[name].median(), by_image[name].median()) for name in by_image]
+r = bootstrap_replicates(answers, n_boot=args.n_boot, seed=seed)
+plain = {  # VRE's percentile intervals of the replicates not debiased: what the tables gave before the correction
+    f"{name} (not debiased)": np.subtract(*interval(getattr(r, name)[1:], 0.95)[::-1])
+    for name in ("vre_model", "vre_corruption")
+}
+by_image = {**by_image, **{name: pd.Series(values) for name, values in plain.items()}}
+rows = [(name, by_question.get(name, pd.Series([np.nan])).median(), by_image[name].median()) for name in by_image]
 table = pd.DataFrame(rows, columns=["measure", "width by question", "width by image"])
 print(table.assign(ratio=table["width by image"] / table["width by question"]).round(4).to_string(index=False))
 print(f"bootstrap seconds: by image {image_seconds:.2f}, by question {question_seconds:.2f} ({image_seconds / question_seconds:.2f}x)")
@@ -51,14 +58,13 @@ print(f"bootstrap seconds: by image {image_seconds:.2f}, by question {question_s
 pilot_images = sorted(answers.image_id.unique())[: args.pilot]
 planned = plan(answers[answers.image_id.isin(pilot_images)], width=0.05, seed=seed)
 scale = np.sqrt(len(pilot_images) / n_images)  # a standard error shrinks as 1 / sqrt(images)
-r = bootstrap_replicates(answers, n_boot=args.n_boot, seed=seed)
 
 
 def run_width(row) -> float:
     "The width the whole run's bootstrap gives the planned measure (drops from the same replicates as accuracy_ci.csv)."
     i = r.models.index(row.model)
     if row.measure == "vre":
-        values = r.vre_model[1:, i]
+        values = r.debiased["vre_model"][1:, i]  # the replicates vre_model_ci.csv takes
     else:
         j = r.corruptions.index(row.corruption)
         values = r.accuracy[1:, i, j, row.severity] - r.accuracy[1:, i, j, 0]

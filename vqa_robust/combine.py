@@ -45,7 +45,10 @@ def read_run(folder: str | Path) -> RunFolder:
             else "not a run folder"
         )
         raise ValueError(f"{folder}: no run.json: {what}")
-    summary = json.loads((folder / "run.json").read_text())
+    try:
+        summary = json.loads((folder / "run.json").read_text())
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{folder / 'run.json'}: not valid JSON ({e}): not a finished run's summary") from None
     answers = pd.read_parquet(folder / "answers.parquet")
     missing = [c for c in (*CONDITION, "question_id", "score") if c not in answers]
     if missing:
@@ -130,17 +133,19 @@ def leaderboard(
     seed: int = 0,  # the runs' seed (a run bootstraps with its own)
     runs: dict | None = None,  # model -> its run folder, a column when given
 ) -> tuple[pd.DataFrame, dict]:  # the board, and `bootstrap`'s tables
-    "Models ranked by VRE (lower first) with its interval and rank stability, clean and mean corrupted accuracy."
+    "Models ranked by VRE (lower first), debiased with its interval, rank stability, clean and mean corrupted accuracy."
     intervals = bootstrap(scored, n_boot=n_boot, seed=seed)
     acc = accuracy_table(scored)
     clean = acc[acc.corruption == "clean"].set_index("model").accuracy
     corrupted = acc[acc.corruption != "clean"].groupby("model").accuracy.mean()
-    board = intervals["vre_model"].rename(columns={"estimate": "vre", "low": "vre_low", "high": "vre_high"})
+    names = {"estimate": "vre", "debiased": "vre_debiased", "low": "vre_low", "high": "vre_high"}
+    board = intervals["vre_model"].rename(columns=names)
     board = board.assign(clean_accuracy=clean, corrupted_accuracy=corrupted).sort_values(["rank", "vre"]).reset_index()
     if runs:
         board["run"] = board.model.map(lambda m: str(runs[m]))
     return board[
-        ["rank", "model", "vre", "vre_low", "vre_high", "rank_stability", "clean_accuracy", "corrupted_accuracy"]
+        ["rank", "model", "vre", "vre_debiased", "vre_low", "vre_high", "rank_stability"]
+        + ["clean_accuracy", "corrupted_accuracy"]
         + ["run"] * bool(runs)
     ], intervals
 
@@ -155,16 +160,12 @@ def plot_leaderboard(
     shown = board.iloc[::-1]
     fig, ax = plt.subplots(figsize=(7, 0.45 * len(shown) + 1.4), layout="constrained")
     colours = dict(zip(board.model, model_colors(list(board.model))))
-    ax.barh(
-        shown.model,
-        shown.vre,
-        color=[colours[m] for m in shown.model],
-        xerr=[shown.vre - shown.vre_low, shown.vre_high - shown.vre],
-        capsize=3,
-    )
+    ax.barh(shown.model, shown.vre, color=[colours[m] for m in shown.model])
+    spread = [shown.vre_debiased - shown.vre_low, shown.vre_high - shown.vre_debiased]
+    ax.errorbar(shown.vre_debiased, shown.model, xerr=spread, fmt="o", color="black", markersize=3, capsize=3)
     for y, r in enumerate(shown.itertuples()):
         ax.text(r.vre_high, y, f"  #{r.rank} (stable in {100 * r.rank_stability:.0f}%)", va="center", fontsize=8)
-    ax.set_xlabel("VRE (eq. 16) with 95% bootstrap interval")
+    ax.set_xlabel("VRE (eqs. 18-19, bars); debiased, with its 95% interval (dots)")
     ax.set_title(title)
     ax.set_xlim(0, max(1.0, board.vre_high.max() * 1.35))
     return fig

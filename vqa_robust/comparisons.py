@@ -25,10 +25,10 @@ stats = LazyModule("scipy.stats")  # imported by the first test or simulation: i
 __all__ = ['stats', 'COVERAGE_ACCURACY', 'P_ADJUSTMENTS', 'COMPARISON_COLUMNS', 'PLAN_COLUMNS', 'PRECISION_LOOKS',
            'PRECISION_MIN_IMAGES', 'clustered_scores', 'image_units', 'simulated_run', 'covers', 'study_measures',
            'coverage', 'wald_p_value', 'mcnemar_exact', 'holm', 'benjamini_hochberg', 'adjusted', 'condition_means',
-           'accuracy_comparisons', 'drop_comparisons', 'vre_ready', 'vre_comparisons', 'comparison_table',
-           'finished_comparisons', 'plot_comparisons', 'variance_components', 'images_for_width', 'drop_plans',
-           'plan_row', 'vre_plans', 'plan', 'precision_order', 'look_sizes', 'least_error', 'sequential_intervals',
-           'seen_share', 'stops', 'stopping_coverage']
+           'accuracy_comparisons', 'drop_comparisons', 'vre_ready', 'vre_comparisons', 'vre_differences',
+           'comparison_table', 'finished_comparisons', 'plot_comparisons', 'variance_components', 'images_for_width',
+           'drop_plans', 'plan_row', 'vre_plans', 'plan', 'precision_order', 'look_sizes', 'least_error',
+           'sequential_intervals', 'seen_share', 'stops', 'stopping_coverage']
 
 # %% ../nbs/04h_comparisons.ipynb #h011
 def clustered_scores(
@@ -105,12 +105,20 @@ def covers(replicates: np.ndarray, truth: float, confidence: float) -> bool:
     return bool(low <= truth <= high)
 
 
-def study_measures(r) -> dict:
-    "The replicates of what `coverage` checks: accuracy and drop of (model 0, corruption 0, level 5), each model's VRE."
+def study_measures(
+    r,  # `metrics.Replicates`
+    debiased: bool = True,  # VRE's replicates as the package's intervals take them; False: the uncorrected ones
+) -> dict:  # measure -> its replicates (the sample's first)
+    "What `coverage` checks: accuracy and drop of (model 0, corruption 0, level 5), each model's and corruption's VRE."
     accuracy, drop = r.accuracy[:, 0, 0, 5], r.accuracy[:, 0, 0, 5] - r.accuracy[:, 0, 0, 0]
-    return {"accuracy": accuracy, "drop": drop, **{f"vre_{m}": r.vre_model[:, m] for m in range(r.vre_model.shape[1])}}
+    models, corruptions = (
+        (r.debiased["vre_model"], r.debiased["vre_corruption"]) if debiased else (r.vre_model, r.vre_corruption)
+    )
+    by_model = {f"vre_{m}": models[:, m] for m in range(models.shape[1])}
+    by_corruption = {f"vre_corruption_{c}": corruptions[:, c] for c in range(corruptions.shape[1])}
+    return {"accuracy": accuracy, "drop": drop, **by_model, **by_corruption}
 
-
+# %% ../nbs/04h_comparisons.ipynb #h022c
 def coverage(
     accuracy: np.ndarray = COVERAGE_ACCURACY,  # (model, corruption, level 0-5) population accuracies
     replications: int = 400,  # studies simulated
@@ -121,6 +129,7 @@ def coverage(
     by_image: bool = True,  # resample images, as every interval of the package; False: questions, one by one
     confidence: float = 0.95,
     seed: int = 0,
+    debiased: bool = True,  # VRE's intervals from the corrected replicates, as the package's; False: uncorrected
 ) -> pd.Series:  # per measure, the share of studies whose interval covers the truth
     "How often the bootstrap's intervals cover the true accuracy, drop and VRE, on answers shaped like a benchmark's."
     n = n_images * per_image
@@ -129,7 +138,7 @@ def coverage(
     hits = []
     for k in range(replications):
         S = clustered_scores(accuracy, n_images, per_image, image_correlation, rng=[seed, k])
-        measures = study_measures(cube_replicates(S, units, n_boot, [seed, k, 1]))
+        measures = study_measures(cube_replicates(S, units, n_boot, [seed, k, 1]), debiased)
         hits.append({name: covers(values[1:], truth[name][0], confidence) for name, values in measures.items()})
     return pd.DataFrame(hits).mean()
 
@@ -184,9 +193,9 @@ def adjusted(
 # %% ../nbs/04h_comparisons.ipynb #h051a
 COMPARISON_COLUMNS = [
     *("model_a", "model_b", "measure", "corruption", "severity", "n_questions"),
-    *("estimate", "low", "high", "p_value", "p_holm", "p_bh"),
+    *("estimate", "debiased", "low", "high", "p_value", "p_holm", "p_bh"),
     *("a_only", "b_only", "mcnemar_p", "mcnemar_p_holm", "mcnemar_p_bh"),
-]  # the pair, what is compared where, the difference a - b, then McNemar's test (accuracy rows only)
+]  # the pair, what is compared where, the difference a - b (VRE's also debiased), then McNemar's test (accuracy rows)
 
 
 def condition_means(
@@ -255,12 +264,24 @@ def vre_comparisons(scored: pd.DataFrame, n_boot: int, seed: int) -> list[dict]:
     r, n = bootstrap_replicates(scored, n_boot, seed), scored.question_id.nunique()
     rows = []
     for (i, a), (j, b) in combinations(enumerate(r.models), 2):
-        pairs = {c: r.vre_pair[:, i, k] - r.vre_pair[:, j, k] for k, c in enumerate(r.corruptions)}
-        pairs = pairs if len(pairs) > 1 else {}  # one corruption: its VRE is the VRE over all
-        for corruption, replicates in {**pairs, "all": r.vre_model[:, i] - r.vre_model[:, j]}.items():
+        vre = vre_differences(r.vre_pair, r.vre_model, i, j, r.corruptions)
+        debiased = vre_differences(r.debiased["vre_pair"], r.debiased["vre_model"], i, j, r.corruptions)
+        for corruption, replicates in debiased.items():
             pair = {"model_a": a, "model_b": b, "measure": "vre", "corruption": corruption, "n_questions": n}
-            rows.append({**pair, "replicates": replicates})
+            rows.append({**pair, "estimate": vre[corruption][0], "replicates": replicates})
     return rows
+
+
+def vre_differences(
+    pair: np.ndarray,  # (R, model, corruption): each pair's VRE in each replicate
+    model: np.ndarray,  # (R, model): each model's VRE over the corruptions
+    i: int,  # model a
+    j: int,  # model b
+    corruptions: list,
+) -> dict[str, np.ndarray]:  # corruption (and 'all') -> the replicates of VRE_a - VRE_b
+    "VRE differences of models i and j in each corruption and over all (`all`); one corruption's is the one over all."
+    each = {c: pair[:, i, k] - pair[:, j, k] for k, c in enumerate(corruptions)} if len(corruptions) > 1 else {}
+    return {**each, "all": model[:, i] - model[:, j]}
 
 # %% ../nbs/04h_comparisons.ipynb #h052
 def comparison_table(
@@ -281,12 +302,14 @@ def comparison_table(
 
 
 def finished_comparisons(rows: list[dict], confidence: float) -> pd.DataFrame:
-    "Each row's estimate (replicate 0), interval and p-value from its replicates, adjusted within each measure."
+    "Each row's estimate, interval and p-value from its replicates, adjusted within each measure."
     table = pd.DataFrame(rows, columns=[*COMPARISON_COLUMNS, "replicates"])
     replicates = np.vstack(table.replicates.tolist()) if len(table) else np.empty((0, 1))
     low, high = interval(replicates[:, 1:].T, confidence) if len(table) else ([], [])
     p = wald_p_value(replicates[:, 0], replicates[:, 1:].T) if len(table) else []
-    table = table.assign(estimate=replicates[:, 0], low=low, high=high, p_value=p)
+    debiased = table.estimate.notna()  # VRE rows: the replicates are debiased, the estimate is VRB's
+    table = table.assign(debiased=np.where(debiased, replicates[:, 0], np.nan))
+    table = table.assign(estimate=np.where(debiased, table.estimate, replicates[:, 0]), low=low, high=high, p_value=p)
     counts = zip(table.a_only, table.b_only, table.a_only.notna())
     table["mcnemar_p"] = [mcnemar_exact(int(x), int(y)) if known else np.nan for x, y, known in counts]
     for source, prefix in (("p_value", "p"), ("mcnemar_p", "mcnemar_p")):
@@ -400,13 +423,14 @@ def vre_plans(
 ) -> list[dict]:
     "For each model's VRE, the images a `width` needs; for each pair, the images that detect a VRE `difference`."
     r, k = bootstrap_replicates(scored, n_boot, seed), scored.image_id.nunique()
+    vre = r.debiased["vre_model"]  # the replicates VRE's intervals are drawn from
     z, z_power = stats.norm.ppf((1 + confidence) / 2), stats.norm.ppf(power)
     rows = []
     for i, model in enumerate(r.models):
-        se = r.vre_model[1:, i].std(ddof=1)
+        se = vre[1:, i].std(ddof=1)
         rows.append(plan_row("vre", model, k, se, z, int(np.ceil(k * (2 * z * se / width) ** 2))))
     for (i, a), (j, b) in combinations(enumerate(r.models), 2) if difference else []:
-        se = (r.vre_model[1:, i] - r.vre_model[1:, j]).std(ddof=1)
+        se = (vre[1:, i] - vre[1:, j]).std(ddof=1)
         images = int(np.ceil(k * ((z + z_power) * se / difference) ** 2))
         rows.append(plan_row("vre_difference", a, k, se, z, images, model_b=b))
     return rows

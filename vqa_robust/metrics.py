@@ -23,23 +23,24 @@ from vqa_robust.vocabulary import (
 # %% auto #0
 __all__ = ['ACCURACY_MODES', 'TEN_ANSWER_MODES', 'REFUSALS', 'API_FAILURE', 'OPTION_SEPARATORS', 'NO_OPTION', 'ANSWER_IS',
            'OPTION_RULES', 'ANSWER_KEYS', 'JUDGE_PROMPT', 'EXTRACTION_TAIL', 'BREAKDOWNS', 'LEVELS', 'SUBMETRICS',
-           'RELATIVE', 'DEFAULT_WEIGHTS', 'RESAMPLE_BLOCK', 'RESAMPLING_UNIT', 'QUESTION_KEYS', 'leave_one_out',
-           'accuracy_official', 'accuracy_normalize', 'accuracy_simple', 'accuracy_exact', 'accuracy_exact_normalize',
-           'accuracy_vizwiz', 'answers_problem', 'vqa_accuracy', 'evalai_answer', 'accuracy_textvqa', 'relaxed_number',
-           'accuracy_relaxed', 'letter_named', 'text_named', 'vlmevalkit_option', 'vlmevalkit_2025_04_option',
-           'last_of', 'mmmu_pro_option', 'OptionRules', 'chosen_option', 'levenshtein', 'anls_distance',
-           'accuracy_anls', 'plain', 'check_unique_ids', 'check_answered', 'rotated', 'circular_scores',
-           'folded_rotations', 'circular_by_set', 'drawn_option', 'read_choices', 'checked_predictions',
-           'check_annotations', 'score_answers', 'accuracy_table', 'judge_prompt', 'extraction_table', 'sequential_sum',
-           'rounded_percent', 'rounded_mean', 'official_report', 'accuracy_breakdown', 'with_clean_level',
-           'check_fractions', 'error_matrix', 'error_floor', 'first_drop', 'range_of_error', 'error_rate',
-           'average_error', 'average_difference', 'submetric_values', 'minmax_scale', 'submetrics',
-           'preference_weights', 'checked_weights', 'weighted_vre', 'aggregated_metrics', 'vre', 'accuracy_matrix',
-           'severity_accuracy', 'model_accuracy', 'corruption_accuracy', 'relative_drop', 'score_cube', 'unit_draws',
-           'checked_units', 'resampling_unit', 'resampling_units', 'resample_counts', 'resample_blocks',
-           'replicate_means', 'unit_sums', 'interval', 'Replicates', 'cube_replicates', 'bootstrap_replicates',
-           'bootstrap', 'interval_table', 'model_vre_table', 'mean_intervals', 'image_condition_answers',
-           'answer_columns', 'clean_mask', 'with_clean']
+           'RELATIVE', 'DEFAULT_WEIGHTS', 'RESAMPLE_BLOCK', 'RESAMPLING_UNIT', 'SIMEX_LEVELS', 'SIMEX_DRAWS',
+           'SIMEX_BLOCK', 'QUESTION_KEYS', 'leave_one_out', 'accuracy_official', 'accuracy_normalize',
+           'accuracy_simple', 'accuracy_exact', 'accuracy_exact_normalize', 'accuracy_vizwiz', 'answers_problem',
+           'vqa_accuracy', 'evalai_answer', 'accuracy_textvqa', 'relaxed_number', 'accuracy_relaxed', 'letter_named',
+           'text_named', 'vlmevalkit_option', 'vlmevalkit_2025_04_option', 'last_of', 'mmmu_pro_option', 'OptionRules',
+           'chosen_option', 'levenshtein', 'anls_distance', 'accuracy_anls', 'plain', 'check_unique_ids',
+           'check_answered', 'rotated', 'circular_scores', 'folded_rotations', 'circular_by_set', 'drawn_option',
+           'read_choices', 'checked_predictions', 'check_annotations', 'score_answers', 'accuracy_table',
+           'judge_prompt', 'extraction_table', 'sequential_sum', 'rounded_percent', 'rounded_mean', 'official_report',
+           'accuracy_breakdown', 'with_clean_level', 'check_fractions', 'error_matrix', 'error_floor', 'first_drop',
+           'range_of_error', 'error_rate', 'average_error', 'average_difference', 'submetric_values', 'minmax_scale',
+           'submetrics', 'preference_weights', 'checked_weights', 'weighted_vre', 'aggregated_metrics', 'vre',
+           'accuracy_matrix', 'severity_accuracy', 'model_accuracy', 'corruption_accuracy', 'relative_drop',
+           'score_cube', 'unit_draws', 'checked_units', 'resampling_unit', 'resampling_units', 'resample_counts',
+           'resample_blocks', 'replicate_means', 'unit_sums', 'interval', 'vre_arrays', 'extrapolation_weights',
+           'noisier_means', 'debiased_vre', 'Replicates', 'cube_replicates', 'bootstrap_replicates', 'interval_table',
+           'vre_table', 'competition_ranks', 'model_vre_table', 'bootstrap', 'mean_intervals',
+           'image_condition_answers', 'answer_columns', 'clean_mask', 'with_clean']
 
 # %% ../nbs/04_metrics.ipynb #c007
 def leave_one_out(prediction: str, answers: list[str]) -> float:
@@ -1045,7 +1046,11 @@ def score_cube(scored: pd.DataFrame) -> tuple[np.ndarray, list, list, pd.Index]:
     full = pd.MultiIndex.from_product([models, corruptions, LEVELS], names=list(CONDITION))
     absent = [k for k in full if k not in wide.columns]
     if absent:
-        raise ValueError(f"no scores for (model, corruption, severity) {absent[:3]}{' ...' if len(absent) > 3 else ''}")
+        raise ValueError(
+            f"no scores for (model, corruption, severity) {absent[:3]}{' ...' if len(absent) > 3 else ''}: VRB's "
+            "sub-metrics and VRE (eqs. 10-19) need every model's answers clean and at severities 1-5 of every "
+            "corruption"
+        )
     wide = wide[full]
     if wide.isna().any().any():
         bad = wide.columns[wide.isna().any()][0]
@@ -1163,6 +1168,60 @@ def interval(samples: np.ndarray, confidence: float) -> tuple[np.ndarray, np.nda
     quantile = np.nanquantile if np.isnan(samples).any() else np.quantile
     return quantile(samples, a, axis=0), quantile(samples, 1 - a, axis=0)
 
+# %% ../nbs/04_metrics.ipynb #c032x
+SIMEX_LEVELS = (1.0, 3.0)  # noise added, in multiples of the sample's own variance; 0 (the sample) comes first
+SIMEX_DRAWS = 40  # further resamples whose deviations from the sample are the added noise
+SIMEX_BLOCK = 25  # replicates corrected at once (each with every draw of noise): bounds the memory
+
+
+def vre_arrays(
+    A: np.ndarray,  # (..., model, corruption, level 0-5) accuracies
+    floor: float,  # the floor of eqs. 10-11
+    weights: dict,  # checked sub-metric weights
+) -> dict[str, np.ndarray]:  # 'vre_pair' (..., model, corruption), 'vre_model' (..., model), 'vre_corruption'
+    "VRE of each (model, corruption) pair, each model and each corruption of accuracies A (eqs. 15-19)."
+    scaled = minmax_scale(submetric_values(1 - A, floor=floor), axis=(-3, -2))  # eq. 15 over the pairs
+    means = {"vre_pair": scaled, "vre_model": scaled.mean(-2), "vre_corruption": scaled.mean(-3)}
+    return {name: weighted_vre(values, weights) for name, values in means.items()}
+
+
+def extrapolation_weights(
+    levels=SIMEX_LEVELS,  # the noise levels lambda after the sample's (0)
+) -> np.ndarray:  # one weight for the sample, then one per level
+    "Weights on the mean VRE at noise 1 + lambda that extrapolate it, linearly in sqrt(1 + lambda), to no noise."
+    s = np.sqrt(1 + np.array([0.0, *levels]))
+    return np.linalg.pinv(np.stack([np.ones_like(s), s], axis=1))[0]
+
+# %% ../nbs/04_metrics.ipynb #c032x1
+def noisier_means(
+    A: np.ndarray,  # (R, model, corruption, level 0-5) accuracies
+    noise: np.ndarray,  # (K, model, corruption, level 0-5) deviations of resamples from the sample
+    floor: float,
+    weights: dict,
+    level: float,  # lambda: the added noise's variance in multiples of the sample's
+) -> dict[str, np.ndarray]:  # as `vre_arrays`, one value per row of A
+    "Each row's VRE averaged over its K copies with `noise` added, scaled to `level` times the sample's variance."
+    blocks = [
+        vre_arrays(A[i : i + SIMEX_BLOCK, None] + np.sqrt(level) * noise, floor, weights)
+        for i in range(0, len(A), SIMEX_BLOCK)
+    ]
+    return {name: np.concatenate([b[name].mean(1) for b in blocks]) for name in blocks[0]}
+
+
+def debiased_vre(
+    A: np.ndarray,  # (R, model, corruption, level 0-5): the sample's and each resample's accuracies
+    noise: np.ndarray,  # (K, model, corruption, level 0-5): deviations of further resamples from the sample
+    floor: float,
+    weights: dict,
+    levels=SIMEX_LEVELS,
+) -> dict[str, np.ndarray]:  # as `vre_arrays`: each row's VRE extrapolated to no sampling noise
+    "Simulation-extrapolation of VRE (Cook and Stefanski 1994): its value at the noise levels, extrapolated to none."
+    at = [vre_arrays(A, floor, weights)] + [noisier_means(A, noise, floor, weights, level) for level in levels]
+    w = extrapolation_weights(levels)
+    return {
+        name: np.clip(sum(wi * values[name] for wi, values in zip(w, at)), 0, 1) for name in at[0]
+    }  # VRE is in [0, 1]
+
 # %% ../nbs/04_metrics.ipynb #c032p1
 @dataclass
 class Replicates:
@@ -1176,6 +1235,9 @@ class Replicates:
     models: list
     corruptions: list
     unit: str  # 'image' or 'question': what the resamples drew
+    debiased: (
+        dict  # 'vre_pair', 'vre_model', 'vre_corruption' corrected by `debiased_vre`: VRE's intervals come from these
+    )
 
 
 def cube_replicates(
@@ -1191,13 +1253,15 @@ def cube_replicates(
 ) -> Replicates:
     "`bootstrap_replicates` on an array of scores: the sample's and each resample's accuracy, sub-metrics and VRE."
     weights = checked_weights(weights)
-    A = replicate_means(S, n_boot, seed, units)  # replicate 0: the sample
+    draws = replicate_means(S, n_boot + (SIMEX_DRAWS if n_boot else 0), seed, units)  # the same first n_boot draws
+    A, noise = draws[: n_boot + 1], draws[n_boot + 1 :] - draws[:1]  # replicate 0: the sample
     floor = 1 / len(S) if floor is None else floor  # 1/n: one question
-    metrics = submetric_values(1 - A, floor=floor)  # (1 + B, model, corruption, metric)
-    scaled = minmax_scale(metrics, axis=(-3, -2))  # eq. 15 over the (model, corruption) pairs of each replicate
-    vre = [weighted_vre(s, weights) for s in (scaled, scaled.mean(-2), scaled.mean(-3))]
+    vre = vre_arrays(A, floor, weights)
+    debiased = debiased_vre(A, noise, floor, weights) if n_boot else vre
     models, corruptions = models or list(range(S.shape[1])), corruptions or list(range(S.shape[2]))
-    return Replicates(A, metrics, *vre, models, corruptions, unit if units is not None else "question")
+    unit = unit if units is not None else "question"
+    submetrics = submetric_values(1 - A, floor=floor)  # (1 + B, model, corruption, metric)
+    return Replicates(A, submetrics, *vre.values(), models, corruptions, unit, debiased)
 
 # %% ../nbs/04_metrics.ipynb #c032p1c
 def bootstrap_replicates(
@@ -1210,6 +1274,33 @@ def bootstrap_replicates(
     S, models, corruptions, ids = score_cube(scored)
     units = resampling_units(ids, scored)
     return cube_replicates(S, units, n_boot, seed, weights, models, corruptions, resampling_unit(scored))
+
+# %% ../nbs/04_metrics.ipynb #c032p2a
+def interval_table(replicates: np.ndarray, index: pd.Index, confidence: float) -> pd.DataFrame:
+    "Estimate (replicate 0) and percentile interval (the others) of each column, one row each."
+    lo, hi = interval(replicates[1:], confidence)
+    return pd.DataFrame({"estimate": replicates[0], "low": lo, "high": hi}, index=index)
+
+
+def vre_table(r: Replicates, name: str, index: pd.Index, confidence: float) -> pd.DataFrame:
+    "VRB's VRE (`name`: 'vre_model' or 'vre_corruption'), its debiased value and the debiased replicates' interval."
+    table = interval_table(r.debiased[name], index, confidence).rename(columns={"estimate": "debiased"})
+    return table.assign(estimate=getattr(r, name)[0])[["estimate", "debiased", "low", "high"]]
+
+
+def competition_ranks(
+    values: np.ndarray,  # (..., items): ranked along the last axis, lowest first
+) -> np.ndarray:  # (..., items) ranks from 1
+    "Minimum ('1224') ranks: one plus the number of strictly lower values, so that equal values share a rank."
+    rounded = np.round(values, 12)  # the same answers give the same VRE; rounding keeps float noise from parting them
+    return (rounded[..., None, :] < rounded[..., :, None]).sum(-1) + 1
+
+
+def model_vre_table(r: Replicates, confidence: float) -> pd.DataFrame:
+    "Each model's VRE with its interval, its rank (1: lowest VRE; equal VREs share) and how often a replicate ranks it so."
+    ranks = competition_ranks(r.vre_model)
+    table = vre_table(r, "vre_model", pd.Index(r.models, name="model"), confidence)
+    return table.assign(rank=ranks[0], rank_stability=(ranks[1:] == ranks[0]).mean(0))
 
 # %% ../nbs/04_metrics.ipynb #c032p2
 def bootstrap(
@@ -1235,21 +1326,8 @@ def bootstrap(
         "accuracy": accuracy.sort_index(),
         "submetrics": sub,
         "vre_model": model_vre_table(r, confidence),
-        "vre_corruption": interval_table(r.vre_corruption, pd.Index(corruptions, name="corruption"), confidence),
+        "vre_corruption": vre_table(r, "vre_corruption", pd.Index(corruptions, name="corruption"), confidence),
     }
-
-
-def interval_table(replicates: np.ndarray, index: pd.Index, confidence: float) -> pd.DataFrame:
-    "Estimate (replicate 0) and percentile interval (the others) of each column, one row each."
-    lo, hi = interval(replicates[1:], confidence)
-    return pd.DataFrame({"estimate": replicates[0], "low": lo, "high": hi}, index=index)
-
-
-def model_vre_table(r: Replicates, confidence: float) -> pd.DataFrame:
-    "Each model's VRE with its interval, its rank (1: lowest VRE, most robust) and how often a replicate ranks it so."
-    ranks = r.vre_model.argsort(-1).argsort(-1)  # 0 = lowest VRE (most robust)
-    table = interval_table(r.vre_model, pd.Index(r.models, name="model"), confidence)
-    return table.assign(rank=ranks[0] + 1, rank_stability=(ranks[1:] == ranks[0]).mean(0))
 
 # %% ../nbs/04_metrics.ipynb #c032qb
 def mean_intervals(

@@ -142,15 +142,16 @@ __all__ = ['plt', 'PARAMETER_GROUPS', 'RUN_PARAMETERS', 'TRANSPORT_PARAMETERS', 
            'ClusterParameters', 'OutputParameters', 'RunParameters', 'run_parameter_values', 'literal',
            'parameters_cell', 'registry_parameter', 'list_parameter', 'int_parameter', 'is_auto', 'auto_parameter',
            'positive_number', 'precision_parameter', 'defence_list', 'QuestionCondition', 'question_entry',
-           'joint_pair', 'question_conditions', 'served_transport', 'CheckedParameters', 'encoding_settings',
-           'model_parameters', 'resolution_levels', 'grid_parameters', 'split_parameters', 'text_parameters',
-           'scoring_parameters', 'compute_parameters', 'run_parameters', 'RunConfig', 'flag', 'load_questions',
-           'blind_answers', 'perturbed_questions', 'refuse_unreachable', 'checked_out_dir', 'run_config', 'RunScores',
-           'harness_scores_need', 'ResultSection', 'result_section', 'result_files', 'section_attributes',
-           'previous_run', 'clear_results', 'prepare_stores', 'model_load', 'answer_all', 'scored_answers', 'RunResult',
-           'images_apart', 'SavedFigure', 'save_figure', 'save_table', 'accuracy_results', 'extraction_results',
-           'robustness_results', 'mce_results', 'effective_robustness_results', 'change_results', 'calibration_results',
-           'flip_results', 'consistency_results', 'comparison_results', 'precision_results', 'answer_changing_words',
+           'joint_pair', 'question_conditions', 'text_conditions', 'served_transport', 'CheckedParameters',
+           'encoding_settings', 'model_parameters', 'resolution_levels', 'grid_parameters', 'split_parameters',
+           'text_parameters', 'scoring_parameters', 'compute_parameters', 'run_parameters', 'RunConfig', 'flag',
+           'load_questions', 'blind_answers', 'perturbed_questions', 'refuse_unreachable', 'checked_out_dir',
+           'run_config', 'RunScores', 'harness_scores_need', 'ResultSection', 'result_section', 'result_files',
+           'section_attributes', 'previous_run', 'clear_results', 'prepare_stores', 'model_load', 'answer_all',
+           'scored_answers', 'RunResult', 'images_apart', 'SavedFigure', 'save_figure', 'save_table',
+           'accuracy_results', 'extraction_results', 'robustness_results', 'mce_results',
+           'effective_robustness_results', 'change_results', 'calibration_results', 'flip_results',
+           'consistency_results', 'comparison_results', 'precision_results', 'answer_changing_words',
            'comparability_results', 'text_perturbation_results', 'defence_results', 'defence_sample',
            'interaction_results', 'resolution_results', 'preprocessing_results', 'harness_results', 'run_summary',
            'run', 'give_back', 'write_sections', 'write_run_folder', 'locked_run', 'images_config', 'precision_summary',
@@ -158,7 +159,7 @@ __all__ = ['plt', 'PARAMETER_GROUPS', 'RUN_PARAMETERS', 'TRANSPORT_PARAMETERS', 
            'exported_questions', 'harness_parameters', 'harness_identity', 'harness_model', 'reported_scores',
            'checked_export', 'scored_harness_run', 'score_predictions', 'registry_table', 'show_default',
            'parameter_options', 'parameter_groups', 'option_groups', 'add_parameters', 'command_parser', 'refused',
-           'error_line', 'combine_command', 'export_line', 'plan_command', 'plan_lines', 'main']
+           'error_line', 'combine_command', 'export_line', 'plan_command', 'plan_lines', 'main', 'closed_pipe']
 
 # %% ../nbs/08_run_library.ipynb #c012p
 def parameter(
@@ -537,6 +538,11 @@ def joint_pair(entry: str, grid: list) -> tuple:
             f"text_perturbations: {entry!r} is not IMAGE:SEVERITY+KIND[:SEVERITY] (e.g. gaussian_noise:3+char_keyboard:3)"
         )
     condition = (corruption, int_parameter(level, "text_perturbations"))
+    if condition == CLEAN:
+        raise ValueError(
+            f"text_perturbations: {entry!r} pairs its questions with the clean images, where a pair's questions are "
+            f"asked anyway: pair them with an image condition, or name {question.strip()!r} alone for every condition"
+        )
     if condition not in grid:
         raise ValueError(
             f"text_perturbations: {image!r} is not an image condition of this run (its corruptions and severities make {listed(grid[1:], 6)})"
@@ -563,6 +569,17 @@ def question_conditions(text_perturbations, grid: list) -> list[QuestionConditio
     ]
     several = Counter(c.kind for c in conditions)
     return [replace(c, label=c.kind if several[c.kind] == 1 else f"{c.kind}_s{c.severity}") for c in conditions]
+
+
+def text_conditions(dataset: str, text_perturbations, grid: list) -> list[QuestionCondition]:
+    "`question_conditions`, refused where the dataset asks its question in the image and its text is a prompt's."
+    conditions = question_conditions(text_perturbations, grid)
+    if conditions and not DATASETS[dataset].question_text:
+        raise ValueError(
+            f"text_perturbations: {dataset} asks its question in the image; its text is the prompt's instruction, "
+            "which a question corruption must leave as it is"
+        )
+    return conditions
 
 # %% ../nbs/08_run_library.ipynb #c045s2
 def served_transport(
@@ -910,7 +927,7 @@ def run_parameters(
         **models,
         **grid,
         **text,
-        text_conditions=question_conditions(r.text_perturbations, grid["grid"]),
+        text_conditions=text_conditions(dataset, r.text_perturbations, grid["grid"]),
         precision=precision_parameter(r.precision, asks),
         **split_parameters(
             dataset, r.split, r.n_images, r.data_dir, r.questions_file, r.annotations_file, r.image_dir, r.dataset_split
@@ -1584,7 +1601,10 @@ def robustness_results(config: RunConfig, result: RunResult, scores: RunScores) 
     ranking = result.intervals["vre_model"].sort_values("estimate")
     print(
         "models by VRE (lower is more robust):",
-        ", ".join(f"{m} {r.estimate:.3f} [{r.low:.3f}, {r.high:.3f}]" for m, r in ranking.iterrows()),
+        ", ".join(
+            f"{m} {r.estimate:.3f} (debiased {r.debiased:.3f} [{r.low:.3f}, {r.high:.3f}])"
+            for m, r in ranking.iterrows()
+        ),
     )
     figures = {
         "error_vs_severity": lambda: plot_accuracy_vs_severity(
@@ -2749,7 +2769,9 @@ def main(
     args = vars(command_parser().parse_args(argv))
     command, debug = args.pop("command"), args.pop("debug", False)
     try:
-        print(COMMANDS[command](args))
+        print(COMMANDS[command](args), flush=True)
+    except BrokenPipeError:  # the reader stopped early (`| head -1`): what was asked is done
+        return closed_pipe()
     except Exception as e:
         if debug:
             raise
@@ -2758,4 +2780,10 @@ def main(
             file=sys.stderr,
         )
         return 2 if refused(e) else 1
+    return 0
+
+
+def closed_pipe() -> int:
+    "Status 0 after a reader closed standard output, now pointed at the null device: exit flushes nothing into it."
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
