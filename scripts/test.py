@@ -30,11 +30,11 @@ SHARED = ("nbs/06_text.ipynb", "nbs/06a_text_eval.ipynb", "nbs/01b_defences.ipyn
 BACKGROUND_NICE = 10  # niceness of every task but the Ray pair: the longest chain, whose cluster (heartbeats, worker start-up) slows most when starved, keeps the CPU it asks for
 NOTEBOOK_GROUPS = 2  # processes the other notebooks (but 03a) are tested in, of about equal work
 NOTEBOOK_SECONDS = {  # seconds each notebook took in a shared process on the project's 2-core machine: groups' balance and order (5 for one not listed)
-    "nbs/01b_defences.ipynb": 83, "nbs/02a_training.ipynb": 52, "nbs/06a_text_eval.ipynb": 44,
+    "nbs/01b_defences.ipynb": 83, "nbs/02a_training.ipynb": 52, "nbs/06a_text_eval.ipynb": 54,
     "nbs/03_inference.ipynb": 37, "nbs/05b_combine.ipynb": 34, "nbs/08_run_library.ipynb": 45,
     "nbs/06_text.ipynb": 25, "nbs/04a_calibration.ipynb": 17, "nbs/07a_changes.ipynb": 17,
     "nbs/07_explain.ipynb": 17, "nbs/02f_served.ipynb": 14, "nbs/04d_discrimination.ipynb": 13,
-    "nbs/01_corruptions.ipynb": 11, "nbs/04c_consistency.ipynb": 10, "nbs/04g_model_input.ipynb": 10, "nbs/04h_comparisons.ipynb": 25,
+    "nbs/01_corruptions.ipynb": 11, "nbs/04c_consistency.ipynb": 10, "nbs/04g_model_input.ipynb": 10, "nbs/04h_comparisons.ipynb": 70,
     "nbs/04b_flips.ipynb": 9, "nbs/02_models.ipynb": 8, "nbs/05_analysis.ipynb": 8, "nbs/05c_harnesses.ipynb": 8,
     "nbs/02e_model_zoo.ipynb": 7, "nbs/06b_question_corruptions.ipynb": 6, "nbs/00_base.ipynb": 5,
     "nbs/01a_generator.ipynb": 5}
@@ -165,17 +165,25 @@ def tasks(notebooks: list[Path], flags: str, with_pytest: bool) -> dict:
     return todo
 
 LEFT_RUNNING = ("transformers serve", "vllm serve", "vllm.entrypoints", "raylet", "gcs_server", "ray::")  # servers and clusters tests start
+SUITE_MARK = "VQA_ROBUST_TEST_SUITE"  # set to one suite's id in the environment that its every test process inherits
 
-def servers_running() -> dict:
-    "pid -> command line of the processes that look like a server or a Ray cluster a test started."
+def started_by(pid: int, mark: str) -> bool:
+    "Whether process `pid` carries the suite's `mark` in its environment: the suite, or a process it started, started it."
+    try: environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError: return False  # gone, or another user's: not this suite's
+    return f"{SUITE_MARK}={mark}".encode() in environ
+
+def servers_running(mark: str) -> dict:
+    "pid -> command line of the processes that look like a server or a Ray cluster and that the suite marked `mark` started."
     listing = subprocess.run(["ps", "-eo", "pid=,args="], capture_output=True, text=True).stdout.splitlines()
     rows = (line.strip().split(None, 1) for line in listing if line.strip())
-    return {int(pid): args for pid, args in (r for r in rows if len(r) == 2) if any(p in args for p in LEFT_RUNNING) and int(pid) != os.getpid()}
+    looks = {int(pid): args for pid, args in (r for r in rows if len(r) == 2) if any(p in args for p in LEFT_RUNNING)}
+    return {pid: args for pid, args in looks.items() if pid != os.getpid() and started_by(pid, mark)}
 
-def left_running(before: dict, grace: float = 10.0) -> dict:
-    "The servers started since `before` that are still running after `grace` seconds (a Ray cluster takes a moment to stop)."
+def left_running(mark: str, grace: float = 10.0) -> dict:
+    "The servers this suite started that are still running after `grace` seconds (a Ray cluster takes a moment to stop)."
     deadline = time.time() + grace
-    while (left := {pid: args for pid, args in servers_running().items() if pid not in before}) and time.time() < deadline: time.sleep(0.5)
+    while (left := servers_running(mark)) and time.time() < deadline: time.sleep(0.5)
     return left
 
 def main():
@@ -186,7 +194,8 @@ def main():
     ap.add_argument("--in-process", nargs="+", metavar="NOTEBOOK", help=argparse.SUPPRESS)  # run_notebooks' child
     args = ap.parse_args()
     if args.in_process: sys.exit(test_in_process(args.in_process, args.flags))
-    began, servers_before = time.time(), servers_running()
+    began = time.time()
+    mark = os.environ[SUITE_MARK] = f"{os.getpid()}-{time.time_ns()}"  # this suite's id: every process it starts inherits it
     notebooks = sorted(p for p in (root / "nbs").glob("*.ipynb") if not p.name.startswith(("_", ".")))  # as nbdev_test
     passed = failed = skipped = 0
     in_sync, why = library_in_sync()
@@ -208,7 +217,7 @@ def main():
             print(report, flush=True)
             passed, failed, skipped = passed + p, failed + f, skipped + s
     for name, (start, end) in sorted(timeline.items(), key=lambda kv: kv[1]): print(f"  {start:5.0f}-{end:4.0f} s  {name}")
-    left = left_running(servers_before)  # every process a test started must be stopped by that test
+    left = left_running(mark)  # every process a test started must be stopped by that test; another suite's are its own
     print(f"{'FAIL' if left else 'PASS'} no server or cluster left running by the tests" + "".join(f"\n  pid {pid}: {cmd[:140]}" for pid, cmd in left.items()), flush=True)
     for pid in left:
         try: os.kill(pid, signal.SIGTERM)

@@ -41,10 +41,10 @@ __all__ = ['VQA_COLUMNS', 'W_WORDS', 'NUMBER', 'VG_QUESTIONS', 'VG_IMAGE_FOLDERS
            'write_gqa_records', 'load_gqa', 'vizwiz_image_id', 'write_vizwiz_records', 'vizwiz_row', 'load_vizwiz',
            'average_precision', 'f1_score', 'answerability_metrics', 'answerable_from_answer', 'answerability',
            'present', 'mmbench_text', 'image_suffix', 'write_once', 'mmbench_images', 'write_mmbench_records',
-           'mmbench_options', 'mmbench_rows', 'load_mmbench', 'write_textvqa_records', 'load_textvqa', 'chartqa_label',
-           'write_chartqa_records', 'load_chartqa', 'docvqa_file', 'write_docvqa_records', 'load_docvqa', 'option_list',
-           'write_mmmu_pro_records', 'load_mmmu_pro', 'DatasetSpec', 'register_dataset', 'vqav2_run_files',
-           'read_vqav2_files', 'write_easy_vqa_records', 'dataset_spec', 'load_dataset']
+           'mmbench_options', 'mmbench_rows', 'mmbench_frame', 'load_mmbench', 'write_textvqa_records', 'load_textvqa',
+           'chartqa_label', 'write_chartqa_records', 'load_chartqa', 'docvqa_file', 'write_docvqa_records',
+           'load_docvqa', 'option_list', 'write_mmmu_pro_records', 'load_mmmu_pro', 'DatasetSpec', 'register_dataset',
+           'vqav2_run_files', 'read_vqav2_files', 'write_easy_vqa_records', 'dataset_spec', 'load_dataset']
 
 # %% ../nbs/00a_datasets.ipynb #c006
 VQA_COLUMNS = (
@@ -807,6 +807,14 @@ def mmbench_rows(
     return rows
 
 # %% ../nbs/00a_datasets.ipynb #b740p3
+def mmbench_frame(path: Path) -> pd.DataFrame:
+    "MMBench's TSV, every cell as text (an option '2016' or 'None' stays what it says), refused by name if not UTF-8."
+    try:
+        return pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False, encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"mmbench: {path} is not UTF-8 text ({e.reason} at byte {e.start})") from None
+
+
 def load_mmbench(
     data_dir: str | Path,  # folder holding the split's TSV
     split: str = "dev_en",  # a key of MMBENCH_FILES
@@ -823,9 +831,7 @@ def load_mmbench(
     path = next((p for p in tried if p.is_file()), None)
     if path is None:
         raise FileNotFoundError(f"mmbench: {tried[0]} not found (tried {', '.join(map(str, tried))})")
-    frame = pd.read_csv(
-        path, sep="\t", dtype=str, keep_default_na=False
-    )  # every cell as text: an option "2016" or "None" stays what it says
+    frame = mmbench_frame(path)
     missing = [f for f in MMBENCH_FIELDS if f not in frame]
     if missing:
         raise ValueError(f"mmbench: {path} has no column {missing[0]!r} (columns: {list(frame.columns)})")
@@ -1244,6 +1250,10 @@ def load_mmmu_pro(
         raise ValueError(
             f"mmmu_pro: {files[0]} has no column {missing[0]!r} (columns: {[c for c in frame.columns if c != '_file']})"
         )
+    repeated = frame[frame["id"].duplicated(keep=False)]
+    if len(repeated):
+        first = repeated[repeated["id"] == repeated["id"].iloc[0]]
+        raise ValueError(f"mmmu_pro: question id {first['id'].iloc[0]!r} repeated (in {', '.join(first._file)})")
     folder = data_dir / f"{split}_images"
     folder.mkdir(exist_ok=True)
     ids = int_ids("mmmu_pro", data_dir / split, "question", frame["id"])
@@ -1305,6 +1315,7 @@ class DatasetSpec:
     blind_questions: Callable | None = (
         None  # blind_questions() -> the training questions whose answer priors make the blind baseline; None: none
     )
+    question_text: bool = True  # False where the question is in the image (MMMU-Pro's vision setting): none to corrupt
 
     def files(self, split: str, data_dir="", questions_file="", annotations_file="", image_dir="") -> dict:
         "The files a run of `split` reads, checked to exist: the entry's own rule, else its data folder ({} for packaged data given none)."
@@ -1348,7 +1359,7 @@ def register_dataset(
     needs_data_dir: bool = True,  # False when the data comes with a package
     model_settings: dict | None = None,  # family name -> settings for its models, e.g. {"vlm": {"prompt": MC_PROMPT}}
     option_rules: str = "vlmevalkit",  # multiple choice: a key of OPTION_RULES
-    **reading,  # how a run reads it, when not from its data folder: run_files, read_files, vrb_split, blind_questions (DatasetSpec's)
+    **reading,  # more of DatasetSpec's fields: run_files, read_files, vrb_split, blind_questions, question_text
 ) -> DatasetSpec:
     "Add a dataset to `DATASETS` (its accuracy mode must be a key of ACCURACY_MODES)."
     (
@@ -1521,6 +1532,7 @@ register_dataset(
     MMMU_PRO_DOWNLOAD,
     model_settings=MC_MODEL_SETTINGS,
     option_rules="mmmu_pro",
+    question_text=False,
 );
 
 # %% ../nbs/00a_datasets.ipynb #c060p1b

@@ -31,8 +31,8 @@ __all__ = ['cv2', 'DEFENCES', 'DEFENCE_KINDS', 'NO_DEFENCE', 'ROUTER_CLASSES', '
            'save_network', 'load_network', 'shipped_weights', 'restore', 'route', 'restorer_noise', 'restorer_blur',
            'routed', 'corrupted_pairs', 'train_restorer', 'train_router', 'router_examples', 'psnr',
            'restoration_table', 'router_accuracy', 'question_word_counts', 'english_words', 'speller', 'easy_vqa_words',
-           'correct_question', 'spelling', 'spelling_table', 'ModelRef', 'DefendedEncoder', 'DefendedModel',
-           'defence_timing', 'defence_table', 'plot_defences']
+           'correct_question', 'in_case_of', 'spelling', 'spelling_table', 'ModelRef', 'DefendedEncoder',
+           'DefendedModel', 'defence_timing', 'defence_table', 'plot_defences']
 
 # %% ../nbs/01b_defences.ipynb #c006
 @dataclass(frozen=True)
@@ -615,17 +615,24 @@ SPELLING_VOCABULARIES.register("easy_vqa", easy_vqa_words)
 
 # %% ../nbs/01b_defences.ipynb #c033p1
 def correct_question(question: str, sym, max_distance: int = 2) -> str:
-    "The question with every word SymSpell does not know replaced by its closest known word (lower case), the rest as it was; one- and two-letter words (option letters, 'is') are left alone."
+    """The question with every word SymSpell does not know replaced by its closest known word, in the word's case; the
+    rest byte for byte as it was, one- and two-letter words (option letters, 'is') included."""
     from symspellpy import Verbosity
 
     def fix(m):
-        word = m.group(0).lower()
-        if len(word) <= 2:
-            return word
-        found = sym.lookup(word, Verbosity.TOP, max_edit_distance=max_distance)
-        return found[0].term if found else word
+        original = m.group(0)
+        word = original.lower()
+        found = sym.lookup(word, Verbosity.TOP, max_edit_distance=max_distance) if len(word) > 2 else []
+        return original if not found or found[0].term == word else in_case_of(original, found[0].term)
 
     return WORD.sub(fix, question)
+
+
+def in_case_of(original: str, word: str) -> str:
+    "`word` written as `original` is: in capitals (two letters or more), with a capital first letter, or in lower case."
+    if len(original) > 1 and original.isupper():
+        return word.upper()
+    return word.capitalize() if original[0].isupper() else word
 
 
 @register_defence(

@@ -29,16 +29,17 @@ from vqa_robust.text import (
 plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
 
 # %% auto #0
-__all__ = ['plt', 'RECORD_COLUMNS', 'WORD', 'PARSE_BLOCK', 'EXPECTED', 'WH_DETERMINERS', 'EXPECTATION_WHERE', 'PAIR_KEYS',
+__all__ = ['plt', 'RECORD_COLUMNS', 'WORD', 'STEM', 'PARSE_BLOCK', 'EXPECTED', 'WH_DETERMINERS', 'EXPECTATION_WHERE', 'PAIR_KEYS',
            'GROUP', 'TEXT_METRICS', 'INTERACTION_CELLS', 'TARGETS', 'CONCEPT_CATEGORIES', 'KIND_POS', 'RARITY_BINS',
            'POLYSEMY_BINS', 'SYNSET_NAME', 'RULE_GROUPINGS', 'record_key', 'draw_record', 'typo_words', 'deleted_noun',
-           'record_row', 'parse_ahead', 'perturb_dataset', 'asked_nouns', 'deletes_asked_noun', 'colour_present',
-           'expectation', 'check_columns', 'paired_answers', 'in_kind_order', 'text_table', 'scored_where_known',
-           'kind_rng', 'replicate_metrics', 'text_intervals', 'interaction_values', 'interaction_table', 'explanation',
-           'local_explanations', 'rule_text', 'concept_label', 'global_rules', 'plot_rules', 'perturb_all',
-           'concept_category', 'word_lemma', 'word_frequency', 'word_senses', 'bin_label', 'concept_synset',
-           'relative_decline', 'concept_group', 'rarity_group', 'polysemy_group', 'rule_groups', 'grouped_rule_text',
-           'grouped_rules', 'counterfactual_paper_declines', 'beside_paper', 'paper_scored_declines']
+           'record_row', 'question_stems', 'with_stem', 'stem_start', 'parse_ahead', 'perturb_dataset', 'asked_nouns',
+           'deletes_asked_noun', 'colour_present', 'expectation', 'check_columns', 'paired_answers', 'in_kind_order',
+           'text_table', 'scored_where_known', 'kind_rng', 'replicate_metrics', 'text_intervals', 'interaction_values',
+           'interaction_table', 'explanation', 'local_explanations', 'rule_text', 'concept_label', 'global_rules',
+           'plot_rules', 'perturb_all', 'concept_category', 'word_lemma', 'word_frequency', 'word_senses', 'bin_label',
+           'concept_synset', 'relative_decline', 'concept_group', 'rarity_group', 'polysemy_group', 'rule_groups',
+           'grouped_rule_text', 'grouped_rules', 'counterfactual_paper_declines', 'beside_paper',
+           'paper_scored_declines']
 
 # %% ../nbs/06a_text_eval.ipynb #c006
 RECORD_COLUMNS = [
@@ -141,6 +142,35 @@ def record_row(record: dict, image_id: int, answer: str, seed: int) -> dict:
         "concepts": json.dumps(concepts),
     }
 
+# %% ../nbs/06a_text_eval.ipynb #c011s
+STEM = "source_question"  # the column naming the question proper where a dataset's question text holds more (MMBench)
+
+
+def question_stems(questions: pd.DataFrame) -> pd.Series:
+    "What a question corruption acts on: the question proper (`STEM`) where the dataset names it, else the whole text."
+    return questions[STEM] if STEM in questions else questions.question
+
+
+def with_stem(
+    text: str,  # the question as shown (MMBench: hint, question, options)
+    stem: str,  # the question proper, within `text`
+    corrupted: str,  # the corrupted question proper
+    question_id: int,  # for the message
+) -> str:
+    "`text` with its `stem` replaced by `corrupted`: what comes before it and after it kept byte for byte."
+    at = stem_start(text, stem)
+    if at is None:
+        raise ValueError(f"question {question_id}: its text does not hold its {STEM} {stem!r} on lines of its own")
+    return text[:at] + corrupted + text[at + len(stem) :]
+
+
+def stem_start(text: str, stem: str) -> int | None:
+    "Where `stem` first stands on lines of its own in `text` (a hint's line before it, option lines after), or None."
+    for m in re.finditer(re.escape(stem), text):
+        if (m.start() == 0 or text[m.start() - 1] == "\n") and (m.end() == len(text) or text[m.end()] == "\n"):
+            return m.start()
+    return None
+
 # %% ../nbs/06a_text_eval.ipynb #c011p1
 PARSE_BLOCK = 4096  # questions parsed together ahead of their perturbation (`parse.many`), a block at a time
 
@@ -163,25 +193,23 @@ def perturb_dataset(
         "", kind, seed=seed, severity=severity, vocabulary=vocabulary, **options
     )  # checks the arguments, also for an empty dataset
     seed, rows = non_negative_integer(seed, "seed"), []
-    q = dataset.questions
-    for i, (qid, image_id, question, answer) in enumerate(
-        zip(q.question_id, q.image_id, q.question, q.multiple_choice_answer)
+    q, stems = dataset.questions, question_stems(dataset.questions)
+    drawn_as = q.circular_of if "circular_of" in q else q.question_id  # the rotations of a question: corrupted alike
+    for i, (qid, as_id, image_id, stem, answer) in enumerate(
+        zip(q.question_id, drawn_as, q.image_id, stems, q.multiple_choice_answer)
     ):
         if i % PARSE_BLOCK == 0 and PERTURBATIONS[kind].parses:
-            parse_ahead(q.question.iloc[i : i + PARSE_BLOCK])
-        chosen = draw_record(
-            perturb(
-                question, kind, seed=seed, question_id=int(qid), severity=severity, vocabulary=vocabulary, **options
-            ),
-            seed,
-            kind,
-            int(severity or 0),
+            parse_ahead(stems.iloc[i : i + PARSE_BLOCK])
+        found = perturb(
+            stem, kind, seed=seed, question_id=int(as_id), severity=severity, vocabulary=vocabulary, **options
         )
+        chosen = draw_record(found, seed, kind, int(severity or 0))
         if chosen:
-            rows.append(record_row(chosen, image_id, answer, seed))
+            rows.append(record_row({**chosen, "question_id": int(qid)}, image_id, answer, seed))
     records = pd.DataFrame(rows, columns=RECORD_COLUMNS)
     questions = dataset.questions.set_index("question_id").loc[records.question_id].reset_index()
-    questions["question"] = records.perturbed.to_numpy()
+    shown = zip(questions.question, question_stems(questions), records.perturbed, records.question_id)
+    questions["question"] = [with_stem(text, stem, corrupted, qid) for text, stem, corrupted, qid in shown]
     name = f"{dataset.name}+{kind}" + (f"-{severity}" if severity else "")
     return VQADataset(questions[dataset.questions.columns], dataset.image_dir, dataset.image_template, name), records
 

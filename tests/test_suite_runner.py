@@ -1,0 +1,28 @@
+"The suite's own checks (scripts/test.py): the leak check looks only at the processes this suite started, so that two suites on one machine do not fail each other."
+import importlib.util, os, subprocess, sys, time
+from pathlib import Path
+
+root = Path(__file__).resolve().parent.parent
+spec = importlib.util.spec_from_file_location("suite_runner", root / "scripts" / "test.py")
+runner = importlib.util.module_from_spec(spec); spec.loader.exec_module(runner)
+
+def sleeper(env: dict) -> subprocess.Popen:
+    "A process that looks like a server to the leak check ('vllm serve' in its command line) and sleeps."
+    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "vllm serve"], env=env)
+
+def test_leak_check_sees_only_its_own_suite():
+    mark = f"probe-{os.getpid()}-{time.time_ns()}"
+    ours = sleeper({**os.environ, runner.SUITE_MARK: mark})
+    theirs = sleeper({k: v for k, v in os.environ.items() if k != runner.SUITE_MARK})  # another suite's, or a developer's
+    other_suite = sleeper({**os.environ, runner.SUITE_MARK: mark + "-other"})
+    try:
+        time.sleep(0.5)  # each has its command line and environment in place
+        found = runner.servers_running(mark)
+        assert ours.pid in found
+        assert "vllm serve" in found[ours.pid]
+        assert theirs.pid not in found
+        assert other_suite.pid not in found
+        assert runner.left_running(mark + "-nobody", grace=0.1) == {}
+    finally:
+        for p in (ours, theirs, other_suite): p.kill(); p.wait()
+    assert runner.servers_running(mark) == {}  # stopped: nothing left
