@@ -234,3 +234,15 @@ def test_precision_run_stops_early_and_resumes_with_the_rest(tmp_path):
     drop = acc[("gaussian_noise", 5)] - acc[("clean", 0)]
     assert early.loc[("gaussian_noise", 5), "low"] <= drop <= early.loc[("gaussian_noise", 5), "high"]
     assert set(intervals.measure) == {"accuracy", "drop"}
+
+def test_served_model_behind_a_defence_writes_the_defence_table(tmp_path):
+    "A served model's answers are named by its spec ('openai-local-colours'), not as the run was given it: the defence table pairs them all the same."
+    from vqa_robust.testing import LocalChatServer
+    with LocalChatServer() as server:
+        result = run_library(tmp_path / "run", model=f"openai:local-colours@{server.url}", defences="none,median",
+                             corruptions="gaussian_noise", severities="1,2,3,4,5", n_images=2)
+    table = pd.read_csv(tmp_path / "run" / "defences.csv")
+    assert set(table.defence) == {"median"} and len(table) == 6  # clean and severities 1-5
+    assert (table.n == 24).all()  # every question paired with its undefended answer
+    assert table.vre.notna().all() and table.vre_none.notna().all()  # VRE behind the defence and without it, found by name
+    assert "defences.csv" not in result.not_computed

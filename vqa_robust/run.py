@@ -143,23 +143,24 @@ __all__ = ['plt', 'PARAMETER_GROUPS', 'RUN_PARAMETERS', 'TRANSPORT_PARAMETERS', 
            'parameters_cell', 'registry_parameter', 'list_parameter', 'int_parameter', 'is_auto', 'auto_parameter',
            'positive_number', 'precision_parameter', 'defence_list', 'QuestionCondition', 'question_entry',
            'joint_pair', 'question_conditions', 'text_conditions', 'served_transport', 'CheckedParameters',
-           'encoding_settings', 'model_parameters', 'resolution_levels', 'grid_parameters', 'split_parameters',
-           'text_parameters', 'scoring_parameters', 'compute_parameters', 'run_parameters', 'RunConfig', 'flag',
-           'load_questions', 'blind_answers', 'perturbed_questions', 'refuse_unreachable', 'checked_out_dir',
-           'run_config', 'RunScores', 'harness_scores_need', 'ResultSection', 'result_section', 'result_files',
-           'section_attributes', 'previous_run', 'clear_results', 'prepare_stores', 'model_load', 'answer_all',
-           'scored_answers', 'RunResult', 'images_apart', 'SavedFigure', 'save_figure', 'save_table',
+           'encoding_settings', 'refuse_shared_names', 'model_parameters', 'resolution_levels', 'grid_parameters',
+           'split_parameters', 'text_parameters', 'scoring_parameters', 'compute_parameters', 'run_parameters',
+           'RunConfig', 'flag', 'load_questions', 'blind_answers', 'perturbed_questions', 'refuse_unreachable',
+           'checked_out_dir', 'run_config', 'RunScores', 'harness_scores_need', 'ResultSection', 'result_section',
+           'result_files', 'section_attributes', 'previous_run', 'clear_results', 'prepare_stores', 'model_load',
+           'answer_all', 'scored_answers', 'RunResult', 'images_apart', 'SavedFigure', 'save_figure', 'save_table',
            'accuracy_results', 'extraction_results', 'robustness_results', 'mce_results',
            'effective_robustness_results', 'change_results', 'calibration_results', 'flip_results',
            'consistency_results', 'comparison_results', 'precision_results', 'answer_changing_words',
            'comparability_results', 'text_perturbation_results', 'defence_results', 'defence_sample',
            'interaction_results', 'resolution_results', 'preprocessing_results', 'harness_results', 'run_summary',
-           'run', 'give_back', 'write_sections', 'write_run_folder', 'locked_run', 'images_config', 'precision_summary',
-           'answered_to_precision', 'look_intervals', 'grid_questions', 'corrupt', 'export_benchmark',
-           'exported_questions', 'harness_parameters', 'harness_identity', 'harness_model', 'reported_scores',
-           'checked_export', 'scored_harness_run', 'score_predictions', 'registry_table', 'show_default',
-           'parameter_options', 'parameter_groups', 'option_groups', 'add_parameters', 'command_parser', 'refused',
-           'error_line', 'combine_command', 'export_line', 'plan_command', 'plan_lines', 'main', 'closed_pipe']
+           'run', 'give_back', 'write_sections', 'write_run_folder', 'locked_run', 'RunFailed', 'answered_run',
+           'images_config', 'precision_summary', 'answered_to_precision', 'look_intervals', 'grid_questions', 'corrupt',
+           'export_benchmark', 'exported_questions', 'harness_parameters', 'harness_identity', 'harness_model',
+           'reported_scores', 'checked_export', 'scored_harness_run', 'score_predictions', 'registry_table',
+           'show_default', 'parameter_options', 'parameter_groups', 'option_groups', 'add_parameters', 'command_parser',
+           'refused', 'error_line', 'combine_command', 'export_line', 'plan_command', 'plan_lines', 'main',
+           'closed_pipe']
 
 # %% ../nbs/08_run_library.ipynb #c012p
 def parameter(
@@ -674,6 +675,20 @@ def encoding_settings(
     return {"image_encoding": encoding} if served else {}
 
 
+def refuse_shared_names(specs: dict) -> None:
+    "Refuse two of the run's models that answer under one name (one store folder, one column of every table)."
+    by_name = {}
+    for model, spec in specs.items():
+        by_name.setdefault(spec.name, []).append(model)
+    shared = {name: models for name, models in by_name.items() if len(models) > 1}
+    if shared:
+        name, models = next(iter(shared.items()))
+        raise ValueError(
+            f"model: {' and '.join(models)} both answer as {name!r}: register each under a name of its own "
+            "(vqa_robust.zoo.register_model(vqa_robust.served.served_entry(NAME, MODEL, BASE_URL)))"
+        )
+
+
 def model_parameters(
     model,
     defences,
@@ -706,6 +721,7 @@ def model_parameters(
     }  # the dataset's settings for each model's family (MMBench: the chat families' letter prompt)
     for spec in specs.values():
         partition_dir(".", spec.name, *CLEAN)  # a name the store cannot hold fails now
+    refuse_shared_names(specs)
     served = any(FAMILIES[spec.family].transport for spec in specs.values())
     transport = served_transport(max_concurrency, served_timeout, served_retries, served or bool(judge))
     specs = {
@@ -1803,15 +1819,16 @@ def defence_results(config: RunConfig, result: RunResult, scores: RunScores) -> 
     "defences.csv: per model, defence and condition, the accuracy behind the defence against none, recovered with its interval, the clean cost, the time per image and VRE; and its figure."
     p = config.parameters
     used = [d for d in p.defences if d != NO_DEFENCE]
-    table = defence_table(
-        scores.scored, n_boot=1000, seed=p.seed, timing=defence_timing(used, *defence_sample(config)), refs=p.refs
-    )
+    answered_as = {p.specs[m].name: ref for m, ref in p.refs.items()}  # the answers name a model by its spec's name
+    timing = defence_timing(used, *defence_sample(config))
+    table = defence_table(scores.scored, n_boot=1000, seed=p.seed, timing=timing, refs=answered_as)
     if (
         result.robustness is not None
     ):  # VRE behind each defence and without it (one ranking: min-max scaled over every model and defence of the run)
         vre = result.robustness[result.robustness.corruption == "all"].set_index("model").VRE
-        table["vre"] = [vre.get(ModelRef(m, d).name, float("nan")) for m, d in zip(table.model, table.defence)]
-        table["vre_none"] = table.model.map(vre)
+        name = {(ref.model, ref.defence): answered for answered, ref in answered_as.items()}
+        table["vre"] = [vre.get(name[(m, d)], float("nan")) for m, d in zip(table.model, table.defence)]
+        table["vre_none"] = [vre.get(name[(m, NO_DEFENCE)], float("nan")) for m in table.model]
     result.defences = save_table(result, "defences.csv", table, index=False)
     save_figure(result, "defences", lambda: plot_defences(table))
 
@@ -2075,6 +2092,19 @@ def locked_run(config: RunConfig, progress: bool = True, figures: bool = True) -
     if previous:
         print(previous)
         log(previous)
+    try:
+        return answered_run(config, progress, figures, log)
+    except (ValueError, KeyError) as e:  # a check that could only be made on a reply or a result: work had begun
+        raise RunFailed(f"{type(e).__name__}: {e} (the run stopped after its checks; what it answered is kept)") from e
+
+
+class RunFailed(RuntimeError):
+    "A run that stopped after its checks passed and it began to work: exit status 1, not 2 (nothing changed)."
+
+
+def answered_run(config: RunConfig, progress: bool, figures: bool, log) -> RunResult:
+    "`locked_run`'s work once every check passed: answer, score and write the folder."
+    p, out, split = config.parameters, config.out_dir, config.dataset
     processor = (
         torch.cuda.get_device_name() if p.device.startswith("cuda") else platform.processor() or platform.machine()
     )

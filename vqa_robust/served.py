@@ -21,11 +21,11 @@ from .vlms import SHORT_ANSWER, clean_answer
 __all__ = ['SERVED_PREFIX', 'SERVED_DEFAULTS', 'DECODING', 'OPTIONAL_FIELDS', 'VOLATILE', 'IMAGE_ENCODINGS',
            'VLMEVAL_MIN_IMAGE_EDGE', 'RETRY_STATUS', 'SERVED_TRANSPORT', 'SERVED_BATCH', 'SERVED_FAMILY',
            'SERVER_COMMANDS', 'JUDGE_SETTINGS', 'parse_served', 'served_name', 'ServedModelError', 'api_key',
-           'request_headers', 'refused_key', 'tls_context', 'served_entry_of', 'served_fingerprint', 'ImageEncoding',
-           'png_bytes', 'image_url', 'chat_body', 'request_key', 'DataURLEncoder', 'jpeg_bytes', 'vlmevalkit_api_bytes',
-           'run_async', 'retry_after', 'is_transport_error', 'read_journal', 'question_of', 'reply_problem', 'reply_of',
-           'ServedVQA', 'load_served', 'no_tiny_served', 'served_spec', 'served_entry', 'free_port', 'serve_checkpoint',
-           'stop_server', 'text_body', 'ServedJudge', 'load_judge']
+           'request_headers', 'refused_key', 'tls_context', 'reply_json', 'served_entry_of', 'served_fingerprint',
+           'ImageEncoding', 'png_bytes', 'image_url', 'chat_body', 'request_key', 'DataURLEncoder', 'jpeg_bytes',
+           'vlmevalkit_api_bytes', 'run_async', 'retry_after', 'is_transport_error', 'read_journal', 'question_of',
+           'reply_problem', 'reply_of', 'ServedVQA', 'load_served', 'no_tiny_served', 'served_spec', 'served_entry',
+           'free_port', 'serve_checkpoint', 'stop_server', 'text_body', 'ServedJudge', 'load_judge']
 
 # %% ../nbs/02f_served.ipynb #s006
 SERVED_PREFIX = "openai:"
@@ -110,6 +110,14 @@ def tls_context() -> ssl.SSLContext:
 
     return httpx.create_ssl_context()
 
+# %% ../nbs/02f_served.ipynb #s010a2
+def reply_json(response, url: str):
+    "A server's reply as JSON, or a ServedModelError naming the server and what it sent instead."
+    try:
+        return response.json()
+    except ValueError:  # json.JSONDecodeError and a body that is not text
+        raise ServedModelError(f"{url}: the reply is not JSON: {response.text[:120]!r}") from None
+
 # %% ../nbs/02f_served.ipynb #s010b
 def served_entry_of(settings: dict, timeout: float = 30.0) -> dict:
     "The server's /v1/models entry of the settings' model, or a ServedModelError saying why not."
@@ -126,7 +134,8 @@ def served_entry_of(settings: dict, timeout: float = 30.0) -> dict:
         raise refused_key(settings, url, response.status_code)
     if response.status_code != 200:
         raise ServedModelError(f"{url}: HTTP {response.status_code}: {response.text[:200]}")
-    listed = response.json().get("data") or []
+    data = reply_json(response, url)
+    listed = (data.get("data") if isinstance(data, dict) else None) or []
     entry = next((m for m in listed if m.get("id") == settings["served_model"]), None)
     if entry is None:
         raise ServedModelError(
@@ -444,7 +453,7 @@ async def ask(self: ServedVQA, client, body: dict, key: str) -> dict:
             problem, wait = f"{type(e).__name__}: {e}", self.backoff * 2**attempt
         else:
             if response.status_code == 200:
-                data = response.json()
+                data = reply_json(response, self.url)
                 if problem := reply_problem(data):
                     raise ServedModelError(
                         f"{self.url} answered the question {question_of(body)[:80]!r} with {problem}; nothing of it was kept"
