@@ -25,14 +25,14 @@ cv2 = LazyModule("cv2")  # imported by the first filter that runs
 # %% auto #0
 __all__ = ['cv2', 'DEFENCES', 'DEFENCE_KINDS', 'NO_DEFENCE', 'ROUTER_CLASSES', 'ROUTER_TRAINING', 'RESTORER_TRAINING', 'ROUTES',
            'ROUTER_INPUT', 'NETWORKS', 'ROUTER_HELD_OUT', 'ROUTER_UNSEEN', 'WORD', 'SPELLING_VOCABULARIES',
-           'DEFENCE_COLUMNS', 'Defence', 'register_defence', 'folder_digest', 'defence_identity', 'check_image',
-           'defend', 'rgb_through_bgr', 'to_unit', 'from_unit', 'nlmeans', 'bilateral', 'median', 'bm3d_denoise',
-           'disk_psf', 'richardson_lucy', 'tv_deblock', 'clahe', 'Restorer', 'Router', 'image_tensor', 'central_square',
-           'save_network', 'load_network', 'shipped_weights', 'restore', 'route', 'restorer_noise', 'restorer_blur',
-           'routed', 'corrupted_pairs', 'train_restorer', 'train_router', 'router_examples', 'psnr',
+           'OPTION_LINE', 'DEFENCE_COLUMNS', 'Defence', 'register_defence', 'folder_digest', 'defence_identity',
+           'check_image', 'defend', 'rgb_through_bgr', 'to_unit', 'from_unit', 'nlmeans', 'bilateral', 'median',
+           'bm3d_denoise', 'disk_psf', 'richardson_lucy', 'tv_deblock', 'clahe', 'Restorer', 'Router', 'image_tensor',
+           'central_square', 'save_network', 'load_network', 'shipped_weights', 'restore', 'route', 'restorer_noise',
+           'restorer_blur', 'routed', 'corrupted_pairs', 'train_restorer', 'train_router', 'router_examples', 'psnr',
            'restoration_table', 'router_accuracy', 'question_word_counts', 'english_words', 'speller', 'easy_vqa_words',
-           'correct_question', 'in_case_of', 'spelling', 'spelling_table', 'ModelRef', 'DefendedEncoder',
-           'DefendedModel', 'defence_timing', 'defence_table', 'plot_defences']
+           'correct_question', 'in_case_of', 'spelling', 'spelling_table', 'ModelRef', 'option_lines_start',
+           'defended_texts', 'DefendedEncoder', 'DefendedModel', 'defence_timing', 'defence_table', 'plot_defences']
 
 # %% ../nbs/01b_defences.ipynb #c006
 @dataclass(frozen=True)
@@ -710,6 +710,28 @@ class ModelRef:
     def defended(self) -> bool:
         return self.defence != NO_DEFENCE
 
+# %% ../nbs/01b_defences.ipynb #c042o
+OPTION_LINE = re.compile(r"[A-J]\. ")  # an option line as the package writes one: its letter, a full stop and a space
+
+
+def option_lines_start(text: str) -> int:
+    "Where a question's trailing option lines (letters A, B, ... in order, one a line) begin; len(text) if it has none."
+    lines = text.split("\n")
+    k = len(lines)
+    while k > 0 and OPTION_LINE.match(lines[k - 1]):
+        k -= 1
+    letters = "".join(line[0] for line in lines[k:])
+    if not letters or letters != "ABCDEFGHIJ"[: len(letters)]:
+        return len(text)
+    return len("\n".join(lines[:k])) + (1 if k else 0)
+
+
+def defended_texts(texts: list[str], defence: str) -> list[str]:
+    "A text defence on each question's own lines, its trailing option lines (and their letters) kept byte for byte."
+    cuts = [option_lines_start(t) for t in texts]
+    heads = defend([t[:c] for t, c in zip(texts, cuts)], defence)
+    return [head + t[c:] for head, t, c in zip(heads, texts, cuts)]
+
 # %% ../nbs/01b_defences.ipynb #c042p1
 class DefendedEncoder:
     "A model's encoder with a defence in front: images (image defences) or questions (text defences) pass through it first."
@@ -723,7 +745,7 @@ class DefendedEncoder:
         return getattr(self.encoder, name)
 
     def questions(self, texts) -> list:
-        return self.encoder.questions(defend(list(texts), self.defence) if self.kind == "text" else texts)
+        return self.encoder.questions(defended_texts(list(texts), self.defence) if self.kind == "text" else texts)
 
     def batch(self, images, questions):
         "The model's inputs for a batch, each distinct image (a batch repeats an image for each of its questions) defended once."
