@@ -1,6 +1,6 @@
 """The Ray executor on a real local Ray (head and workers on this machine): losing a replica mid-run, or the driver and its
 whole cluster, loses no finished shard and doubles no row; the rows equal the local executor's."""
-import json, os, signal, subprocess, sys, textwrap
+import json, os, signal, subprocess, sys, textwrap, time
 from pathlib import Path
 
 import numpy as np
@@ -11,9 +11,27 @@ root = Path(__file__).resolve().parent.parent
 GRID = [("clean", 0), ("gaussian_noise", 3), ("defocus_blur", 5)]
 SETTINGS = dict(seed=0, batch_size=8, chunk_size=16)
 
+SUITE_MARK = "VQA_ROBUST_TEST_SUITE"  # scripts/test.py's mark of its processes; a pytest run alone makes its own
+MARK = os.environ.setdefault(SUITE_MARK, f"pytest-{os.getpid()}-{time.time_ns()}")  # every Ray process started here inherits it
+RAY_PROCESSES = ("raylet", "gcs_server", "ray::", "/ray/")  # the head, the workers and Ray's own Python services
+
+def marked_ray_pids() -> list[int]:
+    "The Ray processes this suite started: a Ray command line and this suite's mark in the environment."
+    listing = subprocess.run(["ps", "-eo", "pid=,args="], capture_output=True, text=True).stdout.splitlines()
+    rows = [line.strip().split(None, 1) for line in listing if line.strip()]
+    ray = [int(r[0]) for r in rows if len(r) == 2 and any(p in r[1] for p in RAY_PROCESSES) and int(r[0]) != os.getpid()]
+    def marked(pid):
+        try: return f"{SUITE_MARK}={MARK}".encode() in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        except OSError: return False
+    return [pid for pid in ray if marked(pid)]
+
 def ray_stop():
-    "Stop every Ray process on this machine (what a lost cluster leaves behind)."
-    subprocess.run([str(Path(sys.executable).parent / "ray"), "stop", "--force"], capture_output=True, timeout=120)
+    "Stop the Ray processes this suite started (what a lost cluster leaves behind), never another suite's cluster."
+    for pid in marked_ray_pids():
+        try: os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError: pass
+    deadline = time.time() + 30
+    while marked_ray_pids() and time.time() < deadline: time.sleep(0.2)
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
