@@ -13,7 +13,7 @@ Every task but the Ray pair runs at a lower priority (BACKGROUND_NICE), so that 
 each test process what a notebook cell or a test leaves alive is collected and frozen (`collect_and_freeze`, and
 tests/conftest.py), so that later collections do not walk torch, WordNet and the models again and again.
 """
-import argparse, gc, os, signal, subprocess, sys, tempfile, time, xml.etree.ElementTree as ET
+import argparse, gc, os, shutil, signal, subprocess, sys, tempfile, time, xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -164,7 +164,8 @@ def tasks(notebooks: list[Path], flags: str, with_pytest: bool) -> dict:
         todo[" + ".join(RAY_CHAIN)] = lambda: chain(notebook, lambda: run_pytest([RAY_CHAIN[1]], marks, nice=0))
     return todo
 
-LEFT_RUNNING = ("transformers serve", "vllm serve", "vllm.entrypoints", "raylet", "gcs_server", "ray::")  # servers and clusters tests start
+RAY_PROCESSES = ("raylet", "gcs_server", "ray::", "site-packages/ray/")  # a Ray cluster's head, workers, agents and services
+LEFT_RUNNING = ("transformers serve", "vllm serve", "vllm.entrypoints", *RAY_PROCESSES)  # servers and clusters tests start
 SUITE_MARK = "VQA_ROBUST_TEST_SUITE"  # set to one suite's id in the environment that its every test process inherits
 
 def started_by(pid: int, mark: str) -> bool:
@@ -173,17 +174,27 @@ def started_by(pid: int, mark: str) -> bool:
     except OSError: return False  # gone, or another user's: not this suite's
     return f"{SUITE_MARK}={mark}".encode() in environ
 
-def servers_running(mark: str) -> dict:
-    "pid -> command line of the processes that look like a server or a Ray cluster and that the suite marked `mark` started."
-    listing = subprocess.run(["ps", "-eo", "pid=,args="], capture_output=True, text=True).stdout.splitlines()
+def holds_files_under(pid: int, folder) -> bool:
+    "Whether process `pid` has a file open under `folder`: Ray starts its agents with an environment of their own, but they write their session's logs."
+    try: fds = list(Path(f"/proc/{pid}/fd").iterdir())
+    except OSError: return False
+    def target(fd):
+        try: return os.readlink(fd)
+        except OSError: return ""
+    return any(target(fd).startswith(f"{folder}/") for fd in fds)
+
+def servers_running(mark: str, ray_root=None) -> dict:
+    "pid -> command line of the processes that look like a server or a Ray cluster and that this suite started: they carry its `mark`, or hold files under its Ray folder `ray_root`."
+    listing = subprocess.run(["ps", "-ww", "-eo", "pid=,args="], capture_output=True, text=True).stdout.splitlines()
     rows = (line.strip().split(None, 1) for line in listing if line.strip())
     looks = {int(pid): args for pid, args in (r for r in rows if len(r) == 2) if any(p in args for p in LEFT_RUNNING)}
-    return {pid: args for pid, args in looks.items() if pid != os.getpid() and started_by(pid, mark)}
+    ours = lambda pid: started_by(pid, mark) or (ray_root is not None and holds_files_under(pid, ray_root))
+    return {pid: args for pid, args in looks.items() if pid != os.getpid() and ours(pid)}
 
-def left_running(mark: str, grace: float = 10.0) -> dict:
+def left_running(mark: str, ray_root=None, grace: float = 10.0) -> dict:
     "The servers this suite started that are still running after `grace` seconds (a Ray cluster takes a moment to stop)."
     deadline = time.time() + grace
-    while (left := servers_running(mark)) and time.time() < deadline: time.sleep(0.5)
+    while (left := servers_running(mark, ray_root)) and time.time() < deadline: time.sleep(0.5)
     return left
 
 def main():
@@ -196,6 +207,7 @@ def main():
     if args.in_process: sys.exit(test_in_process(args.in_process, args.flags))
     began = time.time()
     mark = os.environ[SUITE_MARK] = f"{os.getpid()}-{time.time_ns()}"  # this suite's id: every process it starts inherits it
+    ray_root = os.environ["RAY_TMPDIR"] = tempfile.mkdtemp(prefix="ray-", dir="/tmp")  # its Ray clusters' sessions, apart from any other's
     notebooks = sorted(p for p in (root / "nbs").glob("*.ipynb") if not p.name.startswith(("_", ".")))  # as nbdev_test
     passed = failed = skipped = 0
     in_sync, why = library_in_sync()
@@ -217,11 +229,12 @@ def main():
             print(report, flush=True)
             passed, failed, skipped = passed + p, failed + f, skipped + s
     for name, (start, end) in sorted(timeline.items(), key=lambda kv: kv[1]): print(f"  {start:5.0f}-{end:4.0f} s  {name}")
-    left = left_running(mark)  # every process a test started must be stopped by that test; another suite's are its own
+    left = left_running(mark, ray_root)  # every process a test started must be stopped by that test; another suite's are its own
     print(f"{'FAIL' if left else 'PASS'} no server or cluster left running by the tests" + "".join(f"\n  pid {pid}: {cmd[:140]}" for pid, cmd in left.items()), flush=True)
     for pid in left:
         try: os.kill(pid, signal.SIGTERM)
         except ProcessLookupError: pass
+    shutil.rmtree(ray_root, ignore_errors=True)
     passed, failed = passed + (not left), failed + bool(left)
     print(f"test suite: {time.time() - began:.0f} s with {args.workers} workers")
     print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))

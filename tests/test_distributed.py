@@ -1,6 +1,6 @@
 """The Ray executor on a real local Ray (head and workers on this machine): losing a replica mid-run, or the driver and its
 whole cluster, loses no finished shard and doubles no row; the rows equal the local executor's."""
-import json, os, signal, subprocess, sys, textwrap, time
+import importlib.util, json, os, shutil, signal, subprocess, sys, tempfile, textwrap, time
 from pathlib import Path
 
 import numpy as np
@@ -11,19 +11,21 @@ root = Path(__file__).resolve().parent.parent
 GRID = [("clean", 0), ("gaussian_noise", 3), ("defocus_blur", 5)]
 SETTINGS = dict(seed=0, batch_size=8, chunk_size=16)
 
-SUITE_MARK = "VQA_ROBUST_TEST_SUITE"  # scripts/test.py's mark of its processes; a pytest run alone makes its own
-MARK = os.environ.setdefault(SUITE_MARK, f"pytest-{os.getpid()}-{time.time_ns()}")  # every Ray process started here inherits it
-RAY_PROCESSES = ("raylet", "gcs_server", "ray::", "/ray/")  # the head, the workers and Ray's own Python services
+spec = importlib.util.spec_from_file_location("suite_runner", root / "scripts" / "test.py")
+runner = importlib.util.module_from_spec(spec); spec.loader.exec_module(runner)
+MARK = os.environ.setdefault(runner.SUITE_MARK, f"pytest-{os.getpid()}-{time.time_ns()}")  # a pytest run alone marks its own
+OWN_ROOT = "RAY_TMPDIR" not in os.environ  # run alone: this module makes the Ray folder, and removes it
+RAY_ROOT = os.environ.setdefault("RAY_TMPDIR", tempfile.mkdtemp(prefix="ray-", dir="/tmp"))  # this suite's Ray sessions
+
+@pytest.fixture(scope="module", autouse=True)
+def own_ray_folder():
+    yield
+    if OWN_ROOT: shutil.rmtree(RAY_ROOT, ignore_errors=True)
 
 def marked_ray_pids() -> list[int]:
-    "The Ray processes this suite started: a Ray command line and this suite's mark in the environment."
-    listing = subprocess.run(["ps", "-eo", "pid=,args="], capture_output=True, text=True).stdout.splitlines()
-    rows = [line.strip().split(None, 1) for line in listing if line.strip()]
-    ray = [int(r[0]) for r in rows if len(r) == 2 and any(p in r[1] for p in RAY_PROCESSES) and int(r[0]) != os.getpid()]
-    def marked(pid):
-        try: return f"{SUITE_MARK}={MARK}".encode() in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-        except OSError: return False
-    return [pid for pid in ray if marked(pid)]
+    "The Ray processes this suite started: its mark in their environment, or (Ray's agents) its Ray folder among their files."
+    ours = runner.servers_running(MARK, RAY_ROOT)  # a served test's server too: not this test's to stop
+    return [pid for pid, args in ours.items() if any(p in args for p in runner.RAY_PROCESSES)]
 
 def ray_stop():
     "Stop the Ray processes this suite started (what a lost cluster leaves behind), never another suite's cluster."

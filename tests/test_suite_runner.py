@@ -26,3 +26,20 @@ def test_leak_check_sees_only_its_own_suite():
     finally:
         for p in (ours, theirs, other_suite): p.kill(); p.wait()
     assert runner.servers_running(mark) == {}  # stopped: nothing left
+
+def test_leak_check_sees_ray_agents_by_their_session_files(tmp_path):
+    "Ray starts its agents with an environment of their own (no mark): the suite knows them by the files they hold in its Ray folder."
+    ray_root = tmp_path / "ray"; (ray_root / "session").mkdir(parents=True)
+    log = ray_root / "session" / "agent.log"; log.write_text("")
+    env = {k: v for k, v in os.environ.items() if k != runner.SUITE_MARK}  # unmarked, as Ray's agents are
+    agent = subprocess.Popen([sys.executable, "-c", "import sys, time; f = open(sys.argv[1]); time.sleep(60)", str(log), "ray::DashboardAgent"], env=env)
+    elsewhere = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "ray::DashboardAgent"], env=env)
+    try:
+        time.sleep(0.5)
+        found = runner.servers_running("no-such-mark", ray_root)
+        assert agent.pid in found  # holds a file under this suite's Ray folder
+        assert elsewhere.pid not in found  # another suite's agent
+        assert runner.holds_files_under(agent.pid, ray_root)
+        assert not runner.holds_files_under(agent.pid, tmp_path / "rayx")  # a folder whose name merely starts alike
+    finally:
+        for p in (agent, elsewhere): p.kill(); p.wait()
