@@ -15,7 +15,8 @@ spec = importlib.util.spec_from_file_location("suite_runner", root / "scripts" /
 runner = importlib.util.module_from_spec(spec); spec.loader.exec_module(runner)
 MARK = os.environ.setdefault(runner.SUITE_MARK, f"pytest-{os.getpid()}-{time.time_ns()}")  # a pytest run alone marks its own
 OWN_ROOT = "RAY_TMPDIR" not in os.environ  # run alone: this module makes the Ray folder, and removes it
-RAY_ROOT = os.environ.setdefault("RAY_TMPDIR", tempfile.mkdtemp(prefix="ray-", dir="/tmp"))  # this suite's Ray sessions
+RAY_ROOT = os.environ["RAY_TMPDIR"] if not OWN_ROOT else tempfile.mkdtemp(prefix="ray-", dir="/tmp")  # the suite's Ray sessions
+os.environ["RAY_TMPDIR"] = RAY_ROOT
 
 @pytest.fixture(scope="module", autouse=True)
 def own_ray_folder():

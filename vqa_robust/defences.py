@@ -432,7 +432,7 @@ def corrupted_pairs(
         "image_id": picks,
     }
 
-
+# %% ../nbs/01b_defences.ipynb #c019r
 def train_restorer(
     clean: np.ndarray,  # n x H x W x 3 uint8 targets
     corrupted: np.ndarray,  # the same images corrupted

@@ -362,7 +362,7 @@ def checked_record(folder: Path, identity: dict, overwrite: bool) -> tuple[dict 
         )
     return record, not changes
 
-
+# %% ../nbs/01_store.ipynb #c013s3s
 def saved_chunks(
     folder: Path,  # the condition's folder (`partition_dir`); may not exist
     identity: dict,  # what this run would compute it from (`condition_identity`)
