@@ -138,6 +138,40 @@ def test_mmbench_with_a_served_judge(tmp_path):
     assert "e8e78f05" in summary["option_rules"]["source"] and json.loads((tmp_path / "plain" / "run.json").read_text())["judge"] is None
     assert again.extraction.equals(judged.extraction)
 
+def test_switching_judges_and_overwriting_a_judge(tmp_path):
+    """Judge A, then B, then B again: each run finishes, the model is asked once, only this run's judge's replies stay.
+    A judge journal naming two models is refused before anything changes; overwrite then asks that judge again, not the model."""
+    from vqa_robust.datasets import DATASETS
+    from vqa_robust.served import ServedModelError
+    from vqa_robust.testing import LocalChatServer
+    data_dir = DATASETS["mmbench"].write_records(tmp_path / "data", "dev_en")
+    grid = dict(dataset="mmbench", data_dir=str(data_dir), corruptions="gaussian_noise", severities="1", n_images=0)
+    out = tmp_path / "run"
+    with LocalChatServer(model="colours") as model, LocalChatServer(model="judge-a", text_answer=lambda prompt: "A") as a, \
+            LocalChatServer(model="judge-b", text_answer=lambda prompt: "B") as b:
+        name, judge_b = f"openai:colours@{model.url}", f"openai:judge-b@{b.url}"
+        run_library(out, model=name, judge=f"openai:judge-a@{a.url}", **grid)
+        asked = len(model.received)
+        run_library(out, model=name, judge=judge_b, **grid)
+        judged = len(b.received)
+        again = run_library(out, model=name, judge=judge_b, **grid)  # the run that stopped before removing the results
+        assert (len(model.received), len(b.received)) == (asked, judged)  # the model asked once, judge B once
+        assert judged == len(a.received) > 0
+        assert sorted(p.name for p in (out / "judge").iterdir()) == ["openai-judge-b"]  # judge A's replies went with it
+        assert set(again.answers.choice[again.answers.option_rule == "judge"]) == {"B"}
+        journal = out / "judge" / "openai-judge-b" / "_served.jsonl"
+        with open(journal, "a") as handle:  # a reply of the model the server served before
+            handle.write(json.dumps({"key": "old", "text": "C", "model": "judge-b-old"}) + "\n")
+        finished = (out / "run.json").read_text()
+        with pytest.raises(ServedModelError, match=r"holds answers of 2 served models \(judge-b, judge-b-old\)"):
+            run_library(out, model=name, judge=judge_b, **grid)
+        assert (out / "run.json").read_text() == finished  # refused before anything changed: the results stay
+        assert (len(model.received), len(b.received)) == (asked, judged)
+        rejudged = run_library(out, model=name, judge=judge_b, overwrite=True, **grid)
+        assert (len(model.received), len(b.received)) == (asked, 2 * judged)  # overwrite asked the judge again, only it
+    assert rejudged.extraction.equals(again.extraction)
+    assert '"judge-b-old"' not in journal.read_text()
+
 def test_unscorable_annotations_refused_before_answering(tmp_path):
     "A TextVQA question with nine answers (its evaluator needs ten) is refused before any request is sent or file written."
     from vqa_robust.datasets import DATASETS

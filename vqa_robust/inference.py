@@ -25,8 +25,8 @@ __all__ = ['conditions', 'Batch', 'question_order', 'plan_batches', 'ImageInputE
            'default_workers', 'batch_loader', 'ImagesUnder', 'condition_images', 'glibc', 'release_memory',
            'private_memory_mb', 'sample_private', 'PrivatePeak', 'peak_memory_mb', 'memory_text', 'start_environment',
            'malloc_settings', 'arrow_pool', 'answer_inputs', 'batch_seed', 'encoder_of', 'progress_bar',
-           'answered_batches', 'answer_plan', 'log_truncation', 'plan_bar', 'served_journal', 'answer_condition',
-           'answer_rate', 'run_conditions']
+           'answered_batches', 'answer_plan', 'log_truncation', 'plan_bar', 'served_journal', 'judge_journal',
+           'answer_condition', 'answer_rate', 'run_conditions']
 
 # %% ../nbs/03_inference.ipynb #c006
 def conditions(
@@ -423,6 +423,14 @@ def served_journal(
 ) -> Path:  # answers/model=NAME/_served[-worker].jsonl
     "Where a served model appends each answer as it arrives (`vqa_robust.served.ServedVQA.keep_journal` reads every journal of the folder)."
     return Path(out_dir) / "answers" / f"model={model_name}" / f"_served{'-' + worker if worker else ''}.jsonl"
+
+
+def judge_journal(
+    out_dir: str | Path,  # the run folder
+    judge_name: str,  # the judge's name (`vqa_robust.served.served_spec`'s: openai-MODEL)
+) -> Path:  # judge/NAME/_served.jsonl
+    "Where a run's judge appends each reply: a folder per judge: another judge's run neither reads nor mixes them."
+    return Path(out_dir) / "judge" / judge_name / "_served.jsonl"
 
 # %% ../nbs/03_inference.ipynb #c021s3
 def answer_condition(

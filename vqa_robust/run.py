@@ -51,10 +51,12 @@ from vqa_robust.inference import (
     condition_images,
     conditions,
     default_workers,
+    judge_journal,
     malloc_settings,
     memory_text,
     peak_memory_mb,
     release_memory,
+    served_journal,
 )
 from .distributed import EXECUTORS, executor as executor_named
 from vqa_robust.metrics import (
@@ -70,7 +72,14 @@ from vqa_robust.metrics import (
     RESAMPLING_UNIT,
     resampling_unit,
 )
-from .served import IMAGE_ENCODINGS, SERVED_FAMILY, load_judge, parse_served
+from vqa_robust.served import (
+    IMAGE_ENCODINGS,
+    SERVED_FAMILY,
+    checked_journals,
+    journal_models,
+    load_judge,
+    parse_served,
+)
 from vqa_robust.analysis import (
     blind_baseline,
     family_accuracy,
@@ -147,20 +156,20 @@ __all__ = ['plt', 'PARAMETER_GROUPS', 'RUN_PARAMETERS', 'TRANSPORT_PARAMETERS', 
            'split_parameters', 'text_parameters', 'scoring_parameters', 'compute_parameters', 'run_parameters',
            'RunConfig', 'flag', 'load_questions', 'blind_answers', 'perturbed_questions', 'refuse_unreachable',
            'checked_out_dir', 'run_config', 'RunScores', 'harness_scores_need', 'ResultSection', 'result_section',
-           'result_files', 'section_attributes', 'previous_run', 'clear_results', 'prepare_stores', 'model_load',
-           'answer_all', 'scored_answers', 'RunResult', 'images_apart', 'SavedFigure', 'save_figure', 'save_table',
-           'accuracy_results', 'extraction_results', 'robustness_results', 'mce_results',
-           'effective_robustness_results', 'change_results', 'calibration_results', 'flip_results',
-           'consistency_results', 'comparison_results', 'precision_results', 'answer_changing_words',
-           'comparability_results', 'text_perturbation_results', 'defence_results', 'defence_sample',
-           'interaction_results', 'resolution_results', 'preprocessing_results', 'harness_results', 'run_summary',
-           'run', 'give_back', 'write_sections', 'write_run_folder', 'locked_run', 'RunFailed', 'answered_run',
-           'images_config', 'precision_summary', 'answered_to_precision', 'look_intervals', 'grid_questions', 'corrupt',
-           'export_benchmark', 'exported_questions', 'harness_parameters', 'harness_identity', 'harness_model',
-           'reported_scores', 'checked_export', 'scored_harness_run', 'score_predictions', 'registry_table',
-           'show_default', 'parameter_options', 'parameter_groups', 'option_groups', 'add_parameters', 'command_parser',
-           'refused', 'error_line', 'combine_command', 'export_line', 'plan_command', 'plan_lines', 'main',
-           'closed_pipe']
+           'result_files', 'section_attributes', 'previous_run', 'clear_results', 'journal_folders', 'check_journals',
+           'removed_path', 'prepare_journals', 'prepare_stores', 'model_load', 'answer_all', 'scored_answers',
+           'RunResult', 'images_apart', 'SavedFigure', 'save_figure', 'save_table', 'accuracy_results',
+           'extraction_results', 'robustness_results', 'mce_results', 'effective_robustness_results', 'change_results',
+           'calibration_results', 'flip_results', 'consistency_results', 'comparison_results', 'precision_results',
+           'answer_changing_words', 'comparability_results', 'text_perturbation_results', 'defence_results',
+           'defence_sample', 'interaction_results', 'resolution_results', 'preprocessing_results', 'harness_results',
+           'run_summary', 'run', 'give_back', 'write_sections', 'write_run_folder', 'locked_run', 'RunFailed',
+           'answered_run', 'images_config', 'precision_summary', 'answered_to_precision', 'look_intervals',
+           'grid_questions', 'corrupt', 'export_benchmark', 'exported_questions', 'harness_parameters',
+           'harness_identity', 'harness_model', 'reported_scores', 'checked_export', 'scored_harness_run',
+           'score_predictions', 'registry_table', 'show_default', 'parameter_options', 'parameter_groups',
+           'option_groups', 'add_parameters', 'command_parser', 'refused', 'error_line', 'combine_command',
+           'export_line', 'plan_command', 'plan_lines', 'main', 'closed_pipe']
 
 # %% ../nbs/08_run_library.ipynb #c012p
 def parameter(
@@ -1298,9 +1307,45 @@ def clear_results(out_dir: Path) -> None:
     for name in ["run.json"] + result_files():
         (out_dir / name).unlink(missing_ok=True)
 
+# %% ../nbs/08_run_library.ipynb #c024j
+def journal_folders(config: RunConfig) -> list[Path]:
+    "The folders whose journals this run reads: each served model's in each question set's store, and its judge's."
+    p = config.parameters
+    served = [name for name in p.models if p.specs[name].transport]
+    folders = [served_journal(folder, name).parent for _, folder, _ in config.stores.values() for name in served]
+    return folders + ([judge_journal(config.out_dir, config.judge.adapter.name).parent] if config.judge else [])
+
+
+def check_journals(config: RunConfig) -> None:
+    "Refuse, before anything changes, a journal that holds replies of two served models (unless overwrite removes it)."
+    if not config.overwrite:
+        for folder in journal_folders(config):
+            checked_journals(folder)
+
+
+def removed_path(path: Path, out_dir: Path, why: str) -> Path:
+    "Remove a file or a folder of the run folder, and say so."
+    shutil.rmtree(path) if path.is_dir() else path.unlink()
+    print(f"removed {path.relative_to(out_dir)}: {why}")
+    return path
+
+
+def prepare_journals(config: RunConfig) -> list[Path]:
+    "After every check: remove the journals overwrite asks again (mixing served models) and other judges' replies."
+    out, removed = config.out_dir, []
+    if config.overwrite and config.look <= 1:
+        for folder in [f for f in journal_folders(config) if len(journal_models(f)) > 1]:
+            for journal in sorted(folder.glob("_served*.jsonl")):
+                removed.append(removed_path(journal, out, "its replies name two served models; overwrite asks again"))
+    ours = judge_journal(out, config.judge.adapter.name).parent if config.judge else None
+    for other in sorted((out / "judge").glob("*")) if (out / "judge").is_dir() else []:
+        if other != ours:
+            removed.append(removed_path(other, out, "not this run's judge"))
+    return removed
+
 # %% ../nbs/08_run_library.ipynb #c024b
 def prepare_stores(config: RunConfig) -> list:
-    "Check every store's saved answers before any model loads; then clear the previous results and remove what this run does not have; the removed folders."
+    "Check every store and journal before any model loads; then clear the previous results and remove what this run lacks."
     p = config.parameters
 
     def stores(remove: bool) -> list:
@@ -1322,18 +1367,13 @@ def prepare_stores(config: RunConfig) -> list:
         ]
 
     stores(remove=False)  # every store checked before any is changed: a refused run changes nothing
+    check_journals(config)  # and every served model's and the judge's journal
     clear_results(config.out_dir)
-    removed = stores(remove=True)
-    if config.overwrite and config.look <= 1:  # served models' and the judge's replies are asked again too
-        for journal in sorted(config.out_dir.glob("**/_served*.jsonl")):
-            journal.unlink()
-            print(f"removed {journal.relative_to(config.out_dir)}: overwrite asks the server again")
+    removed = stores(remove=True) + prepare_journals(config)
     text = config.out_dir / "text"
     for folder in sorted(text.glob("*")) if text.is_dir() else []:
         if folder.name not in config.perturbed:
-            shutil.rmtree(folder)
-            removed.append(folder)
-            print(f"removed text/{folder.name}: not a perturbation of this run")
+            removed.append(removed_path(folder, config.out_dir, "not a perturbation of this run"))
     return removed
 
 # %% ../nbs/08_run_library.ipynb #c026
@@ -2128,9 +2168,7 @@ def answered_run(config: RunConfig, progress: bool, figures: bool, log) -> RunRe
         print(f"{len(answers)} answers in {elapsed:.0f} s")
         give_back()  # the batches' memory, before the results are computed
         if config.judge:
-            config.judge.keep_journal(
-                out / "judge" / "_served.jsonl"
-            )  # its replies kept as they arrive, reused by a rerun
+            config.judge.keep_journal(judge_journal(out, config.judge.adapter.name))  # kept as they arrive, reused
         result = write_run_folder(
             config,
             answers,

@@ -24,8 +24,9 @@ __all__ = ['SERVED_PREFIX', 'SERVED_DEFAULTS', 'DECODING', 'OPTIONAL_FIELDS', 'V
            'request_headers', 'refused_key', 'tls_context', 'reply_json', 'served_entry_of', 'served_fingerprint',
            'ImageEncoding', 'png_bytes', 'image_url', 'chat_body', 'request_key', 'DataURLEncoder', 'jpeg_bytes',
            'vlmevalkit_api_bytes', 'run_async', 'retry_after', 'is_transport_error', 'read_journal', 'question_of',
-           'reply_problem', 'reply_of', 'ServedVQA', 'load_served', 'no_tiny_served', 'served_spec', 'served_entry',
-           'free_port', 'serve_checkpoint', 'stop_server', 'text_body', 'ServedJudge', 'load_judge']
+           'reply_problem', 'reply_of', 'ServedVQA', 'journal_models', 'checked_journals', 'load_served',
+           'no_tiny_served', 'served_spec', 'served_entry', 'free_port', 'serve_checkpoint', 'stop_server', 'text_body',
+           'ServedJudge', 'load_judge']
 
 # %% ../nbs/02f_served.ipynb #s006
 SERVED_PREFIX = "openai:"
@@ -388,6 +389,22 @@ class ServedVQA(VQAAdapter):
     def encoder(self) -> DataURLEncoder:
         return DataURLEncoder(self.spec.settings["image_encoding"])
 
+# %% ../nbs/02f_served.ipynb #s016s2j
+def journal_models(folder: str | Path) -> list[str]:
+    "The models named by the answers in the journals of `folder` (`_served*.jsonl`), sorted."
+    journals = sorted(Path(folder).glob("_served*.jsonl"))
+    return sorted({str(reply.get("model")) for journal in journals for reply in read_journal(journal).values()})
+
+
+def checked_journals(folder: str | Path) -> None:
+    "Refuse a folder whose journals hold answers of more than one served model: the server's model changed between runs."
+    models = journal_models(folder)
+    if len(models) > 1:
+        raise ServedModelError(
+            f"{folder} holds answers of {len(models)} served models ({', '.join(models)}): the server's model changed "
+            "between runs; rerun with overwrite to ask this server again (its journal alone is removed)"
+        )
+
 # %% ../nbs/02f_served.ipynb #s016s2m0
 @patch
 def keep_journal(self: ServedVQA, path: str | Path) -> None:
@@ -395,15 +412,9 @@ def keep_journal(self: ServedVQA, path: str | Path) -> None:
     if self.journal_path == Path(path):
         return  # already read
     self.journal_path = Path(path)
-    journals = sorted(self.journal_path.parent.glob("_served*.jsonl"))
-    for journal in journals:
+    checked_journals(self.journal_path.parent)
+    for journal in sorted(self.journal_path.parent.glob("_served*.jsonl")):
         self.journal.update(read_journal(journal))
-    models = sorted({str(r.get("model")) for r in self.journal.values()})
-    if len(models) > 1:
-        raise ServedModelError(
-            f"{self.journal_path.parent} holds answers of {len(models)} served models ({', '.join(models)}) in {', '.join(j.name for j in journals)}: "
-            "the server's model changed between runs; rerun with overwrite to ask every question again"
-        )
 
 
 @patch
