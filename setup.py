@@ -39,5 +39,5 @@ setuptools.setup(
     extras_require={"dev": cfg.get("dev_requirements", "").split()},
     zip_safe=False,
     entry_points={"nbdev": [f"{cfg['lib_path']}={cfg['lib_path']}._modidx:d"],
-                  "console_scripts": cfg.get("console_scripts", "").split()},  # vqa-robust=vqa_robust.run:main
+                  "console_scripts": cfg.get("console_scripts", "").split()},  # vqa-robust=vqa_robust.cli:main
 )

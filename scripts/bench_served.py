@@ -21,7 +21,7 @@ PNG encoding, HTTP and the server's per-request work.
 
 With --versus lmms-eval it measures instead the package's served run against lmms-eval 0.7.3 (its `openai_compatible` model), side
 by side against one LocalChatServer (vqa_robust.testing) in a process of its own, at the same concurrency: an export of the same
-questions and conditions (`vqa_robust.run.export_benchmark`) is lmms-eval's input, `vqa_robust.run.run` in a fresh process the
+questions and conditions (`vqa_robust.cli.export_benchmark`) is lmms-eval's input, `vqa_robust.run.run` in a fresh process the
 package's; each wall time includes its process's start. The server's answers take a seeded log-normal time each (median
 --latency-ms, spread --latency-sigma), so that a request can be much slower than its neighbours. Prints each wall time, the ratio
 package / lmms-eval (target at most 1.0) and whether the two sides gave the same answer to every request.
@@ -114,7 +114,7 @@ def package_side(url: str, args, out: Path) -> dict:
 
 def versus_lmms_eval(args) -> int:
     "The package's served run and lmms-eval against one server process at the same concurrency, in turns: wall times and their ratio."
-    from vqa_robust.run import export_benchmark
+    from vqa_robust.cli import export_benchmark
     venv = Path(args.lmms_eval_venv)
     if not (venv / "bin" / "lmms-eval").exists(): sys.exit(f"bench_served: no lmms-eval at {venv}; tests/test_harnesses.py's lmms_eval_venv() makes it")
     work = Path(tempfile.mkdtemp())

@@ -38,7 +38,11 @@ FLOORS = [  # bottom up
     ["combine"],               # runs made apart, ranked together (analysis' tables, metrics' bootstrap, the store's atomic writes)
     ["changes"],
     ["explain"],
+    ["parameters"],            # the run's parameters, written once, and their checks; the checked run (RunConfig)
+    ["results"],               # the run folder: scores and the result sections
     ["run"],
+    ["harness_scoring"],       # a harness's predictions for an export, scored as a run
+    ["cli"],                   # the vqa-robust command over the library's functions
     ["testing"],               # test doubles: a chat server that needs no model
 ]
 PACKAGE = "vqa_robust"

@@ -29,7 +29,7 @@ def main() -> None:
     parser.add_argument("--out", default=str(root / "tests" / "fixtures" / "lmms_eval" / "easy_vqa_brightness"))
     out = Path(parser.parse_args().out)
     from test_harnesses import lmms_eval_venv
-    from vqa_robust.run import export_benchmark
+    from vqa_robust.cli import export_benchmark
     work = Path(tempfile.mkdtemp())
     export_benchmark(n_images=2, corruptions="brightness", severities="1", seed=0, out_dir=str(work / "export"))
     for folder, busy in (("predictions", 0), ("failed", 70)):

@@ -40,7 +40,8 @@ def lmms_eval(venv: Path, url: str, include: Path, tasks: str, out: Path, model_
 def test_lmms_eval_runs_an_exported_task_as_the_package_asks(tmp_path):
     from vqa_robust.harnesses import export, served_settings
     from vqa_robust.vqav2 import load_easy_vqa, sample_images
-    from vqa_robust.run import run, score_predictions
+    from vqa_robust.run import run
+    from vqa_robust.harness_scoring import score_predictions
     from vqa_robust.testing import LocalChatServer
     venv = lmms_eval_venv()
     questions = sample_images(load_easy_vqa("test"), 2, seed=0)  # two images: the served model gets some right (the fixture's export)
@@ -88,7 +89,9 @@ def test_lmms_eval_predictions_score_as_the_packages_own_run(tmp_path, dataset, 
     and imported by `score_predictions`: the run folder's answers, scores and accuracy per condition are those of the package's own
     served run on the same questions against the same server (MMBench: every rotation asked, folded by CircularEval)."""
     from vqa_robust.datasets import DATASETS
-    from vqa_robust.run import export_benchmark, run, score_predictions
+    from vqa_robust.run import run
+    from vqa_robust.cli import export_benchmark
+    from vqa_robust.harness_scoring import score_predictions
     from vqa_robust.testing import LocalChatServer
     venv = lmms_eval_venv()
     data = DATASETS[dataset].write_records(tmp_path / "data", split)
@@ -122,7 +125,7 @@ def test_every_dataset_exports_and_its_images_read_back(tmp_path):
     from vqa_robust.corruptions import image_under_condition
     from vqa_robust.datasets import DATASETS
     from vqa_robust.harnesses import decoded
-    from vqa_robust.run import export_benchmark, grid_questions
+    from vqa_robust.cli import export_benchmark, grid_questions
     for name, spec in DATASETS.items():
         data = str(spec.write_records(tmp_path / name / "data", spec.splits[0])) if spec.needs_data_dir else ""
         manifest = export_benchmark(dataset=name, data_dir=data, n_images=2, corruptions="brightness", severities="1", out_dir=str(tmp_path / name / "out"))
@@ -142,7 +145,8 @@ def test_lmms_eval_failed_requests_are_counted_not_scored(tmp_path):
     """A server answering HTTP 429 to lmms-eval's first 70 requests (one retry each): lmms-eval writes the requests that failed
     every try as `[LMMS_EVAL_REQUEST_FAILED ...]` samples and exits 0; `score` refuses them, and `allow_failed` leaves them out."""
     import pandas as pd
-    from vqa_robust.run import export_benchmark, score_predictions
+    from vqa_robust.cli import export_benchmark
+    from vqa_robust.harness_scoring import score_predictions
     from vqa_robust.testing import LocalChatServer
     venv = lmms_eval_venv()
     manifest = export_benchmark(n_images=2, corruptions="brightness", severities="1", out_dir=str(tmp_path / "export"))

@@ -32,7 +32,7 @@ def test_checker_finds_cycles_upward_and_inner_imports(tmp_path):
 def test_the_run_imports_no_vle_code():
     "VLE's network (transformers' CLIP, DeBERTa-v2, BERT attention: seconds to import) loads with the first VLE, not with the run, the zoo or the command."
     import subprocess, sys
-    code = ("import sys, vqa_robust.run, vqa_robust.zoo as zoo\n"
+    code = ("import sys, vqa_robust.run, vqa_robust.cli, vqa_robust.zoo as zoo\n"
             "print('vqa_robust.vle' in sys.modules, 'transformers.models.deberta_v2.modeling_deberta_v2' in sys.modules, zoo.MODELS['vle'].family)")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root)
     assert p.returncode == 0, p.stderr[-2000:]

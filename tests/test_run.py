@@ -18,7 +18,7 @@ def run_notebook(out_dir: Path, *params: str, env: dict | None = None) -> subpro
 def run_command(out_dir: Path, *params: str, env: dict | None = None) -> subprocess.CompletedProcess:
     "`vqa-robust run --name value ...` (the console script; its function where the package was installed before it existed)."
     script = Path(sys.executable).parent / "vqa-robust"
-    command = [str(script)] if script.exists() else [sys.executable, "-c", "import sys; from vqa_robust.run import main; sys.exit(main())"]
+    command = [str(script)] if script.exists() else [sys.executable, "-c", "import sys; from vqa_robust.cli import main; sys.exit(main())"]
     args = command + ["run", "--out-dir", str(out_dir)]
     for p in params:
         name, value = p.split("=", 1)
@@ -110,7 +110,7 @@ def test_models_are_ranked_jointly(small_run):
 
 def test_comparisons_and_plan_from_the_run_folder(small_run, capsys):
     "comparisons.csv pairs the two models on the same images (its accuracy differences are accuracy.csv's); `vqa-robust plan` reads the folder."
-    from vqa_robust.run import main
+    from vqa_robust.cli import main
     answers = pd.read_parquet(small_run / "answers.parquet")
     assert json.loads((small_run / "run.json").read_text())["resampling_unit"] == "image"
     assert answers.image_id.nunique() == 24 and answers.groupby("question_id").image_id.nunique().max() == 1
@@ -204,7 +204,7 @@ def test_library_command_and_notebook_agree(tmp_path):
     "The three entry points (the library, the command's arguments, the notebook's parameters) give the same answers.parquet, row for row (papermill's one test here)."
     params = ("model=easy-vqa-vilt,easy-vqa-blip", "n_images=4", "corruptions=gaussian_noise", "severities=1,2", "seed=1")
     result = run_library(tmp_path / "library", *params, figures=False)
-    from vqa_robust.run import main  # the console script's function, in this process (test_unreachable_model_fails_clearly runs the script itself)
+    from vqa_robust.cli import main  # the console script's function, in this process (test_unreachable_model_fails_clearly runs the script itself)
     argv = ["run", "--out-dir", str(tmp_path / "command")] + [a for p in params for a in ("--" + p.split("=", 1)[0].replace("_", "-"), p.split("=", 1)[1])]
     assert main(argv) == 0
     (tmp_path / "notebook").mkdir()
@@ -256,7 +256,8 @@ def test_parameters_cell_is_tagged():
 def test_defaults_are_written_once():
     "Neither run_config nor run_parameters repeats the parameter list: both take RunParameters (or its fields by name), whose defaults are the notebook's."
     import inspect
-    from vqa_robust.run import RunParameters, run_config, run_parameters
+    from vqa_robust.run import run_config
+    from vqa_robust.parameters import RunParameters, run_parameters
     for function in (run_config, run_parameters):
         assert list(inspect.signature(function).parameters) == ["parameters", "values"], function
     assert run_parameters(model="easy-vqa-vilt", n_images=2).seed == RunParameters().seed == 0
@@ -264,7 +265,8 @@ def test_defaults_are_written_once():
 
 def test_the_three_parameter_lists_are_one():
     "nbs/run.ipynb's parameters cell, run()'s keywords and `vqa-robust run --help` all come from RunParameters."
-    from vqa_robust.run import RUN_PARAMETERS, RunParameters, command_parser, parameters_cell
+    from vqa_robust.parameters import RUN_PARAMETERS, RunParameters, parameters_cell
+    from vqa_robust.cli import command_parser
     nb = json.loads((root / "nbs" / "run.ipynb").read_text())
     cell = [("".join(c["source"])) for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
     assert cell == [parameters_cell()]  # the notebook's cell is the rendering of RunParameters (regenerate it when a field changes)
@@ -275,7 +277,7 @@ def test_the_three_parameter_lists_are_one():
 
 def test_notebook_is_one_call():
     "nbs/run.ipynb: its parameters (every parameter of the run, with its defaults), one call of the library, and cells that show the result."
-    from vqa_robust.run import PARAMETER_GROUPS, RUN_PARAMETERS, RunParameters
+    from vqa_robust.parameters import PARAMETER_GROUPS, RUN_PARAMETERS, RunParameters
     nb = json.loads((root / "nbs" / "run.ipynb").read_text())
     code = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
     assert not any(line.lstrip().startswith(("def ", "class ")) for c in code for line in c.splitlines())  # no orchestration defined here
@@ -287,7 +289,7 @@ def test_notebook_is_one_call():
     assert [node.target.id for node in ast.parse(cell).body if isinstance(node, ast.AnnAssign)] == RUN_PARAMETERS == [
         getattr(node, "target", None) and node.target.id for node in ast.parse(cell).body]  # each a typed assignment, in RunParameters' order
     rest = [node for c in code if c != cell for node in ast.parse(c).body]  # everything but the parameters: the import, the one call, the shown result
-    assert [ast.unparse(node) for node in rest] == ["from vqa_robust.run import run, RUN_PARAMETERS",
+    assert [ast.unparse(node) for node in rest] == ["from vqa_robust.run import run", "from vqa_robust.parameters import RUN_PARAMETERS",
                                                     "result = run(**{name: globals()[name] for name in RUN_PARAMETERS})", "result.show()"], [ast.unparse(n) for n in rest]
     namespace = {}
     exec(cell, namespace)
@@ -572,7 +574,7 @@ def test_run_script_environment_reaches_the_run():
 def test_readme_run_folder_table_is_the_sections():
     "The README's run-folder table names every file a result section (or the core) writes, and no other result file."
     import re
-    from vqa_robust.run import result_files
+    from vqa_robust.results import result_files
     text = (root / "README.md").read_text()
     table = text.split("| file | content |\n|---|---|\n", 1)[1].split("\n\n", 1)[0]
     named = {name for row in table.splitlines() for name in re.findall(r"`([^`]+)`", row.split(" | ")[0])}
@@ -585,7 +587,8 @@ def test_a_new_dataset_needs_no_edit_of_run_py(tmp_path):
     import vqa_robust.run as run_module
     from vqa_robust.vqav2 import load_easy_vqa
     from vqa_robust.datasets import DATASETS, register_dataset, write_easy_vqa_records
-    code = ast.parse(Path(run_module.__file__).read_text())
+    import vqa_robust.parameters as parameters_module
+    code = ast.parse(Path(run_module.__file__).read_text() + Path(parameters_module.__file__).read_text())
     compared = [n for n in ast.walk(code) if isinstance(n, ast.Compare) and any(isinstance(c, ast.Constant) and c.value in DATASETS for c in n.comparators)]
     assert not compared, [ast.unparse(n) for n in compared]  # no `dataset == "easy_vqa"` left: every dataset through its DatasetSpec
     calls = []

@@ -43,7 +43,9 @@ def vlmevalkit(env: Path, export: Path, config: dict, work: Path, *options: str)
 def test_vlmevalkit_answers_as_the_package_sends(tmp_path):
     """Open questions: VLMEvalKit sends the export's prompt (CustomVQADataset, the TSV's question cell) and JPEG (its OpenAI
     client); the package's run with `image_encoding="vlmevalkit_api"` sends the same text and bytes: equal answers and scores."""
-    from vqa_robust.run import export_benchmark, run, score_predictions
+    from vqa_robust.run import run
+    from vqa_robust.cli import export_benchmark
+    from vqa_robust.harness_scoring import score_predictions
     from vqa_robust.testing import LocalChatServer
     env = vlmevalkit_env()
     manifest = export_benchmark(**GRID, out_dir=str(tmp_path / "export"))
@@ -72,7 +74,8 @@ def test_vlmevalkit_answers_as_the_package_sends(tmp_path):
 @pytest.mark.slow
 def test_vlmevalkit_failures_are_counted_not_scored(tmp_path):
     "A server refusing VLMEvalKit's first requests: its 'Failed to obtain answer via API.' rows are refused, or left out."
-    from vqa_robust.run import export_benchmark, score_predictions
+    from vqa_robust.cli import export_benchmark
+    from vqa_robust.harness_scoring import score_predictions
     from vqa_robust.testing import LocalChatServer
     env = vlmevalkit_env()
     manifest = export_benchmark(**GRID, out_dir=str(tmp_path / "export"))
@@ -96,7 +99,9 @@ def test_vlmevalkit_multiple_choice_sends_the_packages_prompt(tmp_path):
     """MMBench: VLMEvalKit runs each condition as CVBench (the class that sends a TSV's own prompt), `--mode all`: the prompt
     received is the package's, its answers are the package's own run's, and its _acc.csv is taken as its reported accuracy."""
     from vqa_robust.datasets import DATASETS
-    from vqa_robust.run import export_benchmark, run, score_predictions
+    from vqa_robust.run import run
+    from vqa_robust.cli import export_benchmark
+    from vqa_robust.harness_scoring import score_predictions
     from vqa_robust.testing import LocalChatServer
     env = vlmevalkit_env()
     data = DATASETS["mmbench"].write_records(tmp_path / "data", "dev_en")

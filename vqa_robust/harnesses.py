@@ -811,7 +811,7 @@ def exported_rows(folder: Path, condition: dict) -> pd.DataFrame | None:
 def rederived_conditions(
     manifest: dict,  # the export's manifest
     folder: str | Path,  # the export's folder
-    questions: VQADataset,  # the export's questions, read again (`run.exported_questions`)
+    questions: VQADataset,  # the export's questions, read again (`harness_scoring.exported_questions`)
     n_images: int = 3,  # images made again per condition (the first distinct ones)
 ) -> int:  # how many conditions' images were made again and found equal
     "Each condition's file holds the manifest's questions in order; its first images, made again, are the exported ones."
