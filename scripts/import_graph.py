@@ -39,6 +39,7 @@ FLOORS = [  # bottom up
     ["changes"],
     ["explain"],
     ["parameters"],            # the run's parameters, written once, and their checks; the checked run (RunConfig)
+    ["questions"],             # the run's split, the blind baseline's answers, the corrupted question sets
     ["results"],               # the run folder: scores and the result sections
     ["run"],
     ["harness_scoring"],       # a harness's predictions for an export, scored as a run

@@ -31,7 +31,7 @@ BACKGROUND_NICE = 10  # niceness of every task but the Ray pair: the longest cha
 NOTEBOOK_GROUPS = 2  # processes the other notebooks (but 03a) are tested in, of about equal work
 NOTEBOOK_SECONDS = {  # seconds each notebook took in a shared process on the project's 2-core machine: groups' balance and order (5 for one not listed)
     "nbs/01b_defences.ipynb": 83, "nbs/02a_training.ipynb": 52, "nbs/06a_text_eval.ipynb": 54,
-    "nbs/03_inference.ipynb": 37, "nbs/05b_combine.ipynb": 34, "nbs/08_run_library.ipynb": 25, "nbs/08a_results.ipynb": 25, "nbs/08_parameters.ipynb": 8, "nbs/08b_harness_scoring.ipynb": 8, "nbs/08c_command_line.ipynb": 15,
+    "nbs/03_inference.ipynb": 37, "nbs/05b_combine.ipynb": 34, "nbs/08_run_library.ipynb": 25, "nbs/08a_results.ipynb": 25, "nbs/08_parameters.ipynb": 8, "nbs/08_questions.ipynb": 8, "nbs/08b_harness_scoring.ipynb": 8, "nbs/08c_command_line.ipynb": 15,
     "nbs/06_text.ipynb": 25, "nbs/04a_calibration.ipynb": 17, "nbs/07a_changes.ipynb": 17,
     "nbs/07_explain.ipynb": 17, "nbs/02f_served.ipynb": 14, "nbs/04d_discrimination.ipynb": 13,
     "nbs/01_corruptions.ipynb": 11, "nbs/04c_consistency.ipynb": 10, "nbs/04g_model_input.ipynb": 10, "nbs/04h_comparisons.ipynb": 70,

@@ -20,7 +20,8 @@ from .combine import combine, read_run
 from .harnesses import export, served_settings
 from .parameters import RunParameters, flag, int_parameter, list_parameter, positive_number
 from .parameters import registry_parameter
-from .run import load_questions, run, run_config
+from .questions import load_questions
+from .run import run, run_config
 from .harness_scoring import score_predictions
 
 # %% auto #0

@@ -16,10 +16,18 @@ from .inference import conditions, peak_memory_mb
 from .harnesses import check_condition_names, failures_text, harness_questions, prediction_files
 from .harnesses import read_manifest, read_predictions, rederived_conditions, sha256_of, verified_files
 from .harnesses import vlmevalkit_reported, without_failed
-from .parameters import CheckedParameters, RunParameters, flag, registry_parameter, scoring_parameters
+from vqa_robust.parameters import (
+    CheckedParameters,
+    RunConfig,
+    RunParameters,
+    flag,
+    registry_parameter,
+    scoring_parameters,
+)
 from .parameters import text_parameters
-from .run import RunConfig, RunResult, blind_answers, checked_out_dir, clear_results, run_summary
-from .run import write_run_folder
+from .questions import blind_answers
+from .results import RunResult, run_summary, write_run_folder
+from .run import checked_out_dir, clear_results
 
 # %% auto #0
 __all__ = ['exported_questions', 'harness_parameters', 'harness_identity', 'harness_model', 'reported_scores', 'checked_export',

@@ -42,10 +42,10 @@ __all__ = ['plt', 'NEEDS', 'RESULT_SECTIONS', 'CORE_FILES', 'PREPROCESSING_IMAGE
            'harness_scores_need', 'ResultSection', 'result_section', 'result_files', 'section_attributes', 'RunResult',
            'images_apart', 'SavedFigure', 'save_figure', 'save_table', 'accuracy_results', 'extraction_results',
            'robustness_results', 'mce_results', 'effective_robustness_results', 'change_results', 'calibration_results',
-           'flip_results', 'consistency_results', 'comparison_results', 'precision_results', 'answer_changing_words',
-           'comparability_results', 'text_perturbation_results', 'defence_results', 'defence_sample',
-           'interaction_results', 'resolution_results', 'preprocessing_results', 'harness_results', 'run_summary',
-           'give_back', 'write_sections', 'write_run_folder']
+           'flip_results', 'consistency_results', 'comparison_results', 'precision_results', 'look_intervals',
+           'answer_changing_words', 'comparability_results', 'text_perturbation_results', 'defence_results',
+           'defence_sample', 'interaction_results', 'resolution_results', 'preprocessing_results', 'harness_results',
+           'run_summary', 'give_back', 'write_sections', 'write_run_folder']
 
 # %% ../nbs/08a_results.ipynb #c031
 def scored_answers(
@@ -503,6 +503,13 @@ def precision_results(config: RunConfig, result: RunResult, scores: RunScores) -
     "precision.csv: each condition's accuracy (clean) or drop (corrupted), its interval valid under the run's stopping."
     table = sequential_intervals(scores.scored, seed=config.parameters.seed)
     result.precision = save_table(result, "precision.csv", table, index=False)
+
+# %% ../nbs/08a_results.ipynb #d565942al
+def look_intervals(config: RunConfig, answers: pd.DataFrame) -> pd.DataFrame:
+    "A look's intervals (`comparisons.sequential_intervals`) on its scored answers, as the tables count them."
+    every, _ = scored_answers(config, answers)
+    scored = circular_by_set(every, {text: questions for text, (questions, _, _) in config.stores.items()})
+    return sequential_intervals(scored[scored.corruption != RESOLUTION], seed=config.parameters.seed)
 
 # %% ../nbs/08a_results.ipynb #d565942ab
 def answer_changing_words(words) -> re.Pattern:

@@ -10,93 +10,26 @@ from pathlib import Path
 import pandas as pd
 import torch
 from tqdm import tqdm
-from .vqav2 import VQADataset, read_split, sample_images, vrb_split, dataset_fingerprint
-from .datasets import DATASETS
+from .vqav2 import dataset_fingerprint
 from .models import hub_unreachable_reason, unavailable
 from .zoo import FAMILIES, identity_of
 from .store import checked_store, folder_lock, run_log
 from .inference import PrivatePeak, arrow_pool, judge_journal, malloc_settings, memory_text, peak_memory_mb
 from .inference import release_memory, served_journal
 from .distributed import executor as executor_named
-from .metrics import check_annotations, circular_by_set
 from .served import checked_journals, journal_models, load_judge
-from .analysis import blind_baseline
-from .text_eval import RECORD_COLUMNS, perturb_dataset
-from .text import answer_vocabulary
-from .comparisons import PRECISION_LOOKS, look_sizes, precision_order, sequential_intervals, stops
-from .resolution import RESOLUTION
+from .comparisons import PRECISION_LOOKS, look_sizes, precision_order, stops
 
 from .parameters import CheckedParameters, RunConfig, RunParameters, flag, model_load, run_parameter_values
 from .parameters import run_parameters
-from .results import RunResult, give_back, result_files, run_summary, scored_answers, write_run_folder
+from .questions import blind_answers, perturbed_questions, run_questions
+from .results import RunResult, give_back, look_intervals, result_files, run_summary, write_run_folder
 
 # %% auto #0
-__all__ = ['LOOK_COUNTS', 'load_questions', 'blind_answers', 'perturbed_questions', 'refuse_unreachable', 'checked_out_dir',
-           'run_config', 'previous_run', 'clear_results', 'journal_folders', 'check_journals', 'removed_path',
-           'prepare_journals', 'prepare_stores', 'answer_all', 'run', 'locked_run', 'RunFailed', 'answered_run',
-           'images_config', 'precision_summary', 'answered_to_precision', 'look_intervals']
-
-# %% ../nbs/08_run_library.ipynb #c010
-def load_questions(
-    dataset: str,  # a key of DATASETS
-    files: dict,  # its files (`DatasetSpec.files`)
-    dataset_split: str,  # the dataset's own split
-    split: str,  # "vrb", "sample" or a split file
-    n_images: int | None,  # images sampled with split "sample" (None or 0: all)
-    seed: int,  # seeds the sample
-) -> tuple:  # (the whole dataset, the run's split)
-    "Load the run's dataset and draw its split: VRB's images, or `n_images` sampled with the seed."
-    full = DATASETS[dataset].read(files, dataset_split)
-    if str(split).endswith(".json"):
-        return full, read_split(full, split)  # e.g. the discriminative questions' images
-    if split != "vrb":
-        return full, sample_images(full, n_images or None, seed=seed)
-    try:
-        return full, vrb_split(full)
-    except ValueError as e:
-        raise ValueError(
-            f"{e}; to run on a sample of these {len(full.image_ids)} images instead, use split 'sample' with n_images "
-            "(papermill: -p split sample -p n_images N; command line: --split sample --n-images N)"
-        ) from None
-
-# %% ../nbs/08_run_library.ipynb #c010b
-def blind_answers(
-    parameters: CheckedParameters,  # `run_parameters`' output
-    split: VQADataset,  # the run's questions
-) -> pd.DataFrame | None:  # answers in a run's layout, or None
-    "The blind baseline's answers to the split, from its dataset's training questions (None without them)."
-    training = DATASETS[parameters.dataset].blind_questions
-    return blind_baseline(training(), split) if training is not None else None
-
-# %% ../nbs/08_run_library.ipynb #c011
-def perturbed_questions(
-    parameters: CheckedParameters,  # `run_parameters`' output
-    full: VQADataset,  # the whole dataset (its annotations give the 'annotations' colour vocabulary)
-    dataset: VQADataset,  # the run's split
-) -> tuple:  # (kind -> perturbed questions, their records or None)
-    "Each corrupted question set's questions (by label; those its kind applies to), drawn with the run seed."
-    if not parameters.text_conditions:
-        return {}, None
-    vocabulary = (
-        answer_vocabulary(full, "annotations")
-        if parameters.colour_vocabulary == "annotations"
-        else answer_vocabulary(dataset, "multiple_choice")
-    )
-    datasets, records = {}, []
-    for c in parameters.text_conditions:
-        data, found = perturb_dataset(
-            dataset,
-            c.kind,
-            seed=parameters.seed,
-            severity=c.severity or None,
-            vocabulary=vocabulary,
-            metric=parameters.colour_metric,
-            choice=parameters.wordnet_choice,
-        )
-        if len(data):
-            datasets[c.label] = data
-            records.append(found)
-    return datasets, pd.concat(records, ignore_index=True) if records else pd.DataFrame(columns=RECORD_COLUMNS)
+__all__ = ['LOOK_COUNTS', 'refuse_unreachable', 'checked_out_dir', 'run_config', 'previous_run', 'clear_results',
+           'journal_folders', 'check_journals', 'removed_path', 'prepare_journals', 'prepare_stores', 'answer_all',
+           'run', 'locked_run', 'RunFailed', 'answered_run', 'images_config', 'precision_summary',
+           'answered_to_precision']
 
 # %% ../nbs/08_run_library.ipynb #c013
 def refuse_unreachable(
@@ -142,12 +75,7 @@ def run_config(
     identities = {
         m: identity_of(p.specs[m], p.dtypes[m]) for m in p.models
     }  # a served model's server is asked here: unreachable, a wrong key, stops now
-    full, questions = load_questions(p.dataset, p.files, p.dataset_split, p.split, p.n_images, p.seed)
-    if not len(questions):
-        raise ValueError(f"split: {p.split} leaves no question of {full.name} to answer")
-    check_annotations(
-        questions, p.accuracy_mode
-    )  # a question its scoring cannot read is refused now, not after every answer
+    full, questions = run_questions(p)
     if p.judge and "options" not in questions.questions:
         raise ValueError(
             f"judge: dataset {p.dataset} is not multiple choice; a judge reads which option an answer chose"
@@ -475,10 +403,3 @@ def answered_to_precision(config: RunConfig, log, progress: bool, served: dict) 
         log(say + f"({widest.model}, {widest.corruption} {widest.severity})")
         if stops(widest.width, n, len(order), p.precision):
             return part, answers, seconds, precision_summary(config, part, widest.width)
-
-
-def look_intervals(config: RunConfig, answers: pd.DataFrame) -> pd.DataFrame:
-    "A look's intervals (`comparisons.sequential_intervals`) on its scored answers, as the tables count them."
-    every, _ = scored_answers(config, answers)
-    scored = circular_by_set(every, {text: questions for text, (questions, _, _) in config.stores.items()})
-    return sequential_intervals(scored[scored.corruption != RESOLUTION], seed=config.parameters.seed)
