@@ -140,11 +140,6 @@ NEEDS.update(
             if config.parameters.reference_model
             else "no reference_model: mCE divides by a model of the run (-p reference_model NAME)"
         ),
-        "precision": lambda config, scores: (
-            None
-            if config.parameters.precision
-            else "the run answered every image (-p precision W stops once every interval is narrower than W)"
-        ),
     }
 )
 
@@ -498,6 +493,16 @@ def comparison_results(config: RunConfig, result: RunResult, scores: RunScores) 
     save_figure(result, "comparisons", lambda: plot_comparisons(table))
 
 # %% ../nbs/08a_results.ipynb #d565942ap
+NEEDS.register(
+    "precision",
+    lambda config, scores: (
+        None
+        if config.parameters.precision
+        else "the run answered every image (-p precision W stops once every interval is narrower than W)"
+    ),
+)
+
+
 @result_section("precision", ["precision.csv"], attributes=("precision",), needs=("precision",))
 def precision_results(config: RunConfig, result: RunResult, scores: RunScores) -> None:
     "precision.csv: each condition's accuracy (clean) or drop (corrupted), its interval valid under the run's stopping."
