@@ -1304,20 +1304,16 @@ class DatasetSpec:
     description: str  # one line: what it is, what is scored
     source: str = ""  # where to download the official files
     needs_data_dir: bool = True  # False when the data comes with a package (easy-VQA)
-    model_settings: dict = field(
-        default_factory=dict
-    )  # family name -> settings for its models on these questions (MMBench: the chat families' letter prompt); {}: none
-    option_rules: str = (
-        "vlmevalkit"  # multiple choice: the key of metrics.OPTION_RULES its own evaluation reads answers with
-    )
+    # family name -> settings for its models on these questions (MMBench: the chat families' letter prompt); {}: none
+    model_settings: dict = field(default_factory=dict)
+    # multiple choice: the key of metrics.OPTION_RULES its own evaluation reads answers with
+    option_rules: str = "vlmevalkit"
     run_files: Callable | None = None  # (split, data_dir, ...) -> the files a run reads (VQAv2: 3); None: data folder
-    read_files: Callable | None = (
-        None  # read_files(files, split) -> VQADataset, for `run_files`' files; None: load(files["data_dir"], split)
-    )
+    # read_files(files, split) -> VQADataset, for `run_files`' files; None: load(files["data_dir"], split)
+    read_files: Callable | None = None
     vrb_split: bool = False  # VRB's 3,000 val2014 images are a split of it (VQAv2)
-    blind_questions: Callable | None = (
-        None  # blind_questions() -> the training questions whose answer priors make the blind baseline; None: none
-    )
+    # blind_questions() -> the training questions whose answer priors make the blind baseline; None: none
+    blind_questions: Callable | None = None
     question_text: bool = True  # False where the question is in the image (MMMU-Pro's vision setting): none to corrupt
 
     def files(self, split: str, data_dir="", questions_file="", annotations_file="", image_dir="") -> dict:

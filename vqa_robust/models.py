@@ -93,16 +93,13 @@ class ModelSpec:
     name: str  # key of MODELS (a folder's name for an unregistered checkpoint)
     checkpoint: str  # hub id or local folder, as `from_pretrained` takes it
     family: str  # a key of FAMILIES
-    settings: dict = field(
-        default_factory=dict
-    )  # the family's defaults merged with the entry's: decoding, prompt, input size, ...
+    settings: dict = field(default_factory=dict)  # the family's defaults merged with the entry's: decoding, prompt, ...
     reported_accuracy: float | None = None  # clean VQAv2 accuracy (percent) published for this checkpoint
     reported_on: str = ""  # where: split and source
     description: str = ""  # one line for tables and the docs
     gated: bool = False  # the hub asks users to accept a licence first
-    sources: dict = field(
-        default_factory=dict
-    )  # where each setting (and the reported accuracy) comes from: {setting: source}; not part of the identity
+    # where each setting (and the reported accuracy) comes from: {setting: source}; not part of the identity
+    sources: dict = field(default_factory=dict)
     transport: dict = field(default_factory=dict)  # request settings (served: concurrency, timeout, ...); not identity
 
     def identity(
@@ -124,13 +121,10 @@ class ModelFamily:
     defaults: dict = field(default_factory=dict)  # every setting the family knows, with its default
     model_types: tuple = ()  # config.json model_type values of this family's checkpoints
     batch_size: int = 32  # questions per batch when a run says batch_size "auto"
-    half_precision: tuple = (
-        "bfloat16",
-        "float16",
-    )  # half-precision dtypes its models run correctly in on a GPU, preferred first
-    fingerprint: Callable | None = (
-        None  # (ModelSpec) -> dict: what identifies its weights; None: `weights_fingerprint` (the checkpoint's files)
-    )
+    # half-precision dtypes its models run correctly in on a GPU, preferred first
+    half_precision: tuple = ("bfloat16", "float16")
+    # (ModelSpec) -> dict: what identifies its weights; None: `weights_fingerprint` (the checkpoint's files)
+    fingerprint: Callable | None = None
     transport: dict = field(default_factory=dict)  # request settings and defaults (served: concurrency, ...); {}: none
 
 # %% ../nbs/02_models.ipynb #c008s1
@@ -597,9 +591,8 @@ class ProcessorEncoder:
 
     processor: object
     image_kwargs: dict = field(default_factory=dict)  # e.g. a size override
-    max_length: int | None = (
-        None  # most tokens a question keeps, special tokens included (`question_max_length`); None: the tokenizer's own
-    )
+    # most tokens a question keeps, special tokens included (`question_max_length`); None: the tokenizer's own
+    max_length: int | None = None
 
     def __post_init__(self):
         image_processor = self.processor.image_processor

@@ -405,9 +405,8 @@ class QuestionCondition:
 
     kind: str
     severity: int
-    image_conditions: tuple | None = (
-        None  # joint only: the image conditions it is answered under besides clean; None: the run's whole grid
-    )
+    # joint only: the image conditions it is answered under besides clean; None: the run's whole grid
+    image_conditions: tuple | None = None
     label: str = ""  # its store folder (text/<label>) and `text` column: the kind, or KIND_sSEVERITY
 
 # %% ../nbs/08_parameters.ipynb #c045s1qb
@@ -559,9 +558,8 @@ class CheckedParameters:
     option_rules: str  # a key of OPTION_RULES
     judge: str  # a served judge, or ""
     reference_model: str = ""  # the model mCE divides by (one of `models`), or ""
-    replicas: int | None = (
-        None  # with executor "ray": replicas of each model (None: one per GPU, or 2 sharing the CPUs)
-    )
+    # with executor "ray": replicas of each model (None: one per GPU, or 2 sharing the CPUs)
+    replicas: int | None = None
     precision: float = 0.0  # stop once every condition's interval is narrower than this (0: answer every image)
 
 

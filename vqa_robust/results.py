@@ -88,12 +88,10 @@ class RunScores:
     every_perturbed: pd.DataFrame | None  # the same for the perturbed questions (None without text_perturbations)
     scored: pd.DataFrame  # folded by CircularEval where the dataset asks it: what the tables count
     scored_perturbed: pd.DataFrame | None  # the same for the perturbed questions
-    pairs: pd.DataFrame | None = (
-        None  # each perturbed answer beside its original (`text_eval.paired_answers`), made once
-    )
-    resolution: pd.DataFrame | None = (
-        None  # scored answers at the input resolutions and clean (the resolution section's)
-    )
+    # each perturbed answer beside its original (`text_eval.paired_answers`), made once
+    pairs: pd.DataFrame | None = None
+    # scored answers at the input resolutions and clean (the resolution section's)
+    resolution: pd.DataFrame | None = None
 
 # %% ../nbs/08a_results.ipynb #c035b
 def harness_scores_need(config, scores: RunScores) -> str | None:

@@ -362,15 +362,13 @@ class ServedVQA(VQAAdapter):
     spec: ModelSpec
     concurrency: int = 8  # requests in flight at once
     retries: int = 4  # retries of one request after a 429, a 5xx, a timeout or a lost connection
-    backoff: float = (
-        0.5  # seconds before the first retry, doubled each time (a server's Retry-After wins, up to `longest_wait`)
-    )
+    # seconds before the first retry, doubled each time (a server's Retry-After wins, up to `longest_wait`)
+    backoff: float = 0.5
     timeout: float = 300.0  # seconds one request may take
     longest_wait: float = 60.0  # the most seconds one wait before a retry may last
     quiet: float = 60.0  # seconds without an answer after which the run says it is still waiting (and again each time)
-    journal_path: Path | None = (
-        None  # where answers are appended as they arrive (`keep_journal`); None: kept in memory only
-    )
+    # where answers are appended as they arrive (`keep_journal`); None: kept in memory only
+    journal_path: Path | None = None
     journal: dict = field(default_factory=dict)  # request key -> reply, answered or read back
     stats: dict = field(
         default_factory=lambda: {

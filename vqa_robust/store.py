@@ -507,9 +507,8 @@ class StorePlan:
     done: dict  # condition -> {chunk: answers} reused
     todo: dict  # condition -> chunk indices to answer (conditions with none left out)
     records: dict  # condition (of todo) -> its record's chunk entries
-    reported: str | None = (
-        None  # the model a served model's saved replies named (one for the whole store), None: none named
-    )
+    # the model a served model's saved replies named (one for the whole store), None: none named
+    reported: str | None = None
 
 
 def store_plan(

@@ -832,12 +832,10 @@ class Perturbation:
     kind: str  # key of PERTURBATIONS
     function: Callable  # (question, Context) -> list of edit lists, one per perturbed question
     severities: tuple = ()  # levels it takes; () for none
-    answer_preserving: bool | Callable = (
-        False  # True: the correct answer stays; False: it may change; or (edits, near_colour_distance) -> bool
-    )
-    parses: bool = (
-        False  # whether it reads the question's parse (`perturb_dataset` then parses the questions together first)
-    )
+    # True: the correct answer stays; False: it may change; or (edits, near_colour_distance) -> bool
+    answer_preserving: bool | Callable = False
+    # whether it reads the question's parse (`perturb_dataset` then parses the questions together first)
+    parses: bool = False
 
 
 PERTURBATIONS = Registry("perturbation")  # kind -> Perturbation

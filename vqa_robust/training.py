@@ -244,11 +244,8 @@ class BlipTrainConfig(TrainConfig):
     lr: float = 3e-4  # ViLT's 1e-3 leaves BLIP at chance on shape questions for hundreds of steps
     steps: int = 6000
     curriculum_steps: int = 1500
-    curriculum_groups: tuple = (
-        "shape",
-        "yes/no:shape",
-        "color",
-    )  # colour too: after a shape-only curriculum BLIP never learned colour
+    # colour too: after a shape-only curriculum BLIP never learned colour
+    curriculum_groups: tuple = ("shape", "yes/no:shape", "color")
 
 
 def blip_processor(tokenizer, image_size: int = 64):
