@@ -4,7 +4,7 @@
 
 # %% ../nbs/01_store.ipynb #c003
 from __future__ import annotations
-import fcntl, hashlib, importlib.util, inspect, json, os, re, secrets, shutil, socket, sys, time
+import ast, fcntl, hashlib, importlib.util, inspect, json, os, re, secrets, shutil, socket, sys, textwrap, time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,13 +16,13 @@ from .corruptions import CLEAN, image_under_condition
 from .vqav2 import VQADataset, dataset_fingerprint, file_sha256
 
 # %% auto #0
-__all__ = ['LOCK', 'RESULT_COLUMNS', 'CHUNK_SIZE', 'CHUNK_COLUMNS', 'RECORD', 'SAFE_NAME', 'atomic_write', 'FolderLockedError',
-           'lock_owner', 'read_owner', 'process_alive', 'owner_text', 'take_lock', 'folder_lock', 'opencv_version',
-           'library_versions', 'source_sha256', 'code_fingerprint', 'n_chunks', 'partition_dir', 'chunk_file',
-           'chunk_sidecar', 'identity_digest', 'condition_identity', 'identity_changes', 'ChangedInputsError',
-           'write_record', 'write_chunk', 'save_chunk', 'sidecar_entry', 'chunk_damage', 'checked_record',
-           'saved_chunks', 'checked_store', 'run_log', 'read_store', 'reported_model', 'StorePlan', 'store_plan',
-           'condition_answers']
+__all__ = ['LOCK', 'DOCUMENTED', 'RESULT_COLUMNS', 'CHUNK_SIZE', 'CHUNK_COLUMNS', 'RECORD', 'SAFE_NAME', 'atomic_write',
+           'FolderLockedError', 'lock_owner', 'read_owner', 'process_alive', 'owner_text', 'take_lock', 'folder_lock',
+           'without_docstring', 'syntax_sha256', 'opencv_version', 'library_versions', 'source_sha256',
+           'code_fingerprint', 'n_chunks', 'partition_dir', 'chunk_file', 'chunk_sidecar', 'identity_digest',
+           'condition_identity', 'identity_changes', 'ChangedInputsError', 'write_record', 'write_chunk', 'save_chunk',
+           'sidecar_entry', 'chunk_damage', 'checked_record', 'saved_chunks', 'checked_store', 'run_log', 'read_store',
+           'reported_model', 'StorePlan', 'store_plan', 'condition_answers']
 
 # %% ../nbs/01_store.ipynb #c006
 def atomic_write(
@@ -130,6 +130,28 @@ def folder_lock(
     finally:
         os.close(fd)  # closing releases the kernel's lock
 
+# %% ../nbs/01_store.ipynb #c009s
+DOCUMENTED = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)  # the nodes a docstring may open
+
+
+def without_docstring(node: ast.AST) -> None:
+    "Drop the docstring that opens `node`'s body, if it has one (an empty body becomes `pass`)."
+    body = node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        if isinstance(body[0].value.value, str):
+            node.body = body[1:] or [ast.Pass()]
+
+
+def syntax_sha256(
+    source: str,  # Python source
+) -> str:  # hex digest
+    "SHA-256 of the source's syntax tree without docstrings: code counts; comments, layout and docstrings do not."
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, DOCUMENTED):
+            without_docstring(node)
+    return hashlib.sha256(ast.dump(tree).encode()).hexdigest()
+
 # %% ../nbs/01_store.ipynb #c009
 def opencv_version() -> str:
     "`cv2.__version__` from the `version.py` OpenCV's wheels install (no 20-40 MB import); else by importing cv2."
@@ -163,13 +185,13 @@ def library_versions() -> dict:  # library name -> version string
 
 
 def source_sha256(
-    function: Callable,  # a function (or class) whose defining source to hash
+    function: Callable,  # a function (or class) whose defining module to hash
 ) -> str:  # hex digest
-    "SHA-256 of the source file that defines `function` (of its source text where it has no file, as in a notebook)."
+    "`syntax_sha256` of the module that defines `function` (of its own source where it has no file, as in a notebook)."
     path = inspect.getsourcefile(function)
     if path and Path(path).is_file():
-        return file_sha256(path)
-    return hashlib.sha256(inspect.getsource(function).encode()).hexdigest()
+        return syntax_sha256(Path(path).read_text())
+    return syntax_sha256(textwrap.dedent(inspect.getsource(function)))
 
 
 def code_fingerprint(
