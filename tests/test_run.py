@@ -581,6 +581,60 @@ def test_readme_run_folder_table_is_the_sections():
     beside = {"answers/", "text/<kind>/answers/", "run.log", "run.ipynb"}  # the store, the log and the notebook: not result sections
     assert named - beside == set(result_files()), (sorted((named - beside) ^ set(result_files())))
 
+def test_a_new_question_perturbation_is_one_registration(tmp_path):
+    """A kind registered from outside with everything the evaluation reads of it (its expectation, its rule text's target)
+    is answered, scored and tabled by a run, with no other edit: its registry entry is its one home."""
+    from vqa_robust.text import PERTURBATIONS, make_edit, register_perturbation
+    from vqa_robust.text_eval import expectation, target_of
+    shout = lambda question, context: [[make_edit(0, len(question), question, question.upper(), "upper")]]
+    register_perturbation("test_shout", shout, answer_preserving=True, expected="stay", target="capitals")
+    try:
+        assert (expectation("test_shout", "what shape?", []), target_of("test_shout")) == ("stay", "capitals")
+        run_library(tmp_path, "model=easy-vqa-vilt", "n_images=3", "corruptions=brightness", "severities=1",
+                    "text_perturbations=test_shout", figures=False)
+        with pytest.raises(ValueError, match="expected must be one of"):
+            register_perturbation("test_whisper", shout, expected="maybe")
+    finally:
+        del PERTURBATIONS["test_shout"]
+    table = pd.read_csv(tmp_path / "text_robustness.csv")
+    assert set(table.kind) == {"test_shout"} and len(table) == 2  # one model, clean and brightness 1
+    assert table.consistency.between(0, 1).all()  # "stay" expected: consistency measured, not NaN
+    assert (tmp_path / "text" / "test_shout" / "answers").is_dir()
+
+class ConstantAnswers:
+    "A model family of a test's own: every question answered with its entry's `answer` setting."
+
+    def __init__(self, spec):
+        self.name, self.spec = spec.name, spec
+
+    def encoder(self):
+        from vqa_robust.models import RawEncoder
+        return RawEncoder()
+
+    def predict_encoded(self, inputs):
+        return [self.spec.settings["answer"]] * len(inputs["questions"]), [1.0] * len(inputs["questions"])
+
+
+def test_a_new_model_family_is_one_registration(tmp_path):
+    "A family and its entry registered from outside run end to end: answered, scored, identified by their own fingerprint."
+    from vqa_robust.models import model_entry, model_family
+    from vqa_robust.zoo import FAMILIES, MODELS, register_family, register_model
+    family = model_family("test_constant", load=lambda spec, options: ConstantAnswers(spec), write_tiny=None,
+                          defaults={"answer": "yes"}, fingerprint=lambda spec: {"constant": spec.settings["answer"]})
+    register_family(family)
+    register_model(model_entry("test-yes", "nowhere", family))
+    try:
+        result = run_library(tmp_path, "model=test-yes", "n_images=3", "corruptions=brightness", "severities=1", figures=False)
+    finally:
+        del MODELS["test-yes"], FAMILIES["test_constant"]
+    answers = pd.read_parquet(tmp_path / "answers.parquet")
+    assert set(answers.answer) == {"yes"} and set(answers.model) == {"test-yes"}
+    assert answers.score.isin([0.0, 1.0]).all() and 0 < answers.score.mean() < 1  # scored: some answers are yes
+    summary = json.loads((tmp_path / "run.json").read_text())
+    assert summary["models"][0]["weights"] == {"constant": "yes"}  # the family's fingerprint, as the run recorded it
+    assert len(result.accuracy) == 2
+    assert "preprocessing.csv" in summary["not_computed"]  # no views known for its family: said, not a crash
+
 def test_a_new_dataset_needs_no_edit_of_run_py(tmp_path):
     "A dataset registered from outside (its loader, its writer, its scoring and its blind baseline's training questions) runs end to end: run.py names no dataset of its own."
     import ast

@@ -536,17 +536,21 @@ QUESTION_CORRUPTIONS = {
     **{k: "sentence" for k in SENTENCE_REWRITES},
 }  # kind -> its level
 for name in CHARACTER_EDITS:
-    register_perturbation(f"char_{name}", character_corruption(name), SEVERITIES, answer_preserving=True)
-register_perturbation("word_insert", word_insertion(filler_edit), SEVERITIES, answer_preserving=True)
-register_perturbation("word_punctuation", word_insertion(punctuation_edit), SEVERITIES, answer_preserving=True)
-register_perturbation("word_delete", word_deletions, SEVERITIES, answer_preserving=keeps_question)
+    register_perturbation(
+        f"char_{name}", character_corruption(name), SEVERITIES, answer_preserving=True, expected="stay"
+    )
+register_perturbation("word_insert", word_insertion(filler_edit), SEVERITIES, answer_preserving=True, expected="stay")
+register_perturbation(
+    "word_punctuation", word_insertion(punctuation_edit), SEVERITIES, answer_preserving=True, expected="stay"
+)
+register_perturbation("word_delete", word_deletions, SEVERITIES, answer_preserving=keeps_question, expected="stay")
 register_perturbation(
     "word_swap", word_swaps, SEVERITIES
 )  # may change what is asked: never scored, its changed answers counted
-register_perturbation("word_synonym", word_synonyms, SEVERITIES, answer_preserving=True, parses=True)
+register_perturbation("word_synonym", word_synonyms, SEVERITIES, answer_preserving=True, parses=True, expected="stay")
 for kind, rewrite in SENTENCE_REWRITES.items():
     register_perturbation(
-        kind, rewrite, answer_preserving=True, parses=kind in SENTENCE_PARSED
+        kind, rewrite, answer_preserving=True, parses=kind in SENTENCE_PARSED, expected="stay"
     )  # one rewrite each, no severities
 TEXT_PRESETS = {
     "text": list(QUESTION_CORRUPTIONS),

@@ -31,7 +31,7 @@ from .field_measures import corruption_errors, effective_robustness, plot_effect
 from .resolution import RESOLUTION, plot_resolution, resolution_curve, resolution_intervals, resolution_trend
 from .harnesses import harness_agreement, reported_agreement
 from .consistency import consistency_table, most_unstable, plot_unstable, severity_patterns
-from .model_input import model_input_table, plot_model_input
+from .model_input import MODEL_VIEWS, model_input_table, plot_model_input
 
 from .parameters import RunConfig, model_load
 
@@ -665,8 +665,15 @@ def preprocessing_results(config: RunConfig, result: RunResult, scores: RunScore
     p, split = config.parameters, config.dataset
     images = [(i, split.load_image(i)) for i in split.image_ids[:PREPROCESSING_IMAGES]]
     conditions = [c for c in p.grid if c[0] != RESOLUTION]
+    seen = [name for name in p.models if config.specs[name].family in MODEL_VIEWS]  # families whose views are known
+    if len(seen) < len(p.models):
+        unseen = [name for name in p.models if name not in seen]
+        print(f"preprocessing.csv leaves out {', '.join(unseen)}: no views known for its family (MODEL_VIEWS)")
+    if not seen:
+        result.not_computed["preprocessing.csv"] = "no model of this run has a family whose views are known"
+        return
     tables = []
-    for name in p.models:  # one model loaded at a time, each as the run loads it (`model_load`)
+    for name in seen:  # one model loaded at a time, each as the run loads it (`model_load`)
         model = load_model(name, **model_load(config, name))
         tables.append(model_input_table(model, images, conditions, p.seed, config.identities[name]["model"]))
         del model

@@ -12,7 +12,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 from .base import LazyModule, Registry, non_negative_integer, seeded_rng, whole_number
 from .corruptions import SEVERITIES
-from .vocabulary import BASIC_COLOURS
+from .vocabulary import BASIC_COLOURS, negated, normalize_answer
 
 mcolors = LazyModule("matplotlib.colors")  # the CSS4 colour names
 skcolor = LazyModule("skimage.color")  # CIELAB and CIEDE2000; both imported when colours are first compared
@@ -21,15 +21,16 @@ skcolor = LazyModule("skimage.color")  # CIELAB and CIEDE2000; both imported whe
 __all__ = ['mcolors', 'skcolor', 'LEXNAMES', 'SYNTACTIC_CATEGORY', 'WORDNET_FILES', 'DEBIAN_WORDNET', 'INSTALL', 'SPACY_MODELS',
            'parse', 'SENSE_MAP', 'MIN_COUNT', 'RELATIONS', 'NOUN', 'VERB', 'ADJ', 'CHOICES', 'COLORMATH_SRGB_TO_XYZ',
            'D65_WHITE', 'COLOR_METRICS', 'COLOUR_NOUNS', 'QWERTY_NEIGHBOURS', 'TYPO_OPERATIONS', 'NEAR_COLOUR_DISTANCE',
-           'PERTURBATIONS', 'VOCABULARY_SOURCES', 'lexnames_text', 'cache_dir', 'debian_wordnet', 'wordnet_root',
-           'english_wordnet_reader', 'wordnet', 'english_pipeline', 'Word', 'lemminflect', 'lemma_of', 'words_of',
-           'Parses', 'make_edit', 'apply_edits', 'perturbation_rng', 'word_sense', 'offered_lemmas', 'word_forms',
-           'inflect', 'match_case', 'acceptable', 'candidates', 'Context', 'compound_noun', 'word_targets',
-           'article_edit', 'wordnet_perturbation', 'concept_depth', 'closeness', 'lemma_count', 'closest',
-           'colormath_lab', 'color_rgb', 'color_distance', 'lab_distance', 'colour_table', 'colour_mention',
-           'colour_substitute', 'colour_perturbation', 'deletion_span', 'noun_deletion', 'neighbour', 'typo_edit',
-           'typo_pivots', 'typos', 'typo_perturbation', 'near_colour_swap', 'Perturbation', 'register_perturbation',
-           'check_vocabulary', 'perturb', 'answer_preserved', 'describe', 'answer_vocabulary']
+           'WH_DETERMINERS', 'PERTURBATIONS', 'EXPECTATIONS', 'WORDNET_KINDS', 'VOCABULARY_SOURCES', 'lexnames_text',
+           'cache_dir', 'debian_wordnet', 'wordnet_root', 'english_wordnet_reader', 'wordnet', 'english_pipeline',
+           'Word', 'lemminflect', 'lemma_of', 'words_of', 'Parses', 'make_edit', 'apply_edits', 'perturbation_rng',
+           'word_sense', 'offered_lemmas', 'word_forms', 'inflect', 'match_case', 'acceptable', 'candidates', 'Context',
+           'compound_noun', 'word_targets', 'article_edit', 'wordnet_perturbation', 'concept_depth', 'closeness',
+           'lemma_count', 'closest', 'colormath_lab', 'color_rgb', 'color_distance', 'lab_distance', 'colour_table',
+           'colour_mention', 'colour_substitute', 'colour_perturbation', 'deletion_span', 'noun_deletion', 'neighbour',
+           'typo_edit', 'typo_pivots', 'typos', 'typo_perturbation', 'near_colour_swap', 'asked_nouns',
+           'deletes_asked_noun', 'colour_present', 'Perturbation', 'register_perturbation', 'check_vocabulary',
+           'perturb', 'answer_preserved', 'describe', 'answer_vocabulary']
 
 # %% ../nbs/06_text.ipynb #c006
 LEXNAMES = (
@@ -824,6 +825,34 @@ def near_colour_swap(
     swaps = [e for e in edits if str(e["relation"]).endswith("_color")]
     return bool(swaps) and all(color_distance(e["source"], e["target"]) < near_colour_distance for e in swaps)
 
+# %% ../nbs/06_text.ipynb #c046w
+WH_DETERMINERS = ("what", "which", "whose")
+
+
+def asked_nouns(question: str) -> list[tuple[int, int]]:
+    "Character spans of nouns a wh-question asks about: modified by a wh-determiner, or the subject of 'what is the N'."
+    words = parse(question)
+    spans = [
+        (words[w.head].start, words[w.head].end)
+        for w in words
+        if w.text.lower() in WH_DETERMINERS and w.dep == "det" and words[w.head].pos == "NOUN"
+    ]
+    if spans or len(words) < 3 or words[0].text.lower() not in WH_DETERMINERS[:2] or words[1].lemma != "be":
+        return spans
+    return [(w.start, w.end) for w in words if w.dep == "nsubj" and w.pos == "NOUN" and w.head == 1]
+
+
+def deletes_asked_noun(original: str, edits: list[dict], answer: str | None = None) -> bool:
+    "Whether a deletion's span covers a noun the question asks about."
+    (start, end) = edits[0]["span"]
+    return any(start <= s and e <= end for s, e in asked_nouns(original))
+
+
+def colour_present(original: str, edits: list[dict], answer: str | None = None) -> bool:
+    "Whether the replaced colour was in the image: a yes/no answer (read logically) says; others presuppose it."
+    answer = normalize_answer(answer or "")
+    return answer not in ("yes", "no") or (answer == "yes") != negated(original)
+
 # %% ../nbs/06_text.ipynb #c046
 @dataclass(frozen=True)
 class Perturbation:
@@ -836,9 +865,16 @@ class Perturbation:
     answer_preserving: bool | Callable = False
     # whether it reads the question's parse (`perturb_dataset` then parses the questions together first)
     parses: bool = False
+    # how a robust model's answer should move (the paper, after its Table 1): "stay", "change" or None (no expectation)
+    expected: str | None = None
+    # (original question, edits, dataset answer) -> whether `expected` holds there; None: wherever the kind applies
+    expected_where: Callable | None = None
+    target: str = ""  # what it replaces a concept by, as rule texts say it; "": "perturbed by KIND"
+    pos: str | None = None  # the WordNet part of speech it perturbs ("n", "v", "a"); None: off WordNet
 
 
 PERTURBATIONS = Registry("perturbation")  # kind -> Perturbation
+EXPECTATIONS = ("stay", "change", None)  # how an answer may be expected to move
 
 
 def register_perturbation(
@@ -847,16 +883,33 @@ def register_perturbation(
     severities: tuple = (),  # levels it takes; () for none
     answer_preserving: bool | Callable = False,  # whether the correct answer stays (see `answer_preserved`)
     parses: bool = False,  # whether `function` reads the question's parse
+    expected: str | None = None,  # how a robust model's answer should move: "stay", "change" or None
+    expected_where: Callable | None = None,  # (original, edits, answer) -> bool: where `expected` holds; None: all
+    target: str = "",  # what it replaces a concept by, in rule texts
+    pos: str | None = None,  # the WordNet part of speech it perturbs; None: off WordNet
 ) -> Perturbation:  # the registered entry
-    "Add a kind of perturbation to `PERTURBATIONS`."
-    return PERTURBATIONS.register(kind, Perturbation(kind, function, tuple(severities), answer_preserving, parses))
+    "Add a kind of perturbation to `PERTURBATIONS`, with everything the evaluation reads of it."
+    if expected not in EXPECTATIONS:
+        raise ValueError(f"perturbation {kind!r}: expected must be one of {EXPECTATIONS}, got {expected!r}")
+    entry = Perturbation(
+        kind, function, tuple(severities), answer_preserving, parses, expected, expected_where, target, pos
+    )
+    return PERTURBATIONS.register(kind, entry)
 
-
-register_perturbation("adj_synonym", wordnet_perturbation(ADJ, "a", "synonym"), answer_preserving=True, parses=True)
-register_perturbation("verb_synonym", wordnet_perturbation(VERB, "v", "synonym"), answer_preserving=True, parses=True)
-register_perturbation("noun_hypernym", wordnet_perturbation(NOUN, "n", "hypernym"), answer_preserving=True, parses=True)
-register_perturbation("noun_hyponym", wordnet_perturbation(NOUN, "n", "hyponym"), parses=True)
-register_perturbation("noun_sibling", wordnet_perturbation(NOUN, "n", "sibling"), parses=True)
+# %% ../nbs/06_text.ipynb #c046r
+WORDNET_KINDS = {  # kind -> (part of speech, relation, expected, target)
+    "adj_synonym": (ADJ, "a", "synonym", "stay", "a synonym"),
+    "verb_synonym": (VERB, "v", "synonym", "stay", "a synonym"),
+    "noun_hypernym": (NOUN, "n", "hypernym", "stay", "a hypernym"),
+    "noun_hyponym": (NOUN, "n", "hyponym", None, "a hyponym"),
+    "noun_sibling": (NOUN, "n", "sibling", None, "a sibling"),
+}
+for kind, (tag, pos, relation, expected, target) in WORDNET_KINDS.items():
+    function = wordnet_perturbation(tag, pos, relation)
+    keeps = expected == "stay"
+    register_perturbation(
+        kind, function, answer_preserving=keeps, parses=True, expected=expected, target=target, pos=pos
+    )
 for common in (True, False):
     for farthest in (False, True):
         register_perturbation(
@@ -864,11 +917,25 @@ for common in (True, False):
             colour_perturbation(common, farthest),
             answer_preserving=False if farthest else near_colour_swap,
             parses=True,
+            expected="change" if farthest else "stay",  # a distant colour: only where it was in the image
+            expected_where=colour_present if farthest else None,
+            target=f"a {'distant' if farthest else 'nearby'} {'common' if common else 'uncommon'} colour",
         )
-register_perturbation("noun_deletion", noun_deletion, parses=True)
-register_perturbation("typo", typo_perturbation(), SEVERITIES, answer_preserving=True)
+register_perturbation(  # the answer should change where the deleted noun is the one asked about
+    "noun_deletion",
+    noun_deletion,
+    parses=True,
+    expected="change",
+    expected_where=deletes_asked_noun,
+    target="nothing",
+    pos="n",
+)
+register_perturbation("typo", typo_perturbation(), SEVERITIES, answer_preserving=True, expected="stay", target="typos")
 for op in TYPO_OPERATIONS:
-    register_perturbation(f"typo_{op}", typo_perturbation((op,)), SEVERITIES, answer_preserving=True)
+    function = typo_perturbation((op,))
+    register_perturbation(
+        f"typo_{op}", function, SEVERITIES, answer_preserving=True, expected="stay", target=f"typos ({op})"
+    )
 
 # %% ../nbs/06_text.ipynb #c047
 def check_vocabulary(

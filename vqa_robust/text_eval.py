@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 from .base import LazyModule, CONDITION, Registry, listed, non_negative_integer, seeded_rng
 from .vqav2 import VQADataset
-from .question_corruptions import QUESTION_CORRUPTIONS
+import vqa_robust.question_corruptions  # noqa: F401 (its kinds join PERTURBATIONS, as every kind this module reads)
 from .metrics import check_fractions, mean_intervals, resample_counts, resampling_units
-from .vocabulary import answer_changed, negated, normalize_answer
+from .vocabulary import answer_changed
 from vqa_robust.text import (
     NEAR_COLOUR_DISTANCE,
     PERTURBATIONS,
@@ -29,17 +29,16 @@ from vqa_robust.text import (
 plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
 
 # %% auto #0
-__all__ = ['plt', 'RECORD_COLUMNS', 'WORD', 'STEM', 'PARSE_BLOCK', 'EXPECTED', 'WH_DETERMINERS', 'EXPECTATION_WHERE', 'PAIR_KEYS',
-           'GROUP', 'TEXT_METRICS', 'INTERACTION_CELLS', 'TARGETS', 'CONCEPT_CATEGORIES', 'KIND_POS', 'RARITY_BINS',
-           'POLYSEMY_BINS', 'SYNSET_NAME', 'RULE_GROUPINGS', 'record_key', 'draw_record', 'typo_words', 'deleted_noun',
-           'record_row', 'question_stems', 'with_stem', 'stem_start', 'parse_ahead', 'perturb_dataset', 'asked_nouns',
-           'deletes_asked_noun', 'colour_present', 'expectation', 'check_columns', 'paired_answers', 'in_kind_order',
+__all__ = ['plt', 'RECORD_COLUMNS', 'WORD', 'STEM', 'PARSE_BLOCK', 'PAIR_KEYS', 'GROUP', 'TEXT_METRICS', 'INTERACTION_CELLS',
+           'CONCEPT_CATEGORIES', 'RARITY_BINS', 'POLYSEMY_BINS', 'SYNSET_NAME', 'RULE_GROUPINGS', 'record_key',
+           'draw_record', 'typo_words', 'deleted_noun', 'record_row', 'question_stems', 'with_stem', 'stem_start',
+           'parse_ahead', 'perturb_dataset', 'expectation', 'check_columns', 'paired_answers', 'in_kind_order',
            'text_table', 'scored_where_known', 'kind_rng', 'replicate_metrics', 'text_intervals', 'interaction_values',
-           'interaction_table', 'explanation', 'local_explanations', 'rule_text', 'concept_label', 'global_rules',
-           'plot_rules', 'perturb_all', 'concept_category', 'word_lemma', 'word_frequency', 'word_senses', 'bin_label',
-           'concept_synset', 'relative_decline', 'concept_group', 'rarity_group', 'polysemy_group', 'rule_groups',
-           'grouped_rule_text', 'grouped_rules', 'counterfactual_paper_declines', 'beside_paper',
-           'paper_scored_declines']
+           'interaction_table', 'explanation', 'local_explanations', 'target_of', 'rule_text', 'concept_label',
+           'global_rules', 'plot_rules', 'perturb_all', 'pos_of', 'concept_category', 'word_lemma', 'word_frequency',
+           'word_senses', 'bin_label', 'concept_synset', 'relative_decline', 'concept_group', 'rarity_group',
+           'polysemy_group', 'rule_groups', 'grouped_rule_text', 'grouped_rules', 'counterfactual_paper_declines',
+           'beside_paper', 'paper_scored_declines']
 
 # %% ../nbs/06a_text_eval.ipynb #c006
 RECORD_COLUMNS = [
@@ -214,62 +213,6 @@ def perturb_dataset(
     return VQADataset(questions[dataset.questions.columns], dataset.image_dir, dataset.image_template, name), records
 
 # %% ../nbs/06a_text_eval.ipynb #c020
-EXPECTED = {  # kind -> how its answers should move: "stay", "change" or None (no expectation); see the table above
-    "adj_synonym": "stay",
-    "verb_synonym": "stay",
-    "noun_hypernym": "stay",
-    "noun_hyponym": None,
-    "noun_sibling": None,
-    "color_min_common": "stay",
-    "color_min_uncommon": "stay",  # only where answer_preserved: a near-identical colour
-    "color_max_common": "change",
-    "color_max_uncommon": "change",  # only where EXPECTATION_WHERE says: the colour was there
-    "noun_deletion": "change",  # only where EXPECTATION_WHERE says: the deleted noun is the one asked about
-    "typo": "stay",
-    "typo_insert": "stay",
-    "typo_repeat": "stay",
-    "typo_drop": "stay",
-    "typo_replace": "stay",
-    "typo_swap": "stay",
-    **{
-        kind: None if kind == "word_swap" else "stay" for kind in QUESTION_CORRUPTIONS
-    },  # question corruptions: misspelt, padded or trimmed questions keep
-}  # the answer (a word deletion only where `answer_preserved`); swapped words may change what is asked
-WH_DETERMINERS = ("what", "which", "whose")
-
-
-def asked_nouns(question: str) -> list[tuple[int, int]]:
-    "Character spans of nouns a wh-question asks about: modified by a wh-determiner, or the subject of 'what is the N'."
-    words = parse(question)
-    spans = [
-        (words[w.head].start, words[w.head].end)
-        for w in words
-        if w.text.lower() in WH_DETERMINERS and w.dep == "det" and words[w.head].pos == "NOUN"
-    ]
-    if spans or len(words) < 3 or words[0].text.lower() not in WH_DETERMINERS[:2] or words[1].lemma != "be":
-        return spans
-    return [(w.start, w.end) for w in words if w.dep == "nsubj" and w.pos == "NOUN" and w.head == 1]
-
-
-def deletes_asked_noun(original: str, edits: list[dict], answer: str | None = None) -> bool:
-    "Whether a deletion's span covers a noun the question asks about."
-    (start, end) = edits[0]["span"]
-    return any(start <= s and e <= end for s, e in asked_nouns(original))
-
-
-def colour_present(original: str, edits: list[dict], answer: str | None = None) -> bool:
-    "Whether the replaced colour was in the image: a yes/no answer (read logically) says; others presuppose it."
-    answer = normalize_answer(answer or "")
-    return answer not in ("yes", "no") or (answer == "yes") != negated(original)
-
-
-EXPECTATION_WHERE = {  # kind -> predicate(original question, edits, dataset answer): where EXPECTED[kind] holds
-    "noun_deletion": deletes_asked_noun,
-    "color_max_common": colour_present,
-    "color_max_uncommon": colour_present,
-}
-
-
 def expectation(
     kind: str,
     original: str,
@@ -278,10 +221,11 @@ def expectation(
     near_colour_distance: float = NEAR_COLOUR_DISTANCE,  # a nearest-colour swap keeps the answer below this CIEDE2000
 ) -> str | None:
     "How the answer to one perturbed question should move: 'stay' (only where `answer_preserved`), 'change' or None."
-    expected = EXPECTED.get(kind)
+    entry = PERTURBATIONS.get(kind)
+    expected = entry.expected if entry else None
     if expected == "stay":
         return "stay" if answer_preserved(kind, edits, near_colour_distance) else None
-    where = EXPECTATION_WHERE.get(kind)
+    where = entry.expected_where if entry else None
     return expected if expected is None or where is None or where(original, edits, answer) else None
 
 # %% ../nbs/06a_text_eval.ipynb #c024
@@ -645,25 +589,15 @@ def local_explanations(
     return out.reset_index(drop=True)
 
 # %% ../nbs/06a_text_eval.ipynb #c043
-TARGETS = {  # kind -> what it replaces a concept by, as the rule text says it; kinds not listed: "perturbed by <kind>"
-    "adj_synonym": "a synonym",
-    "verb_synonym": "a synonym",
-    "noun_hypernym": "a hypernym",
-    "noun_hyponym": "a hyponym",
-    "noun_sibling": "a sibling",
-    "color_min_common": "a nearby common colour",
-    "color_min_uncommon": "a nearby uncommon colour",
-    "color_max_common": "a distant common colour",
-    "color_max_uncommon": "a distant uncommon colour",
-    "noun_deletion": "nothing",
-    "typo": "typos",
-    **{f"typo_{op}": f"typos ({op})" for op in TYPO_OPERATIONS},
-}
+def target_of(kind: str) -> str | None:
+    "What perturbation `kind` replaces a concept by in rule texts (its registry entry's `target`); None: unsaid."
+    entry = PERTURBATIONS.get(kind)
+    return (entry.target or None) if entry else None
 
 
 def rule_text(kind: str, label: str, outcome: str, confidence: float, support: int, expected: str | None) -> str:
     "A global rule as a sentence."
-    target = TARGETS.get(kind)
+    target = target_of(kind)
     action = (
         f"deleting {label}"
         if kind == "noun_deletion"
@@ -720,7 +654,7 @@ def global_rules(
             (
                 *key,
                 label,
-                TARGETS.get(kind, f"perturbed by {kind}"),
+                target_of(kind) or f"perturbed by {kind}",
                 ", ".join(seen),
                 support,
                 outcome,
@@ -811,14 +745,14 @@ CONCEPT_CATEGORIES = {  # the paper's concept families (section 5.2) -> the Word
     "rooms": "room.n.01",
     "body parts": "body_part.n.01",
 }
-KIND_POS = {
-    "adj_synonym": "a",
-    "verb_synonym": "v",
-    "noun_hypernym": "n",
-    "noun_hyponym": "n",
-    "noun_sibling": "n",
-    "noun_deletion": "n",
-}  # WordNet kinds -> part of speech
+
+
+def pos_of(kind: str) -> str | None:
+    "The WordNet part of speech perturbation `kind` perturbs (its registry entry's `pos`); None off WordNet."
+    entry = PERTURBATIONS.get(kind)
+    return entry.pos if entry else None
+
+
 RARITY_BINS = (
     (0, "unseen in SemCor"),
     (1, "rare in SemCor (1-9)"),
@@ -865,7 +799,7 @@ def bin_label(value: int, bins: tuple) -> str | None:
 # %% ../nbs/06a_text_eval.ipynb #q002p1
 def concept_synset(kind: str, word: str, source) -> str | None:
     "The perturbed word's synset: the record's source synset, else (deleted nouns) its `word_sense`; None off WordNet."
-    pos = KIND_POS.get(kind)
+    pos = pos_of(kind)
     if pos is None:
         return None
     if isinstance(source, str) and SYNSET_NAME.fullmatch(source):
@@ -892,7 +826,7 @@ def concept_group(kind: str, word: str, replacement, source) -> str | None:
 
 def rarity_group(kind: str, word: str, replacement, source) -> str | None:
     "How common the replacing word is in SemCor (RARITY_BINS), None for kinds off WordNet or no replacing word."
-    pos = KIND_POS.get(kind)
+    pos = pos_of(kind)
     return (
         bin_label(word_frequency(replacement, pos), RARITY_BINS)
         if pos and isinstance(replacement, str) and replacement.strip()
@@ -902,7 +836,7 @@ def rarity_group(kind: str, word: str, replacement, source) -> str | None:
 
 def polysemy_group(kind: str, word: str, replacement, source) -> str | None:
     "How many WordNet senses the replaced word has (POLYSEMY_BINS), None for kinds off WordNet."
-    pos = KIND_POS.get(kind)
+    pos = pos_of(kind)
     return bin_label(word_senses(word, pos), POLYSEMY_BINS) if pos else None
 
 
@@ -925,7 +859,7 @@ def rule_groups(
 # %% ../nbs/06a_text_eval.ipynb #q003s1
 def grouped_rule_text(kind: str, by: str, label: str, outcome: str, confidence: float, support: int) -> str:
     "A grouped rule as a sentence: 'replacing clothing by a hypernym changes the answer in 100% of 2 cases'."
-    target = TARGETS.get(kind, f"perturbing by {kind}")
+    target = target_of(kind) or f"perturbing by {kind}"
     action = (
         f"deleting {label if by == 'category' else 'a word of ' + label}"
         if kind == "noun_deletion"
