@@ -25,25 +25,25 @@ __all__ = ['cv2', 'special', 'CORRUPTIONS', 'SEVERITIES', 'CLEAN', 'EXPECTED_VAL
            'PERSPECTIVE_INSET', 'ZOOM_OUT_SCALES', 'TRANSLATION_FRACTIONS', 'CROP_FRACTIONS', 'RESAMPLE_FACTORS',
            'UPSAMPLE_FACTORS', 'LENS_COEFFICIENTS', 'LOW_LIGHT_FRACTIONS', 'LOW_LIGHT_ELECTRONS',
            'LOW_LIGHT_READ_NOISE', 'MMD_INTENSITIES', 'FLARE_RGB', 'WATERMARK_OPACITY', 'WATERMARK_TEXT_WIDTH',
-           'WATERMARK_LOGO_SIZE', 'WATERMARK_WORDS', 'RES_BENCH_RESOLUTIONS', 'RESOLUTIONS', 'PRESETS', 'PROVENANCE',
-           'Corruption', 'register_corruption', 'uint8_levels', 'to_uint8_rgb', 'truncated_level', 'truncate_to_uint8',
-           'corruption_rng', 'check_severity', 'check_corruption', 'corrupt', 'corrupt_levels', 'check_condition',
-           'image_under_condition', 'uniform16', 'normal_quantiles', 'normal_quantiles32', 'additive_gaussian_table',
-           'add_clipped', 'gaussian_noise', 'poisson_quantiles', 'level_noise_table', 'lookup_levels', 'table_noise',
-           'shot_noise', 'shot_noise_vrb', 'salt_and_pepper_kernel', 'salt_and_pepper_where', 'impulse_noise',
-           'speckle_noise', 'salt_and_pepper', 'random_impulse_noise', 'disk_kernel', 'trimmed_disk_kernel',
-           'skimage_gaussian', 'separable_terms', 'defocus_blur', 'gaussian_blur', 'median_blur', 'copy_shuffle',
-           'glass_blur', 'motion_kernel', 'shifted_sum', 'motion_blurred', 'motion_blur', 'zoom_matrix', 'clipped_zoom',
-           'zoom_blur_levels', 'zoom_blur', 'snow_flakes', 'snow_blend', 'add_snow', 'snow', 'snow_wand',
-           'plasma_fractal', 'fog', 'lookup_with_max', 'brightness_table', 'brightness', 'contrast',
-           'saturation_ratio_table', 'saturation_scaled', 'saturate', 'luma', 'gray3', 'color_inversion', 'grayscale',
-           'grayscale_mean', 'grayscale_inversion', 'grayscale_inversion_mean', 'grayscale_bgr',
-           'grayscale_inversion_bgr', 'binary_threshold', 'pixel_grid', 'elastic_transform', 'standard_normal16',
-           'tinted', 'spatter', 'reflect_gaussian', 'elastic_transform_vrb', 'box_downsample', 'pixelate',
-           'pixelate_vrb', 'jpeg_compression', 'jpeg_compression_vrb', 'random_sign', 'image_centre', 'warp_affine',
-           'rotation', 'shear', 'perspective_corners', 'perspective', 'scaled_size', 'zoom_out', 'translation_offset',
-           'shifted', 'translation', 'crop_and_resize', 'down_up', 'resample_nearest', 'resample_bilinear',
-           'resample_bicubic', 'resample_area', 'upsample', 'lens_distorted', 'barrel_distortion',
+           'WATERMARK_LOGO_SIZE', 'WATERMARK_WORDS', 'RES_BENCH_RESOLUTIONS', 'RESOLUTIONS', 'PRESETS',
+           'VRB_CORRUPTIONS', 'IMAGENET_C_OF_VRB', 'VRB_CODE_OF_VRB', 'PROVENANCE', 'Corruption', 'register_corruption',
+           'uint8_levels', 'to_uint8_rgb', 'truncated_level', 'truncate_to_uint8', 'corruption_rng', 'check_severity',
+           'check_corruption', 'corrupt', 'corrupt_levels', 'check_condition', 'image_under_condition', 'uniform16',
+           'normal_quantiles', 'normal_quantiles32', 'additive_gaussian_table', 'add_clipped', 'gaussian_noise',
+           'poisson_quantiles', 'level_noise_table', 'lookup_levels', 'table_noise', 'shot_noise', 'shot_noise_vrb',
+           'salt_and_pepper_kernel', 'salt_and_pepper_where', 'impulse_noise', 'speckle_noise', 'salt_and_pepper',
+           'random_impulse_noise', 'disk_kernel', 'trimmed_disk_kernel', 'skimage_gaussian', 'separable_terms',
+           'defocus_blur', 'gaussian_blur', 'median_blur', 'copy_shuffle', 'glass_blur', 'motion_kernel', 'shifted_sum',
+           'motion_blurred', 'motion_blur', 'zoom_matrix', 'clipped_zoom', 'zoom_blur_levels', 'zoom_blur',
+           'snow_flakes', 'snow_blend', 'add_snow', 'snow', 'snow_wand', 'plasma_fractal', 'fog', 'lookup_with_max',
+           'brightness_table', 'brightness', 'contrast', 'saturation_ratio_table', 'saturation_scaled', 'saturate',
+           'luma', 'gray3', 'color_inversion', 'grayscale', 'grayscale_mean', 'grayscale_inversion',
+           'grayscale_inversion_mean', 'grayscale_bgr', 'grayscale_inversion_bgr', 'binary_threshold', 'pixel_grid',
+           'elastic_transform', 'standard_normal16', 'tinted', 'spatter', 'reflect_gaussian', 'elastic_transform_vrb',
+           'box_downsample', 'pixelate', 'pixelate_vrb', 'jpeg_compression', 'jpeg_compression_vrb', 'random_sign',
+           'image_centre', 'warp_affine', 'rotation', 'shear', 'perspective_corners', 'perspective', 'scaled_size',
+           'zoom_out', 'translation_offset', 'shifted', 'translation', 'crop_and_resize', 'down_up', 'resample_nearest',
+           'resample_bilinear', 'resample_bicubic', 'resample_area', 'upsample', 'lens_distorted', 'barrel_distortion',
            'pincushion_distortion', 'srgb_to_linear_table_continuous', 'srgb_to_linear_table', 'linear_to_srgb_table',
            'low_light_table', 'low_light', 'mmd_intensity', 'draw_int', 'lens_flare_layout', 'flare_layer',
            'lens_flare', 'dirty_lens_layout', 'dirt_layer', 'dirty_lens', 'turbulence_shift', 'atmospheric_turbulence',
@@ -1857,57 +1857,36 @@ def resolution(
 
 # %% ../nbs/01_corruptions.ipynb #c041
 PRESETS = Registry("preset")  # name -> corruption names, in order
+VRB_CORRUPTIONS = [  # VRB's 14 in Table 1's order (shot noise and pixelate as VRB's code makes them)
+    "shot_noise_vrb",
+    "gaussian_noise",
+    "impulse_noise",
+    "speckle_noise",
+    "defocus_blur",
+    "zoom_blur",
+    "snow",
+    "brightness",
+    "contrast",
+    "saturate",
+    "elastic_transform",
+    "spatter",
+    "pixelate_vrb",
+    "jpeg_compression",
+]
+IMAGENET_C_OF_VRB = {"shot_noise_vrb": "shot_noise", "pixelate_vrb": "pixelate"}  # ImageNet-C's own in their place
+VRB_CODE_OF_VRB = {"elastic_transform": "elastic_transform_vrb", "jpeg_compression": "jpeg_compression_vrb"}
 PRESETS.update(
     {
-        "vrb": [
-            "shot_noise_vrb",
-            "gaussian_noise",
-            "impulse_noise",
-            "speckle_noise",
-            "defocus_blur",
-            "zoom_blur",
-            "snow",
-            "brightness",
-            "contrast",
-            "saturate",
-            "elastic_transform",
-            "spatter",
-            "pixelate_vrb",
-            "jpeg_compression",
-        ],
-        "vrb_imagenet_c": [
-            "shot_noise",
-            "gaussian_noise",
-            "impulse_noise",
-            "speckle_noise",
-            "defocus_blur",
-            "zoom_blur",
-            "snow",
-            "brightness",
-            "contrast",
-            "saturate",
-            "elastic_transform",
-            "spatter",
-            "pixelate",
-            "jpeg_compression",
-        ],
-        "vrb_code": [
-            "shot_noise_vrb",
-            "gaussian_noise",
-            "impulse_noise",
-            "speckle_noise",
-            "defocus_blur",
-            "zoom_blur",
-            "snow",
-            "brightness",
-            "contrast",
-            "saturate",
-            "elastic_transform_vrb",
-            "spatter",
-            "pixelate_vrb",
-            "jpeg_compression_vrb",
-        ],
+        "vrb": VRB_CORRUPTIONS,
+        "vrb_imagenet_c": [IMAGENET_C_OF_VRB.get(n, n) for n in VRB_CORRUPTIONS],
+        "vrb_code": [VRB_CODE_OF_VRB.get(n, n) for n in VRB_CORRUPTIONS],  # as VRB's generator.py ran them
         "vrb_grayscale": ["grayscale_bgr", "grayscale_inversion_bgr"],
+    }
+)
+
+# %% ../nbs/01_corruptions.ipynb #c041b
+PRESETS.update(
+    {
         "imagenet_c": [
             "gaussian_noise",
             "shot_noise",
@@ -1939,6 +1918,12 @@ PRESETS.update(
             "gaussian_blur",
             "median_blur",
         ],
+    }
+)
+
+# %% ../nbs/01_corruptions.ipynb #c041b2
+PRESETS.update(
+    {
         "geometric": [
             "rotation",
             "shear",
@@ -1968,7 +1953,7 @@ PRESETS.update(
     }
 )
 
-
+# %% ../nbs/01_corruptions.ipynb #c041c
 def preset(
     # a key of PRESETS: vrb, vrb_imagenet_c, vrb_code, vrb_grayscale, imagenet_c, appendix, geometric, resampling,
     # capture or mmd_bench
@@ -2054,6 +2039,10 @@ PROVENANCE = [
         vrb="speckle_noise",
         appendix="",
     ),
+]
+
+# %% ../nbs/01_corruptions.ipynb #c111p1
+PROVENANCE += [
     dict(
         effect="defocus blur",
         family="blur",
@@ -2084,7 +2073,7 @@ PROVENANCE = [
 ]
 
 # %% ../nbs/01_corruptions.ipynb #c111a
-PROVENANCE += [  # VRB's weather, attribute, physical and digital corruptions
+PROVENANCE += [
     dict(
         effect="snow",
         family="weather",
@@ -2140,6 +2129,10 @@ PROVENANCE += [  # VRB's weather, attribute, physical and digital corruptions
         vrb="saturate",
         appendix="",
     ),
+]
+
+# %% ../nbs/01_corruptions.ipynb #c111ap1
+PROVENANCE += [
     dict(
         effect="elastic",
         family="physical",
@@ -2171,6 +2164,10 @@ PROVENANCE += [  # VRB's weather, attribute, physical and digital corruptions
         vrb="spatter",
         appendix="",
     ),
+]
+
+# %% ../nbs/01_corruptions.ipynb #c111ap2
+PROVENANCE += [
     dict(
         effect="pixelate",
         family="digital",
@@ -2203,7 +2200,7 @@ PROVENANCE += [  # VRB's weather, attribute, physical and digital corruptions
 ]
 
 # %% ../nbs/01_corruptions.ipynb #c111b
-PROVENANCE += [  # the appendix's other effects, VRB's code's variants and ImageNet-C's other two
+PROVENANCE += [
     dict(
         effect="colour inversion",
         family="attribute",
@@ -2258,6 +2255,10 @@ PROVENANCE += [  # the appendix's other effects, VRB's code's variants and Image
         appendix="binary_threshold",
         note="whole pixels, by luma above 127.5",
     ),
+]
+
+# %% ../nbs/01_corruptions.ipynb #c111bp1
+PROVENANCE += [
     dict(
         effect="salt and pepper",
         family="noise",
@@ -2309,6 +2310,10 @@ PROVENANCE += [  # the appendix's other effects, VRB's code's variants and Image
         appendix="median_blur",
         note="windows 3, 5, 7, 9, 11",
     ),
+]
+
+# %% ../nbs/01_corruptions.ipynb #c111bp2
+PROVENANCE += [
     dict(
         effect="glass blur",
         family="blur",
@@ -2401,6 +2406,10 @@ PROVENANCE += [  # beyond VRB: the geometric, resampling and low-light families
         appendix="",
         note="scale 0.9-0.5, centred on black",
     ),
+]
+
+# %% ../nbs/01_corruptions.ipynb #c111cp1
+PROVENANCE += [
     dict(
         effect="translation",
         family="geometric",
@@ -2453,6 +2462,10 @@ PROVENANCE += [  # beyond VRB: the geometric, resampling and low-light families
         appendix="",
         note="area down by 0.5-0.125, bicubic up",
     ),
+]
+
+# %% ../nbs/01_corruptions.ipynb #c111cp2
+PROVENANCE += [
     dict(
         effect="lens distortion",
         family="geometric",
@@ -2483,6 +2496,8 @@ PROVENANCE += [  # beyond VRB: the geometric, resampling and low-light families
         note="light fraction 0.5-0.03 of 1000 electrons, read noise 3 electrons",
     ),
 ]
+
+# %% ../nbs/01_corruptions.ipynb #c111cp3
 # capture, environment and post-processing: MMD-Bench (arXiv 2604.04780; CLEAR @ 411d6bd, add_degradation.py) and the
 # visible-watermark model
 PROVENANCE += [
@@ -2538,6 +2553,10 @@ PROVENANCE += [
         appendix="",
         note="MMD-Bench's code, same bytes on its draws; images under 50 px allowed",
     ),
+]
+
+# %% ../nbs/01_corruptions.ipynb #c111cp4
+PROVENANCE += [
     dict(
         effect="visible watermark",
         family="post_processing",

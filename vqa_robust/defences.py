@@ -270,7 +270,7 @@ ROUTES = {
 }
 ROUTER_INPUT = 64  # pixels of the central square the router reads
 
-
+# %% ../nbs/01b_defences.ipynb #c015n
 class Restorer(nn.Module):
     "DnCNN's residual design, small: conv-ReLU layers predict the corruption, subtracted from the input (in [0, 1])."
 
@@ -829,7 +829,7 @@ DEFENCE_COLUMNS = [
     "clean_cost",
 ]
 
-
+# %% ../nbs/01b_defences.ipynb #ad968bd6b
 def defence_table(
     scored: pd.DataFrame,  # model (names 'model+defence'), corruption, severity, question_id, score
     n_boot: int = 1000,

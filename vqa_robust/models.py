@@ -152,7 +152,7 @@ def model_family(
         dict(transport or {}),
     )
 
-
+# %% ../nbs/02_models.ipynb #c008s2
 def check_settings(
     name: str,  # the model, for the message
     family: ModelFamily,  # its family

@@ -23,9 +23,9 @@ __all__ = ['QUESTION_FIELDS', 'ANNOTATION_FIELDS', 'EASY_VQA_SHAPES', 'EASY_VQA_
            'coco_image_template', 'read_image', 'VQADataset', 'load_vqav2', 'easy_vqa_answer_type',
            'easy_vqa_question_type', 'easy_vqa_image_dir', 'easy_vqa_table', 'easy_vqa_to_vqav2', 'load_easy_vqa',
            'easy_vqa_dataset', 'condition_image', 'images_under', 'vqav2_names', 'find_vqav2_part', 'mini_annotations',
-           'write_mini_vqav2', 'vqav2_files', 'load_vqav2_dir', 'sample_images', 'write_split', 'read_split',
-           'file_sha256', 'source_images', 'dataset_fingerprint', 'split_rule', 'vrb_split_ids', 'splits_folder',
-           'shipped_split', 'make_split', 'vrb_split']
+           'mini_records', 'write_mini_vqav2', 'vqav2_files', 'load_vqav2_dir', 'sample_images', 'write_split',
+           'read_split', 'file_sha256', 'source_images', 'dataset_fingerprint', 'split_rule', 'vrb_split_ids',
+           'splits_folder', 'shipped_split', 'make_split', 'vrb_split']
 
 # %% ../nbs/00_vqav2.ipynb #c006
 QUESTION_FIELDS = ("question_id", "image_id", "question")
@@ -385,6 +385,30 @@ def mini_annotations(image_id: int) -> list[tuple]:
     ]
     return qa[: 2 + image_id % 2]
 
+# %% ../nbs/00_vqav2.ipynb #c035r
+def mini_records(
+    image_ids,  # COCO image ids of the miniature
+) -> tuple[list, list]:  # (questions, annotations) as VQAv2's files hold them
+    "The miniature's question and annotation records: question id 1000 x image id + k, ten answers each."
+    questions, annotations = [], []
+    for image_id in image_ids:
+        for k, (question, question_type, answer_type, answers) in enumerate(mini_annotations(int(image_id))):
+            qid = 1000 * int(image_id) + k
+            questions.append({"image_id": int(image_id), "question": question, "question_id": qid})
+            annotations.append(
+                {
+                    "question_type": question_type,
+                    "multiple_choice_answer": max(answers, key=answers.count),
+                    "answers": [
+                        {"answer": a, "answer_confidence": "yes", "answer_id": j + 1} for j, a in enumerate(answers)
+                    ],
+                    "image_id": int(image_id),
+                    "answer_type": answer_type,
+                    "question_id": qid,
+                }
+            )
+    return questions, annotations
+
 # %% ../nbs/00_vqav2.ipynb #c035p1
 def write_mini_vqav2(
     data_dir: str | Path,  # folder to write into
@@ -411,23 +435,7 @@ def write_mini_vqav2(
         "data_subtype": subtype,
         "data_type": "mscoco",
     }
-    questions, annotations = [], []
-    for image_id in image_ids:
-        for k, (question, question_type, answer_type, answers) in enumerate(mini_annotations(int(image_id))):
-            qid = 1000 * int(image_id) + k
-            questions.append({"image_id": int(image_id), "question": question, "question_id": qid})
-            annotations.append(
-                {
-                    "question_type": question_type,
-                    "multiple_choice_answer": max(answers, key=answers.count),
-                    "answers": [
-                        {"answer": a, "answer_confidence": "yes", "answer_id": j + 1} for j, a in enumerate(answers)
-                    ],
-                    "image_id": int(image_id),
-                    "answer_type": answer_type,
-                    "question_id": qid,
-                }
-            )
+    questions, annotations = mini_records(image_ids)
     for folder in (q_dir, a_dir, i_dir / subtype):
         folder.mkdir(parents=True, exist_ok=True)
     (q_dir / names["questions"]).write_text(
