@@ -6,6 +6,7 @@
 from __future__ import annotations
 import ast, fcntl, hashlib, importlib.util, inspect, json, os, re, secrets, shutil, socket, sys, textwrap, time
 from contextlib import contextmanager
+from functools import lru_cache
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -18,11 +19,11 @@ from .vqav2 import VQADataset, dataset_fingerprint, file_sha256
 # %% auto #0
 __all__ = ['LOCK', 'DOCUMENTED', 'RESULT_COLUMNS', 'CHUNK_SIZE', 'CHUNK_COLUMNS', 'RECORD', 'SAFE_NAME', 'atomic_write',
            'FolderLockedError', 'lock_owner', 'read_owner', 'process_alive', 'owner_text', 'take_lock', 'folder_lock',
-           'without_docstring', 'syntax_sha256', 'opencv_version', 'library_versions', 'source_sha256',
-           'code_fingerprint', 'n_chunks', 'partition_dir', 'chunk_file', 'chunk_sidecar', 'identity_digest',
-           'condition_identity', 'identity_changes', 'ChangedInputsError', 'write_record', 'write_chunk', 'save_chunk',
-           'sidecar_entry', 'chunk_damage', 'checked_record', 'saved_chunks', 'checked_store', 'run_log', 'read_store',
-           'reported_model', 'StorePlan', 'store_plan', 'condition_answers']
+           'without_docstring', 'syntax_sha256', 'opencv_version', 'library_versions', 'file_syntax_sha256',
+           'source_sha256', 'code_fingerprint', 'n_chunks', 'partition_dir', 'chunk_file', 'chunk_sidecar',
+           'identity_digest', 'condition_identity', 'identity_changes', 'ChangedInputsError', 'write_record',
+           'write_chunk', 'save_chunk', 'sidecar_entry', 'chunk_damage', 'checked_record', 'saved_chunks',
+           'checked_store', 'run_log', 'read_store', 'reported_model', 'StorePlan', 'store_plan', 'condition_answers']
 
 # %% ../nbs/01_store.ipynb #c006
 def atomic_write(
@@ -184,13 +185,23 @@ def library_versions() -> dict:  # library name -> version string
     }
 
 
+@lru_cache(maxsize=None)
+def file_syntax_sha256(
+    path: str,  # a Python file
+    stamp: tuple,  # (size, mtime_ns): another version of the file is another key
+) -> str:  # hex digest
+    "`syntax_sha256` of a file, parsed once per version of it (a run fingerprints its code at every store it plans)."
+    return syntax_sha256(Path(path).read_text())
+
+
 def source_sha256(
     function: Callable,  # a function (or class) whose defining module to hash
 ) -> str:  # hex digest
     "`syntax_sha256` of the module that defines `function` (of its own source where it has no file, as in a notebook)."
     path = inspect.getsourcefile(function)
     if path and Path(path).is_file():
-        return syntax_sha256(Path(path).read_text())
+        stat = Path(path).stat()
+        return file_syntax_sha256(path, (stat.st_size, stat.st_mtime_ns))
     return syntax_sha256(textwrap.dedent(inspect.getsource(function)))
 
 
