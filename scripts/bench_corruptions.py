@@ -35,7 +35,7 @@ def cpu_ms(f, repeats: int) -> float:
 def geometric_references(h: int, w: int) -> dict:
     "name -> [five callables image -> image, one per severity]: Albumentations' nearest transform (None when not installed), NumPy for low_light."
     import math, warnings
-    from vqa_robust import corruptions as C
+    from vqa_robust import geometric as C
     def low_light_direct(g):
         rng = np.random.default_rng(0)
         def f(x):
@@ -85,7 +85,7 @@ def bench_geometric(image: np.ndarray, repeats: int):
 def bench_capture(image: np.ndarray, repeats: int, mirrors: str):
     "Print, per corruption of the capture preset, ms per image over its five levels: MMD-Bench's code, ours (`corrupt`) and the ratio."
     import random
-    from vqa_robust.corruptions import mmd_intensity
+    from vqa_robust.capture import mmd_intensity
     sys.path.insert(0, str(Path(__file__).resolve().parent / "crosscheck"))
     from capture import load_clear
     try: clear = load_clear(Path(mirrors), random)

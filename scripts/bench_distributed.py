@@ -23,12 +23,13 @@ import torch
 torch.set_num_threads(1)
 import vqa_robust.distributed as distributed
 from vqa_robust.distributed import Shard, ShardWorker
+from vqa_robust.zoo import model_plan
 from vqa_robust.store import condition_identity, identity_digest
 from vqa_robust.vqav2 import dataset_fingerprint, load_easy_vqa, sample_images
 warm, corruption, shards, images, workers = sys.argv[1] == "on", sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 if not warm: distributed.warm_corruptions = lambda names: []  # each data worker loads the kernels itself
 data = sample_images(load_easy_vqa("test"), images, seed=0)
-replica, fingerprint, out = ShardWorker("easy-vqa-vilt", {"device": "cpu"}, num_workers=workers), dataset_fingerprint(data), Path(tempfile.mkdtemp())
+replica, fingerprint, out = ShardWorker(model_plan("easy-vqa-vilt", device="cpu"), num_workers=workers), dataset_fingerprint(data), Path(tempfile.mkdtemp())
 chunk = -(-len(data) // shards)
 cpu = lambda who: (lambda u: u.ru_utime + u.ru_stime)(resource.getrusage(who))
 began, own, children, answers = time.time(), cpu(resource.RUSAGE_SELF), cpu(resource.RUSAGE_CHILDREN), []
@@ -72,7 +73,7 @@ def main(argv=None) -> int:
     import torch
     torch.set_num_threads(1)
     from vqa_robust.vqav2 import load_easy_vqa, sample_images
-    from vqa_robust.zoo import load_model
+    from vqa_robust.zoo import load_model, model_plan
     from vqa_robust.inference import conditions, run_conditions
     from vqa_robust.distributed import start_ray, ray_pool, ray_resources, ray_answer
     dataset = sample_images(load_easy_vqa("test"), args.images, seed=0)
@@ -85,8 +86,8 @@ def main(argv=None) -> int:
         began = time.time(); local = run_conditions(model, dataset, grid, work / "local", **settings); local_s = time.time() - began
         began = time.time(); ray = start_ray(num_cpus=args.cpus, object_store_mb=300); ray_start = time.time() - began
         resources = ray_resources("cpu", args.replicas, ray.cluster_resources().get("CPU"))
-        began = time.time(); pool = ray_pool(args.model, {}, args.replicas, resources); ray.get([w.pid.remote() for w in pool]); ray_load = time.time() - began
-        began = time.time(); remote = ray_answer(args.model, model.identity, dataset, grid, work / "ray", pool=pool, **settings); ray_s = time.time() - began
+        began = time.time(); pool = ray_pool(model_plan(args.model), args.replicas, resources); ray.get([w.pid.remote() for w in pool]); ray_load = time.time() - began
+        began = time.time(); remote = ray_answer(model_plan(args.model), dataset, grid, work / "ray", pool=pool, **settings); ray_s = time.time() - began
         if not (remote.drop(columns="confidence").equals(local.drop(columns="confidence")) and (remote.confidence.to_numpy() == local.confidence.to_numpy()).all()):
             print("FAIL: the Ray executor's rows differ from the local executor's"); return 1
         ray.shutdown()

@@ -12,7 +12,8 @@ import argparse, json, time
 from pathlib import Path
 import numpy as np, pandas as pd
 from vqa_robust.comparisons import plan
-from vqa_robust.metrics import bootstrap, bootstrap_replicates, image_condition_answers, interval
+from vqa_robust.metrics import image_condition_answers
+from vqa_robust.intervals import bootstrap, bootstrap_replicates, interval
 
 ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 ap.add_argument("folder")

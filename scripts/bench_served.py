@@ -171,8 +171,10 @@ def main() -> int:
     import torch
     torch.set_num_threads(1)
     from vqa_robust.vqav2 import load_easy_vqa
-    from vqa_robust.served import serve_checkpoint, stop_server, SERVED_DEFAULTS
-    from vqa_robust.zoo import load_model, tiny_checkpoint
+    from vqa_robust.served import SERVED_DEFAULTS
+    from vqa_robust.testing import serve_checkpoint, stop_server
+    from vqa_robust.testing_models import tiny_checkpoint
+    from vqa_robust.zoo import load_model
     bin_dir = Path(args.vllm_env) / "bin" if args.server == "vllm" else None
     if bin_dir and not (bin_dir / "vllm").exists(): sys.exit(f"bench_served: no vLLM at {bin_dir}; make it with `bash scripts/vllm_env.sh`")
     folder = Path(args.checkpoint) if args.checkpoint else tiny_checkpoint(CHECKPOINTS[args.server], Path(tempfile.mkdtemp()) / f"tiny-{CHECKPOINTS[args.server]}")

@@ -13,11 +13,17 @@ from pathlib import Path
 FLOORS = [  # bottom up
     ["base"],                  # registry, seeded generator, number checks, task maps
     ["vocabulary", "parallel"],  # answer normalisation, number and colour words, negation; a function mapped over tasks in processes or Ray
-    ["corruptions"],
+    ["corruption_core"],       # the corruption registry, reading any image, seeding, `corrupt`, the shared table lookups
+    ["imagenet_c", "geometric", "capture"],  # corruption families: ImageNet-C; VLM-RobustBench's geometric and Res-Bench; MMD-Bench's capture
+    ["vrb_corruptions"],       # VRB's appendix effects and its code's forms (on ImageNet-C's kernels)
+    ["corruptions"],           # every family registered: the presets, the provenance table, warming the kernels
     ["vqav2"],  
     ["metrics"],
+    ["robustness"],            # VRB's sub-metrics, VRE and Table 1's accuracies, from an accuracy table
+    ["intervals"],             # the paired bootstrap over images: intervals of accuracy, sub-metrics and VRE
     ["calibration", "flips", "consistency", "field_measures", "resolution", "model_input", "comparisons"],  # beyond VRB, side by side: calibration, flips, consistency across severities, mCE and effective robustness, Res-Bench's resolution curve, what each model saw, paired comparisons of models
     ["discrimination"],        # discriminative questions (their flip rate is flips' answer flip)
+    ["answerability"],         # VizWiz's answerability task: average precision and F1 of saying "unanswerable"
     ["datasets"],
     ["text"],                  # question perturbations (WordNet, colours, typos)
     ["question_corruptions"],  # character- and word-level question corruptions at five severities (registered in text's registry)
@@ -45,6 +51,9 @@ FLOORS = [  # bottom up
     ["harness_scoring"],       # a harness's predictions for an export, scored as a run
     ["cli"],                   # the vqa-robust command over the library's functions
     ["testing"],               # test doubles: a chat server that needs no model
+    ["testing_data"],          # test scaffolding: a few records in each benchmark's layout, and their writers by name
+    ["testing_vlms"],          # test scaffolding: tiny checkpoints of the chat VLMs, a builder per architecture
+    ["testing_models"],        # test scaffolding: every family's tiny checkpoint writer by name, tiny_checkpoint, hub_smoke
 ]
 PACKAGE = "vqa_robust"
 

@@ -6,7 +6,7 @@ x -> 1.1 x), an arithmetic operator (+ <-> -, * <-> /), a comparison (< <-> <=, 
 A mutant is *killed* when the notebook's tests fail (or time out); a *survivor* is a change no test noticed. Mutants are drawn
 with a seeded generator from all candidates, so a report is reproducible.
 
-    python scripts/mutants.py                                   # 04_metrics, 03_inference, 01_corruptions, 20 mutants each
+    python scripts/mutants.py                                   # 04_metrics, 04_robustness, 03_inference, 01c_imagenet_c, 20 mutants each
     python scripts/mutants.py nbs/04_metrics.ipynb --n 50 --seed 1
 """
 import argparse, ast, json, os, random, subprocess, sys, tempfile, time
@@ -14,7 +14,7 @@ from pathlib import Path
 
 root = Path(__file__).resolve().parent.parent
 bin_dir = Path(sys.executable).parent
-DEFAULT_TARGETS = ["nbs/04_metrics.ipynb", "nbs/03_inference.ipynb", "nbs/01_corruptions.ipynb"]
+DEFAULT_TARGETS = ["nbs/04_metrics.ipynb", "nbs/04_robustness.ipynb", "nbs/03_inference.ipynb", "nbs/01c_imagenet_c.ipynb"]
 SWAPS = {ast.Add: "-", ast.Sub: "+", ast.Mult: "/", ast.Div: "*", ast.Lt: "<=", ast.LtE: "<", ast.Gt: ">=", ast.GtE: ">", ast.Eq: "!=", ast.NotEq: "=="}
 SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
 

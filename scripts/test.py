@@ -8,7 +8,8 @@ on a cluster or on servers first (WAITING), then the longest first: pytest is
 split into groups of files, and the two that start Ray (nbs/03a_distributed and tests/test_distributed.py) run one after
 the other in one task, so that two local Ray clusters never share the machine; the other notebooks are tested in three
 processes, one after the other in each, as nbdev_test's own workers do (torch and transformers imported once a process, not
-once a notebook): the three that read WordNet and spaCy together (loaded once), the rest in two groups of about equal work.
+once a notebook): the three that read WordNet and spaCy together (loaded once), the four corruption families apart (their cells register
+the notebook's own functions), the rest in two groups of about equal work.
 Every task but the Ray pair runs at a lower priority (BACKGROUND_NICE), so that the cluster gets the CPU it waits for; in
 each test process what a notebook cell or a test leaves alive is collected and frozen (`collect_and_freeze`, and
 tests/conftest.py), so that later collections do not walk torch, WordNet and the models again and again.
@@ -27,6 +28,7 @@ PYTEST_GROUPS = {  # pytest runs as these groups of files; the files no group na
 }
 RAY_CHAIN = ("nbs/03a_distributed.ipynb", "tests/test_distributed.py")  # both start a local Ray: never at the same time
 SHARED = ("nbs/06_text.ipynb", "nbs/06a_text_eval.ipynb", "nbs/01b_defences.ipynb")  # these load WordNet (and spaCy): one process loads them once
+REGISTERING = ("nbs/01c_imagenet_c.ipynb", "nbs/01d_vrb_corruptions.ipynb", "nbs/01e_geometric.ipynb", "nbs/01f_capture.ipynb")  # their cells register corruptions defined in the notebook (`__main__`) into the one registry: a process that ran them reads that code, not the package's, so they share a process of their own
 BACKGROUND_NICE = 10  # niceness of every task but the Ray pair: the longest chain, whose cluster (heartbeats, worker start-up) slows most when starved, keeps the CPU it asks for
 NOTEBOOK_GROUPS = 2  # processes the other notebooks (but 03a) are tested in, of about equal work
 NOTEBOOK_SECONDS = {  # seconds each notebook took in a shared process on the project's 2-core machine: groups' balance and order (5 for one not listed)
@@ -34,7 +36,8 @@ NOTEBOOK_SECONDS = {  # seconds each notebook took in a shared process on the pr
     "nbs/03_inference.ipynb": 37, "nbs/05b_combine.ipynb": 34, "nbs/08_run_library.ipynb": 25, "nbs/08a_results.ipynb": 25, "nbs/08_parameters.ipynb": 8, "nbs/08_questions.ipynb": 8, "nbs/08b_harness_scoring.ipynb": 8, "nbs/08c_command_line.ipynb": 15,
     "nbs/06_text.ipynb": 25, "nbs/04a_calibration.ipynb": 17, "nbs/07a_changes.ipynb": 17,
     "nbs/07_explain.ipynb": 17, "nbs/02f_served.ipynb": 14, "nbs/04d_discrimination.ipynb": 13,
-    "nbs/01_corruptions.ipynb": 11, "nbs/04c_consistency.ipynb": 10, "nbs/04g_model_input.ipynb": 10, "nbs/04h_comparisons.ipynb": 70,
+    "nbs/01_corruptions.ipynb": 2, "nbs/01c_imagenet_c.ipynb": 5, "nbs/01d_vrb_corruptions.ipynb": 3, "nbs/01e_geometric.ipynb": 3, "nbs/01g_corruption_sets.ipynb": 5,
+    "nbs/04c_consistency.ipynb": 10, "nbs/04g_model_input.ipynb": 10, "nbs/04h_comparisons.ipynb": 70,
     "nbs/04b_flips.ipynb": 9, "nbs/02_models.ipynb": 8, "nbs/05_analysis.ipynb": 8, "nbs/05c_harnesses.ipynb": 8,
     "nbs/02e_model_zoo.ipynb": 7, "nbs/06b_question_corruptions.ipynb": 6, "nbs/00_base.ipynb": 5,
     "nbs/01a_generator.ipynb": 5}
@@ -150,8 +153,10 @@ def tasks(notebooks: list[Path], flags: str, with_pytest: bool) -> dict:
     seconds = lambda group: sum(NOTEBOOK_SECONDS.get(f"nbs/{nb.name}", 5) for nb in group)
     ray = [nb for nb in notebooks if f"nbs/{nb.name}" == RAY_CHAIN[0]]
     shared = [nb for nb in notebooks if f"nbs/{nb.name}" in SHARED]
+    registering = [nb for nb in notebooks if f"nbs/{nb.name}" in REGISTERING]
     todo = {f"nbs/{nb.name}": (lambda nb=nb: run_notebook(nb, flags, nice=0)) for nb in ray}
-    groups = ([shared] if shared else []) + notebook_groups([nb for nb in notebooks if nb not in ray + shared], NOTEBOOK_GROUPS)
+    apart = [group for group in (shared, registering) if group]
+    groups = apart + notebook_groups([nb for nb in notebooks if nb not in ray + shared + registering], NOTEBOOK_GROUPS)
     for k, group in enumerate(groups):
         todo[f"notebooks {k + 1}"] = lambda group=group: run_notebooks(group, flags)
         EXPECTED_SECONDS[f"notebooks {k + 1}"] = seconds(group)

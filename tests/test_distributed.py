@@ -67,15 +67,16 @@ def check_store(out_dir, local, dataset):
 def test_killing_a_replica_loses_and_doubles_nothing(setup):
     dataset, model, local, folder = setup
     from vqa_robust.distributed import start_ray, ray_pool, ray_resources, ray_answer
+    from vqa_robust.zoo import model_plan
     ray = start_ray(num_cpus=2, object_store_mb=200)
-    pool = ray_pool("easy-vqa-vilt", {}, 2, ray_resources("cpu", 2, 2))
+    pool = ray_pool(model_plan("easy-vqa-vilt"), 2, ray_resources("cpu", 2, 2))
     pids = ray.get([w.pid.remote() for w in pool])
     finished, killed = [], []
     def kill_one(shard, workers):
         finished.append(shard.key)
         if len(finished) == 2 and not killed:  # mid-run: shards are in flight on both replicas
             os.kill(pids[1], signal.SIGKILL); killed.append(pids[1])
-    answers = ray_answer("easy-vqa-vilt", model.identity, dataset, GRID, folder / "killed", progress=False, pool=pool, on_shard=kill_one, **SETTINGS)
+    answers = ray_answer(model_plan("easy-vqa-vilt"), dataset, GRID, folder / "killed", progress=False, pool=pool, on_shard=kill_one, **SETTINGS)
     assert killed, "the replica was never killed: the test did not test anything"
     assert len(finished) == len(set(finished)) == 3 * -(-len(dataset) // SETTINGS["chunk_size"])  # every shard once, none twice
     assert answers.drop(columns="confidence").to_dict("list") == local.drop(columns="confidence").to_dict("list")
@@ -88,7 +89,7 @@ DRIVER = """
 import os, signal, sys
 from pathlib import Path
 from vqa_robust.vqav2 import load_easy_vqa, sample_images
-from vqa_robust.zoo import load_model
+from vqa_robust.zoo import model_plan
 from vqa_robust.distributed import ray_answer, start_ray
 dataset = sample_images(load_easy_vqa("test"), 12, seed=4)
 start_ray(num_cpus=2, object_store_mb=200)
@@ -97,7 +98,7 @@ def stop(shard, workers):
     done.append(shard.key)
     print("finished", shard.key, flush=True)
     if len(done) == {stop_after}: os.kill(os.getpid(), signal.SIGKILL)  # the driver dies, with the record of shards still in flight
-ray_answer("easy-vqa-vilt", load_model("easy-vqa-vilt").identity, dataset, {grid}, Path(sys.argv[1]), progress=False, on_shard=stop,
+ray_answer(model_plan("easy-vqa-vilt"), dataset, {grid}, Path(sys.argv[1]), progress=False, on_shard=stop,
            replicas=2, **{settings})
 """
 
@@ -139,5 +140,6 @@ def test_local_executor_from_the_module(setup):
     "The registry's local executor imported as users import it (not inside its notebook, whose namespace has more names)."
     dataset, model, local, folder = setup
     from vqa_robust.distributed import executor
-    answers = executor("local").answer("easy-vqa-vilt", model.identity, dataset, GRID, folder / "via_registry", progress=False, **SETTINGS)
+    from vqa_robust.zoo import model_plan
+    answers = executor("local").answer(model_plan("easy-vqa-vilt"), dataset, GRID, folder / "via_registry", progress=False, **SETTINGS)
     assert answers.to_dict("list") == local.to_dict("list")

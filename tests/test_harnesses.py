@@ -88,13 +88,13 @@ def test_lmms_eval_predictions_score_as_the_packages_own_run(tmp_path, dataset, 
     """The tiny MMBench and TextVQA layouts (the loaders' test records) exported, answered by lmms-eval against the local chat server,
     and imported by `score_predictions`: the run folder's answers, scores and accuracy per condition are those of the package's own
     served run on the same questions against the same server (MMBench: every rotation asked, folded by CircularEval)."""
-    from vqa_robust.datasets import DATASETS
+    from vqa_robust.testing_data import write_records
     from vqa_robust.run import run
     from vqa_robust.cli import export_benchmark
     from vqa_robust.harness_scoring import score_predictions
     from vqa_robust.testing import LocalChatServer
     venv = lmms_eval_venv()
-    data = DATASETS[dataset].write_records(tmp_path / "data", split)
+    data = write_records(dataset, tmp_path / "data", split)
     common = dict(dataset=dataset, data_dir=str(data), dataset_split=split, corruptions="brightness", severities="1", seed=0)
     manifest = export_benchmark(**common, format="lmms-eval", out_dir=str(tmp_path / "export"))
     with LocalChatServer() as server:
@@ -124,10 +124,11 @@ def test_every_dataset_exports_and_its_images_read_back(tmp_path):
     import pandas as pd
     from vqa_robust.corruptions import image_under_condition
     from vqa_robust.datasets import DATASETS
+    from vqa_robust.testing_data import write_records
     from vqa_robust.harnesses import decoded
     from vqa_robust.cli import export_benchmark, grid_questions
     for name, spec in DATASETS.items():
-        data = str(spec.write_records(tmp_path / name / "data", spec.splits[0])) if spec.needs_data_dir else ""
+        data = str(write_records(name, tmp_path / name / "data", spec.splits[0])) if spec.needs_data_dir else ""
         manifest = export_benchmark(dataset=name, data_dir=data, n_images=2, corruptions="brightness", severities="1", out_dir=str(tmp_path / name / "out"))
         questions = grid_questions(name, data, "", "", "", "", 2, "brightness", "1", 0)[0]
         assert manifest["n_questions"] == len(questions) > 0 and manifest["source"] == {"dataset": name, "dataset_split": spec.splits[0]}, name

@@ -75,12 +75,13 @@ def test_snow_wand_agrees():
     the two blurs and only the blurs differ: the ratio of their statistics after 10 draws is within 1e-4 of its value after
     200, so 20 draws are enough."""
     try:
-        from vqa_robust.corruptions import snow_wand
+        from vqa_robust.imagenet_c import snow_wand
         from wand.image import Image as _  # noqa: F401
     except ImportError as e: pytest.skip(f"Wand or ImageMagick missing: {e}")
-    from vqa_robust.corruptions import corruption_rng, snow, truncate_to_uint8
+    from vqa_robust.corruptions import corruption_rng, truncate_to_uint8
+    from vqa_robust.imagenet_c import snow
     x = photo("astronaut", (160, 120))
     for s in (1, 3, 5):
         fast = change_statistics([truncate_to_uint8(snow(x, s, corruption_rng(k, 0, "snow", s))) for k in range(20)], x)
         wand = change_statistics([truncate_to_uint8(snow_wand(x, s, corruption_rng(k, 0, "snow", s))) for k in range(20)], x)
-        np.testing.assert_allclose(fast / wand, 1, atol=0.01, err_msg=f"severity {s}")  # within 1%, as nbs/01_corruptions says
+        np.testing.assert_allclose(fast / wand, 1, atol=0.01, err_msg=f"severity {s}")  # within 1%, as nbs/01c_imagenet_c says

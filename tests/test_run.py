@@ -132,7 +132,7 @@ def test_combine_resamples_questions_where_a_run_names_no_images(small_run):
     "combine of a run of this version with one of an earlier version (no image_id): every run's questions resampled, and combine.json says so."
     from dataclasses import replace
     from vqa_robust.combine import combined_scores, read_run
-    from vqa_robust.metrics import resampling_unit
+    from vqa_robust.intervals import resampling_unit
     ours = read_run(small_run)
     vilt = replace(ours, answers=ours.answers[ours.answers.model == "easy-vqa-vilt"])
     blip = replace(ours, answers=ours.answers[ours.answers.model == "easy-vqa-blip"])
@@ -500,7 +500,8 @@ def test_resolution_study(tmp_path):
 
 def test_vizwiz_with_its_unanswerable_questions(tmp_path):
     "A run on VizWiz records written in its official layout: its own scoring, its answer types (unanswerable included) and answerability."
-    from vqa_robust.datasets import write_vizwiz_records, load_dataset
+    from vqa_robust.datasets import load_dataset
+    from vqa_robust.testing_data import write_vizwiz_records
     data = write_vizwiz_records(tmp_path / "vizwiz")
     questions = load_dataset("vizwiz", data).questions
     run_library(tmp_path / "run", "model=easy-vqa-vilt", "dataset=vizwiz", f"data_dir={data}", "n_images=0", "corruptions=gaussian_noise", "severities=1", figures=False)
@@ -619,7 +620,7 @@ def test_a_new_model_family_is_one_registration(tmp_path):
     "A family and its entry registered from outside run end to end: answered, scored, identified by their own fingerprint."
     from vqa_robust.models import model_entry, model_family
     from vqa_robust.zoo import FAMILIES, MODELS, register_family, register_model
-    family = model_family("test_constant", load=lambda spec, options: ConstantAnswers(spec), write_tiny=None,
+    family = model_family("test_constant", load=lambda spec, options: ConstantAnswers(spec),
                           defaults={"answer": "yes"}, fingerprint=lambda spec: {"constant": spec.settings["answer"]})
     register_family(family)
     register_model(model_entry("test-yes", "nowhere", family))
@@ -635,21 +636,60 @@ def test_a_new_model_family_is_one_registration(tmp_path):
     assert len(result.accuracy) == 2
     assert "preprocessing.csv" in summary["not_computed"]  # no views known for its family: said, not a crash
 
+def test_a_model_is_identified_once_per_run(tmp_path):
+    "A run resolves each model once: its family fingerprints it once, however many question sets and conditions load it."
+    from vqa_robust.models import model_entry, model_family
+    from vqa_robust.zoo import FAMILIES, MODELS, register_family, register_model
+    fingerprinted = []
+    counted = lambda spec: fingerprinted.append(spec.name) or {"constant": spec.settings["answer"]}
+    family = model_family("test_counted", load=lambda spec, options: ConstantAnswers(spec),
+                          defaults={"answer": "yes"}, fingerprint=counted)
+    register_family(family)
+    register_model(model_entry("test-counted", "nowhere", family))
+    try:
+        run_library(tmp_path, "model=test-counted", "defences=none,median", "text_perturbations=typo", "n_images=3",
+                    "corruptions=brightness", "severities=1", figures=False)
+    finally:
+        del MODELS["test-counted"], FAMILIES["test_counted"]
+    assert sorted(fingerprinted) == ["test-counted", "test-counted+median"]  # once each: never again where it loads
+    models = json.loads((tmp_path / "run.json").read_text())["models"]
+    assert [m["weights"] for m in models] == [{"constant": "yes"}] * 2
+
+
+def test_a_new_result_section_is_one_registration(tmp_path):
+    "A section registered from outside writes its file into every run folder and sets its attribute: run.py is not edited."
+    from vqa_robust.results import RESULT_SECTIONS, result_section
+    @result_section("test_answer_counts", ["answer_counts.csv"], attributes=("answer_counts",))
+    def answer_counts(config, result, scores):
+        result.answer_counts = result.answers.groupby("model").answer.nunique().rename("distinct_answers")
+        result.answer_counts.to_csv(result.out_dir / "answer_counts.csv")
+    try:
+        result = run_library(tmp_path, "model=easy-vqa-vilt", "n_images=3", "corruptions=brightness", "severities=1",
+                             figures=False)
+    finally:
+        del RESULT_SECTIONS["test_answer_counts"]
+    written = pd.read_csv(tmp_path / "answer_counts.csv")
+    answers = pd.read_parquet(tmp_path / "answers.parquet")
+    assert written.distinct_answers.tolist() == [answers.answer.nunique()]
+    assert result.answer_counts.tolist() == [answers.answer.nunique()]
+
+
 def test_a_new_dataset_needs_no_edit_of_run_py(tmp_path):
-    "A dataset registered from outside (its loader, its writer, its scoring and its blind baseline's training questions) runs end to end: run.py names no dataset of its own."
+    "A dataset registered from outside (its loader, its scoring and its blind baseline's training questions) runs end to end: run.py names no dataset of its own."
     import ast
     import vqa_robust.run as run_module
     from vqa_robust.vqav2 import load_easy_vqa
-    from vqa_robust.datasets import DATASETS, register_dataset, write_easy_vqa_records
+    from vqa_robust.datasets import DATASETS, register_dataset
+    from vqa_robust.testing_data import write_easy_vqa_records
     import vqa_robust.parameters as parameters_module
     code = ast.parse(Path(run_module.__file__).read_text() + Path(parameters_module.__file__).read_text())
     compared = [n for n in ast.walk(code) if isinstance(n, ast.Compare) and any(isinstance(c, ast.Constant) and c.value in DATASETS for c in n.comparators)]
     assert not compared, [ast.unparse(n) for n in compared]  # no `dataset == "easy_vqa"` left: every dataset through its DatasetSpec
     calls = []
-    register_dataset("shapes", lambda data_dir, split: load_easy_vqa(split, cache_dir=data_dir), write_easy_vqa_records, ("test",), "exact",
+    register_dataset("shapes", lambda data_dir, split: load_easy_vqa(split, cache_dir=data_dir), ("test",), "exact",
                      "easy-VQA's questions read from a folder, scored by exact match", blind_questions=lambda: calls.append(1) or load_easy_vqa("train"))
     try:
-        data = DATASETS["shapes"].write_records(tmp_path / "shapes", "test")
+        data = write_easy_vqa_records(tmp_path / "shapes", "test")  # its records in the layout its loader reads
         result = run_library(tmp_path / "run", "model=easy-vqa-vilt", "dataset=shapes", f"data_dir={data}", "n_images=4", "corruptions=brightness", "severities=1", figures=False)
         answers = pd.read_parquet(tmp_path / "run" / "answers.parquet")
         assert set(answers.accuracy_mode) == {"exact"} and set(answers.corruption) == {"clean", "brightness"}

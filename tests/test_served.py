@@ -5,7 +5,7 @@ import json, os, subprocess, sys, time
 from pathlib import Path
 import pandas as pd
 import pytest
-from vqa_robust.served import serve_checkpoint, stop_server
+from vqa_robust.testing import serve_checkpoint, stop_server
 
 pytestmark = pytest.mark.usefixtures("kernels_in_this_process")  # the runs' data workers inherit the kernels (tests/conftest.py)
 root = Path(__file__).resolve().parent.parent
@@ -19,7 +19,7 @@ GRID = dict(corruptions="gaussian_noise,defocus_blur", severities="1", n_images=
 @pytest.fixture(scope="module")
 def tiny_vlm(tmp_path_factory):
     "A tiny SmolVLM (Idefics3 classes: its processor needs no torchvision) and `transformers serve` serving it."
-    from vqa_robust.zoo import tiny_checkpoint
+    from vqa_robust.testing_models import tiny_checkpoint
     folder = tiny_checkpoint("smolvlm-instruct", tmp_path_factory.mktemp("ckpt") / "tiny-smolvlm")
     log = tmp_path_factory.mktemp("logs") / "serve.log"
     server, url = serve_checkpoint(folder, log=log)
@@ -87,8 +87,9 @@ def test_wrong_key_writes_nothing(tmp_path, monkeypatch):
 def test_benchmark_runs_write_the_run_folder(dataset, tmp_path):
     "Each benchmark from its official layout, two served models, a corruption at severities 1-5: the run folder, with VRB's metrics and intervals."
     from vqa_robust.datasets import DATASETS, load_dataset
+    from vqa_robust.testing_data import write_records
     from vqa_robust.testing import LocalChatServer
-    data_dir = DATASETS[dataset].write_records(tmp_path / "data", DATASETS[dataset].splits[0])
+    data_dir = write_records(dataset, tmp_path / "data")
     questions = load_dataset(dataset, data_dir)
     with LocalChatServer(model="colours-a") as a, LocalChatServer(model="colours-b", logprobs=False) as b:
         result = run_library(tmp_path / "run", model=f"openai:colours-a@{a.url},openai:colours-b@{b.url}", dataset=dataset, data_dir=str(data_dir),
@@ -109,9 +110,9 @@ def test_benchmark_runs_write_the_run_folder(dataset, tmp_path):
 
 def test_mmbench_with_a_served_judge(tmp_path):
     "A served judge reads the answers VLMEvalKit's rules cannot; extraction.csv counts who decided; the judge's replies are journalled and reused."
-    from vqa_robust.datasets import DATASETS
+    from vqa_robust.testing_data import write_records
     from vqa_robust.testing import LocalChatServer
-    data_dir = DATASETS["mmbench"].write_records(tmp_path / "data", "dev_en")
+    data_dir = write_records("mmbench", tmp_path / "data", "dev_en")
     grid = dict(dataset="mmbench", data_dir=str(data_dir), corruptions="gaussian_noise", severities="1", n_images=0)
     with LocalChatServer(model="colours") as model, LocalChatServer(model="judge", text_answer=lambda prompt: "A") as judge:
         name, judge_name = f"openai:colours@{model.url}", f"openai:judge@{judge.url}"
@@ -122,7 +123,7 @@ def test_mmbench_with_a_served_judge(tmp_path):
         assert len(judge.received) == asked  # the rerun reads the judge's journal
         with pytest.raises(ValueError, match="not multiple choice"):
             run_library(tmp_path / "text", model=name, judge=judge_name, dataset="textvqa", corruptions="gaussian_noise", severities="1", n_images=0,
-                        data_dir=str(DATASETS["textvqa"].write_records(tmp_path / "tv", "val")))
+                        data_dir=str(write_records("textvqa", tmp_path / "tv", "val")))
         with pytest.raises(ValueError, match="ask no judge"):
             run_library(tmp_path / "mmmu", model=name, judge=judge_name, option_rules="mmmu_pro", **grid)
     assert not (tmp_path / "text").exists() and not (tmp_path / "mmmu").exists()  # refused before anything is written
@@ -141,10 +142,10 @@ def test_mmbench_with_a_served_judge(tmp_path):
 def test_switching_judges_and_overwriting_a_judge(tmp_path):
     """Judge A, then B, then B again: each run finishes, the model is asked once, only this run's judge's replies stay.
     A judge journal naming two models is refused before anything changes; overwrite then asks that judge again, not the model."""
-    from vqa_robust.datasets import DATASETS
+    from vqa_robust.testing_data import write_records
     from vqa_robust.served import ServedModelError
     from vqa_robust.testing import LocalChatServer
-    data_dir = DATASETS["mmbench"].write_records(tmp_path / "data", "dev_en")
+    data_dir = write_records("mmbench", tmp_path / "data", "dev_en")
     grid = dict(dataset="mmbench", data_dir=str(data_dir), corruptions="gaussian_noise", severities="1", n_images=0)
     out = tmp_path / "run"
     with LocalChatServer(model="colours") as model, LocalChatServer(model="judge-a", text_answer=lambda prompt: "A") as a, \
@@ -174,9 +175,9 @@ def test_switching_judges_and_overwriting_a_judge(tmp_path):
 
 def test_unscorable_annotations_refused_before_answering(tmp_path):
     "A TextVQA question with nine answers (its evaluator needs ten) is refused before any request is sent or file written."
-    from vqa_robust.datasets import DATASETS
+    from vqa_robust.testing_data import write_records
     from vqa_robust.testing import LocalChatServer
-    data_dir = DATASETS["textvqa"].write_records(tmp_path / "data", "val")
+    data_dir = write_records("textvqa", tmp_path / "data", "val")
     path = data_dir / "TextVQA_0.5.1_val.json"
     content = json.loads(path.read_text()); content["data"][0]["answers"] = content["data"][0]["answers"][:9]; path.write_text(json.dumps(content))
     with LocalChatServer() as server:

@@ -59,7 +59,8 @@ import json, sys
 from pathlib import Path
 import numpy as np, torch, transformers
 from PIL import Image
-from vqa_robust.zoo import MODELS, load_model, tiny_checkpoint
+from vqa_robust.zoo import MODELS, load_model
+from vqa_robust.testing_models import tiny_checkpoint
 torch.set_num_threads(1)
 rng = np.random.default_rng(0)
 images = [Image.fromarray(rng.integers(0, 256, (64, 64, 3), dtype=np.uint8)) for _ in range(3)]

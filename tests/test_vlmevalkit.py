@@ -98,13 +98,13 @@ def test_vlmevalkit_failures_are_counted_not_scored(tmp_path):
 def test_vlmevalkit_multiple_choice_sends_the_packages_prompt(tmp_path):
     """MMBench: VLMEvalKit runs each condition as CVBench (the class that sends a TSV's own prompt), `--mode all`: the prompt
     received is the package's, its answers are the package's own run's, and its _acc.csv is taken as its reported accuracy."""
-    from vqa_robust.datasets import DATASETS
+    from vqa_robust.testing_data import write_records
     from vqa_robust.run import run
     from vqa_robust.cli import export_benchmark
     from vqa_robust.harness_scoring import score_predictions
     from vqa_robust.testing import LocalChatServer
     env = vlmevalkit_env()
-    data = DATASETS["mmbench"].write_records(tmp_path / "data", "dev_en")
+    data = write_records("mmbench", tmp_path / "data", "dev_en")
     common = dict(dataset="mmbench", data_dir=str(data), corruptions="gaussian_noise", severities="1,3", seed=0)
     manifest = export_benchmark(**common, out_dir=str(tmp_path / "export"))
     with LocalChatServer() as server:

@@ -14,7 +14,7 @@ from .base import LazyModule, CONDITION
 from .corruptions import CORRUPTIONS, PRESETS
 from .vqav2 import VQADataset
 from .vocabulary import most_common_answer
-from vqa_robust.metrics import (
+from vqa_robust.robustness import (
     submetrics,
     minmax_scale,
     DEFAULT_WEIGHTS,

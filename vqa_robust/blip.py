@@ -12,7 +12,6 @@ from typing import Callable
 import torch
 from vqa_robust.models import (
     IMAGE_BACKEND,
-    TINY_WORDS,
     WEIGHTS_DIR,
     LoadOptions,
     ModelSpec,
@@ -23,7 +22,6 @@ from vqa_robust.models import (
     outputs_per_question,
     pretrained,
     question_max_length,
-    question_tokenizer,
     sequence_confidence,
     to_model,
 )
@@ -32,7 +30,7 @@ from vqa_robust.models import (
 __all__ = ['ORIGINAL_BLIP_VISION_KEYS', 'VRB_BLIP_SETTINGS', 'QUESTION_STARTS', 'BEAM_SEARCHES', 'BLIP_FAMILY', 'BLIP_SOURCES',
            'BLIP_MODELS', 'original_blip_key', 'original_blip_state_dict', 'convert_original_blip',
            'original_blip_config', 'original_blip_processor', 'BeamHypotheses', 'next_beams', 'padded_answers',
-           'vrb_beam_search', 'enc_token_id', 'GenerativeVQA', 'set_vision_layer_norm_eps', 'load_blip', 'tiny_blip']
+           'vrb_beam_search', 'enc_token_id', 'GenerativeVQA', 'set_vision_layer_norm_eps', 'load_blip']
 
 # %% ../nbs/02h_blip.ipynb #cb02
 # BLIP's / LAVIS's ViT names -> BlipForQuestionAnswering's (transformers' convert_blip_original_pytorch_to_hf)
@@ -441,44 +439,10 @@ def load_blip(spec: ModelSpec, options: LoadOptions) -> GenerativeVQA:
         options.device,
     )
 
-# %% ../nbs/02h_blip.ipynb #b005
-def tiny_blip(spec: ModelSpec, folder: Path) -> dict:
-    "Write a randomly initialised small BLIP VQA model, with its processor, into `folder`."
-    from transformers import BlipConfig, BlipForQuestionAnswering, BlipImageProcessor, BlipProcessor
-
-    tokenizer = question_tokenizer(TINY_WORDS, Path(folder) / "vocab", max_length=40)
-    tokenizer.add_special_tokens(
-        {"additional_special_tokens": ["[ENC]"]}
-    )  # as BLIP's init_tokenizer adds it, after the vocabulary
-    vocab = tokenizer.get_vocab()
-    layers = dict(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64)
-    config = BlipConfig(
-        text_config=dict(
-            vocab_size=len(vocab),
-            pad_token_id=vocab["[PAD]"],
-            bos_token_id=vocab["[DEC]"],
-            sep_token_id=vocab["[SEP]"],
-            eos_token_id=vocab["[SEP]"],
-            max_position_embeddings=40,
-            encoder_hidden_size=32,
-            **layers,
-        ),
-        vision_config=dict(image_size=32, patch_size=8, initializer_range=0.02, layer_norm_eps=1e-6, **layers),
-        projection_dim=32,
-    )
-    torch.manual_seed(0)
-    BlipForQuestionAnswering(config).save_pretrained(folder)
-    tokenizer.bos_token = "[DEC]"
-    BlipProcessor(
-        image_processor=BlipImageProcessor(size={"height": 32, "width": 32}), tokenizer=tokenizer
-    ).save_pretrained(folder)
-    return {"image_size": 48} if spec.settings.get("image_size") else {}  # off the native 32: exercises the resize path
-
 # %% ../nbs/02h_blip.ipynb #b007
 BLIP_FAMILY = model_family(
     "blip",
     load_blip,
-    tiny_blip,
     defaults={
         "num_beams": 3,
         "max_length": 10,

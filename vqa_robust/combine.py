@@ -12,7 +12,8 @@ import pandas as pd
 from .analysis import model_colors, robustness_table
 from .base import CONDITION
 from .resolution import RESOLUTION
-from .metrics import RESAMPLING_UNIT, accuracy_table, bootstrap, folded_rotations, resampling_unit
+from .metrics import RESAMPLING_UNIT, accuracy_table, folded_rotations
+from .intervals import bootstrap, resampling_unit
 from .store import atomic_write, folder_lock
 
 # %% auto #0

@@ -8,9 +8,9 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 from .base import CONDITION, LazyModule
-from vqa_robust.metrics import (
-    LEVELS,
-    image_condition_answers,
+from .metrics import image_condition_answers
+from .robustness import LEVELS
+from vqa_robust.intervals import (
     cube_replicates,
     bootstrap_replicates,
     interval,
@@ -106,7 +106,7 @@ def covers(replicates: np.ndarray, truth: float, confidence: float) -> bool:
 
 
 def study_measures(
-    r,  # `metrics.Replicates`
+    r,  # `intervals.Replicates`
     debiased: bool = True,  # VRE's replicates as the package's intervals take them; False: the uncorrected ones
 ) -> dict:  # measure -> its replicates (the sample's first)
     "What `coverage` checks: accuracy and drop of (model 0, corruption 0, level 5), each model's and corruption's VRE."

@@ -8,7 +8,8 @@ import pandas as pd
 from .base import LazyModule
 from .corruptions import CLEAN
 from .vqav2 import VQADataset, images_under
-from .metrics import LEVELS, answer_columns, image_condition_answers
+from .metrics import answer_columns, image_condition_answers
+from .robustness import LEVELS
 
 plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
 

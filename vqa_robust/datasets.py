@@ -4,47 +4,40 @@
 
 # %% ../nbs/00a_datasets.ipynb #c003
 from __future__ import annotations
-import ast, base64, hashlib, io, json, os, re, secrets
+import ast, base64, hashlib, json, os, re, secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 import numpy as np
 import pandas as pd
-from PIL import Image
 from vqa_robust.vqav2 import (
     VQADataset,
     check_ids,
     easy_vqa_dataset,
-    easy_vqa_to_vqav2,
     load_easy_vqa,
     load_vqav2,
     load_vqav2_dir,
     vqav2_files,
-    write_mini_vqav2,
 )
 from .base import Registry
-from .metrics import ACCURACY_MODES, ANSWER_KEYS, OPTION_RULES, rotated
+from .metrics import ACCURACY_MODES, OPTION_RULES, rotated
 from .vocabulary import most_common_answer, normalize_answer
 
 # %% auto #0
-__all__ = ['VQA_COLUMNS', 'W_WORDS', 'NUMBER', 'VG_QUESTIONS', 'VG_IMAGE_FOLDERS', 'VG_DOWNLOAD', 'VG_RECORDS', 'STRING_ID_BASE',
-           'GQA_SPLITS', 'GQA_QUESTION_PLACES', 'GQA_FIELDS', 'GQA_DOWNLOAD', 'GQA_RECORDS', 'VIZWIZ_SPLITS',
+__all__ = ['VQA_COLUMNS', 'W_WORDS', 'NUMBER', 'VG_QUESTIONS', 'VG_IMAGE_FOLDERS', 'VG_DOWNLOAD', 'STRING_ID_BASE',
+           'SOURCE_COLUMNS', 'GQA_SPLITS', 'GQA_QUESTION_PLACES', 'GQA_FIELDS', 'GQA_DOWNLOAD', 'VIZWIZ_SPLITS',
            'VIZWIZ_SPLIT_OFFSET', 'VIZWIZ_ANNOTATION_PLACES', 'VIZWIZ_IMAGE_PLACES', 'VIZWIZ_FIELDS', 'VIZWIZ_COLUMNS',
-           'VIZWIZ_DOWNLOAD', 'VIZWIZ_RECORDS', 'MMBENCH_FILES', 'MMBENCH_FIELDS', 'MMBENCH_DOWNLOAD', 'OPTION_LETTERS',
-           'CIRCULAR_STRIDE', 'MC_PROMPT', 'MC_SETTINGS', 'MC_MODEL_SETTINGS', 'MMBENCH_RECORDS', 'MMBENCH_COLUMNS',
-           'TEXTVQA_RECORDS', 'TEXTVQA_SPLITS', 'TEXTVQA_FIELDS', 'TEXTVQA_IMAGE_PLACES', 'TEXTVQA_DOWNLOAD',
-           'CHARTQA_SPLITS', 'CHARTQA_SOURCES', 'CHARTQA_FIELDS', 'CHARTQA_DOWNLOAD', 'CHARTQA_RECORDS',
-           'DOCVQA_SPLITS', 'DOCVQA_FIELDS', 'DOCVQA_DOWNLOAD', 'DOCVQA_RECORDS', 'MMMU_PRO_SPLITS', 'MMMU_PRO_FIELDS',
-           'MMMU_PRO_QUESTION', 'MMMU_PRO_DOWNLOAD', 'MMMU_PRO_RECORDS', 'DATASETS', 'VQAV2_FILES', 'read_json',
-           'require', 'find_place', 'data_list', 'w_question_type', 'derived_answer_type', 'vg_image_files',
-           'write_vg_records', 'load_vg', 'source_int_id', 'int_ids', 'with_image_ids', 'gqa_answer_type',
-           'write_gqa_records', 'load_gqa', 'vizwiz_image_id', 'write_vizwiz_records', 'vizwiz_row', 'load_vizwiz',
-           'average_precision', 'f1_score', 'answerability_metrics', 'answerable_from_answer', 'answerability',
-           'present', 'mmbench_text', 'image_suffix', 'write_once', 'mmbench_images', 'write_mmbench_records',
-           'mmbench_options', 'mmbench_rows', 'mmbench_frame', 'load_mmbench', 'write_textvqa_records', 'load_textvqa',
-           'chartqa_label', 'write_chartqa_records', 'load_chartqa', 'docvqa_file', 'write_docvqa_records',
-           'load_docvqa', 'option_list', 'write_mmmu_pro_records', 'load_mmmu_pro', 'DatasetSpec', 'register_dataset',
-           'vqav2_run_files', 'read_vqav2_files', 'write_easy_vqa_records', 'dataset_spec', 'load_dataset']
+           'VIZWIZ_DOWNLOAD', 'MMBENCH_FILES', 'MMBENCH_FIELDS', 'MMBENCH_DOWNLOAD', 'OPTION_LETTERS',
+           'CIRCULAR_STRIDE', 'MC_PROMPT', 'MC_SETTINGS', 'MC_MODEL_SETTINGS', 'MMBENCH_COLUMNS', 'TEXTVQA_SPLITS',
+           'TEXTVQA_FIELDS', 'TEXTVQA_IMAGE_PLACES', 'TEXTVQA_DOWNLOAD', 'CHARTQA_SPLITS', 'CHARTQA_SOURCES',
+           'CHARTQA_FIELDS', 'CHARTQA_DOWNLOAD', 'DOCVQA_SPLITS', 'DOCVQA_FIELDS', 'DOCVQA_DOWNLOAD', 'MMMU_PRO_SPLITS',
+           'MMMU_PRO_FIELDS', 'MMMU_PRO_QUESTION', 'MMMU_PRO_DOWNLOAD', 'DATASETS', 'VQAV2_FILES', 'read_json',
+           'require', 'find_place', 'data_list', 'w_question_type', 'derived_answer_type', 'vg_image_files', 'load_vg',
+           'source_int_id', 'int_ids', 'with_image_ids', 'gqa_answer_type', 'load_gqa', 'vizwiz_image_id', 'vizwiz_row',
+           'load_vizwiz', 'present', 'mmbench_text', 'image_suffix', 'write_once', 'mmbench_images', 'mmbench_options',
+           'mmbench_rows', 'mmbench_frame', 'load_mmbench', 'load_textvqa', 'chartqa_label', 'load_chartqa',
+           'docvqa_file', 'load_docvqa', 'option_list', 'load_mmmu_pro', 'DatasetSpec', 'register_dataset',
+           'vqav2_run_files', 'read_vqav2_files', 'dataset_spec', 'load_dataset']
 
 # %% ../nbs/00a_datasets.ipynb #c006
 VQA_COLUMNS = (
@@ -172,50 +165,6 @@ def vg_image_files(
         )
     return files
 
-# %% ../nbs/00a_datasets.ipynb #c019
-VG_RECORDS = {  # image id -> its folder and its (qa_id, question, answer); the answers as Visual Genome writes them
-    1: (
-        "VG_100K",
-        [
-            (986768, "What color is the clock?", "Green."),
-            (986769, "How many people are there?", "Two."),
-            (986770, "Why is the man smiling?", "Because he is happy."),
-        ],
-    ),
-    10: ("VG_100K", [(1002, "Where is the cat?", "On the table."), (1003, "When was the photo taken?", "Daytime.")]),
-    2: ("VG_100K", []),
-    2417997: (
-        "VG_100K_2",
-        [(2417001, "Who is holding the umbrella?", "A woman."), (2417002, "What is on the plate?", "Pizza.")],
-    ),
-}
-
-
-def write_vg_records(
-    data_dir: str | Path,  # folder to write into
-    split: str = "all",  # Visual Genome QA's only split
-    size: int = 32,  # image side in pixels
-) -> Path:  # data_dir
-    "A few Visual Genome QA records in the official layout: question_answers.json, VG_100K/, VG_100K_2/ (plain JPEGs)."
-    data_dir = Path(data_dir)
-    records = [
-        {
-            "id": image_id,
-            "qas": [
-                {"a_objects": [], "question": q, "image_id": image_id, "qa_id": qa_id, "answer": a, "q_objects": []}
-                for qa_id, q, a in qas
-            ],
-        }
-        for image_id, (_, qas) in VG_RECORDS.items()
-    ]
-    for k, (image_id, (folder, _)) in enumerate(VG_RECORDS.items()):
-        (data_dir / folder).mkdir(parents=True, exist_ok=True)
-        Image.new("RGB", (size, size), (40 + 50 * k, 120, 200 - 40 * k)).save(
-            data_dir / folder / f"{image_id}.jpg", quality=90
-        )
-    (data_dir / VG_QUESTIONS).write_text(json.dumps(records))
-    return data_dir
-
 # %% ../nbs/00a_datasets.ipynb #c017p1
 def load_vg(
     data_dir: str | Path,  # folder holding question_answers.json, VG_100K/ and VG_100K_2/
@@ -243,29 +192,9 @@ def load_vg(
             answer = qa["answer"]
             if answer not in types:
                 types[answer] = derived_answer_type(answer)
-            rows.append(
-                (
-                    qa["qa_id"],
-                    image_id,
-                    qa["question"],
-                    w_question_type(qa["question"]),
-                    types[answer],
-                    answer,
-                    [answer],
-                )
-            )
-    questions = pd.DataFrame(
-        rows,
-        columns=[
-            "question_id",
-            "image_id",
-            "question",
-            "question_type",
-            "answer_type",
-            "multiple_choice_answer",
-            "answers",
-        ],
-    )
+            question = qa["question"]
+            rows.append((qa["qa_id"], image_id, question, w_question_type(question), types[answer], answer, [answer]))
+    questions = pd.DataFrame(rows, columns=list(VQA_COLUMNS))
     check_ids(questions, path, "qas")
     files = vg_image_files(name, data_dir, questions.image_id.unique().tolist())
     return VQADataset(questions.assign(image_file=questions.image_id.map(files)), data_dir, "{image_id}.jpg", name)
@@ -298,6 +227,9 @@ def int_ids(
             raise ValueError(f"{name}: {path}: {what} ids {seen[i]!r} and {s!r} both map to the integer {i}")
     return ints
 
+# %% ../nbs/00a_datasets.ipynb #c028w
+SOURCE_COLUMNS = ["question_id", "source_image_id", *VQA_COLUMNS[2:]]  # before `with_image_ids`: the id as written
+
 
 def with_image_ids(
     name: str,  # the dataset, for messages
@@ -324,62 +256,6 @@ def gqa_answer_type(
 ) -> str:  # "open" or "binary"
     "GQA's evaluation's answer type: 'open' for a query question, else 'binary' (verify, logical, choose, compare)."
     return "open" if structural == "query" else "binary"
-
-# %% ../nbs/00a_datasets.ipynb #c033
-GQA_RECORDS = [  # question id, image id, question, answer, full answer, (structural, semantic, detailed)
-    ("02930152", "2354786", "Is the sky dark?", "yes", "Yes, the sky is dark.", ("verify", "attr", "verifyAttr")),
-    ("07333408", "2354786", "What is on the white wall?", "pipe", "The pipe is on the wall.", ("query", "rel", "relS")),
-    ("20968379", "n161313", "Which room is it?", "bedroom", "It is a bedroom.", ("query", "global", "place")),
-    (
-        "20968380",
-        "n161313",
-        "Is the lamp on the left or on the right?",
-        "left",
-        "The lamp is on the left of the image.",
-        ("choose", "attr", "positionChoose"),
-    ),
-    (
-        "20968381",
-        "n161313",
-        "Are there both pillows and blankets in the picture?",
-        "no",
-        "No, there is a pillow but no blankets.",
-        ("logical", "obj", "twoCommon"),
-    ),
-]
-
-
-def write_gqa_records(
-    data_dir: str | Path,  # folder to write into
-    split: str = "testdev",  # the split named in the file
-    size: int = 32,  # image side in pixels
-) -> Path:  # data_dir
-    "A few GQA questions in the official layout: {split}_balanced_questions.json and images/{imageId}.jpg."
-    data_dir = Path(data_dir)
-    (data_dir / "images").mkdir(parents=True, exist_ok=True)
-    questions = {
-        qid: {
-            "semantic": [],
-            "entailed": [],
-            "equivalent": [qid],
-            "question": q,
-            "imageId": image,
-            "isBalanced": True,
-            "groups": {"global": None, "local": None},
-            "answer": a,
-            "semanticStr": "",
-            "annotations": {"answer": {}, "question": {}, "fullAnswer": {}},
-            "types": {"structural": s, "semantic": sem, "detailed": d},
-            "fullAnswer": full,
-        }
-        for qid, image, q, a, full, (s, sem, d) in GQA_RECORDS
-    }
-    (data_dir / f"{split}_balanced_questions.json").write_text(json.dumps(questions))
-    for k, image in enumerate(dict.fromkeys(r[1] for r in GQA_RECORDS)):
-        Image.new("RGB", (size, size), (200 - 120 * k, 60, 60 + 120 * k)).save(
-            data_dir / "images" / f"{image}.jpg", quality=90
-        )
-    return data_dir
 
 # %% ../nbs/00a_datasets.ipynb #c031p1
 def load_gqa(
@@ -415,22 +291,8 @@ def load_gqa(
                 f"{r['imageId']}.jpg",
             )
         )
-    q = pd.DataFrame(
-        rows,
-        columns=[
-            "source_question_id",
-            "source_image_id",
-            "question",
-            "question_type",
-            "answer_type",
-            "multiple_choice_answer",
-            "answers",
-            "structural_type",
-            "detailed_type",
-            "full_answer",
-            "image_file",
-        ],
-    )
+    own = ["structural_type", "detailed_type", "full_answer", "image_file"]  # GQA's own columns, after VQAv2's
+    q = pd.DataFrame(rows, columns=["source_question_id", *SOURCE_COLUMNS[1:], *own])
     q.insert(0, "question_id", int_ids("gqa", path, "question", q.source_question_id))
     q = with_image_ids("gqa", path, q, "questions")
     images = find_place("gqa", data_dir, ("",), "images", folder=True)
@@ -458,42 +320,6 @@ def vizwiz_image_id(
     if m is None or m.group(1) != split:
         raise ValueError(f"vizwiz: image {file_name!r} is not named VizWiz_{split}_<8 digits>.jpg")
     return VIZWIZ_SPLIT_OFFSET[split] + int(m.group(2))
-
-# %% ../nbs/00a_datasets.ipynb #c043
-VIZWIZ_RECORDS = [  # question, answer type, answerable, the ten answers
-    ("What is in this bottle?", "other", 1, ["advil"] * 4 + ["Medicine"] * 3 + ["pills"] * 2 + ["unanswerable"]),
-    ("What does this label say?", "unanswerable", 0, ["unanswerable"] * 10),
-    ("Is this milk expired?", "yes/no", 1, ["no"] * 7 + ["yes"] * 2 + ["unanswerable"]),
-    ("How many cans are there?", "number", 1, ["3"] * 4 + ["three"] * 2 + ["4"] * 2 + ["unanswerable"] * 2),
-]
-
-
-def write_vizwiz_records(
-    data_dir: str | Path,  # folder to write into
-    split: str = "val",  # the split: its annotations file and image folder
-    size: int = 32,  # image side in pixels
-) -> Path:  # data_dir
-    "A few VizWiz-VQA records in the official layout: annotations/{split}.json, {split}/VizWiz_{split}_<8 digits>.jpg."
-    data_dir = Path(data_dir)
-    for folder in ("annotations", split):
-        (data_dir / folder).mkdir(parents=True, exist_ok=True)
-    records = []
-    for k, (question, answer_type, answerable, answers) in enumerate(VIZWIZ_RECORDS):
-        image = f"VizWiz_{split}_{k:08d}.jpg"
-        records.append(
-            {
-                "image": image,
-                "question": question,
-                "answers": [
-                    {"answer": a, "answer_confidence": "yes" if j % 3 else "maybe"} for j, a in enumerate(answers)
-                ],
-                "answer_type": answer_type,
-                "answerable": answerable,
-            }
-        )
-        Image.new("RGB", (size, size), (60 * k, 200 - 40 * k, 90)).save(data_dir / split / image, quality=90)
-    (data_dir / "annotations" / f"{split}.json").write_text(json.dumps(records))
-    return data_dir
 
 # %% ../nbs/00a_datasets.ipynb #c041p1
 def vizwiz_row(
@@ -552,84 +378,6 @@ def load_vizwiz(
     check_ids(q, path, "records")
     images = find_place("vizwiz", data_dir, VIZWIZ_IMAGE_PLACES, split, folder=True)
     return VQADataset(q, images, f"VizWiz_{split}_{{image_id}}.jpg", name)
-
-# %% ../nbs/00a_datasets.ipynb #c050
-def average_precision(
-    labels,  # 1 for a positive, 0 for a negative
-    scores,  # higher: more likely positive
-) -> float:
-    "Average precision: sum over decreasing score thresholds of (recall gained) × (precision there), ties together."
-    labels, scores = np.asarray(labels, dtype=np.float64), np.asarray(scores, dtype=np.float64)
-    if labels.shape != scores.shape or labels.ndim != 1:
-        raise ValueError(
-            f"labels and scores must be two lists of one length, got shapes {labels.shape} and {scores.shape}"
-        )
-    if not np.isin(labels, (0, 1)).all():
-        raise ValueError("labels must be 0 or 1")
-    if labels.sum() == 0:
-        raise ValueError("average precision needs at least one positive (here: an unanswerable question)")
-    order = np.argsort(-scores, kind="stable")
-    labels, scores = labels[order], scores[order]
-    last = np.r_[np.flatnonzero(np.diff(scores)), len(scores) - 1]  # the last row of each run of equal scores
-    tp = np.cumsum(labels)[last]
-    fp = (last + 1) - tp
-    precision, recall = tp / (tp + fp), tp / labels.sum()
-    return float(np.sum(np.diff(np.r_[0.0, recall]) * precision))
-
-# %% ../nbs/00a_datasets.ipynb #c050f
-def f1_score(
-    labels,  # 1 for a positive, 0 for a negative
-    predicted,  # 1 (or True) where a positive is predicted
-) -> float:
-    "F1 of binary predictions against binary labels (0 when there is no positive at all, as scikit-learn returns)."
-    labels, predicted = np.asarray(labels, dtype=bool), np.asarray(predicted, dtype=bool)
-    tp, fp, fn = np.sum(labels & predicted), np.sum(~labels & predicted), np.sum(labels & ~predicted)
-    return float(2 * tp / (2 * tp + fp + fn)) if tp + fp + fn else 0.0
-
-
-def answerability_metrics(
-    answerable,  # the dataset's labels: 1 answerable, 0 not
-    predicted_answerable,  # the model's score that each question is answerable, in [0, 1]
-) -> dict:  # average_precision, f1_score: percent, two decimals
-    "VizWiz's answerability metrics: average precision and F1 of predicting *unanswerable*."
-    unanswerable = 1 - np.asarray(answerable, dtype=np.float64)
-    score = 1.0 - np.asarray(predicted_answerable, dtype=np.float64)
-    return {
-        "average_precision": round(100 * average_precision(unanswerable, score), 2),
-        "f1_score": round(100 * f1_score(unanswerable, score > 0.5), 2),
-    }
-
-
-def answerable_from_answer(
-    answer: str,  # the model's answer
-) -> float:  # 0.0 or 1.0
-    "A hard answerability score from an answer: 0.0 if it normalises to 'unanswerable', else 1.0."
-    return 0.0 if normalize_answer(answer) == "unanswerable" else 1.0
-
-# %% ../nbs/00a_datasets.ipynb #c050p1
-def answerability(
-    answers: pd.DataFrame,  # question_id, answer (and the condition columns), one row per question and condition
-    dataset: VQADataset,  # a dataset with an `answerable` column (VizWiz)
-    score: str | None = None,  # column of `answers` with the model's answerability score; None: from the answer
-) -> pd.DataFrame:  # the condition columns present, average_precision, f1_score, n
-    "VizWiz's answerability metrics per condition (model, corruption, severity, seed: those present)."
-    if "answerable" not in dataset.questions:
-        raise ValueError(f"dataset '{dataset.name}' has no 'answerable' column (VizWiz has)")
-    if score is not None and score not in answers:
-        raise ValueError(f"answers have no column {score!r}")
-    truth = dataset.questions.set_index("question_id").answerable
-    unknown = sorted(set(answers.question_id) - set(truth.index))
-    if unknown:
-        raise ValueError(f"answers to question id(s) not in dataset '{dataset.name}': {unknown[:5]}")
-    predicted = answers[score].astype(float) if score else answers.answer.map(answerable_from_answer)
-    rows = answers.assign(label=truth.loc[answers.question_id].to_numpy(), predicted=predicted.to_numpy())
-    keys = [c for c in ANSWER_KEYS if c in answers]
-    groups = rows.groupby(keys, sort=True) if keys else [((), rows)]
-    out = [
-        (*(k if isinstance(k, tuple) else (k,)), *answerability_metrics(g.label, g.predicted).values(), len(g))
-        for k, g in groups
-    ]
-    return pd.DataFrame(out, columns=keys + ["average_precision", "f1_score", "n"])
 
 # %% ../nbs/00a_datasets.ipynb #b740f02d
 MMBENCH_FILES = {
@@ -708,52 +456,6 @@ def mmbench_images(
         write_once(folder, name, data)
         files[index] = files[holder] = (int(holder), name)
     return folder, files
-
-# %% ../nbs/00a_datasets.ipynb #4da06024
-MMBENCH_RECORDS = [  # index, question, hint, options, answer, category, the row whose image it shows (None: its own)
-    (
-        0,
-        "What is the main colour of the image?",
-        "The image is a flat square.",
-        ["red", "green", "blue", "yellow"],
-        "B",
-        "attribute_recognition",
-        None,
-    ),
-    (1, "Is this a photograph of a person?", None, ["yes", "no"], "B", "image_scene", None),
-    (2, "Which shape fills the image?", None, ["a square", "a circle", "a triangle"], "A", "object_localization", 0),
-]
-
-
-def write_mmbench_records(
-    data_dir: str | Path,  # folder to write into
-    split: str = "dev_en",  # the split: its TSV's name
-    size: int = 32,  # image side in pixels
-) -> Path:  # data_dir
-    "A few MMBench rows in the official layout: one TSV, base64 images inline (a repeated image as its row's index)."
-    data_dir = Path(data_dir)
-    data_dir.mkdir(parents=True, exist_ok=True)
-    rows = []
-    for index, question, hint, options, answer, category, shared in MMBENCH_RECORDS:
-        buffer = io.BytesIO()
-        Image.new("RGB", (size, size), (40 + 100 * index, 160, 90)).save(buffer, "JPEG", quality=90)
-        image = str(shared) if shared is not None else base64.b64encode(buffer.getvalue()).decode()
-        rows.append(
-            {
-                "index": index,
-                "question": question,
-                "hint": hint or "",
-                **{k: v for k, v in zip("ABCD", options)},
-                "answer": answer,
-                "category": category,
-                "image": image,
-                "source": "vqa_robust",
-                "l2-category": category.split("_")[0],
-                "split": "dev",
-            }
-        )
-    pd.DataFrame(rows).to_csv(data_dir / MMBENCH_FILES[split][0], sep="\t", index=False)
-    return data_dir
 
 # %% ../nbs/00a_datasets.ipynb #b740f02ds2
 def mmbench_options(
@@ -848,57 +550,6 @@ def load_mmbench(
     check_ids(q, path, "rows")
     return VQADataset(q, folder, "{image_id}.jpg", name)
 
-# %% ../nbs/00a_datasets.ipynb #7dde54cbp1
-TEXTVQA_RECORDS = [  # question id, image id, question, ten answers
-    (
-        34602,
-        "003a8ae2ef43b901",
-        "what is the brand of this camera?",
-        ["nous les gosses"] * 3 + ["dakota"] * 6 + ["clos culombu"],
-    ),
-    (
-        34603,
-        "003a8ae2ef43b901",
-        "what does the small white text spell?",
-        ["copenhagen"] * 8 + ["thursday"] + ["copenhagen "],
-    ),
-    (34604, "00685bc495504d61", "what is the number on the jersey?", ["22"] * 7 + ["twenty two"] * 2 + ["22."]),
-]
-
-
-def write_textvqa_records(
-    data_dir: str | Path,  # folder to write into
-    split: str = "val",  # the split named in the file
-    size: int = 32,  # image side in pixels
-) -> Path:  # data_dir
-    "A few TextVQA records in the official layout: TextVQA_0.5.1_{split}.json and train_images/{image_id}.jpg."
-    data_dir = Path(data_dir)
-    (data_dir / "train_images").mkdir(parents=True, exist_ok=True)
-    data = [
-        {
-            "question": q,
-            "image_id": image,
-            "image_classes": ["Camera"],
-            "flickr_original_url": "",
-            "flickr_300k_url": "",
-            "image_width": size,
-            "image_height": size,
-            "answers": answers,
-            "question_tokens": q.split(),
-            "question_id": qid,
-            "set_name": split,
-        }
-        for qid, image, q, answers in TEXTVQA_RECORDS
-    ]
-    (data_dir / f"TextVQA_0.5.1_{split}.json").write_text(
-        json.dumps({"dataset_type": split, "dataset_name": "textvqa", "dataset_version": "0.5.1", "data": data})
-    )
-    for k, image in enumerate(dict.fromkeys(r[1] for r in TEXTVQA_RECORDS)):
-        Image.new("RGB", (size, size), (220, 80 + 100 * k, 40)).save(
-            data_dir / "train_images" / f"{image}.jpg", quality=90
-        )
-    return data_dir
-
 # %% ../nbs/00a_datasets.ipynb #7dde54cb
 TEXTVQA_SPLITS = ("val", "train")  # the splits whose answers are public
 TEXTVQA_FIELDS = ("question_id", "image_id", "question", "answers")
@@ -938,20 +589,7 @@ def load_textvqa(
                 f"{r['image_id']}.jpg",
             )
         )
-    q = pd.DataFrame(
-        rows,
-        columns=[
-            "question_id",
-            "source_image_id",
-            "question",
-            "question_type",
-            "answer_type",
-            "multiple_choice_answer",
-            "answers",
-            "image_classes",
-            "image_file",
-        ],
-    )
+    q = pd.DataFrame(rows, columns=SOURCE_COLUMNS + ["image_classes", "image_file"])
     q = with_image_ids("textvqa", path, q)
     return VQADataset(q, find_place("textvqa", data_dir, TEXTVQA_IMAGE_PLACES, "", folder=True), "{image_id}.jpg", name)
 
@@ -971,35 +609,6 @@ def chartqa_label(value, where: str) -> str:
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         raise ValueError(f"chartqa: {where} has a label that is not text or a number: {value!r}")
     return str(value)
-
-# %% ../nbs/00a_datasets.ipynb #c5d5faaep1
-CHARTQA_RECORDS = {  # source -> (image, question, label)
-    "human": [
-        ("two_col_1032.png", "What was the revenue in 2019?", "13.8"),
-        ("multi_col_20396.png", "Which year has the highest value?", "2016"),
-    ],
-    "augmented": [
-        ("two_col_1032.png", "What is the difference between the highest and the lowest value?", "4.2"),
-        ("41699051005347.png", "What percentage of people answered yes?", "62%"),
-    ],
-}
-
-
-def write_chartqa_records(
-    data_dir: str | Path,  # folder to write into (the "ChartQA Dataset" folder)
-    split: str = "test",  # the split
-    size: int = 32,  # image side in pixels
-) -> Path:  # data_dir
-    "A few ChartQA questions in the official layout: {split}/{split}_human.json and _augmented.json, {split}/png/."
-    folder = Path(data_dir) / split
-    (folder / "png").mkdir(parents=True, exist_ok=True)
-    for source, records in CHARTQA_RECORDS.items():
-        (folder / f"{split}_{source}.json").write_text(
-            json.dumps([{"imgname": i, "query": q, "label": a} for i, q, a in records])
-        )
-    for k, image in enumerate(dict.fromkeys(i for records in CHARTQA_RECORDS.values() for i, _, _ in records)):
-        Image.new("RGB", (size, size), (250 - 60 * k, 250, 250)).save(folder / "png" / image)
-    return Path(data_dir)
 
 # %% ../nbs/00a_datasets.ipynb #c5d5faaes
 def load_chartqa(
@@ -1032,19 +641,7 @@ def load_chartqa(
                     r["imgname"],
                 )
             )
-    q = pd.DataFrame(
-        rows,
-        columns=[
-            "question_id",
-            "source_image_id",
-            "question",
-            "question_type",
-            "answer_type",
-            "multiple_choice_answer",
-            "answers",
-            "image_file",
-        ],
-    )
+    q = pd.DataFrame(rows, columns=SOURCE_COLUMNS + ["image_file"])
     q = with_image_ids("chartqa", path, q)
     return VQADataset(q, path.parent / "png", "{image_id}.png", name)
 
@@ -1065,49 +662,6 @@ def docvqa_file(data_dir: Path, split: str) -> Path:
     if found is None:
         raise FileNotFoundError(f"docvqa: {tried[0]} not found (tried {', '.join(map(str, tried))})")
     return found
-
-# %% ../nbs/00a_datasets.ipynb #7173d751p1
-DOCVQA_RECORDS = [  # question id, page, question, answers, question type
-    (49153, "pybv0228_81", "What is the 'actual' value per 1000, during the year 1975?", ["0.28"], "figure/diagram"),
-    (
-        24581,
-        "nkbl0226_1",
-        "What is name of university?",
-        ["university of california", "University of California"],
-        "layout",
-    ),
-    (57349, "pybv0228_81", "Who is the Chairman?", ["Dr. John Smith"], "form"),
-]
-
-
-def write_docvqa_records(
-    data_dir: str | Path,  # folder to write into
-    split: str = "val",  # the split: its file's name
-    size: int = 32,  # image side in pixels
-) -> Path:  # data_dir
-    "A few DocVQA records in the official layout: {split}_v1.0_withQT.json and documents/<page>.png beside it."
-    data_dir = Path(data_dir)
-    (data_dir / "documents").mkdir(parents=True, exist_ok=True)
-    data = [
-        {
-            "questionId": qid,
-            "question": q,
-            "question_types": [t],
-            "image": f"documents/{page}.png",
-            "docId": 14465 + k,
-            "ucsf_document_id": page.split("_")[0],
-            "ucsf_document_page_no": page.split("_")[1],
-            "answers": answers,
-            "data_split": split,
-        }
-        for k, (qid, page, q, answers, t) in enumerate(DOCVQA_RECORDS)
-    ]
-    (data_dir / f"{split}_v1.0_withQT.json").write_text(
-        json.dumps({"dataset_name": "docvqa", "dataset_split": split, "dataset_version": "1.0", "data": data})
-    )
-    for k, page in enumerate(dict.fromkeys(r[1] for r in DOCVQA_RECORDS)):
-        Image.new("RGB", (size, size), (255, 255 - 30 * k, 250)).save(data_dir / "documents" / f"{page}.png")
-    return data_dir
 
 # %% ../nbs/00a_datasets.ipynb #7173d751s
 def load_docvqa(
@@ -1143,20 +697,7 @@ def load_docvqa(
                 r["image"],
             )
         )
-    q = pd.DataFrame(
-        rows,
-        columns=[
-            "question_id",
-            "source_image_id",
-            "question",
-            "question_type",
-            "answer_type",
-            "multiple_choice_answer",
-            "answers",
-            "doc_id",
-            "image_file",
-        ],
-    )
+    q = pd.DataFrame(rows, columns=SOURCE_COLUMNS + ["doc_id", "image_file"])
     q = with_image_ids("docvqa", path, q)
     images = path.parent
     if path.parent.name == "spdocvqa_qas":  # the newer download: pages in spdocvqa_images/, named without documents/
@@ -1182,56 +723,6 @@ def option_list(value, where: str) -> list[str]:
     if not isinstance(value, (list, tuple, np.ndarray)) or not 2 <= len(value) <= len(OPTION_LETTERS):
         raise ValueError(f"mmmu_pro: {where} has 'options' that are not a list of 2-{len(OPTION_LETTERS)} options")
     return [str(v) for v in value]
-
-# %% ../nbs/00a_datasets.ipynb #8b9577a9s2
-MMMU_PRO_RECORDS = [  # id, subject, options, answer
-    ("test_Accounting_1", "Accounting", ["$6", "$7", "$8", "$9", "$10", "$11", "$12", "$13", "$14", "$15"], "C"),
-    (
-        "test_Art_2",
-        "Art",
-        [
-            "Baroque",
-            "Rococo",
-            "Cubism",
-            "Impressionism",
-            "Fauvism",
-            "Surrealism",
-            "Futurism",
-            "Dada",
-            "Pop art",
-            "Op art",
-        ],
-        "J",
-    ),
-]
-
-
-def write_mmmu_pro_records(
-    data_dir: str | Path,  # folder to write into (the dataset's folder)
-    split: str = "vision",  # the setting
-    size: int = 32,  # image side in pixels
-) -> Path:  # data_dir
-    "A few MMMU-Pro vision records in the HF layout: {split}/test-00000-of-00001.parquet, images as PNG bytes inside."
-    import pyarrow as pa, pyarrow.parquet as pq
-
-    data_dir = Path(data_dir)
-    (data_dir / split).mkdir(parents=True, exist_ok=True)
-    images = []
-    for k in range(len(MMMU_PRO_RECORDS)):
-        buffer = io.BytesIO()
-        Image.new("RGB", (size, size), (250, 250 - 80 * k, 240)).save(buffer, "PNG")
-        images.append({"bytes": buffer.getvalue(), "path": None})
-    table = pa.table(
-        {
-            "id": [r[0] for r in MMMU_PRO_RECORDS],
-            "image": images,
-            "options": [r[2] for r in MMMU_PRO_RECORDS],
-            "answer": [r[3] for r in MMMU_PRO_RECORDS],
-            "subject": [r[1] for r in MMMU_PRO_RECORDS],
-        }
-    )
-    pq.write_table(table, data_dir / split / "test-00000-of-00001.parquet")
-    return data_dir
 
 # %% ../nbs/00a_datasets.ipynb #8b9577a9s1
 def load_mmmu_pro(
@@ -1294,11 +785,10 @@ def load_mmmu_pro(
 # %% ../nbs/00a_datasets.ipynb #c060
 @dataclass(frozen=True)
 class DatasetSpec:
-    "How to read one dataset: its loader, splits, accuracy mode, source, and the writer of test records in its layout."
+    "How to read one dataset: its loader, splits, accuracy mode and source."
 
     name: str  # key of DATASETS
     load: Callable  # load(data_dir: Path | None, split: str) -> VQADataset
-    write_records: Callable  # write_records(data_dir: Path, split: str) -> Path: a few records in the official layout
     splits: tuple  # the official splits; the first is the default
     accuracy_mode: str  # the dataset's default key of metrics.ACCURACY_MODES
     description: str  # one line: what it is, what is scored
@@ -1320,15 +810,8 @@ class DatasetSpec:
         "The files a run of `split` reads, checked: the entry's own rule, else its data folder ({} for packaged data)."
         if self.run_files is not None:
             return self.run_files(split, data_dir, questions_file, annotations_file, image_dir)
-        given = [
-            n
-            for n, v in (
-                ("questions_file", questions_file),
-                ("annotations_file", annotations_file),
-                ("image_dir", image_dir),
-            )
-            if v
-        ]
+        named = {"questions_file": questions_file, "annotations_file": annotations_file, "image_dir": image_dir}
+        given = [n for n, v in named.items() if v]
         if given:
             raise ValueError(f"{given[0]}: dataset {self.name} is read from its data_dir, not from single files")
         if not data_dir and not self.needs_data_dir:
@@ -1351,7 +834,6 @@ DATASETS = Registry("dataset")  # name -> DatasetSpec
 def register_dataset(
     name: str,  # key of DATASETS
     load: Callable,  # load(data_dir, split) -> VQADataset
-    write_records: Callable,  # write_records(data_dir, split) -> Path
     splits,  # the official splits; the first is the default
     accuracy_mode: str,  # a key of ACCURACY_MODES
     description: str,  # one line
@@ -1362,28 +844,12 @@ def register_dataset(
     **reading,  # more of DatasetSpec's fields: run_files, read_files, vrb_split, blind_questions, question_text
 ) -> DatasetSpec:
     "Add a dataset to `DATASETS` (its accuracy mode must be a key of ACCURACY_MODES)."
-    (
-        ACCURACY_MODES[accuracy_mode],
-        OPTION_RULES[option_rules],
-    )  # an unknown mode or rule set is refused, naming the known ones
+    ACCURACY_MODES[accuracy_mode], OPTION_RULES[option_rules]  # an unknown mode or rule set is refused by name
     if not splits:
         raise ValueError(f"dataset {name!r}: give at least one split")
-    return DATASETS.register(
-        name,
-        DatasetSpec(
-            name,
-            load,
-            write_records,
-            tuple(splits),
-            accuracy_mode,
-            description,
-            source,
-            needs_data_dir,
-            dict(model_settings or {}),
-            option_rules,
-            **reading,
-        ),
-    )
+    settings = dict(model_settings or {})
+    fields = (tuple(splits), accuracy_mode, description, source, needs_data_dir, settings, option_rules)
+    return DATASETS.register(name, DatasetSpec(name, load, *fields, **reading))
 
 # %% ../nbs/00a_datasets.ipynb #c060v1
 VQAV2_FILES = {
@@ -1421,19 +887,9 @@ def read_vqav2_files(
     return load_vqav2(files["questions_file"], files["annotations_file"], files["image_dir"], name="vqav2")
 
 # %% ../nbs/00a_datasets.ipynb #c061
-def write_easy_vqa_records(
-    data_dir: str | Path,  # folder to write the converted files into
-    split: str = "test",  # "test" or "train"
-) -> Path:  # data_dir
-    "easy-VQA's `split` in the VQAv2 layout in `data_dir`, where `load_easy_vqa` looks (images stay in the package)."
-    easy_vqa_to_vqav2(data_dir, split)
-    return Path(data_dir)
-
-
 register_dataset(
     "easy_vqa",
     lambda data_dir, split: load_easy_vqa(split, cache_dir=data_dir),
-    write_easy_vqa_records,
     ("test", "train"),
     "official",
     "easy-VQA: synthetic shapes, one answer repeated ten times in the VQAv2 layout; offline",
@@ -1444,7 +900,6 @@ register_dataset(
 register_dataset(
     "vqav2",
     lambda data_dir, split: load_vqav2_dir(data_dir, split),
-    lambda data_dir, split: write_mini_vqav2(data_dir, subtype=split),
     ("val2014", "train2014"),
     "official",
     "VQAv2: COCO images, ten answers per question, VQA accuracy (vqaEval.py)",
@@ -1458,7 +913,6 @@ register_dataset(
 register_dataset(
     "vg",
     load_vg,
-    write_vg_records,
     ("all",),
     "exact_normalize",
     "Visual Genome QA: one answer per question, exact match after the VQA normalisation",
@@ -1467,7 +921,6 @@ register_dataset(
 register_dataset(
     "gqa",
     load_gqa,
-    write_gqa_records,
     GQA_SPLITS,
     "exact",
     "GQA balanced: one answer per question, exact match as GQA's eval.py; types from `types`",
@@ -1476,7 +929,6 @@ register_dataset(
 register_dataset(
     "vizwiz",
     load_vizwiz,
-    write_vizwiz_records,
     VIZWIZ_SPLITS,
     "vizwiz",
     "VizWiz-VQA: ten answers, 'unanswerable' included, VizWiz's accuracy; answerability by average precision",
@@ -1487,7 +939,6 @@ register_dataset(
 register_dataset(
     "mmbench",
     load_mmbench,
-    write_mmbench_records,
     tuple(MMBENCH_FILES),
     "exact",
     "MMBench: multiple choice (2-4 options), the option chosen scored with CircularEval over its rotations",
@@ -1497,7 +948,6 @@ register_dataset(
 register_dataset(
     "textvqa",
     load_textvqa,
-    write_textvqa_records,
     TEXTVQA_SPLITS,
     "textvqa",
     "TextVQA: reading text in the image, ten answers, "
@@ -1507,7 +957,6 @@ register_dataset(
 register_dataset(
     "chartqa",
     load_chartqa,
-    write_chartqa_records,
     CHARTQA_SPLITS,
     "relaxed",
     "ChartQA: charts, human and augmented questions, relaxed accuracy (5% numeric tolerance)",
@@ -1518,7 +967,6 @@ register_dataset(
 register_dataset(
     "docvqa",
     load_docvqa,
-    write_docvqa_records,
     DOCVQA_SPLITS,
     "anls",
     "DocVQA (task 1): questions on scanned document pages, ANLS over the reference answers",
@@ -1527,7 +975,6 @@ register_dataset(
 register_dataset(
     "mmmu_pro",
     load_mmmu_pro,
-    write_mmmu_pro_records,
     MMMU_PRO_SPLITS,
     "exact",
     "MMMU-Pro, vision setting: the question and ten options only in the image, the option chosen by its own parser",

@@ -17,7 +17,7 @@ from torch import nn
 from .base import CONDITION, LazyModule, Registry, seeded_rng
 from .corruptions import image_under_condition, to_uint8_rgb
 from .vqav2 import load_easy_vqa
-from .metrics import mean_intervals, resampling_units
+from .intervals import mean_intervals, resampling_units
 from .text import perturb
 
 cv2 = LazyModule("cv2")  # imported by the first filter that runs

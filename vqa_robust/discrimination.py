@@ -8,7 +8,8 @@ import pandas as pd
 from .base import seeded_rng
 from .vqav2 import VQADataset, write_split
 from .flips import flip_terms
-from .metrics import bootstrap, clean_mask, image_condition_answers
+from .metrics import clean_mask, image_condition_answers
+from .intervals import bootstrap
 from .vocabulary import answer_key
 
 # %% auto #0
@@ -60,7 +61,7 @@ def ranking_comparison(
     n_boot: int = 200,  # bootstrap replicates
     seed: int = 0,  # bootstrap seed
 ) -> pd.DataFrame:  # subset, n_questions, model, VRE, low, high, rank, rank_stability
-    "The models' VRE, interval, rank and rank stability (`metrics.bootstrap`) on all questions and each subset of them."
+    "The models' VRE, interval, rank and rank stability (`intervals.bootstrap`) on all questions and each subset."
     rows = image_condition_answers(scored)
     subsets = {"all": sorted(rows.question_id.unique()), **subsets}
     tables = []

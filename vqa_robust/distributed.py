@@ -16,7 +16,7 @@ import torch
 from .base import Registry
 from .parallel import local_map, ray_map, start_ray
 from .vqav2 import VQADataset
-from .zoo import load_model
+from .zoo import ModelPlan, load_planned
 from vqa_robust.store import (
     CHUNK_SIZE,
     chunk_file,
@@ -114,9 +114,9 @@ class Executor:
 
     name: str
     map: Callable  # (fn, tasks, workers) -> an iterator of results in task order
-    answer: Callable  # (model_name, identity, dataset, grid, out_dir, **options) -> answers (RESULT_COLUMNS)
+    answer: Callable  # (plan, dataset, grid, out_dir, **options) -> answers (RESULT_COLUMNS)
     description: str
-    start: Callable | None = None  # (model_name, load, threads=, ..., log=) -> replicas: a dict of `answer`'s options
+    start: Callable | None = None  # (plan, threads=, ..., log=) -> replicas: a dict of `answer`'s options
     stop: Callable | None = None  # (replicas) -> None: releases what `start` made
 
 
@@ -137,7 +137,7 @@ def register_executor(
     )
 
 
-def no_replicas(model_name: str, load: dict, **_) -> dict:
+def no_replicas(plan: ModelPlan, **_) -> dict:
     "The `start` of an executor without replicas: nothing to make."
     return {}
 
@@ -156,8 +156,7 @@ def executor(
 
 # %% ../nbs/03a_distributed.ipynb #c017
 def local_answer(
-    model_name: str,
-    identity: dict,
+    plan: ModelPlan,  # the model, resolved once (`vqa_robust.zoo.model_plan`)
     dataset: VQADataset,
     grid: list,
     out_dir: str | Path,
@@ -168,13 +167,12 @@ def local_answer(
     overwrite: bool = False,
     progress=True,
     log=None,
-    load: dict | None = None,
     model=None,
     data: dict | None = None,
     **_,
 ) -> pd.DataFrame:
     "Answer a model's grid in this process with `run_conditions`: the `model` `local_start` loaded, or loaded here."
-    model = model or load_model(model_name, **(load or {}))
+    model = model or load_planned(plan)
     return run_conditions(
         model,
         dataset,
@@ -192,8 +190,7 @@ def local_answer(
 
 
 def local_start(
-    model_name: str,  # a key of MODELS or a checkpoint folder
-    load: dict,  # load_model's options: device, dtype, local_files_only
+    plan: ModelPlan,  # the model, resolved once
     threads: int = 1,  # torch threads (the run sets them in this process)
     num_workers: int = 0,  # data-worker processes (`local_answer` takes them per call)
     address: str = "",  # unused (Ray's address)
@@ -202,7 +199,7 @@ def local_start(
 ) -> dict:  # {"model": the loaded adapter}, `local_answer`'s option
     "Load the model once in this process, for every question set a run answers with it."
     began = time.time()
-    model = load_model(model_name, **load)
+    model = load_planned(plan)
     if log:
         log(f"{model.name}: loaded in {time.time() - began:.1f} s")
     return {"model": model}
@@ -224,15 +221,15 @@ def ray_resources(
 class ShardWorker:
     "A model replica (run as a Ray actor): loads the model once, answers shards and writes them into the store."
 
-    def __init__(self, model_name: str, load: dict, threads: int = 1, num_workers: int = 0):
+    def __init__(self, plan: ModelPlan, threads: int = 1, num_workers: int = 0):
         torch.set_num_threads(max(1, threads))
-        self.model, self.num_workers, self.questions = load_model(model_name, **load), num_workers, {}
+        self.model, self.num_workers, self.questions = load_planned(plan), num_workers, {}
 
     def pid(self) -> int:
         return os.getpid()
 
     def identity(self) -> dict:
-        return getattr(self.model, "identity", None) or {"model": self.model.name}
+        return self.model.identity
 
     def answer(
         self,
@@ -299,18 +296,21 @@ def keep_shard(plan, shard, entry: dict, answers: pd.DataFrame):
 
 # %% ../nbs/03a_distributed.ipynb #c023
 def ray_pool(
-    model_name: str, load: dict, replicas: int, resources: dict, threads: int = 1, num_workers: int = 0
+    plan: ModelPlan,  # the model, resolved once: each replica loads this very plan
+    replicas: int,  # how many
+    resources: dict,  # what each asks of Ray (`ray_resources`)
+    threads: int = 1,  # torch threads per replica
+    num_workers: int = 0,  # data-worker processes per replica
 ) -> list:
     "`replicas` ShardWorker actors, restarted when their process dies and their calls retried."
     import ray
 
     actor = ray.remote(max_restarts=-1, max_task_retries=-1, max_concurrency=1)(ShardWorker)
-    return [actor.options(**resources).remote(model_name, load, threads, num_workers) for _ in range(replicas)]
+    return [actor.options(**resources).remote(plan, threads, num_workers) for _ in range(replicas)]
 
 # %% ../nbs/03a_distributed.ipynb #c023s2
 def ray_start(
-    model_name: str,  # a key of MODELS or a checkpoint folder
-    load: dict,  # load_model's options: device, dtype, local_files_only
+    plan: ModelPlan,  # the model, resolved once
     threads: int = 1,  # torch threads per replica
     num_workers: int = 0,  # data-worker processes per replica on GPU (on CPU the replicas prepare their own batches)
     address: str = "",  # Ray address ("" starts a local Ray)
@@ -319,15 +319,13 @@ def ray_start(
 ) -> dict:  # {"pool": the replicas}, `ray_answer`'s option
     "Start the model's replicas on Ray once (one per GPU; else two sharing CPUs), for every question set of a run."
     ray = start_ray(address)
-    device, resources = str(load.get("device") or "cpu"), ray.cluster_resources()
+    device, resources = plan.options.device, ray.cluster_resources()
     on_gpu = device.startswith("cuda")
     replicas = max(1, replicas or (int(resources.get("GPU", 0)) if on_gpu else 2))
     workers = num_workers if on_gpu else 0
-    pool = ray_pool(
-        model_name, load, replicas, ray_resources(device, replicas, resources.get("CPU"), workers), threads, workers
-    )
+    pool = ray_pool(plan, replicas, ray_resources(device, replicas, resources.get("CPU"), workers), threads, workers)
     if log:
-        log(f"{model_name}: {replicas} replica(s) on Ray ({resources})")
+        log(f"{plan.name}: {replicas} replica(s) on Ray ({resources})")
     return {"pool": pool}
 
 
@@ -364,8 +362,7 @@ def shard_submitter(
 
 # %% ../nbs/03a_distributed.ipynb #c023s1
 def ray_answer(
-    model_name: str,  # a key of MODELS or a checkpoint folder
-    identity: dict,  # the model's identity (model_identity), as the store records it
+    plan: ModelPlan,  # the model, resolved once: its identity is what the store records
     dataset: VQADataset,  # the questions
     grid: list,  # (corruption, severity) conditions
     out_dir: str | Path,  # run folder, shared by every node
@@ -376,7 +373,6 @@ def ray_answer(
     overwrite: bool = False,  # recompute answers made from other inputs (else they are an error)
     progress=True,  # a tqdm bar (shared), True for a new one, or False
     log: Callable | None = None,  # run_log's function, or None
-    load: dict | None = None,  # load_model's options: device, dtype, local_files_only
     replicas: int | None = None,  # model replicas without a `pool` (None: one per GPU, or 2 on CPU)
     address: str = "",  # Ray address ("" starts a local Ray)
     threads: int = 1,  # torch threads per replica
@@ -386,33 +382,43 @@ def ray_answer(
     data: dict | None = None,  # dataset_fingerprint(dataset), if already computed (it reads every image)
 ) -> pd.DataFrame:  # every answer of the grid, RESULT_COLUMNS
     "Answer a model's grid on Ray, shard by shard, into the same store (and with the same rows) as `run_conditions`."
-    ray, name = start_ray(address), identity.get("model", model_name)
-    plan = store_plan(
-        name, identity, dataset, question_order(dataset), grid, out_dir, seed, batch_size, chunk_size, overwrite, data
+    ray, name = start_ray(address), plan.name
+    stored = store_plan(
+        name,
+        plan.identity,
+        dataset,
+        question_order(dataset),
+        grid,
+        out_dir,
+        seed,
+        batch_size,
+        chunk_size,
+        overwrite,
+        data,
     )
-    shards = deque(shards_of(name, plan.todo))
-    bar = plan_bar(progress, plan)
+    shards = deque(shards_of(name, stored.todo))
+    bar = plan_bar(progress, stored)
     if shards:
-        workers = pool or ray_start(model_name, load or {}, threads, num_workers, address, replicas=replicas)["pool"]
-        submit, started = shard_submitter(ray, dataset, plan, out_dir, seed, batch_size, chunk_size), time.time()
+        workers = pool or ray_start(plan, threads, num_workers, address, replicas=replicas)["pool"]
+        submit, started = shard_submitter(ray, dataset, stored, out_dir, seed, batch_size, chunk_size), time.time()
         for shard, (entry, answers) in finished_shards(ray, workers, shards, submit, in_flight):
-            keep_shard(plan, shard, entry, answers)
+            keep_shard(stored, shard, entry, answers)
             if bar is not None:
                 bar.update(len(answers))
                 bar.set_postfix_str(f"{name} {shard.corruption} {shard.severity}", refresh=False)
             if on_shard:
                 on_shard(shard, workers)
         reported_model(
-            name, plan.records, overwrite=False
+            name, stored.records, overwrite=False
         )  # replicas whose server changed model mid-run: refused, not one table of two models
-        answered = sum(len(plan.done[c][k]) for c in plan.todo for k in plan.todo[c])
+        answered = sum(len(stored.done[c][k]) for c in stored.todo for k in stored.todo[c])
         if log:
             log(f"{name} on Ray ({len(workers)} replica(s)): {answer_rate(answered, time.time() - started)}")
         if pool is None:
             ray_stop({"pool": workers})
     if bar is not None and progress is True:
         bar.close()
-    return pd.concat([condition_answers(name, *c, plan.done[c]) for c in grid], ignore_index=True)
+    return pd.concat([condition_answers(name, *c, stored.done[c]) for c in grid], ignore_index=True)
 
 # %% ../nbs/03a_distributed.ipynb #c024
 for name, map_, answer, about, start, stop in (

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from .base import CONDITION
-from .metrics import replicate_means, resampling_units
+from .intervals import replicate_means, resampling_units
 
 # %% auto #0
 __all__ = ['summed_errors', 'corruption_errors', 'logit', 'sigmoid', 'line_fit', 'question_accuracies', 'effective_robustness',

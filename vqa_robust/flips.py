@@ -6,7 +6,8 @@
 from __future__ import annotations
 import numpy as np
 import pandas as pd
-from .metrics import answer_columns, clean_mask, mean_intervals, resampling_units, with_clean
+from .metrics import answer_columns, clean_mask, with_clean
+from .intervals import mean_intervals, resampling_units
 from .vocabulary import answer_changed
 
 # %% auto #0

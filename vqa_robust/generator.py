@@ -118,7 +118,7 @@ def fingerprint_changes(
     ]
     old_code, new_code = old.get("code", {}), new["code"]
     for key, what in (
-        ("corruptions_sha256", "the corruption code (vqa_robust/corruptions.py)"),
+        ("corruptions_sha256", "the corruption code (vqa_robust's corruption modules)"),
         ("loader_sha256", "the image loader's code"),
     ):
         if old_code.get(key) != new_code[key]:

@@ -11,6 +11,8 @@ from .vqav2 import dataset_fingerprint
 from .corruptions import CLEAN
 from .datasets import DATASETS
 from .defences import NO_DEFENCE, ModelRef
+from .models import LoadOptions, ModelSpec
+from .zoo import ModelPlan
 from .store import CHUNK_SIZE, folder_lock
 from .inference import conditions, peak_memory_mb
 from .harnesses import check_condition_names, failures_text, harness_questions, prediction_files
@@ -30,8 +32,8 @@ from .results import RunResult, run_summary, write_run_folder
 from .run import checked_out_dir, clear_results
 
 # %% auto #0
-__all__ = ['exported_questions', 'harness_parameters', 'harness_identity', 'harness_model', 'reported_scores', 'checked_export',
-           'scored_harness_run', 'score_predictions']
+__all__ = ['HARNESS_FAMILY', 'exported_questions', 'harness_parameters', 'harness_identity', 'harness_model', 'reported_scores',
+           'checked_export', 'harness_plan', 'scored_harness_run', 'score_predictions']
 
 # %% ../nbs/08b_harness_scoring.ipynb #c057s1
 def exported_questions(
@@ -185,10 +187,22 @@ def checked_export(
     return exported, key, split, files, questions, checks
 
 
+HARNESS_FAMILY = "harness"  # the family of a model whose answers a harness gave: never loaded here
+
+
+def harness_plan(
+    name: str,  # the model's name in the run folder
+    identity: dict,  # `harness_identity`: the predictions, the export, the checks
+) -> ModelPlan:
+    "A harness's model as a run's plan: never loaded here, its identity that of the predictions scored."
+    return ModelPlan(ModelSpec(name, "", HARNESS_FAMILY), LoadOptions(), identity)
+
+
 def scored_harness_run(exported, key, split, files, questions, answered, name, identity, out, figures) -> RunResult:
     "The run folder of a harness's checked predictions: scored, with run.json saying what made the images."
     p = harness_parameters(exported, key, split, files, name)
-    config = RunConfig(p, {}, {name: identity}, blind_answers(p, questions), questions, exported["data"], {}, None, out)
+    plans = {name: harness_plan(name, identity)}
+    config = RunConfig(p, plans, blind_answers(p, questions), questions, exported["data"], {}, None, out)
     answers = answered[["corruption", "severity", "question_id", "prediction", "answer", "harness_score"]].assign(
         model=name, seed=p.seed, confidence=float("nan"), text="original"
     )

@@ -113,11 +113,10 @@ class ModelSpec:
 
 @dataclass(frozen=True)
 class ModelFamily:
-    "The code behind a kind of model: load a checkpoint, write a tiny one, default settings."
+    "The code behind a kind of model: load a checkpoint, its default settings."
 
     name: str  # key of FAMILIES
     load: Callable  # (ModelSpec, LoadOptions) -> VQAAdapter
-    write_tiny: Callable  # (ModelSpec, folder) -> settings overrides for the tiny copy
     defaults: dict = field(default_factory=dict)  # every setting the family knows, with its default
     model_types: tuple = ()  # config.json model_type values of this family's checkpoints
     batch_size: int = 32  # questions per batch when a run says batch_size "auto"
@@ -131,7 +130,6 @@ class ModelFamily:
 def model_family(
     name: str,  # the family's name, named by each entry's `family`
     load: Callable,  # (ModelSpec, LoadOptions) -> VQAAdapter
-    write_tiny: Callable,  # (ModelSpec, folder) -> settings overrides for the tiny copy ({} if none)
     defaults: dict | None = None,  # every setting the family knows, with its default; None: none
     model_types=(),  # config.json model_type values of its checkpoints (to load bare folders)
     batch_size: int = 32,  # questions per batch when a run says batch_size "auto"
@@ -143,7 +141,6 @@ def model_family(
     return ModelFamily(
         name,
         load,
-        write_tiny,
         dict(defaults or {}),
         tuple(model_types),
         int(batch_size),

@@ -11,7 +11,8 @@ from pathlib import Path
 import pandas as pd
 from .base import Registry, UnknownNameError, listed, non_negative_integer
 from .vqav2 import VQADataset, dataset_fingerprint
-from .corruptions import CLEAN, RESOLUTIONS, RES_BENCH_RESOLUTIONS, expand_corruptions
+from .corruptions import CLEAN, expand_corruptions
+from .geometric import RESOLUTIONS, RES_BENCH_RESOLUTIONS
 from .metrics import ACCURACY_MODES, OPTION_RULES
 from .resolution import RESOLUTION
 from .datasets import DATASETS
@@ -34,7 +35,7 @@ __all__ = ['PARAMETER_GROUPS', 'RUN_PARAMETERS', 'TRANSPORT_PARAMETERS', 'TEXT_S
            'joint_pair', 'question_conditions', 'text_conditions', 'served_transport', 'CheckedParameters',
            'encoding_settings', 'refuse_shared_names', 'model_parameters', 'resolution_levels', 'grid_parameters',
            'split_parameters', 'text_parameters', 'scoring_parameters', 'compute_parameters', 'run_parameters', 'flag',
-           'RunConfig', 'model_load']
+           'RunConfig']
 
 # %% ../nbs/08_parameters.ipynb #c012p
 def parameter(
@@ -127,7 +128,7 @@ class ConditionParameters:
     resolutions: list = parameter(
         [],
         'input resolutions each image is also answered at, its longer side resized to r pixels (Res-Bench): '
-        '"res_bench" (its 12: 112, 224, ..., 1344) or sizes of vqa_robust.corruptions.RESOLUTIONS; resolution.csv, '
+        '"res_bench" (its 12: 112, 224, ..., 1344) or sizes of vqa_robust.geometric.RESOLUTIONS; resolution.csv, '
         'resolution_trend.csv, resolution.png; []: none',
     )
     text_perturbations: list = parameter(
@@ -888,18 +889,16 @@ def flag(value, name: str) -> bool:
 # %% ../nbs/08_parameters.ipynb #c006
 @dataclass
 class RunConfig:
-    "Everything a run needs, checked and computed once: parameters, models' specs and identities, questions."
+    "Everything a run needs, checked and computed once: parameters, each model's plan, questions."
 
     parameters: CheckedParameters  # `run_parameters`' checked values (models, grid, seed, device, batch sizes, ...)
-    specs: dict  # model name -> its resolved ModelSpec
-    identities: dict  # model name -> its identity (`vqa_robust.zoo.identity_of`), as the store records it
+    plans: dict  # model name -> its ModelPlan (`vqa_robust.zoo.planned`): spec, load options, identity, made once
     blind: pd.DataFrame | None  # the blind baseline's answers to the split (from easy-VQA's training questions)
     dataset: VQADataset  # the run's questions (the split)
     data: dict  # `dataset_fingerprint(dataset)`
     perturbed: dict  # text kind -> its perturbed questions (VQADataset)
     records: pd.DataFrame | None  # every perturbed question's record (what changed), or None
     out_dir: Path  # the run folder
-    local_files_only: bool = False  # never reach the model hub
     overwrite: bool = False  # recompute answers computed from other inputs
     judge: object = None  # the served judge of multiple-choice answers (`vqa_robust.served.load_judge`), or None
     look: int = 0  # a precision run's look (1, 2, ...): answers saved for other images recomputed, served replies kept
@@ -910,6 +909,11 @@ class RunConfig:
         return self.overwrite or self.look > 0
 
     @property
+    def identities(self) -> dict:
+        "Model name -> its identity, as the store records it (each plan's, never computed again)."
+        return {name: plan.identity for name, plan in self.plans.items()}
+
+    @property
     def stores(self) -> dict:
         "Question set name ('original' or a text kind) -> (its questions, its store folder, its fingerprint)."
         texts = {k: (d, self.out_dir / "text" / k, dataset_fingerprint(d)) for k, d in self.perturbed.items()}
@@ -918,21 +922,5 @@ class RunConfig:
     def grid_of(self, name: str) -> list:
         "The image conditions question set `name` is answered under: the grid, or a joint kind's pairs."
         found = next((c for c in self.parameters.text_conditions if c.label == name), None)
-        return (
-            self.parameters.grid
-            if found is None or found.image_conditions is None
-            else [CLEAN, *found.image_conditions]
-        )
-
-# %% ../nbs/08_parameters.ipynb #c006l
-def model_load(config: RunConfig, name: str) -> dict:
-    "How the run loads model `name` (`zoo.load_model`'s options): device, dtype, hub access, transport, settings."
-    p = config.parameters
-    transport = {"transport": p.specs[name].transport} if p.specs[name].transport else {}  # served: in flight, timeout
-    return {
-        "device": p.device,
-        "dtype": p.dtypes[name],
-        "local_files_only": config.local_files_only,
-        **transport,
-        **p.model_settings[name],
-    }
+        joint = found is not None and found.image_conditions is not None
+        return [CLEAN, *found.image_conditions] if joint else self.parameters.grid

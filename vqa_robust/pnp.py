@@ -23,12 +23,11 @@ from vqa_robust.models import (
 )
 
 # %% auto #0
-__all__ = ['PNP_DEFAULTS', 'PNP_SOURCES', 'PNP_WORDS', 'PNP_PARTS', 'PNP_FAMILY', 'PNP_MODELS', 'LAVIS_TO_TRANSFORMERS',
-           'LAVIS_PREFIXES', 'tiny_bert_tokenizer', 'tiny_t5_tokenizer', 'tiny_blip_config', 'tiny_t5_config',
+__all__ = ['PNP_DEFAULTS', 'PNP_SOURCES', 'PNP_PARTS', 'PNP_FAMILY', 'PNP_MODELS', 'LAVIS_TO_TRANSFORMERS', 'LAVIS_PREFIXES',
            'pre_question', 'enc_token_id', 'itm_text', 'token_weights', 'itm_gradcam', 'sample_patches', 'add_distinct',
            'strip_prompt', 'cut_prompt', 'caption_prompt', 'question_seed', 'seeded', 'question_guided_captions',
-           'passages', 'fid_encode', 'read', 'PNPVQA', 'part_checkpoint', 'load_pnp', 'tiny_pnp', 'pnp_entry',
-           'lavis_key', 'lavis_state_dict', 'convert_lavis', 'count_layers', 'lavis_blip_config', 'lavis_t5_config',
+           'passages', 'fid_encode', 'read', 'PNPVQA', 'part_checkpoint', 'load_pnp', 'pnp_entry', 'lavis_key',
+           'lavis_state_dict', 'convert_lavis', 'count_layers', 'lavis_blip_config', 'lavis_t5_config',
            'lavis_bert_tokenizer', 'pnp_from_lavis']
 
 # %% ../nbs/02c_pnp.ipynb #c006
@@ -87,90 +86,6 @@ PNP_SOURCES = dict(  # where each default comes from
     reader_num_beams=_YAML + " (num_beams)",
     seed=_YAML + " (seed; mixed with each question here, see question_seed)",
 )
-
-# %% ../nbs/02c_pnp.ipynb #c008
-PNP_WORDS = (
-    "a picture of what is the color shape in image are there any how many people yes no red blue green circle "
-    "square dog cat man woman sitting on table grass"
-).split()
-
-
-def tiny_bert_tokenizer(
-    folder: str | Path,  # where vocab.txt is written
-    words=PNP_WORDS,  # the vocabulary besides BERT's special tokens
-    max_length: int = 64,
-):  # declared as `model_max_length`: tiny_blip_config's text positions
-    "A lower-casing BERT tokenizer over `words` with BLIP's `[DEC]` as BOS (nothing downloaded)."
-    from transformers import BertTokenizerFast
-
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    vocabulary = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "?", ".", *dict.fromkeys(words)]
-    (folder / "vocab.txt").write_text("\n".join(vocabulary) + "\n")
-    tokenizer = BertTokenizerFast.from_pretrained(str(folder), do_lower_case=True, model_max_length=max_length)
-    if tokenizer.vocab_size != len(vocabulary):
-        raise RuntimeError(f"tokenizer in {folder} did not read its vocabulary")
-    tokenizer.add_special_tokens({"bos_token": "[DEC]"})
-    return tokenizer
-
-
-def tiny_t5_tokenizer(words=PNP_WORDS):
-    "A T5 unigram tokenizer over `words` and single characters (tokenizers-based, nothing downloaded)."
-    from transformers import T5Tokenizer
-
-    characters = "abcdefghijklmnopqrstuvwxyz0123456789.,?!'\\"
-    vocab = (
-        [("<pad>", 0.0), ("</s>", 0.0), ("<unk>", 0.0), ("\u2581", -2.0)]
-        + [("\u2581" + w, -3.0) for w in dict.fromkeys(words)]
-        + [(c, -6.0) for c in characters]
-    )
-    return T5Tokenizer(vocab=vocab, extra_ids=0)
-
-
-def tiny_blip_config(tokenizer, image_size: int = 32, hidden: int = 32):
-    "A small BLIP config (2 text layers, patch 8) over `tokenizer`, room for `[ENC]`; random weights above BLIP's init."
-    from transformers import BlipConfig
-
-    layers = dict(
-        hidden_size=hidden,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=2 * hidden,
-        initializer_range=0.2,
-    )
-    text = dict(
-        vocab_size=len(tokenizer) + 1,
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.bos_token_id,
-        sep_token_id=tokenizer.sep_token_id,
-        eos_token_id=tokenizer.sep_token_id,
-        max_position_embeddings=64,
-        encoder_hidden_size=hidden,
-    )
-    return BlipConfig(
-        text_config={**text, **layers},
-        vision_config=dict(image_size=image_size, patch_size=8, **layers),
-        projection_dim=hidden,
-        image_text_hidden_size=16,
-    )
-
-
-def tiny_t5_config(tokenizer, hidden: int = 32):
-    "Small T5 config (1 layer a side) over `tokenizer`, weights 5x T5's init: greedy decoding writes words, not pads."
-    from transformers import T5Config
-
-    return T5Config(
-        vocab_size=len(tokenizer),
-        d_model=hidden,
-        d_kv=hidden // 2,
-        d_ff=2 * hidden,
-        num_layers=1,
-        num_heads=2,
-        initializer_factor=5.0,
-        decoder_start_token_id=tokenizer.pad_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-    )
 
 # %% ../nbs/02c_pnp.ipynb #c012
 def pre_question(
@@ -547,42 +462,9 @@ def load_pnp(spec: ModelSpec, options: LoadOptions) -> PNPVQA:
         options.device,
     )
 
-
-def tiny_pnp(spec: ModelSpec, folder: Path) -> dict:
-    "Write small random ITM, captioner, reader checkpoints with local tokenizers into `folder`/{itm,captioner,reader}."
-    from transformers import (
-        BlipForConditionalGeneration,
-        BlipForImageTextRetrieval,
-        BlipImageProcessor,
-        BlipProcessor,
-        T5ForConditionalGeneration,
-    )
-
-    folder = Path(folder)
-    tokenizer = tiny_bert_tokenizer(folder / "itm")
-    processor = BlipProcessor(image_processor=BlipImageProcessor(size={"height": 32, "width": 32}), tokenizer=tokenizer)
-    torch.manual_seed(0)
-    for part, cls in (("itm", BlipForImageTextRetrieval), ("captioner", BlipForConditionalGeneration)):
-        cls(tiny_blip_config(tokenizer)).save_pretrained(folder / part)
-        processor.save_pretrained(folder / part)
-    t5_tokenizer = tiny_t5_tokenizer()
-    T5ForConditionalGeneration(tiny_t5_config(t5_tokenizer)).save_pretrained(folder / "reader")
-    t5_tokenizer.save_pretrained(folder / "reader")
-    # 32 px and a 4 x 4 grid; block 0 of 2 (a middle block, as 7 of 12); fewer and shorter captions, short answers
-    return dict(
-        image_size=32,
-        block=0,
-        n_captions=4,
-        n_patches=4,
-        caption_min_length=6,
-        caption_max_length=10,
-        max_caption_rounds=3,
-        reader_max_length=6,
-    )
-
 # %% ../nbs/02c_pnp.ipynb #c046
 PNP_FAMILY = model_family(
-    "pnp", load_pnp, tiny_pnp, defaults=PNP_DEFAULTS, batch_size=4, half_precision=("bfloat16",)
+    "pnp", load_pnp, defaults=PNP_DEFAULTS, batch_size=4, half_precision=("bfloat16",)
 )  # T5 overflows in float16
 _PNP_SOURCE = (
     "VQAv2 val, PNP-VQA paper (Tiong et al. 2022) zero-shot results, reproduced in LAVIS projects/pnp-vqa/README.md"

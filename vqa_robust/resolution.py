@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from .base import CONDITION
 from .corruptions import CLEAN
-from .metrics import replicate_means, resampling_units
+from .intervals import replicate_means, resampling_units
 
 # %% auto #0
 __all__ = ['RESOLUTION', 'resolution_curve', 'continuous_errors', 'spearman_trend', 'resolution_trend', 'resolution_intervals',

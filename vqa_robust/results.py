@@ -11,13 +11,14 @@ from typing import Callable
 import pandas as pd
 from .base import LazyModule, CONDITION, Registry
 from .vqav2 import write_split
-from .datasets import answerability
+from .answerability import answerability
 from .corruptions import CLEAN, CORRUPTIONS, image_under_condition
-from .zoo import load_model
+from .zoo import load_planned
 from .store import atomic_write, code_fingerprint
 from .inference import arrow_pool, condition_images, malloc_settings, peak_memory_mb, release_memory
 from .metrics import OPTION_RULES, circular_by_set, score_answers, accuracy_table, accuracy_breakdown
-from .metrics import bootstrap, extraction_table, RESAMPLING_UNIT, resampling_unit
+from .metrics import extraction_table, RESAMPLING_UNIT
+from .intervals import bootstrap, resampling_unit
 from .analysis import family_accuracy, plot_accuracy_vs_severity, robustness_table, plot_average_error
 from .analysis import plot_relative_drop, plot_radars, plot_vre_weights, vre_under_weights
 from .text_eval import scored_where_known, paired_answers, text_table, text_intervals, local_explanations
@@ -33,7 +34,7 @@ from .harnesses import harness_agreement, reported_agreement
 from .consistency import consistency_table, most_unstable, plot_unstable, severity_patterns
 from .model_input import MODEL_VIEWS, model_input_table, plot_model_input
 
-from .parameters import RunConfig, model_load
+from .parameters import RunConfig
 
 plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
 
@@ -360,7 +361,7 @@ def robustness_results(config: RunConfig, result: RunResult, scores: RunScores) 
     result.robustness = save_table(result, "robustness.csv", robustness_table(acc), index=False)
     result.intervals = bootstrap(
         scored, n_boot=1000, seed=p.seed
-    )  # 95% intervals over images, see vqa_robust.metrics.bootstrap
+    )  # 95% intervals over images, see vqa_robust.intervals.bootstrap
     for name, key in (
         ("accuracy_ci.csv", "accuracy"),
         ("vre_ci.csv", "vre_corruption"),
@@ -665,7 +666,9 @@ def preprocessing_results(config: RunConfig, result: RunResult, scores: RunScore
     p, split = config.parameters, config.dataset
     images = [(i, split.load_image(i)) for i in split.image_ids[:PREPROCESSING_IMAGES]]
     conditions = [c for c in p.grid if c[0] != RESOLUTION]
-    seen = [name for name in p.models if config.specs[name].family in MODEL_VIEWS]  # families whose views are known
+    seen = [
+        name for name in p.models if config.plans[name].spec.family in MODEL_VIEWS
+    ]  # families whose views are known
     if len(seen) < len(p.models):
         unseen = [name for name in p.models if name not in seen]
         print(f"preprocessing.csv leaves out {', '.join(unseen)}: no views known for its family (MODEL_VIEWS)")
@@ -673,8 +676,8 @@ def preprocessing_results(config: RunConfig, result: RunResult, scores: RunScore
         result.not_computed["preprocessing.csv"] = "no model of this run has a family whose views are known"
         return
     tables = []
-    for name in seen:  # one model loaded at a time, each as the run loads it (`model_load`)
-        model = load_model(name, **model_load(config, name))
+    for name in seen:  # one model loaded at a time, each from the run's plan
+        model = load_planned(config.plans[name])
         tables.append(model_input_table(model, images, conditions, p.seed, config.identities[name]["model"]))
         del model
     result.preprocessing = save_table(result, "preprocessing.csv", pd.concat(tables, ignore_index=True), index=False)

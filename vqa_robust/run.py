@@ -12,7 +12,7 @@ import torch
 from tqdm import tqdm
 from .vqav2 import dataset_fingerprint
 from .models import hub_unreachable_reason, unavailable
-from .zoo import FAMILIES, identity_of
+from .zoo import FAMILIES, load_options, planned
 from .store import checked_store, folder_lock, run_log
 from .inference import PrivatePeak, arrow_pool, judge_journal, malloc_settings, memory_text, peak_memory_mb
 from .inference import release_memory, served_journal
@@ -20,7 +20,7 @@ from .distributed import executor as executor_named
 from .served import checked_journals, journal_models, load_judge
 from .comparisons import PRECISION_LOOKS, look_sizes, precision_order, stops
 
-from .parameters import CheckedParameters, RunConfig, RunParameters, flag, model_load, run_parameter_values
+from .parameters import CheckedParameters, RunConfig, RunParameters, flag, run_parameter_values
 from .parameters import run_parameters
 from .questions import blind_answers, perturbed_questions, run_questions
 from .results import RunResult, give_back, look_intervals, result_files, run_summary, write_run_folder
@@ -72,9 +72,9 @@ def run_config(
     )
     if not local_files_only and not p.ray_address:
         refuse_unreachable(p)
-    identities = {
-        m: identity_of(p.specs[m], p.dtypes[m]) for m in p.models
-    }  # a served model's server is asked here: unreachable, a wrong key, stops now
+    plans = {
+        m: planned(p.specs[m], load_options(p.device, p.dtypes[m], local_files_only)) for m in p.models
+    }  # each model resolved once with its identity: a served model's server is asked now (unreachable, a wrong key)
     full, questions = run_questions(p)
     if p.judge and "options" not in questions.questions:
         raise ValueError(
@@ -89,15 +89,13 @@ def run_config(
     release_memory()
     return RunConfig(
         p,
-        p.specs,
-        identities,
+        plans,
         blind,
         questions,
         dataset_fingerprint(questions),
         perturbed,
         records,
         out,
-        local_files_only,
         overwrite,
         judge_model,
     )
@@ -206,11 +204,10 @@ def answer_all(
     )
     parts, seconds = [], {}
     for name in p.models:
-        began, identity = time.time(), config.identities[name]
-        load = model_load(config, name)
+        began, plan = time.time(), config.plans[name]
+        identity = plan.identity
         replicas = runner.start(
-            name,
-            load,
+            plan,
             threads=p.threads,
             num_workers=p.num_workers,
             address=p.ray_address,
@@ -226,8 +223,7 @@ def answer_all(
             for text, (questions, folder, fingerprint) in stores.items():
                 parts.append(
                     runner.answer(
-                        name,
-                        identity,
+                        plan,
                         questions,
                         config.grid_of(text),
                         folder,
@@ -238,7 +234,6 @@ def answer_all(
                         overwrite=config.recompute,
                         progress=bar,
                         log=log,
-                        load=load,
                         data=fingerprint,
                         **replicas,
                     ).assign(text=text)

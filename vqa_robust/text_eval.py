@@ -10,7 +10,8 @@ import pandas as pd
 from .base import LazyModule, CONDITION, Registry, listed, non_negative_integer, seeded_rng
 from .vqav2 import VQADataset
 import vqa_robust.question_corruptions  # noqa: F401 (its kinds join PERTURBATIONS, as every kind this module reads)
-from .metrics import check_fractions, mean_intervals, resample_counts, resampling_units
+from .robustness import check_fractions
+from .intervals import mean_intervals, resample_counts, resampling_units
 from .vocabulary import answer_changed
 from vqa_robust.text import (
     NEAR_COLOUR_DISTANCE,

@@ -23,13 +23,13 @@ from transformers import (
 )
 from transformers.modeling_outputs import SequenceClassifierOutput
 from transformers.models.bert.modeling_bert import BertAttention, BertIntermediate, BertOutput
-from .models import TINY_ANSWERS, TINY_WORDS, ClassifierVQA, LoadOptions, ModelSpec, pretrained
+from .models import ClassifierVQA, LoadOptions, ModelSpec, pretrained
 
 # %% auto #0
-__all__ = ['ORIGINAL_VISION_PREFIX', 'VISION_PREFIX', 'WEIGHT_FILES', 'VLEConfig', 'tiny_vle_config', 'additive_mask',
-           'VLECoAttentionLayer', 'VLEPooler', 'VLEPreTrainedModel', 'VLEModelOutput', 'VLEModel', 'VLEForVQA',
-           'vle_state_dict', 'original_state_dict', 'read_state_dict', 'fit_vision_size', 'load_weights',
-           'weights_file', 'vle_from_pretrained', 'write_spm_tokenizer', 'VLEProcessor', 'load_vle', 'write_tiny_vle']
+__all__ = ['ORIGINAL_VISION_PREFIX', 'VISION_PREFIX', 'WEIGHT_FILES', 'VLEConfig', 'additive_mask', 'VLECoAttentionLayer',
+           'VLEPooler', 'VLEPreTrainedModel', 'VLEModelOutput', 'VLEModel', 'VLEForVQA', 'vle_state_dict',
+           'original_state_dict', 'read_state_dict', 'fit_vision_size', 'load_weights', 'weights_file',
+           'vle_from_pretrained', 'write_spm_tokenizer', 'VLEProcessor', 'load_vle']
 
 # %% ../nbs/02b_vle.ipynb #c006
 class VLEConfig(PretrainedConfig):
@@ -51,39 +51,6 @@ class VLEConfig(PretrainedConfig):
     layer_norm_eps: float = 1e-12
     classifier_dropout: float | None = None  # unused, as in the original
     is_decoder: bool = False  # read by transformers' BERT attention
-
-# %% ../nbs/02b_vle.ipynb #c014
-def tiny_vle_config(vocab_size: int = 64, id2label: dict | None = None, image_size: int = 48) -> VLEConfig:
-    "A small VLE configuration of the published checkpoints' kind (relative-position DeBERTa-v3, CLIP), for tests."
-    one_layer = dict(num_hidden_layers=1, num_attention_heads=2)
-    text = dict(
-        vocab_size=vocab_size,
-        hidden_size=24,
-        intermediate_size=48,
-        max_position_embeddings=64,
-        position_buckets=8,
-        type_vocab_size=0,
-        position_biased_input=False,
-        relative_attention=True,
-        pos_att_type=["p2c", "c2p"],
-        norm_rel_ebd="layer_norm",
-        share_att_key=True,
-        max_relative_positions=-1,
-        pad_token_id=0,
-        **one_layer,
-    )
-    vision = dict(hidden_size=32, intermediate_size=64, image_size=image_size, patch_size=8, **one_layer)
-    id2label = id2label or dict(enumerate(TINY_ANSWERS))
-    return VLEConfig(
-        text_config=text,
-        vision_config=vision,
-        hidden_size=16,
-        intermediate_size=32,
-        initializer_range=1.0,
-        id2label=id2label,
-        label2id={a: i for i, a in id2label.items()},
-        **one_layer,
-    )
 
 # %% ../nbs/02b_vle.ipynb #c011
 def additive_mask(
@@ -402,19 +369,3 @@ def load_vle(spec: ModelSpec, options: LoadOptions) -> ClassifierVQA:
             + "; VLE runs at its checkpoint's own size"
         )
     return ClassifierVQA(spec.name, spec, model.to(options.device).eval(), processor, options.device)
-
-
-def write_tiny_vle(spec: ModelSpec, folder: Path) -> dict:
-    "Write a small random VLE VQA model over TINY_ANSWERS in the published layout, with its processor, into `folder`."
-    folder = Path(folder)
-    pieces = write_spm_tokenizer(
-        folder,
-        TINY_WORDS + TINY_ANSWERS + ["what is the color of the shape?", "how many people are in the image?"],
-        max_length=64,
-    )  # tiny_vle_config's text positions
-    CLIPImageProcessorPil(size={"shortest_edge": 48}, crop_size={"height": 48, "width": 48}).save_pretrained(folder)
-    config = tiny_vle_config(vocab_size=pieces + 16)  # room for [MASK], as the real vocabulary has room past it
-    torch.manual_seed(0)
-    config.save_pretrained(folder)
-    torch.save(original_state_dict(VLEForVQA(config)), folder / "pytorch_model.bin")
-    return {"image_size": 48}

@@ -4,12 +4,11 @@
 
 # %% ../nbs/02e_model_zoo.ipynb #c004
 from __future__ import annotations
-import json
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 import torch
 from .base import Registry
-from .defences import DefendedModel, ModelRef, defence_identity
+from .defences import NO_DEFENCE, DefendedModel, ModelRef, defence_identity
 from .vilt import VILT_FAMILY, VILT_MODELS
 from .blip import BLIP_FAMILY, BLIP_MODELS
 from vqa_robust.models import (
@@ -30,10 +29,10 @@ from .vlms import PALIGEMMA_FAMILY, VLM_FAMILY, VLM_MODELS
 from .served import SERVED_FAMILY, SERVED_PREFIX, served_spec
 
 # %% auto #0
-__all__ = ['VLE_FAMILY', 'VLE_MODELS', 'FAMILIES', 'MODELS', 'SMOKE_QUESTIONS', 'load_vle_on_use', 'write_tiny_vle_on_use',
-           'register_family', 'register_model', 'folder_spec', 'own_spec', 'model_ref', 'model_spec', 'defended_spec',
-           'with_settings', 'spec_with_settings', 'with_transport', 'load_model', 'identity_of', 'tiny_checkpoint',
-           'hub_smoke']
+__all__ = ['VLE_FAMILY', 'VLE_MODELS', 'FAMILIES', 'MODELS', 'DEFENCE_SETTINGS', 'load_vle_on_use', 'register_family',
+           'register_model', 'folder_spec', 'own_spec', 'with_settings', 'with_transport', 'model_ref', 'model_spec',
+           'defended_spec', 'ModelPlan', 'identity_of', 'load_options', 'planned', 'undefended', 'load_planned',
+           'model_plan', 'load_model']
 
 # %% ../nbs/02e_model_zoo.ipynb #ac9468d0
 def load_vle_on_use(
@@ -46,23 +45,14 @@ def load_vle_on_use(
     return load_vle(spec, options)
 
 
-def write_tiny_vle_on_use(
-    spec: ModelSpec,  # a VLE entry
-    folder: Path,  # where the tiny checkpoint goes
-) -> dict:
-    "`vqa_robust.vle.write_tiny_vle`, its module imported at the first tiny VLE."
-    from vqa_robust.vle import write_tiny_vle
-
-    return write_tiny_vle(spec, folder)
-
-
 VLE_FAMILY = model_family(
     "vle",
     load_vle_on_use,
-    write_tiny_vle_on_use,
     defaults={"score": "softmax", "image_size": None},
     model_types=("vle",),
 )
+
+# %% ../nbs/02e_model_zoo.ipynb #ac9468d0m
 VLE_MODELS = [
     model_entry(
         "vle",
@@ -164,33 +154,6 @@ def own_spec(
         return folder_spec(folder)
     raise KeyError(f"unknown model {name_or_path!r}: not in MODELS ({', '.join(MODELS)}) and not a checkpoint folder")
 
-# %% ../nbs/02e_model_zoo.ipynb #c011r
-def model_ref(
-    model,  # a key of MODELS, a served endpoint, a checkpoint folder, 'MODEL+DEFENCE', or a ModelRef
-) -> ModelRef:
-    "The model and its defence: a registered name (even with a '+') is a model's own; other text is `ModelRef.parse`d."
-    return ModelRef(model) if isinstance(model, str) and model in MODELS else ModelRef.parse(model)
-
-
-def model_spec(
-    model,  # as `model_ref` takes it
-) -> ModelSpec:
-    "The spec of `model`: its own (`own_spec`), behind its defence when it names one (`defended_spec`)."
-    ref = model_ref(model)  # the defence parsed first: a served model's URL must not keep its '+defence'
-    return defended_spec(own_spec(ref.model), ref.defence) if ref.defended else own_spec(ref.model)
-
-
-def defended_spec(
-    spec: ModelSpec,  # a model's entry
-    defence: str,  # a key of vqa_robust.defences.DEFENCES
-) -> ModelSpec:  # named 'model+defence', the defence and its identity among the settings
-    "A model's spec behind a defence: its checkpoint and family; the defence's name and identity join its settings."
-    return replace(
-        spec,
-        name=ModelRef(spec.name, defence).name,
-        settings={**spec.settings, "defence": defence, "defence_identity": defence_identity(defence)["identity"]},
-    )
-
 # %% ../nbs/02e_model_zoo.ipynb #c011s1
 def with_settings(
     spec: ModelSpec,  # a resolved spec
@@ -199,14 +162,6 @@ def with_settings(
     "`spec` with some settings overridden (only settings its family knows)."
     check_settings(spec.name, FAMILIES[spec.family], settings)
     return ModelSpec(**{**asdict(spec), "settings": {**spec.settings, **settings}}) if settings else spec
-
-
-def spec_with_settings(
-    name_or_path: str,  # a key of MODELS or a checkpoint folder
-    settings: dict,  # overrides; {}: the spec unchanged
-) -> ModelSpec:  # a new spec (ValueError for settings the family does not know)
-    "The spec of `name_or_path` with some settings overridden (only settings its family knows)."
-    return with_settings(model_spec(str(name_or_path)), settings)
 
 
 def with_transport(
@@ -223,27 +178,52 @@ def with_transport(
         )
     return replace(spec, transport={**family.transport, **spec.transport, **transport}) if family.transport else spec
 
-# %% ../nbs/02e_model_zoo.ipynb #c011s1p1
-def load_model(
-    model,  # a key of MODELS, a checkpoint folder, a served endpoint, 'MODEL+DEFENCE' or a ModelRef
-    device: str | None = None,  # torch device; None or 'auto': CUDA when present
-    dtype: torch.dtype | None = None,  # e.g. torch.bfloat16 on GPU; None: the checkpoint's
-    local_files_only: bool = False,  # never reach the hub
-    trust_remote_code: bool = False,  # run code shipped with a checkpoint (off unless you set it)
+# %% ../nbs/02e_model_zoo.ipynb #c011r
+def model_ref(
+    model,  # a key of MODELS, a served endpoint, a checkpoint folder, 'MODEL+DEFENCE', or a ModelRef
+) -> ModelRef:
+    "The model and its defence: a registered name (even with a '+') is a model's own; other text is `ModelRef.parse`d."
+    return ModelRef(model) if isinstance(model, str) and model in MODELS else ModelRef.parse(model)
+
+
+def model_spec(
+    model,  # as `model_ref` takes it
+    settings: dict | None = None,  # overrides of the entry's settings, e.g. {"num_beams": 1}
     transport: dict | None = None,  # served models: how requests travel, e.g. {"concurrency": 64}; None: the family's
-    **settings,  # overrides of the entry's settings, e.g. num_beams=1
-) -> VQAAdapter:
-    "Load a VQA model into its family's adapter, behind its defence when it names one."
-    ref = model_ref(model)
-    spec = with_transport(with_settings(own_spec(ref.model), settings), transport or {})
-    adapter = FAMILIES[spec.family].load(
-        spec, LoadOptions(resolve_device(device), dtype, local_files_only, trust_remote_code)
+) -> ModelSpec:
+    "The spec of `model`: its own (`own_spec`) with its settings and transport, behind its defence when it names one."
+    ref = model_ref(model)  # the defence parsed first: a served model's URL must not keep its '+defence'
+    spec = with_transport(with_settings(own_spec(ref.model), settings or {}), transport or {})
+    return defended_spec(spec, ref.defence) if ref.defended else spec
+
+
+DEFENCE_SETTINGS = ("defence", "defence_identity")  # the settings `defended_spec` adds, which `undefended` takes off
+
+
+def defended_spec(
+    spec: ModelSpec,  # a model's entry
+    defence: str,  # a key of vqa_robust.defences.DEFENCES
+) -> ModelSpec:  # named 'model+defence', the defence and its identity among the settings
+    "A model's spec behind a defence: its checkpoint and family; the defence's name and identity join its settings."
+    return replace(
+        spec,
+        name=ModelRef(spec.name, defence).name,
+        settings={**spec.settings, "defence": defence, "defence_identity": defence_identity(defence)["identity"]},
     )
-    if ref.defended:
-        spec = defended_spec(spec, ref.defence)
-        adapter = DefendedModel(adapter, ref.defence, spec.name)
-    adapter.identity = identity_of(spec, dtype)
-    return adapter
+
+# %% ../nbs/02e_model_zoo.ipynb #c011s1p1
+@dataclass(frozen=True)
+class ModelPlan:
+    "A model resolved once: the spec that answers, how it loads, and its identity (what the store records)."
+
+    spec: ModelSpec  # `model_spec`: the entry with its settings and transport, behind its defence when it has one
+    options: LoadOptions  # resolved device, dtype, hub access, remote code
+    identity: dict  # `identity_of(spec, options.dtype)`, computed by `planned` and nowhere else
+
+    @property
+    def name(self) -> str:
+        "The model's name in results and in the store: 'model+defence' behind a defence."
+        return self.spec.name
 
 
 def identity_of(
@@ -253,50 +233,71 @@ def identity_of(
     "A model's identity, its weights identified as its family says (a checkpoint's files, or a server's report)."
     return model_identity(spec, dtype, FAMILIES[spec.family])
 
-# %% ../nbs/02e_model_zoo.ipynb #c011s2
-def tiny_checkpoint(
-    name: str,  # a key of MODELS (or a checkpoint folder)
-    folder: str | Path,  # where to write it; created if missing
-) -> Path:  # `folder`, for `load_model(folder)`
-    "Write a small random checkpoint of `MODELS[name]`'s classes into `folder`, loadable by `load_model(folder)`."
-    spec, folder = model_spec(name), Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    overrides = FAMILIES[spec.family].write_tiny(spec, folder) or {}
-    record = {
-        "name": f"tiny-{spec.name}",
-        "family": spec.family,
-        "settings": {**spec.settings, **overrides},
-        "tiny_of": spec.checkpoint,
-    }
-    (folder / "vqa_robust.json").write_text(json.dumps(record, indent=1, default=str))
-    return folder
 
-# %% ../nbs/02e_model_zoo.ipynb #c025
-SMOKE_QUESTIONS = [
-    ("astronaut", "what is the person wearing?"),
-    ("astronaut", "how many people are in the picture?"),
-    ("coffee", "what is in the cup?"),
-    ("coffee", "what color is the cup?"),
-]  # scikit-image photographs, and questions about them
+def load_options(
+    device: str | None = None,  # torch device; None or 'auto': CUDA when present
+    dtype: torch.dtype | None = None,  # e.g. torch.bfloat16 on GPU; None: the checkpoint's
+    local_files_only: bool = False,  # never reach the hub
+    trust_remote_code: bool = False,  # run code shipped with a checkpoint (off unless you set it)
+) -> LoadOptions:
+    "How a model loads, its device resolved."
+    return LoadOptions(resolve_device(device), dtype, local_files_only, trust_remote_code)
 
 
-def hub_smoke(
-    names=("vilt", "blip"),  # keys of MODELS
-    device: str | None = None,  # torch device; None: CUDA when present
-    dtype: torch.dtype | None = None,  # e.g. torch.bfloat16 for the VLMs; None: the checkpoint's
-):
-    "Real hub checkpoints' answers and confidences to `SMOKE_QUESTIONS` (needs the hub): a row per model and question."
-    import pandas as pd
-    from PIL import Image
-    from skimage import data
+def planned(
+    spec: ModelSpec,  # a resolved spec (`model_spec`, or a run's)
+    options: LoadOptions,  # how it loads
+) -> ModelPlan:
+    "The plan of a resolved spec: the one place a model's identity is computed (`identity_of`)."
+    return ModelPlan(spec, options, identity_of(spec, options.dtype))
 
-    photos = {"astronaut": data.astronaut(), "coffee": data.coffee()}
-    images, questions = [Image.fromarray(photos[p]) for p, _ in SMOKE_QUESTIONS], [q for _, q in SMOKE_QUESTIONS]
-    rows = []
-    for name in names:
-        answers, confidence = load_model(name, device=device, dtype=dtype).predict(images, questions)
-        rows += [
-            {"model": name, "image": p, "question": q, "answer": a, "confidence": c}
-            for (p, q), a, c in zip(SMOKE_QUESTIONS, answers, confidence)
-        ]
-    return pd.DataFrame(rows)
+# %% ../nbs/02e_model_zoo.ipynb #c011s1p1r
+def undefended(
+    spec: ModelSpec,  # a resolved spec, defended or not
+) -> tuple[ModelSpec, str]:  # (the spec its family loads, the defence or 'none')
+    "The spec a family loads, its defence's name and settings taken off, and the defence in front of it."
+    defence = spec.settings.get("defence", NO_DEFENCE)
+    if defence == NO_DEFENCE:
+        return spec, defence
+    settings = {k: v for k, v in spec.settings.items() if k not in DEFENCE_SETTINGS}
+    return replace(spec, name=ModelRef.parse(spec.name).model, settings=settings), defence
+
+# %% ../nbs/02e_model_zoo.ipynb #c011s1p1l
+def load_planned(
+    plan: ModelPlan,  # a model resolved once (`model_plan`, or a run's)
+) -> VQAAdapter:  # its family's adapter, behind its defence, with the plan's identity
+    "Load a planned model: no name parsed, no weights fingerprinted again."
+    spec, defence = undefended(plan.spec)
+    adapter = FAMILIES[spec.family].load(spec, plan.options)
+    if defence != NO_DEFENCE:
+        adapter = DefendedModel(adapter, defence, plan.name)
+    adapter.identity = plan.identity
+    return adapter
+
+
+def model_plan(
+    model,  # a key of MODELS, a checkpoint folder, a served endpoint, 'MODEL+DEFENCE' or a ModelRef
+    device: str | None = None,  # torch device; None or 'auto': CUDA when present
+    dtype: torch.dtype | None = None,  # e.g. torch.bfloat16 on GPU; None: the checkpoint's
+    local_files_only: bool = False,  # never reach the hub
+    trust_remote_code: bool = False,  # run code shipped with a checkpoint (off unless you set it)
+    transport: dict | None = None,  # served models: how requests travel, e.g. {"concurrency": 64}; None: the family's
+    **settings,  # overrides of the entry's settings, e.g. num_beams=1
+) -> ModelPlan:
+    "A model's plan from its name: resolved, with how it loads and its identity."
+    return planned(
+        model_spec(model, settings, transport), load_options(device, dtype, local_files_only, trust_remote_code)
+    )
+
+
+def load_model(
+    model,  # a key of MODELS, a checkpoint folder, a served endpoint, 'MODEL+DEFENCE' or a ModelRef
+    device: str | None = None,  # torch device; None or 'auto': CUDA when present
+    dtype: torch.dtype | None = None,  # e.g. torch.bfloat16 on GPU; None: the checkpoint's
+    local_files_only: bool = False,  # never reach the hub
+    trust_remote_code: bool = False,  # run code shipped with a checkpoint (off unless you set it)
+    transport: dict | None = None,  # served models: how requests travel, e.g. {"concurrency": 64}; None: the family's
+    **settings,  # overrides of the entry's settings, e.g. num_beams=1
+) -> VQAAdapter:
+    "Load a VQA model into its family's adapter, behind its defence when it names one (`model_plan`, `load_planned`)."
+    return load_planned(model_plan(model, device, dtype, local_files_only, trust_remote_code, transport, **settings))

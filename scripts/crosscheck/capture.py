@@ -15,7 +15,7 @@ Command (from the repository root):
 The input is scikit-image's astronaut (shipped with scikit-image) taken every 4th pixel (128 x 128) and its top-left
 96 x 128 corner, seed 0, image id 0. The fixture `clear_capture.json` holds, per corruption and level, the SHA-256 of
 MMD-Bench's output (turned back to RGB) and its mean, with the input's SHA-256 and the provenance; the test in
-nbs/01_corruptions.ipynb compares `corrupt(...)`'s bytes with it.
+nbs/01f_capture.ipynb compares `corrupt(...)`'s bytes with it.
 """
 import argparse, ast, datetime, hashlib, json, math, subprocess, sys
 from pathlib import Path
@@ -25,7 +25,7 @@ import numpy as np
 
 root = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(root))
-from vqa_robust import corruptions as C  # noqa: E402
+from vqa_robust import capture, corruptions as C  # noqa: E402
 
 COMMAND = "python scripts/crosscheck/capture.py --mirrors /work/.mirror --out tests/fixtures/crosscheck/capture"
 REPO, COMMIT, PATH = "haoxiangzhao12138/CLEAR", "411d6bdb210c7d79eb7e5304b0f1feeae3034c9a", "data/corruption_datasets_create/add_degradation.py"
@@ -80,9 +80,9 @@ def main():
             recorder = Recorder(C.corruption_rng(0, 0, name, s))
             ours = C.truncate_to_uint8(C.CORRUPTIONS[name].function(x, s, recorder))
             replayer.load(recorder.draws)
-            theirs = clear[name](np.ascontiguousarray(x[..., ::-1]), C.mmd_intensity(s))[..., ::-1]
+            theirs = clear[name](np.ascontiguousarray(x[..., ::-1]), capture.mmd_intensity(s))[..., ::-1]
             assert not replayer.queue, f"{name} {s}: {len(replayer.queue)} of our draws unused"
-            cases.append({"corruption": name, "severity": s, "intensity": C.mmd_intensity(s), "draws": len(recorder.draws),
+            cases.append({"corruption": name, "severity": s, "intensity": capture.mmd_intensity(s), "draws": len(recorder.draws),
                           "sha256": sha(theirs), "mean": round(float(theirs.mean()), 6)})
             print(name, s, "draws", len(recorder.draws), "equal" if np.array_equal(ours, theirs) else f"DIFFERS in {(ours != theirs).sum()} values")
     out = Path(args.out); out.mkdir(parents=True, exist_ok=True)
