@@ -21,7 +21,7 @@ FLOORS = [  # bottom up
     ["metrics"],
     ["robustness"],            # VRB's sub-metrics, VRE and Table 1's accuracies, from an accuracy table
     ["intervals"],             # the paired bootstrap over images: intervals of accuracy, sub-metrics and VRE
-    ["calibration", "flips", "consistency", "field_measures", "resolution", "model_input", "comparisons"],  # beyond VRB, side by side: calibration, flips, consistency across severities, mCE and effective robustness, Res-Bench's resolution curve, what each model saw, paired comparisons of models
+    ["calibration", "flips", "consistency", "field_measures", "resolution", "comparisons"],  # beyond VRB, side by side: calibration, flips, consistency across severities, mCE and effective robustness, Res-Bench's resolution curve, paired comparisons of models
     ["discrimination"],        # discriminative questions (their flip rate is flips' answer flip)
     ["answerability"],         # VizWiz's answerability task: average precision and F1 of saying "unanswerable"
     ["datasets"],
@@ -33,9 +33,11 @@ FLOORS = [  # bottom up
     ["models"],                # the interface and what every family shares
     ["vilt", "blip"],          # the families transformers ships whole
     ["vle", "pnp", "vlms"],    # the other families
+    ["vle_family"],            # VLE's family and entries, light: its loader imports vle at the first VLE load
     ["served"],                # any OpenAI-compatible endpoint as a model (the chat VLMs' prompt and answer cleaning)
     ["harnesses"],             # a benchmark under every condition in lmms-eval's and VLMEvalKit's layouts, with the served models' prompts
     ["zoo"],                   # the registries of families and entries, loading by name
+    ["model_input"],           # what each model saw: a corruption in the image and in its family's views (FAMILIES)
     ["training"],
     ["inference"],
     ["distributed"],

@@ -84,7 +84,8 @@ def test_question_start_changes_the_first_token(folder, inputs):
 def test_fixture_has_finished_and_full_length_beams():
     "The fixture exercises both of 4.x's scoring cases: answers that ended with [SEP] and beams that ran to max_length."
     ended = [REFERENCE["config"]["sep_token_id"] in beam for question in REFERENCE["beam_ids"] for beam in question]
-    assert sum(ended) >= 50 and len(ended) - sum(ended) >= 20
+    assert sum(ended) >= 50
+    assert len(ended) - sum(ended) >= 20
     assert any(REFERENCE["config"]["sep_token_id"] not in question[0] for question in REFERENCE["beam_ids"])  # some best answers ran to the limit
 
 def test_all_beams_and_scores_equal_the_original(folder, inputs):

@@ -36,7 +36,8 @@ def images():
 
 
 def test_provenance():
-    assert PROVENANCE["lavis"] == "1.0.2" and PROVENANCE["transformers"] == "4.26.1"
+    assert PROVENANCE["lavis"] == "1.0.2"
+    assert PROVENANCE["transformers"] == "4.26.1"
     assert PROVENANCE["settings_source"] == "LAVIS projects/pnp-vqa/eval/vqav2_eval.yaml"
 
 
@@ -119,5 +120,6 @@ def test_prefix_cut_departs_only_on_punctuation():
     prompt = PROVENANCE["settings"]["prompt"]
     decoded = [t for question in OUT["decoded"] for round_ in question for t in round_]
     differ = [t for t in decoded if cut_prompt(t, prompt, "chars") != cut_prompt(t, prompt, "prefix")]
-    assert differ and all(t[len(prompt) - 1] in ",.?" for t in differ)
+    assert differ
+    assert all(t[len(prompt) - 1] in ",.?" for t in differ)
     assert all(cut_prompt(t, prompt, "prefix") == t[len(prompt) - 1] + cut_prompt(t, prompt, "chars") for t in differ)

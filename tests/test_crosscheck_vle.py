@@ -27,8 +27,10 @@ def fixture(name):
 
 def test_provenance():
     provenance = json.loads((FIXTURES / "provenance.json").read_text())
-    assert provenance["original"] == "iflytek/VLE" and len(provenance["commit"]) == 40
-    assert provenance["transformers"] == "4.26.1" and provenance["command"].startswith("python scripts/crosscheck/vle.py")
+    assert provenance["original"] == "iflytek/VLE"
+    assert len(provenance["commit"]) == 40
+    assert provenance["transformers"] == "4.26.1"
+    assert provenance["command"].startswith("python scripts/crosscheck/vle.py")
     assert sorted(provenance["configurations"]) == sorted(CONFIGURATIONS)
     assert sum(f.stat().st_size for f in FIXTURES.rglob("*") if f.is_file()) < 2_000_000
 
@@ -69,7 +71,8 @@ def test_logits_equal_original(name):
         with torch.no_grad(): plain = model(**{**inputs, "token_type_ids": torch.zeros_like(inputs["token_type_ids"])}).logits
         assert (plain - logits).abs().max() > 0.05
     if name == "long_question":  # far past the relative-position buckets, and padded
-        assert inputs["attention_mask"].sum(1).tolist() == [60, 21] and model.config.text_config.position_buckets == 8
+        assert inputs["attention_mask"].sum(1).tolist() == [60, 21]
+        assert model.config.text_config.position_buckets == 8
 
 
 def test_load_model_on_original_checkpoint(tmp_path):

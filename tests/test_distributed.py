@@ -110,7 +110,8 @@ def test_run_on_ray(tmp_path, setup):
     settings = dict(model="easy-vqa-vilt", n_images=6, corruptions="gaussian_noise", severities="2", progress=False, figures=False)
     a = run(out_dir=tmp_path / "local", **settings).answers
     b = run(out_dir=tmp_path / "ray", executor="ray", replicas=1, **settings).answers  # one replica: the pool of two is tested above
-    assert len(a) and a.drop(columns="confidence").to_dict("list") == b.drop(columns="confidence").to_dict("list")
+    assert len(a)
+    assert a.drop(columns="confidence").to_dict("list") == b.drop(columns="confidence").to_dict("list")
     np.testing.assert_allclose(a.confidence.to_numpy(), b.confidence.to_numpy(), rtol=1e-6)
     assert json.loads((tmp_path / "ray" / "run.json").read_text())["executor"] == "ray"
     assert "easy-vqa-vilt: 1 replica(s) on Ray" in (tmp_path / "ray" / "run.log").read_text()  # the run's replicas parameter reached ray_start
@@ -132,7 +133,8 @@ def test_losing_the_driver_and_cluster_loses_no_finished_shard(setup):
     answers = run_conditions(model, dataset, GRID, out, progress=False, **SETTINGS)  # the rerun (any executor: they share the store)
     after = {f: f.stat().st_mtime_ns for f in (out / "answers").rglob("part-*.parquet")}
     total = 3 * -(-len(dataset) // SETTINGS["chunk_size"])
-    assert len(after) == total and all(after[f] == t for f, t in before.items() if f.parent.name + "/" + f.name in written)  # every written chunk adopted, not answered again
+    assert len(after) == total
+    assert all(after[f] == t for f, t in before.items() if f.parent.name + "/" + f.name in written)  # every written chunk adopted, not answered again
     assert answers.drop(columns="confidence").to_dict("list") == local.drop(columns="confidence").to_dict("list")
     check_store(out, local, dataset)
 

@@ -26,16 +26,20 @@ def test_links_stay_on_the_site():
     md = ("See [`vre`](https://vqa-robust.github.io/vqa_robust/metrics.html#vre), [Inference](03_inference.ipynb), "
           "[run](../scripts/run.sh), [src](https://github.com/x/y.py#L3){target=\"_blank\" style=\"float:right\"} and [nb](nbs/run.ipynb).")
     out = docs.rewrite_links(md, PAGES, CFG)
-    assert "[`vre`](metrics.md#vre)" in out and "[Inference](inference.md)" in out
+    assert "[`vre`](metrics.md#vre)" in out
+    assert "[Inference](inference.md)" in out
     assert "[run](https://github.com/vqa-robust/vqa_robust/blob/main/scripts/run.sh)" in out
     assert "[src](https://github.com/x/y.py#L3) and" in out  # Quarto's attributes dropped
     assert "[nb](https://github.com/vqa-robust/vqa_robust/blob/main/nbs/run.ipynb)" in out  # not a page of this site
 
 def test_maths_to_mathml_outside_code():
     out = docs.markdown_cell("Error $E = 1 - A$ and `$HOME` and $$\\frac{a}{b}$$ cost $5 and $6.", PAGES, CFG)
-    assert out.count("<math") == 2 and '<math xmlns="http://www.w3.org/1998/Math/MathML" display="block">' in out
-    assert "<mi>E</mi>" in out and "<mfrac>" in out
-    assert "`$HOME`" in out and "cost $5 and $6." in out  # code and prices are not maths
+    assert out.count("<math") == 2
+    assert '<math xmlns="http://www.w3.org/1998/Math/MathML" display="block">' in out
+    assert "<mi>E</mi>" in out
+    assert "<mfrac>" in out
+    assert "`$HOME`" in out
+    assert "cost $5 and $6." in out  # code and prices are not maths
 
 def documented(a: int = 1,  # the first number
                b=None,      # anything
@@ -52,7 +56,8 @@ def test_parameter_table():
     assert "<tr><td><strong>b</strong></td><td></td><td><code>None</code></td><td>anything</td></tr>" in table
     assert "<tr><td><strong>Returns</strong></td><td><code>str</code></td><td></td><td>a sentence</td></tr>" in table
     table = docs.parameter_table(undocumented)  # no comments: no empty Details column, as nbdev
-    assert "<th>Type</th><th>Default</th></tr>" in table and "Details" not in table
+    assert "<th>Type</th><th>Default</th></tr>" in table
+    assert "Details" not in table
     assert docs.signature_block(undocumented, "undocumented") == "def undocumented(a: int, b: str = 'x')"
 
 def test_show_doc_entry():
@@ -62,7 +67,9 @@ def test_show_doc_entry():
     out = docs.show_doc_entry(nbdev_md, "metrics", {("metrics", "vqa_accuracy"): "vqa_robust.metrics.vqa_accuracy"}, PAGES, CFG)
     assert "### vqa_accuracy { #vqa_accuracy .doc-heading }" in out
     assert '<a class="doc-source" href="https://github.com/vqa-robust/vqa_robust/blob/main/vqa_robust/metrics.py#L122">source</a>' in out
-    assert "*VQA accuracy of one prediction.*" in out and "{target=" not in out and "---" not in out
+    assert "*VQA accuracy of one prediction.*" in out
+    assert "{target=" not in out
+    assert "---" not in out
     assert "<td>the model&#x27;s answer</td>" in out  # the parameter comment written in nbs/04_metrics.ipynb
 
 def test_code_cells_honour_directives(tmp_path):
@@ -73,9 +80,11 @@ def test_code_cells_honour_directives(tmp_path):
     assert render(cell("#| hide\nx = 1", [out])) == ""
     assert render(cell("#| include: false\nx = 1", [out])) == ""
     echo_false = render(cell("#| echo: false\nprint(42)", [out]))
-    assert "print(42)" not in echo_false and "```text\n42\n```" in echo_false
+    assert "print(42)" not in echo_false
+    assert "```text\n42\n```" in echo_false
     plain = render(cell("print(42)", [out]))
-    assert plain.startswith("```python\nprint(42)\n```") and "42" in plain.split("```python")[1].split("```", 2)[2]
+    assert plain.startswith("```python\nprint(42)\n```")
+    assert "42" in plain.split("```python")[1].split("```", 2)[2]
 
 def test_anchors_to_undocumented_methods(tmp_path):
     (tmp_path / "models.md").write_text("### VQAAdapter { #vqaadapter .doc-heading }\n")
@@ -100,8 +109,12 @@ def test_site_builds_offline_and_reads_in_chromium():
     print(p.stdout[-3000:])
     assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-2000:]
     report = json.loads((root / "_site_check" / "report.json").read_text())
-    assert report["pages"] == len(pages) and report["failures"] == [] and report["console_errors"] == 0
-    assert report["search_results"] > 0 and report["images"] >= 10 and report["anchors"] > 100
+    assert report["pages"] == len(pages)
+    assert report["failures"] == []
+    assert report["console_errors"] == 0
+    assert report["search_results"] > 0
+    assert report["images"] >= 10
+    assert report["anchors"] > 100
     assert report["pages_detail"]["metrics.html"]["title"].startswith("Metrics")
     assert all((root / s).is_file() and (root / s).stat().st_size > 10_000 for s in report["screenshots"])
 

@@ -54,7 +54,9 @@ def test_the_check_catches_what_it_should():
         "A class whose instances are called."
         def __call__(self): return 1
     def plain(): return 1
-    assert own_doc(Bare) is None and own_doc(Documented) == "A documented dataclass."
+    assert own_doc(Bare) is None
+    assert own_doc(Documented) == "A documented dataclass."
     assert own_doc(Caller()) is None  # the class's docstring is not the instance's
-    assert own_doc(functools.partial(plain)) is None and not own_doc(plain)
+    assert own_doc(functools.partial(plain)) is None
+    assert not own_doc(plain)
     assert own_doc(lambda: 1) is None

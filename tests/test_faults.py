@@ -26,7 +26,8 @@ def test_second_run_into_a_busy_folder_stops_and_changes_nothing(tmp_path):
         assert first.poll() is None, first.communicate()
         time.sleep(0.05)
     owner = json.loads((out / LOCK).read_text())
-    assert owner["pid"] == first.pid and "released" not in owner
+    assert owner["pid"] == first.pid
+    assert "released" not in owner
     with pytest.raises(FolderLockedError, match=f"run folder {out} is in use by another run: pid {first.pid} on .+, started {owner['started']}"):
         run(second, progress=False, figures=False)
     stdout, stderr = first.communicate(timeout=600)
@@ -53,7 +54,8 @@ def test_full_disk_during_the_final_writes(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(pd.DataFrame, "to_parquet", disk_full)
     with pytest.raises(OSError, match="No space left on device"):
         run(out_dir=out, n_images=3, **SETTINGS)
-    assert not (out / "answers.parquet").exists() and not (out / "run.json").exists()
+    assert not (out / "answers.parquet").exists()
+    assert not (out / "run.json").exists()
     assert not list(out.glob(".*.partial"))  # no temporary file left behind
     saved = store_files(out)
     assert len(saved) == 2 * 3  # both conditions' chunk, sidecar and record: the answers were saved before the final writes
@@ -63,7 +65,8 @@ def test_full_disk_during_the_final_writes(tmp_path, monkeypatch, capsys):
     said = capsys.readouterr().out
     assert "did not finish (answers, but no run.json)" in said, said
     assert store_files(out) == saved  # every answer reused, none answered again
-    assert len(pd.read_parquet(out / "answers.parquet")) == len(result.answers) > 0 and (out / "run.json").is_file()
+    assert len(pd.read_parquet(out / "answers.parquet")) == len(result.answers) > 0
+    assert (out / "run.json").is_file()
     run(out_dir=out, n_images=3, **SETTINGS)
     said = capsys.readouterr().out
     assert "previous run in this folder finished (its run.json is there)" in said, said
@@ -100,7 +103,8 @@ def test_any_aspect_ratio_and_long_questions_through_a_run(tmp_path):
     result = run(out_dir=out, dataset="vqav2", data_dir=str(data_dir), split="sample", n_images=0, model="easy-vqa-vilt,easy-vqa-blip",
                  corruptions="gaussian_noise", severities="2", num_workers=1, progress=False, figures=False)
     answers = result.answers
-    assert len(answers) == 2 * 2 * result.summary["n_questions"] and answers.answer.map(lambda a: isinstance(a, str) and a != "").all()
+    assert len(answers) == 2 * 2 * result.summary["n_questions"]
+    assert answers.answer.map(lambda a: isinstance(a, str) and a != "").all()
     assert set(shapes) <= set(answers.question_id // 1000)
     log = (out / "run.log").read_text()
     assert "1 of 15 questions are longer than the model reads (24 tokens) and were cut" in log, log

@@ -34,7 +34,8 @@ def lmms_eval(venv: Path, url: str, include: Path, tasks: str, out: Path, model_
     p = subprocess.run([str(venv / "bin" / "lmms-eval"), "--model", "openai_compatible", "--model_args", args,
                         "--include_path", str(include), "--tasks", tasks, "--batch_size", "1", "--log_samples", "--output_path", str(out)],
                        capture_output=True, text=True, env=env, timeout=600)
-    assert p.returncode == 0 and "Error during evaluation" not in p.stdout + p.stderr, (p.stdout + p.stderr)[-3000:]  # it exits 0 on a failed evaluation
+    assert p.returncode == 0, (p.stdout + p.stderr)[-3000:]
+    assert "Error during evaluation" not in p.stdout + p.stderr, (p.stdout + p.stderr)[-3000:]  # it exits 0 on a failed evaluation
 
 @pytest.mark.slow
 def test_lmms_eval_runs_an_exported_task_as_the_package_asks(tmp_path):
@@ -60,7 +61,8 @@ def test_lmms_eval_runs_an_exported_task_as_the_package_asks(tmp_path):
         package_seconds = time.time() - started
         asked_by_package = server.received[len(asked_by_harness):]
     samples = [json.loads(line) for line in next((tmp_path / "lmms").rglob(f"*_samples_{task}.jsonl")).read_text().splitlines()]
-    assert [s["doc_id"] for s in samples] == list(range(manifest["n_questions"])) and len(asked_by_harness) == 2 * manifest["n_questions"]
+    assert [s["doc_id"] for s in samples] == list(range(manifest["n_questions"]))
+    assert len(asked_by_harness) == 2 * manifest["n_questions"]
     pairs = lambda received: sorted((r["question"], r["sha256"]) for r in received)
     assert set(pairs(asked_by_harness)) <= set(pairs(asked_by_package))  # the package asked the clean condition too: each harness request is one of its requests
     assert len(set(r["sha256"] for r in asked_by_harness)) == 4  # two images, clean and corrupted: the check can fail on pixels
@@ -76,7 +78,8 @@ def test_lmms_eval_runs_an_exported_task_as_the_package_asks(tmp_path):
     mine, theirs = result.answers.sort_values(key), imported.answers.sort_values(key)
     assert theirs[key + ["answer", "score"]].to_dict("list") == mine[key + ["answer", "score"]].to_dict("list")  # the run folder's answers and scores are the run's
     agreement = imported.harness_scores.set_index("corruption").loc["brightness"]
-    assert abs(agreement.harness_accuracy - scored) < 1e-12 and scored > 0  # lmms-eval's own score of these predictions, beside the package's
+    assert abs(agreement.harness_accuracy - scored) < 1e-12
+    assert scored > 0  # lmms-eval's own score of these predictions, beside the package's
     print(f"lmms-eval: {len(imported.answers)} predictions (clean and brightness 1) in {harness_seconds:.1f} s (process start included); the package's served run: "
           f"{len(result.answers)} answers (clean and brightness 1) in {package_seconds:.1f} s, ratio {harness_seconds / package_seconds:.1f}; "
           f"imported {len(imported.answers)} predictions; brightness 1: lmms-eval exact_match {scored:.4f}, the package's VQA accuracy "
@@ -131,7 +134,8 @@ def test_every_dataset_exports_and_its_images_read_back(tmp_path):
         data = str(write_records(name, tmp_path / name / "data", spec.splits[0])) if spec.needs_data_dir else ""
         manifest = export_benchmark(dataset=name, data_dir=data, n_images=2, corruptions="brightness", severities="1", out_dir=str(tmp_path / name / "out"))
         questions = grid_questions(name, data, "", "", "", "", 2, "brightness", "1", 0)[0]
-        assert manifest["n_questions"] == len(questions) > 0 and manifest["source"] == {"dataset": name, "dataset_split": spec.splits[0]}, name
+        assert manifest["n_questions"] == len(questions) > 0, name
+        assert manifest["source"] == {"dataset": name, "dataset_split": spec.splits[0]}, name
         bright = next(c["name"] for c in manifest["conditions"] if c["corruption"] == "brightness")
         tsv = pd.read_csv(tmp_path / name / "out" / "vlmevalkit" / f"{bright}.tsv", sep="\t")
         parquet = pd.read_parquet(tmp_path / name / "out" / "lmms_eval" / f"{bright}.parquet")
@@ -164,3 +168,64 @@ def test_lmms_eval_failed_requests_are_counted_not_scored(tmp_path):
     assert partial.accuracy.n.tolist() == [manifest["n_questions"] - len(failed)] * 2
     print(f"lmms-eval against a busy server: {marked} failed request(s) found, none scored; "
           f"{manifest['n_questions'] - len(failed)} of {manifest['n_questions']} questions scored in each condition")
+
+def test_a_harness_added_in_one_registration_exports_and_scores_end_to_end(tmp_path):
+    """A toy harness, registered once from here (its writer and its reader in one `Harness`), is all `--format`, `export`,
+    `read_predictions` and `score_predictions` need: its layout (a JSON-lines file per condition) is written and listed in the
+    manifest, its images are checked again from its files, its predictions are read back, mapped, checked and scored as a
+    run's; removed again, it is unknown."""
+    import base64
+    import pandas as pd
+    from vqa_robust.cli import export_benchmark
+    from vqa_robust.harness_scoring import score_predictions
+    from vqa_robust.harnesses import HARNESSES, Harness, json_line, text_of
+
+    def write(out, group, name, questions, images, settings):  # a condition: a line per question, its image as base64
+        path = out / "toy" / f"{name}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lines = [{"id": int(q.question_id), "prompt": q.prompt, "answer": q.answer, "image": base64.b64encode(images[q.image_id]).decode()}
+                 for q in questions.itertuples()]
+        path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+        return [path]
+
+    def lines(path):
+        return [json_line(line, path, k) for k, line in enumerate(text_of(path).splitlines(), 1)]
+
+    def exported(files):  # the condition's rows read back from its file: question_id, image bytes
+        return pd.DataFrame([{"question_id": s["id"], "image": base64.b64decode(s["image"])} for s in lines(files[0])]) if files else None
+
+    def rows(path):  # the harness's output: a line per question with what it asked and its reply
+        return [{"row": k, "key": s["id"], "asked": s["prompt"], "target": s["answer"], "prediction": s["reply"], "harness_score": None}
+                for k, s in enumerate(lines(path), 1)]
+
+    toy = Harness(folder="toy", write=write, exported=exported, outputs=lambda folder: sorted(folder.rglob("*.toy.jsonl")),
+                  condition=lambda path, known: (path.name[: -len(".toy.jsonl")], "predictions"), rows=rows,
+                  question_of=lambda row, ids, path: int(row["key"]), failure="TOY FAILED", model=lambda path, condition: "toy-model")
+    HARNESSES.register("toy", toy)
+    try:
+        manifest = export_benchmark(n_images=2, corruptions="brightness", severities="1", format="toy", out_dir=str(tmp_path / "export"))
+        assert manifest["formats"] == ["toy"]
+        assert manifest["images_sent"] == {"toy": "png"}
+        assert sorted(p.relative_to(tmp_path / "export").as_posix() for p in (tmp_path / "export").rglob("*") if p.is_file()) == \
+            sorted(["export.json"] + [f for c in manifest["conditions"] for f in c["files"]["toy"]])  # its layout, and nothing else
+        (tmp_path / "predictions").mkdir()
+        for c in manifest["conditions"]:  # the toy harness answers: right on the clean images, "blue" under brightness
+            asked = lines(tmp_path / "export" / next(iter(c["files"]["toy"])))
+            replies = [{**s, "reply": s["answer"] if c["corruption"] == "clean" else "blue"} for s in asked]
+            (tmp_path / "predictions" / f"{c['name']}.toy.jsonl").write_text("".join(json.dumps(r) + "\n" for r in replies))
+        scored = score_predictions(tmp_path / "predictions", tmp_path / "export", out_dir=tmp_path / "scored", figures=False)
+        run = json.loads((tmp_path / "scored" / "run.json").read_text())["models"][0]
+    finally:
+        del HARNESSES["toy"]
+    assert set(scored.answers.model) == {"toy:toy-model"}
+    assert len(scored.answers) == 2 * manifest["n_questions"]
+    assert run["harness"] == "toy"
+    assert run["images_sent"] == {"toy": "png"}
+    assert run["export"]["rederived_conditions"] == 2  # both conditions' images made again and found in the toy's files
+    accuracy = scored.accuracy.set_index("corruption").accuracy
+    blue = sum(a == "blue" for a in scored.answers[scored.answers.corruption == "clean"].answer) / manifest["n_questions"]
+    assert accuracy["clean"] == 1.0
+    assert abs(accuracy["brightness"] - blue) < 1e-12  # easy-VQA's ten annotations agree
+    assert "toy" not in HARNESSES
+    with pytest.raises(ValueError, match="unknown export format\\(s\\) 'toy'"):
+        export_benchmark(n_images=2, corruptions="brightness", severities="1", format="toy", out_dir=str(tmp_path / "again"))

@@ -9,7 +9,8 @@ rhythm = importlib.util.module_from_spec(spec); spec.loader.exec_module(rhythm)
 def test_every_notebook_keeps_the_rhythm():
     "No notebook has more problems than its count in the to-do file (none if unlisted), nor fewer (then its count must come down)."
     notebooks, todo = rhythm.notebooks(), rhythm.todo()
-    assert len(notebooks) >= 30 and all(p.name[0].isdigit() for p in notebooks)
+    assert len(notebooks) >= 30
+    assert all(p.name[0].isdigit() for p in notebooks)
     assert set(todo) <= {p.name for p in notebooks}, "the to-do file names a notebook that is gone"
     counts = {p.name: len(rhythm.problems(p)) for p in notebooks}
     worse = {name: (n, todo.get(name, 0)) for name, n in counts.items() if n > todo.get(name, 0)}

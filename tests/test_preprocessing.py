@@ -95,7 +95,8 @@ def test_real_configs_take_the_fast_path(processors):
         # a torchvision-backend class (transformers 5 picks it when torchvision imports) would bypass the fast path and resample
         # with torchvision's bicubic, not PIL's that the checkpoints were trained and published with
         assert type(ip).__name__ in FAST_PIXELS, f"{name}: transformers built {type(ip).__name__}, not a PIL-backend processor"
-    assert type(processors["vilt"][0]).__name__ in PADDING_PROCESSORS and processors["vilt"][0].do_pad
+    assert type(processors["vilt"][0]).__name__ in PADDING_PROCESSORS
+    assert processors["vilt"][0].do_pad
     ip = processors["vilt"][0]
     assert (ip.size.shortest_edge, ip.size_divisor, int(ip.resample), tuple(ip.image_mean)) == (384, 32, 3, (0.5, 0.5, 0.5))
 
@@ -117,12 +118,14 @@ def test_vilt_mixed_batch_pads_to_largest(processors):
     arrays = [photo(*shape, seed=10 + i) for i, shape in enumerate(SHAPES)]
     batch = arrays + [arrays[2], arrays[0]]  # images asked twice are prepared once, then expanded
     fast = fast_pixels(ip, batch, pixel_table(ip))
-    assert fast["pixel_values"].shape == (7, 3, 512, 608) and fast["image_index"].tolist() == [0, 1, 2, 3, 4, 5, 6, 2, 0]
+    assert fast["pixel_values"].shape == (7, 3, 512, 608)
+    assert fast["image_index"].tolist() == [0, 1, 2, 3, 4, 5, 6, 2, 0]
     ref = ip([Image.fromarray(a) for a in batch], return_tensors="pt")
     assert_same(to_model(fast, "cpu", torch.float32), ref)
     sides = [VILT_384_SIZES[s] for s in SHAPES]
     assert fast["pixel_mask"].sum((1, 2)).tolist() == [h * w for h, w in sides]
-    assert (fast["pixel_values"][2, :, 352:, :] == 0).all() and (fast["pixel_values"][1, :, :, 384:] == 0).all()  # zero padding
+    assert (fast["pixel_values"][2, :, 352:, :] == 0).all()
+    assert (fast["pixel_values"][1, :, :, 384:] == 0).all()  # zero padding
 
 def test_blip_mixed_batch(processors):
     ip, kwargs = processors["blip-480"]
@@ -149,7 +152,8 @@ def test_coco_gray_and_cmyk_are_read_as_rgb(coco_like):
             assert np.array_equal(np.asarray(images[mode]), np.asarray(raw.convert("RGB")))
         assert images[mode].mode == "RGB"
     gray = np.asarray(images["L"])
-    assert (gray[..., 0] == gray[..., 1]).all() and (gray[..., 1] == gray[..., 2]).all()
+    assert (gray[..., 0] == gray[..., 1]).all()
+    assert (gray[..., 1] == gray[..., 2]).all()
 
 @pytest.mark.parametrize("name", ["vilt", "blip-480", "easy-vqa-vilt"])
 def test_coco_gray_and_cmyk_fast_path(processors, coco_like, name):
@@ -198,8 +202,10 @@ def test_vle_processor(vle_processors, coco_like, size):
     encoder = ProcessorEncoder(processor)  # what ClassifierVQA.encoder() gives inference
     encoded = encoder.batch(arrays + list(coco_like[2].values()), encoder.questions(questions))["pixel_values"]
     expected = reference(images, return_tensors="pt")["pixel_values"]
-    assert called.shape == (len(images), 3, size, size) and called.dtype == torch.float32
-    assert torch.equal(called, expected) and torch.equal(encoded, expected)
+    assert called.shape == (len(images), 3, size, size)
+    assert called.dtype == torch.float32
+    assert torch.equal(called, expected)
+    assert torch.equal(encoded, expected)
     for array, image, values in zip(arrays + [None, None], images, called):
         array = np.asarray(image) if array is None else array
         height, width = vle_resize(image.size, size)

@@ -60,7 +60,9 @@ def test_run_folder(small_run):
     assert {"F", "R", "rho", "mu", "delta", "VRE"} <= set(robustness.columns)
     assert set(answers.accuracy_mode) == {"official"}  # the default mode, recorded per row
     ci = pd.read_csv(small_run / "accuracy_ci.csv")
-    assert len(ci) == len(acc) and (ci.low <= ci.estimate + 1e-12).all() and (ci.estimate <= ci.high + 1e-12).all()
+    assert len(ci) == len(acc)
+    assert (ci.low <= ci.estimate + 1e-12).all()
+    assert (ci.estimate <= ci.high + 1e-12).all()
     merged = ci.merge(acc, on=["model", "corruption", "severity"])
     assert (merged.estimate - merged.accuracy).abs().max() < 1e-12  # the bootstrap's point estimate is the table's accuracy
     vre_ci = pd.read_csv(small_run / "vre_ci.csv")
@@ -84,13 +86,15 @@ def test_answer_changes(small_run):
     flips = pd.read_csv(small_run / "flips.csv").set_index(["model", "corruption", "severity"])  # one definition of a changed answer in both files
     counted = (flips.flip * (flips.n - flips.n_without_clean)).round().astype(int)
     listed = changes.groupby(["model", "corruption", "severity"]).size().reindex(counted.index, fill_value=0)
-    assert counted.to_dict() == listed.to_dict() and counted.sum() == n_changed
+    assert counted.to_dict() == listed.to_dict()
+    assert counted.sum() == n_changed
 
 def test_parameters_are_honoured(small_run):
     split = json.loads((small_run / "split.json").read_text())
     assert len(split["image_ids"]) == 24
     answers = pd.read_parquet(small_run / "answers.parquet")
-    assert set(answers.severity) == {0, 1, 2, 3, 4, 5} and set(answers.seed) == {3}
+    assert set(answers.severity) == {0, 1, 2, 3, 4, 5}
+    assert set(answers.seed) == {3}
     assert set(answers.model) == SHIPPED
     run = json.loads((small_run / "run.json").read_text())
     assert [m["model"] for m in run["models"]] == ["easy-vqa-vilt", "easy-vqa-blip"]
@@ -99,27 +103,33 @@ def test_parameters_are_honoured(small_run):
 def test_models_are_ranked_jointly(small_run):
     robustness = pd.read_csv(small_run / "robustness.csv")
     per_model = robustness[robustness.corruption == "all"].set_index("model")
-    assert set(per_model.index) == SHIPPED and per_model.VRE.between(0, 1).all()
+    assert set(per_model.index) == SHIPPED
+    assert per_model.VRE.between(0, 1).all()
     pairs = robustness[(robustness.model != "all") & (robustness.corruption != "all")]
     assert set(pairs.model) == SHIPPED
     # scaled jointly over models x corruptions: each scaled sub-metric spans [0, 1] over all pairs, not within each model
     for metric in ("F_scaled", "mu_scaled"):
-        assert pairs[metric].min() == 0 and pairs[metric].max() == 1
+        assert pairs[metric].min() == 0
+        assert pairs[metric].max() == 1
     ci = pd.read_csv(small_run / "vre_model_ci.csv", index_col=0)
-    assert set(ci.index) == SHIPPED and sorted(ci["rank"]) == [1, 2]
+    assert set(ci.index) == SHIPPED
+    assert sorted(ci["rank"]) == [1, 2]
 
 def test_comparisons_and_plan_from_the_run_folder(small_run, capsys):
     "comparisons.csv pairs the two models on the same images (its accuracy differences are accuracy.csv's); `vqa-robust plan` reads the folder."
     from vqa_robust.cli import main
     answers = pd.read_parquet(small_run / "answers.parquet")
     assert json.loads((small_run / "run.json").read_text())["resampling_unit"] == "image"
-    assert answers.image_id.nunique() == 24 and answers.groupby("question_id").image_id.nunique().max() == 1
+    assert answers.image_id.nunique() == 24
+    assert answers.groupby("question_id").image_id.nunique().max() == 1
     table = pd.read_csv(small_run / "comparisons.csv")
-    assert set(table.measure) == {"accuracy", "drop", "vre"} and len(table[table.measure == "accuracy"]) == 11
+    assert set(table.measure) == {"accuracy", "drop", "vre"}
+    assert len(table[table.measure == "accuracy"]) == 11
     acc = pd.read_csv(small_run / "accuracy.csv").set_index(["model", "corruption", "severity"]).accuracy
     for row in table[table.measure == "accuracy"].itertuples():  # differences recomputed from accuracy.csv, a - b
         assert abs(row.estimate - (acc[(row.model_a, row.corruption, row.severity)] - acc[(row.model_b, row.corruption, row.severity)])) < 1e-12
-    assert (table.p_holm >= table.p_value - 1e-12).all() and (table.low <= table.estimate + 1e-12).all()
+    assert (table.p_holm >= table.p_value - 1e-12).all()
+    assert (table.low <= table.estimate + 1e-12).all()
     assert (small_run / "comparisons.png").is_file()
     assert main(["plan", str(small_run), "--width", "0.05", "--difference", "0.2"]) == 0
     printed = capsys.readouterr().out
@@ -162,22 +172,30 @@ def test_rerun_resumes(small_run):
 def test_store_and_log(small_run):
     store = pd.read_parquet(small_run / "answers")  # the Hive-partitioned store reads as one table
     flat = pd.read_parquet(small_run / "answers.parquet")
-    assert len(store) == len(flat) and set(store.model.astype(str)) == SHIPPED
+    assert len(store) == len(flat)
+    assert set(store.model.astype(str)) == SHIPPED
     log = (small_run / "run.log").read_text()
-    assert "answers/s" in log and "peak resident memory" in log and "data worker(s)" in log
+    assert "answers/s" in log
+    assert "peak resident memory" in log
+    assert "data worker(s)" in log
     run = json.loads((small_run / "run.json").read_text())
-    assert run["peak_memory_mb"]["process"] > 0 and run["batch_sizes"] == {"easy-vqa-vilt": 64, "easy-vqa-blip": 32}
+    assert run["peak_memory_mb"]["process"] > 0
+    assert run["batch_sizes"] == {"easy-vqa-vilt": 64, "easy-vqa-blip": 32}
     tunables = [t for t in os.environ.get("GLIBC_TUNABLES", "").split(":") if t.startswith("glibc.malloc.")]  # this test's environment, which the run inherited
-    assert run["malloc"] == (":".join(tunables) or "glibc defaults") and run["arrow_pool"] == os.environ.get("ARROW_DEFAULT_MEMORY_POOL", "mimalloc")
+    assert run["malloc"] == (":".join(tunables) or "glibc defaults")
+    assert run["arrow_pool"] == os.environ.get("ARROW_DEFAULT_MEMORY_POOL", "mimalloc")
     assert f"data worker(s), malloc: {run['malloc']}, arrow pool: {run['arrow_pool']}\n" in log  # the allocators beside the peaks they made
     answering = [int(m) for m in re.findall(r"done: .*peak resident memory (\d+) MB", log)]
     whole = [int(m) for m in re.findall(r"results written in .*peak resident memory of the whole run (\d+) MB", log)]
-    assert len(whole) == len(answering) >= 1 and whole[-1] >= answering[-1]  # the whole run's peak, the results' writing included, is logged last ...
+    assert len(whole) == len(answering) >= 1
+    assert whole[-1] >= answering[-1]  # the whole run's peak, the results' writing included, is logged last ...
     assert whole[-1] == round(run["peak_memory_mb"]["process"])  # ... and is run.json's
     private = [int(m) for m in re.findall(r"peak resident memory of the whole run \d+ MB \(private (\d+) MB; workers", log)]
-    assert private[-1] == round(run["peak_memory_mb"]["private"]) and 0 < run["peak_memory_mb"]["private"] <= run["peak_memory_mb"]["process"]  # the sampled private part
+    assert private[-1] == round(run["peak_memory_mb"]["private"])
+    assert 0 < run["peak_memory_mb"]["private"] <= run["peak_memory_mb"]["process"]  # the sampled private part
     breakdown = pd.read_csv(small_run / "accuracy_breakdown.csv")
-    assert set(breakdown.breakdown) == {"answer_type", "question_type"} and len(breakdown.groupby(["model", "corruption", "severity"])) == 22
+    assert set(breakdown.breakdown) == {"answer_type", "question_type"}
+    assert len(breakdown.groupby(["model", "corruption", "severity"])) == 22
 
 def test_vqav2_from_its_official_files(tmp_path):
     "`dataset vqav2, data_dir ...` finds the official file names; per-type accuracy comes out per condition."
@@ -245,9 +263,11 @@ def test_unreachable_hub_fails_fast(tmp_path):
     if hub_unreachable_reason("Salesforce/blip-vqa-capfilt-large") is None: pytest.skip("the model hub is reachable (or BLIP is cached) here")
     start = time.time()
     p = run_command(tmp_path, "model=blip", "n_images=2")
-    assert p.returncode != 0 and "cannot be reached" in p.stderr
+    assert p.returncode != 0
+    assert "cannot be reached" in p.stderr
     assert time.time() - start < 60  # no minutes of network retries
-    assert list(tmp_path.iterdir()) == [] and "answers:" not in p.stderr  # refused before any work: nothing written, nothing answered
+    assert list(tmp_path.iterdir()) == []
+    assert "answers:" not in p.stderr  # refused before any work: nothing written, nothing answered
 
 def test_parameters_cell_is_tagged():
     nb = json.loads((root / "nbs" / "run.ipynb").read_text())
@@ -311,11 +331,13 @@ def test_bad_parameters_change_nothing(tmp_path):
 
 def test_rerun_with_other_severities_leaves_no_stale_results(tmp_path):
     run_library(tmp_path, "model=easy-vqa-vilt", "n_images=3", "corruptions=brightness", "severities=1,2,3,4,5")
-    assert (tmp_path / "robustness.csv").is_file() and (tmp_path / "vre_ci.csv").is_file()
+    assert (tmp_path / "robustness.csv").is_file()
+    assert (tmp_path / "vre_ci.csv").is_file()
     run_library(tmp_path, "model=easy-vqa-vilt", "n_images=3", "corruptions=brightness", "severities=1,5")
     for name in ("robustness.csv", "accuracy_ci.csv", "vre_ci.csv", "relative_drop.png"): assert not (tmp_path / name).exists(), name
     run = json.loads((tmp_path / "run.json").read_text())
-    assert "severities 1-5" in run["not_computed"]["robustness.csv"] and run["severities"] == [1, 5]
+    assert "severities 1-5" in run["not_computed"]["robustness.csv"]
+    assert run["severities"] == [1, 5]
     assert len(pd.read_csv(tmp_path / "accuracy.csv")) == 3
 
 def test_retrained_checkpoint_is_not_reused(tmp_path):
@@ -337,7 +359,8 @@ def test_retrained_checkpoint_is_not_reused(tmp_path):
     save_file(weights, model / "model.safetensors", metadata={"format": "pt"})
     with pytest.raises(ChangedInputsError) as refused:
         run_library(out, *args, figures=False)
-    assert "model.weights.checkpoint" in str(refused.value) and "overwrite=True" in str(refused.value)
+    assert "model.weights.checkpoint" in str(refused.value)
+    assert "overwrite=True" in str(refused.value)
     assert files() == before  # a refused run changes nothing
     run_library(out, *args, "overwrite=True", figures=False)
     answers = pd.read_parquet(out / "answers.parquet")
@@ -350,27 +373,37 @@ def test_text_perturbations(tmp_path):
     answers = pd.read_parquet(tmp_path / "answers.parquet")
     assert set(answers.text) == {"original", "adj_synonym", "noun_deletion", "typo"}
     typo = answers[answers.text == "typo"].merge(answers[answers.text == "original"], on=["model", "corruption", "severity", "question_id"])
-    assert len(typo) and (typo.question_x != typo.question_y).all()  # the typo rows answered another text of the same question
+    assert len(typo)
+    assert (typo.question_x != typo.question_y).all()  # the typo rows answered another text of the same question
     table = pd.read_csv(tmp_path / "text_robustness.csv")
-    assert set(table.kind) == {"adj_synonym", "noun_deletion", "typo"} and len(table) == 3 * 2  # 3 kinds x (clean, brightness 1)
-    assert table.flip_rate.between(0, 1).all() and (tmp_path / "text" / "typo" / "answers").is_dir()
+    assert set(table.kind) == {"adj_synonym", "noun_deletion", "typo"}
+    assert len(table) == 3 * 2  # 3 kinds x (clean, brightness 1)
+    assert table.flip_rate.between(0, 1).all()
+    assert (tmp_path / "text" / "typo" / "answers").is_dir()
     assert list(table.columns) == ["model", "corruption", "severity", "kind", "text_severity", "n", "n_scored", "n_unscored",
                                    "accuracy_original", "accuracy_perturbed", "drop", "flip_rate", "consistency", "sensitivity"]
     kept, deleted = table[table.kind != "noun_deletion"], table[table.kind == "noun_deletion"]  # synonyms and typos keep the answer; a deletion may change it
-    assert (kept.n_scored == kept.n).all() and (kept.n_unscored == 0).all() and kept.accuracy_perturbed.notna().all() and kept.sensitivity.isna().all()
+    assert (kept.n_scored == kept.n).all()
+    assert (kept.n_unscored == 0).all()
+    assert kept.accuracy_perturbed.notna().all()
+    assert kept.sensitivity.isna().all()
     assert ((kept.consistency - (1 - kept.flip_rate)).abs() < 1e-9).all()
-    assert (deleted.n_scored == 0).all() and deleted.accuracy_perturbed.isna().all() and deleted.consistency.isna().all()
+    assert (deleted.n_scored == 0).all()
+    assert deleted.accuracy_perturbed.isna().all()
+    assert deleted.consistency.isna().all()
     assert ((deleted.sensitivity - deleted.flip_rate).abs() < 1e-9).all()  # unscored: its flips are the sensitivity
     for name in ("text_ci.csv", "text_perturbations.csv", "text_explanations.csv", "text_rules.csv"): assert (tmp_path / name).is_file(), name
     acc = pd.read_csv(tmp_path / "accuracy.csv")
     assert len(acc) == 2  # the image metrics are on the original questions only
     both = pd.read_csv(tmp_path / "interaction.csv").set_index("kind")  # brightness 1 with each kind that keeps the answer
-    assert sorted(both.index) == ["adj_synonym", "typo"] and (both.corruption == "brightness").all()
+    assert sorted(both.index) == ["adj_synonym", "typo"]
+    assert (both.corruption == "brightness").all()
     typo_ids = both.loc["typo", "n"]
     cell = lambda corruption, text: answers[(answers.corruption == corruption) & (answers.text == text)].set_index("question_id").score
     known = cell("clean", "typo").dropna().index.intersection(cell("brightness", "typo").dropna().index)
     a00, a10, a01, a11 = (cell(c, t).loc[known].mean() for c, t in (("clean", "original"), ("brightness", "original"), ("clean", "typo"), ("brightness", "typo")))
-    assert typo_ids == len(known) and abs(both.loc["typo", "interaction"] - (a10 + a01 - a00 - a11)) < 1e-12  # from answers.parquet, by hand
+    assert typo_ids == len(known)
+    assert abs(both.loc["typo", "interaction"] - (a10 + a01 - a00 - a11)) < 1e-12  # from answers.parquet, by hand
 
 def test_text_perturbations_on_clean_images(tmp_path):
     "`-p corruptions none` answers the perturbed questions on the clean images alone; the image-robustness results say why they are missing."
@@ -378,15 +411,18 @@ def test_text_perturbations_on_clean_images(tmp_path):
     assert set(pd.read_parquet(tmp_path / "answers.parquet").corruption) == {"clean"}
     assert len(pd.read_csv(tmp_path / "text_robustness.csv")) == 1
     run = json.loads((tmp_path / "run.json").read_text())
-    assert "no image corruption" in run["not_computed"]["accuracy_vs_severity.png"] and "robustness.csv" in run["not_computed"]
-    assert "no image corruption" in run["not_computed"]["answer_changes.csv"] and not (tmp_path / "answer_changes.csv").exists()
+    assert "no image corruption" in run["not_computed"]["accuracy_vs_severity.png"]
+    assert "robustness.csv" in run["not_computed"]
+    assert "no image corruption" in run["not_computed"]["answer_changes.csv"]
+    assert not (tmp_path / "answer_changes.csv").exists()
 
 def test_question_corruptions_in_a_run(tmp_path):
     "Question corruptions run as text perturbations: a preset expanded, the severity honoured, a deletion scored only where it deleted function words."
     from vqa_robust.question_corruptions import FUNCTION_WORDS, affected, word_spans
     run_library(tmp_path, "model=easy-vqa-vilt", "n_images=6", "corruptions=none", "text_perturbations=word:5", figures=False)
     table = pd.read_csv(tmp_path / "text_robustness.csv").set_index("kind")
-    assert list(table.index) == ["word_insert", "word_punctuation", "word_delete", "word_swap", "word_synonym"] and (table.text_severity == 5).all()
+    assert list(table.index) == ["word_insert", "word_punctuation", "word_delete", "word_swap", "word_synonym"]
+    assert (table.text_severity == 5).all()
     records = pd.read_csv(tmp_path / "text_perturbations.csv")
     deletions = records[records.kind == "word_delete"]
     assert (deletions.perturbed.str.split().str.len() == deletions.original.map(lambda q: len(q.split()) - affected(5, len(word_spans(q))))).all()
@@ -394,7 +430,8 @@ def test_question_corruptions_in_a_run(tmp_path):
     assert (removed.str.len() == deletions.n_edits).all()
     only_function_words = int(sum(all(w.lower() in FUNCTION_WORDS for w in words) for words in removed))
     assert table.loc["word_delete", "n_scored"] == only_function_words < table.loc["word_delete", "n"]  # scored: the questions that lost function words only
-    assert table.loc["word_swap", "n_scored"] == 0 and table.loc["word_insert", "n_scored"] == table.loc["word_insert", "n"]
+    assert table.loc["word_swap", "n_scored"] == 0
+    assert table.loc["word_insert", "n_scored"] == table.loc["word_insert", "n"]
     assert table.loc["word_synonym", "n_scored"] == table.loc["word_synonym", "n"] > 0  # synonyms keep the answer: every one scored
 
 def test_sentence_rewrites_in_a_run(tmp_path):
@@ -405,12 +442,14 @@ def test_sentence_rewrites_in_a_run(tmp_path):
     table = pd.read_csv(tmp_path / "text_robustness.csv").set_index("kind")
     records = pd.read_csv(tmp_path / "text_perturbations.csv")
     assert list(table.index) == ["sentence_formal", "sentence_casual", "sentence_passive", "sentence_past"]
-    assert (table.n_scored == table.n).all() and (table.text_severity == 0).all()  # no levels: the default severity (3) is not theirs
+    assert (table.n_scored == table.n).all()
+    assert (table.text_severity == 0).all()  # no levels: the default severity (3) is not theirs
     split = pd.read_parquet(tmp_path / "answers.parquet").query("text == 'original'").drop_duplicates("question_id")
     n_questions = split.question_id.nunique()
     assert table.loc["sentence_formal", "n"] == n_questions  # every question takes the formal frame
     passive = records[records.kind == "sentence_passive"]
-    assert 0 < len(passive) < n_questions and all(passive_of(q, parse(q)) == p for q, p in zip(passive.original, passive.perturbed))  # "does the image contain a circle?" turns; "what is the red shape?" does not
+    assert 0 < len(passive) < n_questions
+    assert all(passive_of(q, parse(q)) == p for q, p in zip(passive.original, passive.perturbed))  # "does the image contain a circle?" turns; "what is the red shape?" does not
 
 def test_question_corruptions_at_severities_and_joint_pairs(tmp_path):
     "Several severities of one kind in one run, each its own store; a joint pair answered only on clean images and its image condition; the interaction recomputed by hand."
@@ -431,7 +470,8 @@ def test_question_corruptions_at_severities_and_joint_pairs(tmp_path):
     interaction = pd.read_csv(tmp_path / "interaction.csv")
     assert sorted(set(zip(interaction.kind, interaction.corruption, interaction.severity)))[:1] == [("char_keyboard", "gaussian_noise", 3)]
     row = interaction[(interaction.kind == "char_ocr")].iloc[0]
-    assert (row.corruption, row.severity) == ("gaussian_noise", 5) and len(interaction[interaction.kind == "char_ocr"]) == 1
+    assert (row.corruption, row.severity) == ("gaussian_noise", 5)
+    assert len(interaction[interaction.kind == "char_ocr"]) == 1
     scored = answers.dropna(subset=["score"]).set_index(["text", "corruption", "severity", "question_id"]).score.sort_index()
     both = scored.loc["char_ocr", "gaussian_noise", 5]
     ids = both.index  # the questions the corruption keeps the answer of, answered in all four cells
@@ -458,7 +498,8 @@ def test_mce_and_effective_robustness(tmp_path):
     mce = pd.read_csv(tmp_path / "mce.csv").set_index(["model", "corruption"])
     for m in ("easy-vqa-vilt", "easy-vqa-vilt-augmented"):
         ce = [err(m, c) / err("easy-vqa-blip", c) for c in ("defocus_blur", "gaussian_noise")]
-        assert abs(mce.loc[(m, "all"), "ce"] - np.mean(ce)) < 1e-12 and abs(mce.loc[(m, "defocus_blur"), "ce"] - ce[0]) < 1e-12
+        assert abs(mce.loc[(m, "all"), "ce"] - np.mean(ce)) < 1e-12
+        assert abs(mce.loc[(m, "defocus_blur"), "ce"] - ce[0]) < 1e-12
         rise = lambda model, c: err(model, c) - 3 * clean_err(model)
         assert abs(mce.loc[(m, "gaussian_noise"), "relative_ce"] - rise(m, "gaussian_noise") / rise("easy-vqa-blip", "gaussian_noise")) < 1e-12
     assert (mce.loc["easy-vqa-blip"].ce == 1).all()
@@ -468,7 +509,8 @@ def test_mce_and_effective_robustness(tmp_path):
     logit = lambda p: np.log(np.clip(p, 1e-4, 1 - 1e-4) / (1 - np.clip(p, 1e-4, 1 - 1e-4)))
     slope, intercept = np.polyfit(logit(clean[er.index]), logit(corrupted[er.index]), 1)
     predicted = 1 / (1 + np.exp(-(slope * logit(clean[er.index]) + intercept)))
-    assert np.allclose(er.effective_robustness, corrupted[er.index] - predicted, atol=1e-9) and np.allclose(er.slope, slope)
+    assert np.allclose(er.effective_robustness, corrupted[er.index] - predicted, atol=1e-9)
+    assert np.allclose(er.slope, slope)
     with pytest.raises(ValueError, match="reference_model: 'alexnet' is not a model of this run"):
         run_library(tmp_path / "bad", "model=easy-vqa-vilt", "reference_model=alexnet", figures=False)
 
@@ -480,17 +522,23 @@ def test_resolution_study(tmp_path):
     answers = pd.read_parquet(tmp_path / "answers.parquet")
     at = answers[answers.corruption == "resolution"].groupby("severity").score.mean()  # every answer is kept: the resolutions' too
     curve = pd.read_csv(tmp_path / "resolution.csv")
-    assert curve.resolution.tolist() == [16, 32, 64, 224] and np.allclose(curve.accuracy, at.loc[[16, 32, 64, 224]])
+    assert curve.resolution.tolist() == [16, 32, 64, 224]
+    assert np.allclose(curve.accuracy, at.loc[[16, 32, 64, 224]])
     clean = answers[answers.corruption == "clean"].score.mean()
     assert curve.set_index("resolution").accuracy[64] == clean  # easy-VQA's images are 64 x 64: at 64 the image is the clean one
     trend = pd.read_csv(tmp_path / "resolution_trend.csv").iloc[0]
     acc = curve.accuracy.to_numpy()
-    assert abs(trend.ace - np.abs(np.diff(acc)).sum()) < 1e-12 and abs(trend.rce - trend.ace / acc.mean()) < 1e-12 and abs(trend.acc_res - acc.mean()) < 1e-12
+    assert abs(trend.ace - np.abs(np.diff(acc)).sum()) < 1e-12
+    assert abs(trend.rce - trend.ace / acc.mean()) < 1e-12
+    assert abs(trend.acc_res - acc.mean()) < 1e-12
     rho = spearmanr([16, 32, 64, 224], acc).statistic
-    assert acc.std() > 0 and abs(trend.spearman - rho) < 1e-12  # the 12 images answer differently at 16 px: a trend to compare
+    assert acc.std() > 0
+    assert abs(trend.spearman - rho) < 1e-12  # the 12 images answer differently at 16 px: a trend to compare
     assert all(trend[f"{m}_low"] <= trend[m] <= trend[f"{m}_high"] for m in ("acc_res", "ace", "rce"))  # the intervals hold the point estimates
-    assert (tmp_path / "resolution.png").exists() and (tmp_path / "robustness.csv").exists()
-    assert "resolution" not in set(pd.read_csv(tmp_path / "accuracy.csv").corruption) and "resolution" not in set(pd.read_csv(tmp_path / "robustness.csv").corruption)
+    assert (tmp_path / "resolution.png").exists()
+    assert (tmp_path / "robustness.csv").exists()
+    assert "resolution" not in set(pd.read_csv(tmp_path / "accuracy.csv").corruption)
+    assert "resolution" not in set(pd.read_csv(tmp_path / "robustness.csv").corruption)
     assert "resolution" not in set(read_run(tmp_path).answers.corruption)
     assert json.loads((tmp_path / "run.json").read_text())["resolutions"] == [16, 32, 64, 224]
     for bad, message in [("resolutions=100", r"resolutions: \[100\] not among"), ("resolutions=res_bench,112", "names a size twice"),
@@ -506,16 +554,21 @@ def test_vizwiz_with_its_unanswerable_questions(tmp_path):
     questions = load_dataset("vizwiz", data).questions
     run_library(tmp_path / "run", "model=easy-vqa-vilt", "dataset=vizwiz", f"data_dir={data}", "n_images=0", "corruptions=gaussian_noise", "severities=1", figures=False)
     answers = pd.read_parquet(tmp_path / "run" / "answers.parquet")
-    assert set(answers.accuracy_mode) == {"vizwiz"} and len(answers) == 2 * len(questions)  # clean and one corrupted condition
+    assert set(answers.accuracy_mode) == {"vizwiz"}
+    assert len(answers) == 2 * len(questions)  # clean and one corrupted condition
     breakdown = pd.read_csv(tmp_path / "run" / "accuracy_breakdown.csv")
     assert "unanswerable" in set(breakdown.astype(str).stack())  # the unanswerable questions are scored as a type of their own
     table = pd.read_csv(tmp_path / "run" / "answerability.csv")
-    assert len(table) == 2 and (table.n == len(questions)).all() and table.average_precision.between(0, 100).all()
+    assert len(table) == 2
+    assert (table.n == len(questions)).all()
+    assert table.average_precision.between(0, 100).all()
     if not answers.answer.str.strip().str.lower().eq("unanswerable").any():  # a model that never says so: its score ties every question,
         prevalence = 100 * (1 - questions.answerable.mean())                  # so the average precision is the share of unanswerable ones
-        assert (table.average_precision - prevalence).abs().max() < 1e-9 and (table.f1_score == 0).all(), table
+        assert (table.average_precision - prevalence).abs().max() < 1e-9, table
+        assert (table.f1_score == 0).all(), table
     run = json.loads((tmp_path / "run" / "run.json").read_text())
-    assert run["dataset_split"] == "val" and run["accuracy_mode"] == "vizwiz"
+    assert run["dataset_split"] == "val"
+    assert run["accuracy_mode"] == "vizwiz"
 
 def test_geometric_corruption_reported_apart(tmp_path):
     "A corruption that can change a correct answer (shear: 'shape') gets comparability.csv, recomputed here from answers.parquet; calibration, flips and consistency are written."
@@ -598,7 +651,8 @@ def test_a_new_question_perturbation_is_one_registration(tmp_path):
     finally:
         del PERTURBATIONS["test_shout"]
     table = pd.read_csv(tmp_path / "text_robustness.csv")
-    assert set(table.kind) == {"test_shout"} and len(table) == 2  # one model, clean and brightness 1
+    assert set(table.kind) == {"test_shout"}
+    assert len(table) == 2  # one model, clean and brightness 1
     assert table.consistency.between(0, 1).all()  # "stay" expected: consistency measured, not NaN
     assert (tmp_path / "text" / "test_shout" / "answers").is_dir()
 
@@ -629,8 +683,10 @@ def test_a_new_model_family_is_one_registration(tmp_path):
     finally:
         del MODELS["test-yes"], FAMILIES["test_constant"]
     answers = pd.read_parquet(tmp_path / "answers.parquet")
-    assert set(answers.answer) == {"yes"} and set(answers.model) == {"test-yes"}
-    assert answers.score.isin([0.0, 1.0]).all() and 0 < answers.score.mean() < 1  # scored: some answers are yes
+    assert set(answers.answer) == {"yes"}
+    assert set(answers.model) == {"test-yes"}
+    assert answers.score.isin([0.0, 1.0]).all()
+    assert 0 < answers.score.mean() < 1  # scored: some answers are yes
     summary = json.loads((tmp_path / "run.json").read_text())
     assert summary["models"][0]["weights"] == {"constant": "yes"}  # the family's fingerprint, as the run recorded it
     assert len(result.accuracy) == 2
@@ -692,8 +748,10 @@ def test_a_new_dataset_needs_no_edit_of_run_py(tmp_path):
         data = write_easy_vqa_records(tmp_path / "shapes", "test")  # its records in the layout its loader reads
         result = run_library(tmp_path / "run", "model=easy-vqa-vilt", "dataset=shapes", f"data_dir={data}", "n_images=4", "corruptions=brightness", "severities=1", figures=False)
         answers = pd.read_parquet(tmp_path / "run" / "answers.parquet")
-        assert set(answers.accuracy_mode) == {"exact"} and set(answers.corruption) == {"clean", "brightness"}
-        assert calls == [1] and "blind" in set(result.families.reset_index().astype(str).stack())  # its blind baseline, from its own training questions
+        assert set(answers.accuracy_mode) == {"exact"}
+        assert set(answers.corruption) == {"clean", "brightness"}
+        assert calls == [1]
+        assert "blind" in set(result.families.reset_index().astype(str).stack())  # its blind baseline, from its own training questions
         assert json.loads((tmp_path / "run" / "run.json").read_text())["dataset_split"] == "test"
         with pytest.raises(ValueError, match="data_dir: dataset shapes is read from the folder"): run_library(tmp_path / "other", "dataset=shapes")
     finally: del DATASETS["shapes"]

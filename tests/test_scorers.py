@@ -20,7 +20,8 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "crosscheck" / "scorer
 
 def cases(name: str) -> list[dict]:
     fixture = json.loads((FIXTURES / f"{name}.json").read_text())
-    assert fixture["provenance"]["commit"] and fixture["provenance"]["repository"], name
+    assert fixture["provenance"]["commit"], name
+    assert fixture["provenance"]["repository"], name
     assert len(fixture["cases"]) >= 500 or name == "mmbench_circular", (name, len(fixture["cases"]))
     return fixture["cases"]
 

@@ -36,16 +36,22 @@ def test_served_answers_equal_in_process(tiny_vlm, tmp_path):
     key = ["corruption", "severity", "question_id"]
     a, b = (pd.read_parquet(d / "answers.parquet").sort_values(key, ignore_index=True) for d in (tmp_path / "served", tmp_path / "local"))
     assert len(a) == len(b) == len(served.answers) > 0
-    assert a[key].equals(b[key]) and a.answer.tolist() == b.answer.tolist()
-    assert a.answer.nunique() > 1 and len(local.answers) == len(a)  # not one answer repeated: the comparison can fail
+    assert a[key].equals(b[key])
+    assert a.answer.tolist() == b.answer.tolist()
+    assert a.answer.nunique() > 1
+    assert len(local.answers) == len(a)  # not one answer repeated: the comparison can fail
     assert a.confidence.isna().all()  # transformers serve returns no log-probabilities: confidence absent, not 1.0
     assert b.confidence.between(0, 1).all()
     log = (tmp_path / "served" / "run.log").read_text()
-    assert "requests" in log and "latency_p50_s" in log and "confidence absent" in log and "concurrency 4" in log
+    assert "requests" in log
+    assert "latency_p50_s" in log
+    assert "confidence absent" in log
+    assert "concurrency 4" in log
     summary = json.loads((tmp_path / "served" / "run.json").read_text())
     identity, usage = summary["models"][0], summary["served"][served.answers.model.iloc[0]]
     assert (usage["requests"], usage["reused"], usage["concurrency"], usage["confidence"]) == (len(a), 0, 4, "absent")
-    assert usage["completion_tokens"] > 0 and 0 < usage["latency_p50_s"] <= usage["latency_p99_s"]
+    assert usage["completion_tokens"] > 0
+    assert 0 < usage["latency_p50_s"] <= usage["latency_p99_s"]
     assert identity["weights"] == {"endpoint": tiny_vlm["url"], "served": {"id": str(tiny_vlm["folder"]), "owned_by": "local"}}
 
 def test_server_killed_mid_run_resumes_with_the_rest(tiny_vlm, tmp_path):
@@ -61,7 +67,9 @@ def test_server_killed_mid_run_resumes_with_the_rest(tiny_vlm, tmp_path):
     while time.time() < deadline and not (journal.is_file() and len(journal.read_text().splitlines()) >= 6): time.sleep(0.05)
     stop_server(tiny_vlm["server"])
     _, stderr = runner.communicate(timeout=120)
-    assert runner.returncode != 0 and "no answer after 2 attempts" in stderr and "rerun to ask only the rest" in stderr, stderr[-2000:]  # one retry: the stop comes after 0.5 s of backoff, not the default 7.5
+    assert runner.returncode != 0, stderr[-2000:]
+    assert "no answer after 2 attempts" in stderr, stderr[-2000:]
+    assert "rerun to ask only the rest" in stderr, stderr[-2000:]  # one retry: the stop comes after 0.5 s of backoff, not the default 7.5
     answered = len(journal.read_text().splitlines())
     port = int(tiny_vlm["url"].rsplit(":", 1)[1].split("/")[0])  # the same endpoint: the run's identity names it
     tiny_vlm["server"], _ = serve_checkpoint(tiny_vlm["folder"], port, tiny_vlm["log"])
@@ -98,7 +106,8 @@ def test_benchmark_runs_write_the_run_folder(dataset, tmp_path):
     for name in ("answers.parquet", "accuracy.csv", "accuracy_breakdown.csv", "robustness.csv", "accuracy_ci.csv", "vre_ci.csv", "calibration.csv", "run.json"):
         assert (tmp_path / "run" / name).is_file(), name
     originals = questions.questions.question_id[questions.questions.get("circular_of", questions.questions.question_id) == questions.questions.question_id]
-    assert set(result.accuracy.n) == {len(originals)} and len(result.accuracy) == 2 * 6
+    assert set(result.accuracy.n) == {len(originals)}
+    assert len(result.accuracy) == 2 * 6
     answers = pd.read_parquet(tmp_path / "run" / "answers.parquet")
     assert len(answers) == 2 * 6 * len(questions)  # every rotation's answer kept
     assert set(answers.accuracy_mode) == {DATASETS[dataset].accuracy_mode}
@@ -126,17 +135,24 @@ def test_mmbench_with_a_served_judge(tmp_path):
                         data_dir=str(write_records("textvqa", tmp_path / "tv", "val")))
         with pytest.raises(ValueError, match="ask no judge"):
             run_library(tmp_path / "mmmu", model=name, judge=judge_name, option_rules="mmmu_pro", **grid)
-    assert not (tmp_path / "text").exists() and not (tmp_path / "mmmu").exists()  # refused before anything is written
+    assert not (tmp_path / "text").exists()
+    assert not (tmp_path / "mmmu").exists()  # refused before anything is written
     before, after = (pd.read_csv(tmp_path / d / "extraction.csv").set_index(["model", "corruption", "severity"]) for d in ("plain", "judged"))
-    assert (before.n == after.n).all() and (before[["refusal", "letter", "answer_is", "option_text", "judge", "judge_random", "none"]].sum(axis=1) == before.n).all()
-    assert before.none.sum() > 0 and before.judge.sum() == 0       # without a judge, what the rules cannot read is nobody's (Z)
-    assert (after.judge == before.none).all() and after.none.sum() == 0  # with it, the judge reads exactly those
+    assert (before.n == after.n).all()
+    assert (before[["refusal", "letter", "answer_is", "option_text", "judge", "judge_random", "none"]].sum(axis=1) == before.n).all()
+    assert before.none.sum() > 0
+    assert before.judge.sum() == 0  # without a judge, what the rules cannot read is nobody's (Z)
+    assert (after.judge == before.none).all()
+    assert after.none.sum() == 0  # with it, the judge reads exactly those
     assert asked == int(before.none.sum())                          # one request per unread answer
     answers = pd.read_parquet(tmp_path / "judged" / "answers.parquet")
-    assert set(answers.option_rules) == {"vlmevalkit"} and (answers.choice[answers.option_rule == "judge"] == "A").all()
+    assert set(answers.option_rules) == {"vlmevalkit"}
+    assert (answers.choice[answers.option_rule == "judge"] == "A").all()
     summary = json.loads((tmp_path / "judged" / "run.json").read_text())
-    assert summary["judge"]["served"]["id"] == "judge" and summary["option_rules"]["name"] == "vlmevalkit"
-    assert "e8e78f05" in summary["option_rules"]["source"] and json.loads((tmp_path / "plain" / "run.json").read_text())["judge"] is None
+    assert summary["judge"]["served"]["id"] == "judge"
+    assert summary["option_rules"]["name"] == "vlmevalkit"
+    assert "e8e78f05" in summary["option_rules"]["source"]
+    assert json.loads((tmp_path / "plain" / "run.json").read_text())["judge"] is None
     assert again.extraction.equals(judged.extraction)
 
 def test_switching_judges_and_overwriting_a_judge(tmp_path):
@@ -198,10 +214,12 @@ def test_rerun_reports_confidence_of_the_answers_kept(tmp_path):
         assert len(server.received) == asked  # every answer from the store
     for result in (first, again):
         usage = json.loads((result.out_dir / "run.json").read_text())["served"]["openai-local-colours"]
-        assert usage["confidence"] == "log-probabilities" and result.answers.confidence.notna().all(), usage
+        assert usage["confidence"] == "log-probabilities", usage
+        assert result.answers.confidence.notna().all(), usage
     assert json.loads((again.out_dir / "run.json").read_text())["served"]["openai-local-colours"]["requests"] == 0
     usage_lines = [l for l in (again.out_dir / "run.log").read_text().splitlines() if "requests 0," in l]
-    assert usage_lines and "confidence log-probabilities" in usage_lines[-1], usage_lines  # the rerun's own line in run.log
+    assert usage_lines, usage_lines
+    assert "confidence log-probabilities" in usage_lines[-1], usage_lines  # the rerun's own line in run.log
 
 VLLM_ENV = os.environ.get("VQA_ROBUST_VLLM_ENV", "")  # a side venv with vLLM (scripts/vllm_env.sh); unset: this test is skipped
 
@@ -211,7 +229,8 @@ def test_vllm_served_answers_equal_in_process():
     done = subprocess.run([sys.executable, str(root / "scripts" / "bench_served.py"), "--server", "vllm", "--vllm-env", VLLM_ENV,
                            "--questions", "48", "--in-flight", "1,8"], capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert "served, 8 in flight 48/48" in done.stdout and "served, 1 in flight 48/48" in done.stdout
+    assert "served, 8 in flight 48/48" in done.stdout
+    assert "served, 1 in flight 48/48" in done.stdout
     control = int(done.stdout.split("control, temperature 0 alone (the server's defaults for the rest): ")[1].split("/")[0])
     assert control < 48  # the server's defaults do change answers, so the equality above is the decoding the package states
 
@@ -262,7 +281,8 @@ def test_precision_run_stops_early_and_resumes_with_the_rest(tmp_path):
     assert after - first == 2 * (whole.answers.question_id.nunique() - questions)  # the rerun asks only the other images
     assert json.loads((tmp_path / "run" / "run.json").read_text())["precision"]["looks"] == 10
     intervals = pd.read_csv(tmp_path / "run" / "precision.csv")
-    assert len(pd.read_csv(tmp_path / "full" / "accuracy.csv")) == 2 and not (tmp_path / "full" / "precision.csv").exists()
+    assert len(pd.read_csv(tmp_path / "full" / "accuracy.csv")) == 2
+    assert not (tmp_path / "full" / "precision.csv").exists()
     early = loose.precision.set_index(["corruption", "severity"])
     acc = full.accuracy.set_index(["corruption", "severity"]).accuracy
     assert early.loc[("clean", 0), "low"] <= acc[("clean", 0)] <= early.loc[("clean", 0), "high"]  # the stopped run's intervals hold the whole run's numbers
@@ -277,7 +297,9 @@ def test_served_model_behind_a_defence_writes_the_defence_table(tmp_path):
         result = run_library(tmp_path / "run", model=f"openai:local-colours@{server.url}", defences="none,median",
                              corruptions="gaussian_noise", severities="1,2,3,4,5", n_images=2)
     table = pd.read_csv(tmp_path / "run" / "defences.csv")
-    assert set(table.defence) == {"median"} and len(table) == 6  # clean and severities 1-5
+    assert set(table.defence) == {"median"}
+    assert len(table) == 6  # clean and severities 1-5
     assert (table.n == 24).all()  # every question paired with its undefended answer
-    assert table.vre.notna().all() and table.vre_none.notna().all()  # VRE behind the defence and without it, found by name
+    assert table.vre.notna().all()
+    assert table.vre_none.notna().all()  # VRE behind the defence and without it, found by name
     assert "defences.csv" not in result.not_computed

@@ -67,7 +67,8 @@ def test_vlmevalkit_answers_as_the_package_sends(tmp_path):
     assert imported.answers.sort_values(key)[key + ["answer", "score"]].to_dict("list") == \
         own.answers.sort_values(key)[key + ["answer", "score"]].to_dict("list")
     summary = json.loads((tmp_path / "imported" / "run.json").read_text())["models"][0]
-    assert summary["model"] == "vlmevalkit:local-colours" and summary["images_sent"] == {"vlmevalkit": "vlmevalkit_api"}
+    assert summary["model"] == "vlmevalkit:local-colours"
+    assert summary["images_sent"] == {"vlmevalkit": "vlmevalkit_api"}
     print(f"VLMEvalKit: {len(imported.answers)} predictions imported in {harness_seconds:.1f} s, every answer equal to the package's "
           f"run with image_encoding=vlmevalkit_api; {len(theirs)} requests, all received as 100 x 100 JPEG")
 
@@ -88,7 +89,8 @@ def test_vlmevalkit_failures_are_counted_not_scored(tmp_path):
     partial = score_predictions(tmp_path / "vlm" / "out", tmp_path / "export", out_dir=tmp_path / "partial", allow_failed=True,
                                 figures=False)
     failures = json.loads((tmp_path / "partial" / "run.json").read_text())["models"][0]["failures"]
-    assert len(failures) >= 1 and all("Failed to obtain answer via API" in f["failure"] for f in failures)
+    assert len(failures) >= 1
+    assert all("Failed to obtain answer via API" in f["failure"] for f in failures)
     assert int(partial.harness_scores.n_failed.sum()) == len(failures)
     assert not set(partial.answers.question_id) & {f["question_id"] for f in failures}
     print(f"VLMEvalKit against a busy server: {len(failures)} failed request(s) found, none scored; "
@@ -121,6 +123,7 @@ def test_vlmevalkit_multiple_choice_sends_the_packages_prompt(tmp_path):
     assert imported.answers.sort_values(key)[key + ["answer", "score"]].to_dict("list") == \
         own.answers.sort_values(key)[key + ["answer", "score"]].to_dict("list")
     reported = imported.harness_scores
-    assert len(reported) == len(manifest["conditions"]) and reported.harness_accuracy.between(0, 1).all()
+    assert len(reported) == len(manifest["conditions"])
+    assert reported.harness_accuracy.between(0, 1).all()
     print("VLMEvalKit MMBench (CVBench class): " + "; ".join(f"{r.corruption} {r.severity}: package {r.accuracy:.4f}, "
           f"VLMEvalKit {r.harness_accuracy:.4f}" for r in reported.itertuples()))

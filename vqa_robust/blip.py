@@ -17,6 +17,7 @@ from vqa_robust.models import (
     ModelSpec,
     ProcessorEncoder,
     VQAAdapter,
+    encoded_views,
     model_entry,
     model_family,
     outputs_per_question,
@@ -456,6 +457,7 @@ BLIP_FAMILY = model_family(
     },
     model_types=("blip",),
     batch_size=32,
+    views=encoded_views,  # the encoder's own pixels
 )
 
 # where the settings of the paper's BLIP entries come from (Salesforce/BLIP, which VRB's repository vendors)

@@ -18,7 +18,7 @@ from .zoo import MODELS
 from .comparisons import plan
 from .combine import combine, read_run
 from .harnesses import export, served_settings
-from .parameters import RunParameters, flag, int_parameter, list_parameter, positive_number
+from .parameters import RunParameters, bool_parameter, int_parameter, list_parameter, positive_number
 from .parameters import registry_parameter
 from .questions import load_questions
 from .run import run, run_config
@@ -98,8 +98,8 @@ def corrupt(
         image_format=image_format,
         quality=int_parameter(quality, "quality"),
         workers=int_parameter(workers, "workers"),
-        overwrite=flag(overwrite, "overwrite"),
-        progress=flag(progress, "progress"),
+        overwrite=bool_parameter(overwrite, "overwrite"),
+        progress=bool_parameter(progress, "progress"),
         executor=executor,
     )
 
@@ -122,7 +122,7 @@ def export_benchmark(
     format: list = [
         "lmms-eval",
         "vlmevalkit",
-    ],  # layouts, keys of vqa_robust.harnesses.EXPORT_FORMATS: a list, comma-separated or JSON text
+    ],  # the harnesses' layouts, keys of vqa_robust.harnesses.HARNESSES: a list, comma-separated or JSON text
     out_dir: str = "exported",  # the export's folder: export.json, lmms_eval/ and vlmevalkit/
 ) -> dict:  # the manifest
     "Write a dataset (or a seeded sample) under every corruption and severity in the harnesses' layouts."
@@ -349,7 +349,7 @@ def combine_command(folders: list, out_dir: str, n_boot="1000", figures=True) ->
         folders,
         out_dir,
         n_boot=positive_integer(int_parameter(n_boot, "n_boot"), "n_boot"),
-        figures=flag(figures, "figures"),
+        figures=bool_parameter(figures, "figures"),
     )
     return board.drop(columns="run").round(4).to_string(index=False) + f"\nboard in {out_dir}"
 

@@ -7,17 +7,17 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-import numpy as np
 import pandas as pd
 from .analysis import model_colors, robustness_table
 from .base import CONDITION
+from .datasets import DATASETS, DatasetSpec
 from .resolution import RESOLUTION
 from .metrics import RESAMPLING_UNIT, accuracy_table, folded_rotations
 from .intervals import bootstrap, resampling_unit
 from .store import atomic_write, folder_lock
 
 # %% auto #0
-__all__ = ['AGREE', 'RunFolder', 'read_run', 'flat_fields', 'run_differences', 'combined_scores', 'leaderboard',
+__all__ = ['AGREE', 'RunFolder', 'read_run', 'flat_fields', 'run_differences', 'run_dataset', 'combined_scores', 'leaderboard',
            'plot_leaderboard', 'save_csv', 'combine']
 
 # %% ../nbs/05b_combine.ipynb #b010
@@ -97,6 +97,16 @@ def run_differences(first: RunFolder, other: RunFolder) -> list[str]:
             )
     return lines
 
+# %% ../nbs/05b_combine.ipynb #b018r
+def run_dataset(
+    summary: dict,  # a run's run.json
+) -> DatasetSpec | None:  # the entry here, or None where none is registered under its name
+    "The DATASETS entry that read a run's questions: run.json's `dataset_entry`, else the one naming them (`gqa_val`)."
+    if "dataset_entry" in summary:
+        return DATASETS.get(summary["dataset_entry"])
+    named = str(summary.get("dataset", ""))  # a run written before `dataset_entry`: the name its loader gave
+    return next((s for s in DATASETS.values() if named in (s.name, *(f"{s.name}_{x}" for x in s.splits))), None)
+
 # %% ../nbs/05b_combine.ipynb #b019
 def combined_scores(runs: list[RunFolder]) -> pd.DataFrame:
     "The runs' scored answers, stacked, after checking that they can be ranked together (a ValueError says why not)."
@@ -113,10 +123,11 @@ def combined_scores(runs: list[RunFolder]) -> pd.DataFrame:
                     f"model {m} is in two runs, {seen[m]} and {r.path}: combine each model's answers from one run"
                 )
             seen[m] = r.path
-    unmapped = [str(r.path) for r in runs if "circular_of" not in r.answers]
-    if unmapped and (
-        len(unmapped) < len(runs) or str(runs[0].summary.get("dataset", "")).startswith("mmbench")
-    ):  # load_mmbench's default names: mmbench_<split>
+    unmapped, spec = [str(r.path) for r in runs if "circular_of" not in r.answers], run_dataset(runs[0].summary)
+    circular = (
+        spec.circular if spec is not None else len(unmapped) < len(runs)
+    )  # its declaration; a dataset not registered here: as the answers say
+    if circular and unmapped:
         raise ValueError(
             f"dataset {runs[0].summary['dataset']} is scored by CircularEval, "
             f"and the answers.parquet of {', '.join(unmapped)} does not say "
@@ -126,7 +137,7 @@ def combined_scores(runs: list[RunFolder]) -> pd.DataFrame:
     if any(RESAMPLING_UNIT not in r.answers for r in runs):  # a run of an earlier version names no images
         stacked = stacked.drop(columns=RESAMPLING_UNIT, errors="ignore")  # then every run's questions are resampled
     return (
-        folded_rotations(stacked).drop(columns="circular_of") if "circular_of" in stacked else stacked
+        folded_rotations(stacked).drop(columns="circular_of") if circular else stacked
     )  # MMBench: CircularEval, as each run folded its own
 
 # %% ../nbs/05b_combine.ipynb #b022

@@ -31,13 +31,14 @@ __all__ = ['VQA_COLUMNS', 'W_WORDS', 'NUMBER', 'VG_QUESTIONS', 'VG_IMAGE_FOLDERS
            'CIRCULAR_STRIDE', 'MC_PROMPT', 'MC_SETTINGS', 'MC_MODEL_SETTINGS', 'MMBENCH_COLUMNS', 'TEXTVQA_SPLITS',
            'TEXTVQA_FIELDS', 'TEXTVQA_IMAGE_PLACES', 'TEXTVQA_DOWNLOAD', 'CHARTQA_SPLITS', 'CHARTQA_SOURCES',
            'CHARTQA_FIELDS', 'CHARTQA_DOWNLOAD', 'DOCVQA_SPLITS', 'DOCVQA_FIELDS', 'DOCVQA_DOWNLOAD', 'MMMU_PRO_SPLITS',
-           'MMMU_PRO_FIELDS', 'MMMU_PRO_QUESTION', 'MMMU_PRO_DOWNLOAD', 'DATASETS', 'VQAV2_FILES', 'read_json',
-           'require', 'find_place', 'data_list', 'w_question_type', 'derived_answer_type', 'vg_image_files', 'load_vg',
-           'source_int_id', 'int_ids', 'with_image_ids', 'gqa_answer_type', 'load_gqa', 'vizwiz_image_id', 'vizwiz_row',
-           'load_vizwiz', 'present', 'mmbench_text', 'image_suffix', 'write_once', 'mmbench_images', 'mmbench_options',
-           'mmbench_rows', 'mmbench_frame', 'load_mmbench', 'load_textvqa', 'chartqa_label', 'load_chartqa',
-           'docvqa_file', 'load_docvqa', 'option_list', 'load_mmmu_pro', 'DatasetSpec', 'register_dataset',
-           'vqav2_run_files', 'read_vqav2_files', 'dataset_spec', 'load_dataset']
+           'MMMU_PRO_FIELDS', 'MMMU_PRO_QUESTION', 'MMMU_PRO_DOWNLOAD', 'DATASETS', 'VQAV2_FILES', 'DECLARED_COLUMNS',
+           'read_json', 'require', 'find_place', 'data_list', 'w_question_type', 'derived_answer_type',
+           'vg_image_files', 'load_vg', 'source_int_id', 'int_ids', 'with_image_ids', 'gqa_answer_type', 'load_gqa',
+           'vizwiz_image_id', 'vizwiz_row', 'load_vizwiz', 'cell_filled', 'mmbench_text', 'image_suffix', 'write_once',
+           'mmbench_images', 'mmbench_options', 'mmbench_rows', 'mmbench_frame', 'load_mmbench', 'load_textvqa',
+           'chartqa_label', 'load_chartqa', 'docvqa_file', 'load_docvqa', 'option_list', 'load_mmmu_pro', 'DatasetSpec',
+           'register_dataset', 'vqav2_run_files', 'read_vqav2_files', 'dataset_spec', 'load_dataset',
+           'declaration_problems', 'check_declaration']
 
 # %% ../nbs/00a_datasets.ipynb #c006
 VQA_COLUMNS = (
@@ -400,7 +401,7 @@ MC_MODEL_SETTINGS = {
 }  # a multiple-choice dataset's `model_settings`
 
 
-def present(value) -> bool:
+def cell_filled(value) -> bool:
     "Whether a TSV cell holds something (not missing, not blank)."
     return value is not None and str(value).strip() != ""
 
@@ -408,7 +409,7 @@ def present(value) -> bool:
 def mmbench_text(question: str, hint, options: dict) -> str:
     "The question as a model sees it: the hint (if any), the question, then one 'A. option' line per option."
     return "\n".join(
-        [*([str(hint)] if present(hint) else []), str(question), *(f"{k}. {v}" for k, v in options.items())]
+        [*([str(hint)] if cell_filled(hint) else []), str(question), *(f"{k}. {v}" for k, v in options.items())]
     )
 
 # %% ../nbs/00a_datasets.ipynb #b740f02dsb
@@ -466,7 +467,7 @@ def mmbench_options(
     "A row's options, checked: an integer index, two options or more without a gap, and an answer among them."
     if not str(row["index"]).isdigit() or int(row["index"]) >= CIRCULAR_STRIDE:
         raise ValueError(f"mmbench: {where}: index must be an integer below {CIRCULAR_STRIDE}")
-    options = {k: str(row[k]) for k in letters if present(row[k])}
+    options = {k: str(row[k]) for k in letters if cell_filled(row[k])}
     shown = "".join(options)
     if len(options) < 2:
         count = f"{len(options)} option(s) ({shown or 'none'})"
@@ -477,7 +478,7 @@ def mmbench_options(
             f"mmbench: {where} has the options {', '.join(shown)}: "
             f"a gap before {gap} (the letters must run A, B, C, ...)"
         )
-    if not present(row["answer"]):
+    if not cell_filled(row["answer"]):
         raise ValueError(f"mmbench: {where} has no answer (MMBench withholds the test split's answers)")
     if row["answer"] not in options:
         raise ValueError(f"mmbench: {where}: answer {row['answer']!r} is not one of its options {list(options)}")
@@ -785,7 +786,7 @@ def load_mmmu_pro(
 # %% ../nbs/00a_datasets.ipynb #c060
 @dataclass(frozen=True)
 class DatasetSpec:
-    "How to read one dataset: its loader, splits, accuracy mode and source."
+    "How to read one dataset (its loader, splits, accuracy mode and source) and what its questions have, declared."
 
     name: str  # key of DATASETS
     load: Callable  # load(data_dir: Path | None, split: str) -> VQADataset
@@ -805,6 +806,14 @@ class DatasetSpec:
     # blind_questions() -> the training questions whose answer priors make the blind baseline; None: none
     blind_questions: Callable | None = None
     question_text: bool = True  # False where the question is in the image (MMMU-Pro's vision setting): none to corrupt
+    # what its questions have, declared (`declaration_problems` checks a loaded table against it):
+    multiple_choice: bool = False  # questions carry `options`; an answer is read into a letter by `option_rules`
+    circular: bool = False  # every rotation of the options is a question (`circular_of`), scored by CircularEval
+    answerability: bool = False  # questions carry `answerable` (VizWiz): the answerability task is scored
+
+    def __post_init__(self):
+        if self.circular and not self.multiple_choice:
+            raise ValueError(f"dataset {self.name!r}: circular rotates options, so it must be multiple_choice too")
 
     def files(self, split: str, data_dir="", questions_file="", annotations_file="", image_dir="") -> dict:
         "The files a run of `split` reads, checked: the entry's own rule, else its data folder ({} for packaged data)."
@@ -841,6 +850,9 @@ def register_dataset(
     needs_data_dir: bool = True,  # False when the data comes with a package
     model_settings: dict | None = None,  # family name -> settings for its models, e.g. {"vlm": {"prompt": MC_PROMPT}}
     option_rules: str = "vlmevalkit",  # multiple choice: a key of OPTION_RULES
+    multiple_choice: bool = False,  # its questions carry options (DatasetSpec's fields say what each declares)
+    circular: bool = False,  # every rotation of the options is a question, scored by CircularEval
+    answerability: bool = False,  # its questions carry `answerable` (VizWiz)
     **reading,  # more of DatasetSpec's fields: run_files, read_files, vrb_split, blind_questions, question_text
 ) -> DatasetSpec:
     "Add a dataset to `DATASETS` (its accuracy mode must be a key of ACCURACY_MODES)."
@@ -849,7 +861,8 @@ def register_dataset(
         raise ValueError(f"dataset {name!r}: give at least one split")
     settings = dict(model_settings or {})
     fields = (tuple(splits), accuracy_mode, description, source, needs_data_dir, settings, option_rules)
-    return DATASETS.register(name, DatasetSpec(name, load, *fields, **reading))
+    declared = dict(multiple_choice=multiple_choice, circular=circular, answerability=answerability)
+    return DATASETS.register(name, DatasetSpec(name, load, *fields, **declared, **reading))
 
 # %% ../nbs/00a_datasets.ipynb #c060v1
 VQAV2_FILES = {
@@ -933,6 +946,7 @@ register_dataset(
     "vizwiz",
     "VizWiz-VQA: ten answers, 'unanswerable' included, VizWiz's accuracy; answerability by average precision",
     VIZWIZ_DOWNLOAD,
+    answerability=True,
 )
 
 # %% ../nbs/00a_datasets.ipynb #c061c2
@@ -944,6 +958,8 @@ register_dataset(
     "MMBench: multiple choice (2-4 options), the option chosen scored with CircularEval over its rotations",
     MMBENCH_DOWNLOAD,
     model_settings=MC_MODEL_SETTINGS,
+    multiple_choice=True,
+    circular=True,
 )
 register_dataset(
     "textvqa",
@@ -981,15 +997,16 @@ register_dataset(
     MMMU_PRO_DOWNLOAD,
     model_settings=MC_MODEL_SETTINGS,
     option_rules="mmmu_pro",
+    multiple_choice=True,
     question_text=False,
 );
 
 # %% ../nbs/00a_datasets.ipynb #c060p1b
 def dataset_spec(
-    name: str,  # a key of DATASETS
+    name: str | DatasetSpec,  # a key of DATASETS (an entry is returned as it is)
 ) -> DatasetSpec:
     "The registry entry `name`, or an error listing the known ones."
-    return DATASETS[name]
+    return name if isinstance(name, DatasetSpec) else DATASETS[name]
 
 
 def load_dataset(
@@ -1009,3 +1026,39 @@ def load_dataset(
     if data_dir is not None and spec.needs_data_dir and not Path(data_dir).is_dir():
         raise FileNotFoundError(f"{name}: data folder not found: {data_dir}")
     return spec.load(Path(data_dir) if data_dir is not None else None, split)
+
+# %% ../nbs/00a_datasets.ipynb #c070
+DECLARED_COLUMNS = {  # a declaration -> the column a loaded table has exactly when its entry declares it
+    "multiple_choice": "options",
+    "circular": "circular_of",
+    "answerability": "answerable",
+}
+
+
+def declaration_problems(
+    spec: DatasetSpec,  # the entry
+    dataset: VQADataset,  # questions its loader read
+) -> list[str]:  # one line for each declaration the table contradicts; [] where they agree
+    "Where a loaded table and its entry disagree: a declared column missing, or a column present but not declared."
+    said = lambda declared, column: (
+        f"dataset {spec.name} declares {declared}, but its questions have no {column!r} column"
+        if getattr(spec, declared)
+        else f"dataset {spec.name}'s questions have a column {column!r}, but it does not declare {declared} "
+        f"(register_dataset(..., {declared}=True))"
+    )
+    return [
+        said(declared, column)
+        for declared, column in DECLARED_COLUMNS.items()
+        if getattr(spec, declared) != (column in dataset.questions)
+    ]
+
+
+def check_declaration(
+    spec: DatasetSpec,  # the entry
+    dataset: VQADataset,  # questions its loader read
+) -> VQADataset:  # `dataset`, where it agrees
+    "`dataset`, refused where it does not have what its entry declares (`declaration_problems`)."
+    problems = declaration_problems(spec, dataset)
+    if problems:
+        raise ValueError("; ".join(problems))
+    return dataset

@@ -17,12 +17,12 @@ from .store import CHUNK_SIZE, folder_lock
 from .inference import conditions, peak_memory_mb
 from .harnesses import check_condition_names, failures_text, harness_questions, prediction_files
 from .harnesses import read_manifest, read_predictions, rederived_conditions, sha256_of, verified_files
-from .harnesses import vlmevalkit_reported, without_failed
+from .harnesses import HARNESSES, without_failed
 from vqa_robust.parameters import (
     CheckedParameters,
     RunConfig,
     RunParameters,
-    flag,
+    bool_parameter,
     registry_parameter,
     scoring_parameters,
 )
@@ -158,11 +158,10 @@ def harness_model(predicted: pd.DataFrame, model: str) -> str:
 
 
 def reported_scores(scores: dict, manifest: dict, name: str) -> list:
-    "What a harness reported per condition (VLMEvalKit's _acc.csv): [model, condition, acc, counted]."
+    "A harness's reported accuracy per condition (its `reported`: VLMEvalKit's _acc.csv): [model, condition, acc, how]."
+    said = {condition: HARNESSES[harness].reported(path) for condition, (path, harness) in scores.items()}
     return [
-        [name, c["corruption"], c["severity"], *vlmevalkit_reported(scores[c["name"]][0])]
-        for c in manifest["conditions"]
-        if c["name"] in scores
+        [name, c["corruption"], c["severity"], *said[c["name"]]] for c in manifest["conditions"] if c["name"] in said
     ]
 
 # %% ../nbs/08b_harness_scoring.ipynb #c057s2c
@@ -237,7 +236,7 @@ def score_predictions(
     "Score a harness's predictions for an export as a run scores its own answers, the harness's own scores beside them."
     if not predictions or not Path(predictions).is_dir():
         raise ValueError(f"predictions: no folder at {predictions!r} (the harness's output folder)")
-    out, allow_failed = checked_out_dir(out_dir), flag(allow_failed, "allow_failed")
+    out, allow_failed = checked_out_dir(out_dir), bool_parameter(allow_failed, "allow_failed")
     exported, key, split, files, questions, checks = checked_export(
         manifest, dataset, dataset_split, data_dir, questions_file, annotations_file, image_dir
     )
@@ -262,5 +261,5 @@ def score_predictions(
         reported_scores(found["scores"], exported, name),
     )
     return scored_harness_run(
-        exported, key, split, files, questions, answered, name, identity, out, flag(figures, "figures")
+        exported, key, split, files, questions, answered, name, identity, out, bool_parameter(figures, "figures")
     )

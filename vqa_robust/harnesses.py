@@ -21,19 +21,19 @@ from .metrics import API_FAILURE, accuracy_table
 from .served import SERVED_DEFAULTS, png_bytes
 
 # %% auto #0
-__all__ = ['VLMEVALKIT_SPLIT', 'LMMS_UTILS', 'LMMS_METRIC', 'EXPORT_FORMATS', 'VLMEVALKIT_TABLES', 'HARNESS_READERS',
-           'MANIFEST_FIELDS', 'AGREEMENT', 'served_settings', 'hint_of', 'harness_questions', 'condition_png',
-           'decoded', 'export_fingerprint', 'export_group', 'condition_name', 'vlmevalkit_table', 'write_vlmevalkit',
-           'read_as_missing', 'vlmevalkit_unreadable', 'vlmevalkit_config', 'finish_vlmevalkit', 'LmmsFunction',
-           'lmms_task', 'lmms_rows', 'yaml_text', 'write_lmms_eval', 'lmms_group', 'finish_lmms_eval',
-           'nothing_unreadable', 'ExportFormat', 'sha256_of', 'checked_grid', 'refuse_unreadable', 'previous_export',
-           'write_conditions', 'export', 'export_manifest', 'text_of', 'json_line', 'first_reply', 'lmms_eval_rows',
-           'text_table', 'vlmevalkit_rows', 'lmms_eval_condition', 'vlmevalkit_condition', 'lmms_eval_question',
-           'vlmevalkit_question', 'failure_of', 'lmms_eval_results', 'lmms_eval_source', 'lmms_eval_model',
-           'vlmevalkit_model', 'HarnessReader', 'harness_files', 'prediction_files', 'check_asked',
-           'condition_predictions', 'read_predictions', 'read_manifest', 'check_condition_names', 'verified_files',
-           'exported_rows', 'rederived_conditions', 'failures_text', 'without_failed', 'harness_agreement',
-           'reported_agreement', 'vlmevalkit_reported']
+__all__ = ['VLMEVALKIT_SPLIT', 'LMMS_UTILS', 'LMMS_METRIC', 'VLMEVALKIT_TABLES', 'HARNESSES', 'MANIFEST_FIELDS', 'AGREEMENT',
+           'served_settings', 'hint_of', 'harness_questions', 'condition_png', 'decoded', 'export_fingerprint',
+           'export_group', 'condition_name', 'vlmevalkit_table', 'write_vlmevalkit', 'read_as_missing',
+           'vlmevalkit_unreadable', 'vlmevalkit_config', 'finish_vlmevalkit', 'LmmsFunction', 'lmms_task', 'lmms_rows',
+           'yaml_text', 'write_lmms_eval', 'lmms_group', 'finish_lmms_eval', 'lmms_eval_exported',
+           'vlmevalkit_exported', 'text_of', 'json_line', 'first_reply', 'lmms_eval_rows', 'text_table',
+           'vlmevalkit_rows', 'lmms_eval_outputs', 'vlmevalkit_outputs', 'lmms_eval_condition', 'vlmevalkit_condition',
+           'lmms_eval_question', 'vlmevalkit_question', 'failure_of', 'sha256_of', 'lmms_eval_results',
+           'lmms_eval_source', 'lmms_eval_model', 'vlmevalkit_model', 'vlmevalkit_reported', 'nothing_unreadable',
+           'prompt_sent', 'Harness', 'checked_grid', 'refuse_unreadable', 'previous_export', 'write_conditions',
+           'export', 'export_manifest', 'harness_files', 'prediction_files', 'check_asked', 'condition_predictions',
+           'read_predictions', 'read_manifest', 'check_condition_names', 'verified_files', 'exported_rows',
+           'rederived_conditions', 'failures_text', 'without_failed', 'harness_agreement', 'reported_agreement']
 
 # %% ../nbs/05c_harnesses.ipynb #h006
 def served_settings(
@@ -292,134 +292,24 @@ def finish_lmms_eval(out: Path, group: str, names: list, questions=None, setting
     atomic_write(path, lambda p: p.write_text(yaml_text(lmms_group(group, names))))
     return [utils, path]
 
-# %% ../nbs/05c_harnesses.ipynb #h025
-def nothing_unreadable(questions: pd.DataFrame) -> list[str]:
-    "A format that writes every text as it is: nothing it would lose."
-    return []
+# %% ../nbs/05c_harnesses.ipynb #h024x
+def lmms_eval_exported(
+    files: list,  # a condition's lmms-eval files that are present
+) -> pd.DataFrame | None:  # question_id, image (PNG bytes); None without its Parquet file
+    "A condition's rows as lmms-eval reads them, in its Parquet file's order."
+    parquet = [p for p in files if p.suffix == ".parquet"]
+    return pd.read_parquet(parquet[0], columns=["question_id", "image"]) if parquet else None
 
 
-@dataclass(frozen=True)
-class ExportFormat:
-    "One harness's layout: its folder in the export, a condition's files, the files spanning conditions, what it loses."
-
-    folder: str  # the export's subfolder it writes in
-    write: Callable  # (out, group, name, questions, images, settings) -> the condition's files
-    finish: Callable | None = None  # (out, group, names, questions, settings) -> the files spanning the conditions
-    unreadable: Callable = nothing_unreadable  # questions -> the cells the harness would not read as written
-    sends: str = "png"  # how its OpenAI-compatible client sends an image: a key of served.IMAGE_ENCODINGS
-
-
-EXPORT_FORMATS = Registry("export format")
-EXPORT_FORMATS.update(
-    {
-        "lmms-eval": ExportFormat("lmms_eval", write_lmms_eval, finish_lmms_eval),  # PNG: its models/simple/openai.py
-        "vlmevalkit": ExportFormat(
-            "vlmevalkit", write_vlmevalkit, finish_vlmevalkit, vlmevalkit_unreadable, "vlmevalkit_api"
-        ),
-    }
-)
-
-# %% ../nbs/05c_harnesses.ipynb #h027
-def sha256_of(path: Path) -> str:
-    "The sha256 of a file's bytes, in hex."
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def checked_grid(grid: list) -> list[tuple]:
-    "An export's conditions, each checked (`check_condition`), repeats dropped, the clean one first."
-    return [CLEAN] + [c for c in dict.fromkeys(check_condition(*c) for c in grid) if c != CLEAN]
-
-
-def refuse_unreadable(questions: pd.DataFrame, formats) -> None:
-    "Refuse an export that a chosen harness would not read as written, naming up to five of the cells it would lose."
-    for fmt in formats:
-        lost = EXPORT_FORMATS[fmt].unreadable(questions)
-        if lost:
-            raise ValueError(
-                f"format {fmt}: its reader would lose {len(lost)} cell(s) of the export: "
-                f"{'; '.join(lost[:5])} (lmms-eval's Parquet files keep them)"
-            )
-
-
-def previous_export(out: Path) -> list[Path]:
-    "What an earlier export left in `out`: its manifest, then each format folder's vqa_robust_* files and utils.py."
-    folders = [out / f.folder for f in EXPORT_FORMATS.values() if (out / f.folder).is_dir()]
-    made = [
-        p
-        for d in folders
-        for p in sorted(d.iterdir())
-        if p.is_file() and (p.name.startswith("vqa_robust_") or p.name == "utils.py")
-    ]
-    return [out / "export.json"] * (out / "export.json").is_file() + made
-
-# %% ../nbs/05c_harnesses.ipynb #h027b
-def write_conditions(dataset, out, group, conditions, seed, formats, questions, settings) -> tuple[dict, list]:
-    "Each condition's images, made once and written by every format: ({(name, format): files}, the names in order)."
-    written, names = {}, []
-    for corruption, severity in conditions:
-        images = {i: condition_png(dataset, i, corruption, severity, seed) for i in questions.image_id.unique()}
-        name = condition_name(group, corruption, severity)
-        names.append(name)
-        for fmt in formats:
-            written[(name, fmt)] = EXPORT_FORMATS[fmt].write(out, group, name, questions, images, settings)
-    return written, names
-
-# %% ../nbs/05c_harnesses.ipynb #h027c
-def export(
-    dataset: VQADataset,  # the questions (a run's split: `questions.load_questions`, or any)
-    out_dir: str | Path,  # the export's folder
-    grid: list,  # (corruption, severity) conditions; the clean one is added
-    seed: int = 0,  # seeds every image's corruption, as a run's seed
-    formats=("lmms-eval", "vlmevalkit"),  # keys of EXPORT_FORMATS
-    settings: dict | None = None,  # the served models' prompt and decoding (`served_settings`; None: SERVED_DEFAULTS)
-    source: dict | None = None,  # where scoring reads the questions again: {"dataset": key, "dataset_split": split}
-) -> dict:  # the manifest (export.json)
-    "Write `dataset` under every condition of `grid` in each harness layout, and export.json with every file's sha256."
-    EXPORT_FORMATS.check(list(formats))
-    settings = {**SERVED_DEFAULTS, **(settings or {})}
-    out, questions, conditions = Path(out_dir), harness_questions(dataset, settings["prompt"]), checked_grid(grid)
-    refuse_unreadable(questions, formats)
-    fingerprint = export_fingerprint(dataset_fingerprint(dataset), code_fingerprint(dataset), seed)
-    group = export_group(dataset.name, fingerprint)
-    with folder_lock(out):
-        for stale in previous_export(out):
-            stale.unlink()  # the manifest first: until the new one is written, unfinished
-        written, names = write_conditions(dataset, out, group, conditions, seed, formats, questions, settings)
-        finishers = [EXPORT_FORMATS[fmt].finish for fmt in formats if EXPORT_FORMATS[fmt].finish]
-        spanning = [f for finish in finishers for f in finish(out, group, names, questions, settings)]
-        manifest = export_manifest(
-            dataset, out, seed, formats, conditions, names, written, spanning, questions, settings, source, group
-        )
-        atomic_write(out / "export.json", lambda p: p.write_text(json.dumps(manifest, indent=1, default=str)))
-        (out / LOCK).unlink()  # no lock file left in the export; the lock itself is released when the block ends
-    return manifest
-
-
-def export_manifest(
-    dataset, out, seed, formats, conditions, names, written, spanning, questions, settings, source=None, group=""
-) -> dict:
-    "export.json: what was exported, from what, and each file's sha256 (paths relative to the export's folder)."
-    digest = lambda paths: {p.relative_to(out).as_posix(): sha256_of(p) for p in paths}
-    listed = [
-        {"name": n, "corruption": c, "severity": s, "files": {fmt: digest(written[(n, fmt)]) for fmt in formats}}
-        for n, (c, s) in zip(names, conditions)
-    ]
-    return {
-        "vqa_robust": vqa_robust.__version__,
-        "dataset": dataset.name,
-        "group": group,
-        "data": dataset_fingerprint(dataset),
-        "corruption_code": code_fingerprint(dataset),
-        "seed": seed,
-        "formats": list(formats),
-        "n_questions": len(questions),
-        "settings": {k: settings[k] for k in ("prompt", "max_tokens", "temperature", "lowercase")},
-        "images_sent": {fmt: EXPORT_FORMATS[fmt].sends for fmt in formats},
-        "question_ids": questions.question_id.tolist(),
-        "source": source,
-        "conditions": listed,
-        "files": digest(spanning),
-    }
+def vlmevalkit_exported(
+    files: list,  # a condition's VLMEvalKit files that are present
+) -> pd.DataFrame | None:  # question_id, image (the bytes its base64 cell holds); None without its TSV
+    "A condition's rows as VLMEvalKit reads them, in its TSV's order."
+    tables = [p for p in files if p.suffix == ".tsv"]
+    if not tables:
+        return None
+    rows = pd.read_csv(tables[0], sep="\t", usecols=["index", "image"], dtype={"image": str})
+    return pd.DataFrame({"question_id": rows["index"], "image": rows.image.map(base64.b64decode)})
 
 # %% ../nbs/05c_harnesses.ipynb #h032
 def text_of(path: Path) -> str:
@@ -510,6 +400,16 @@ def vlmevalkit_rows(path: Path) -> list[dict]:
 VLMEVALKIT_TABLES = (".xlsx", ".tsv", ".csv")  # the tables VLMEvalKit writes predictions and scores in
 
 
+def lmms_eval_outputs(folder: Path) -> list[Path]:
+    "The files in `folder` lmms-eval's `--log_samples` may have written for an export: `*_samples_*.jsonl`."
+    return sorted(folder.rglob("*_samples_*.jsonl"))
+
+
+def vlmevalkit_outputs(folder: Path) -> list[Path]:
+    "The files in `folder` (its work dir) VLMEvalKit may have written for an export: its tables named `*vqa_robust_*`."
+    return [p for p in sorted(folder.rglob("*vqa_robust_*")) if p.suffix in VLMEVALKIT_TABLES]
+
+
 def lmms_eval_condition(path: Path, known: set) -> tuple[str, str]:
     "(condition, kind) of an lmms-eval samples file `<date>_samples_<task>.jsonl`: its task, its predictions."
     return path.name.split("_samples_", 1)[1][: -len(".jsonl")], "predictions"
@@ -558,6 +458,11 @@ def failure_of(
     return f"a failed request: {prediction[:160]}" if marker in prediction else None
 
 # %% ../nbs/05c_harnesses.ipynb #h033r
+def sha256_of(path: Path) -> str:
+    "The sha256 of a file's bytes, in hex."
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def lmms_eval_results(samples: Path) -> dict:
     "The results.json lmms-eval wrote with a samples file: `<date>_results.json` beside `<date>_samples_<task>.jsonl`."
     results = samples.parent / (samples.name.split("_samples_", 1)[0] + "_results.json")
@@ -593,56 +498,195 @@ def vlmevalkit_model(path: Path, condition: dict) -> str:
     "The model's name as VLMEvalKit named it: the prediction file's name before `_<dataset>`."
     return path.stem.split(f"_{condition['name']}", 1)[0]
 
-# %% ../nbs/05c_harnesses.ipynb #h033s
-@dataclass(frozen=True)
-class HarnessReader:
-    "How a harness's output is read: the condition a file holds, its rows, a row's question, what it logs as asked."
+# %% ../nbs/05c_harnesses.ipynb #h033v
+def vlmevalkit_reported(
+    path: Path,  # VLMEvalKit's `<model>_<dataset>_acc.csv`
+) -> tuple[float, str]:  # (its Overall, a fraction; 'circular' or 'asking': what it counted)
+    "The accuracy VLMEvalKit reported for a condition, and whether its judge's file beside it folded rotations."
+    table = text_table(path)
+    if "Overall" not in table or table.empty:
+        raise ValueError(f"{path}: no 'Overall' column (VLMEvalKit's _acc.csv has one)")
+    overall = float(table.Overall.iloc[0])
+    if not 0 <= overall <= 1:
+        raise ValueError(f"{path}: Overall {overall} is not a fraction (VLMEvalKit writes one)")
+    judge = path.with_name(path.name[: -len("_acc.csv")] + "_exact_matching_result.xlsx")
+    return overall, "circular" if judge.is_file() and "g_index" in text_table(judge) else "asking"
 
+# %% ../nbs/05c_harnesses.ipynb #h025
+def nothing_unreadable(questions: pd.DataFrame) -> list[str]:
+    "A format that writes every text as it is: nothing it would lose."
+    return []
+
+
+def prompt_sent(question: pd.Series) -> str:
+    "What a harness that logs the prompt it sent logs as asked: the question's `prompt` (`harness_questions`)."
+    return question.prompt
+
+
+@dataclass(frozen=True)
+class Harness:
+    "One harness, registered once: how an export is written in its layout, and how its output is read back."
+
+    folder: str  # writing: the export's subfolder it writes in
+    write: Callable  # (out, group, name, questions, images, settings) -> the condition's files
+    outputs: Callable  # reading: its output folder -> the files in it the harness may have written for an export
     condition: Callable  # (path, the export's condition names) -> (condition, kind: predictions, scores or judge)
     rows: Callable  # path -> rows: row, key, asked, target, prediction, harness_score
     question_of: Callable  # (row, the export's question ids, path) -> question id
-    asked: Callable  # a row of `harness_questions` -> the text the harness logs as asked for it
     failure: str  # its text for a request that failed every retry
     model: Callable  # (prediction file, condition) -> the model's name as the harness named it
+    finish: Callable | None = None  # writing: (out, group, names, questions, settings) -> the files spanning conditions
+    unreadable: Callable = nothing_unreadable  # questions -> the cells the harness would not read as written
+    sends: str = "png"  # how its OpenAI-compatible client sends an image: a key of served.IMAGE_ENCODINGS
+    exported: Callable | None = None  # a condition's files present -> its rows (question_id, image bytes) or None
+    asked: Callable = prompt_sent  # reading: a row of `harness_questions` -> the text the harness logs as asked for it
     check_source: Callable | None = None  # (prediction file, condition): refuse a file made from other exported files
+    reported: Callable | None = None  # a file of kind scores -> (the accuracy it reported, 'circular' or 'asking')
 
-
-HARNESS_READERS = Registry("harness")
-HARNESS_READERS.update(
+# %% ../nbs/05c_harnesses.ipynb #h025r
+HARNESSES = Registry("export format")  # a harness by the name `--format` takes and export.json keys its files by
+HARNESSES.update(
     {
-        "lmms-eval": HarnessReader(
-            lmms_eval_condition,
-            lmms_eval_rows,
-            lmms_eval_question,
-            lambda q: q.prompt,
-            "[LMMS_EVAL_REQUEST_FAILED",
-            lambda path, condition: lmms_eval_model(path),
-            lmms_eval_source,
+        "lmms-eval": Harness(
+            folder="lmms_eval",
+            write=write_lmms_eval,
+            finish=finish_lmms_eval,
+            exported=lmms_eval_exported,
+            sends="png",  # its models/simple/openai.py
+            outputs=lmms_eval_outputs,
+            condition=lmms_eval_condition,
+            rows=lmms_eval_rows,
+            question_of=lmms_eval_question,
+            failure="[LMMS_EVAL_REQUEST_FAILED",
+            model=lambda path, condition: lmms_eval_model(path),
+            check_source=lmms_eval_source,
         ),
-        "vlmevalkit": HarnessReader(
-            vlmevalkit_condition,
-            vlmevalkit_rows,
-            vlmevalkit_question,
-            lambda q: q.prompt,
-            API_FAILURE,
-            vlmevalkit_model,
+        "vlmevalkit": Harness(
+            folder="vlmevalkit",
+            write=write_vlmevalkit,
+            finish=finish_vlmevalkit,
+            unreadable=vlmevalkit_unreadable,
+            exported=vlmevalkit_exported,
+            sends="vlmevalkit_api",  # JPEG at quality 75, a side under 100 px upscaled first
+            outputs=vlmevalkit_outputs,
+            condition=vlmevalkit_condition,
+            rows=vlmevalkit_rows,
+            question_of=vlmevalkit_question,
+            failure=API_FAILURE,
+            model=vlmevalkit_model,
+            reported=vlmevalkit_reported,
         ),
     }
 )
 
+# %% ../nbs/05c_harnesses.ipynb #h027
+def checked_grid(grid: list) -> list[tuple]:
+    "An export's conditions, each checked (`check_condition`), repeats dropped, the clean one first."
+    return [CLEAN] + [c for c in dict.fromkeys(check_condition(*c) for c in grid) if c != CLEAN]
+
+
+def refuse_unreadable(questions: pd.DataFrame, formats) -> None:
+    "Refuse an export that a chosen harness would not read as written, naming up to five of the cells it would lose."
+    for fmt in formats:
+        lost = HARNESSES[fmt].unreadable(questions)
+        if lost:
+            raise ValueError(
+                f"format {fmt}: its reader would lose {len(lost)} cell(s) of the export: "
+                f"{'; '.join(lost[:5])} (lmms-eval's Parquet files keep them)"
+            )
+
+
+def previous_export(out: Path) -> list[Path]:
+    "What an earlier export left in `out`: its manifest, then each format folder's vqa_robust_* files and utils.py."
+    folders = [out / f.folder for f in HARNESSES.values() if (out / f.folder).is_dir()]
+    made = [
+        p
+        for d in folders
+        for p in sorted(d.iterdir())
+        if p.is_file() and (p.name.startswith("vqa_robust_") or p.name == "utils.py")
+    ]
+    return [out / "export.json"] * (out / "export.json").is_file() + made
+
+# %% ../nbs/05c_harnesses.ipynb #h027b
+def write_conditions(dataset, out, group, conditions, seed, formats, questions, settings) -> tuple[dict, list]:
+    "Each condition's images, made once and written by every format: ({(name, format): files}, the names in order)."
+    written, names = {}, []
+    for corruption, severity in conditions:
+        images = {i: condition_png(dataset, i, corruption, severity, seed) for i in questions.image_id.unique()}
+        name = condition_name(group, corruption, severity)
+        names.append(name)
+        for fmt in formats:
+            written[(name, fmt)] = HARNESSES[fmt].write(out, group, name, questions, images, settings)
+    return written, names
+
+# %% ../nbs/05c_harnesses.ipynb #h027c
+def export(
+    dataset: VQADataset,  # the questions (a run's split: `questions.load_questions`, or any)
+    out_dir: str | Path,  # the export's folder
+    grid: list,  # (corruption, severity) conditions; the clean one is added
+    seed: int = 0,  # seeds every image's corruption, as a run's seed
+    formats=("lmms-eval", "vlmevalkit"),  # keys of HARNESSES (the layouts written)
+    settings: dict | None = None,  # the served models' prompt and decoding (`served_settings`; None: SERVED_DEFAULTS)
+    source: dict | None = None,  # where scoring reads the questions again: {"dataset": key, "dataset_split": split}
+) -> dict:  # the manifest (export.json)
+    "Write `dataset` under every condition of `grid` in each harness layout, and export.json with every file's sha256."
+    HARNESSES.check(list(formats))
+    settings = {**SERVED_DEFAULTS, **(settings or {})}
+    out, questions, conditions = Path(out_dir), harness_questions(dataset, settings["prompt"]), checked_grid(grid)
+    refuse_unreadable(questions, formats)
+    fingerprint = export_fingerprint(dataset_fingerprint(dataset), code_fingerprint(dataset), seed)
+    group = export_group(dataset.name, fingerprint)
+    with folder_lock(out):
+        for stale in previous_export(out):
+            stale.unlink()  # the manifest first: until the new one is written, unfinished
+        written, names = write_conditions(dataset, out, group, conditions, seed, formats, questions, settings)
+        finishers = [HARNESSES[fmt].finish for fmt in formats if HARNESSES[fmt].finish]
+        spanning = [f for finish in finishers for f in finish(out, group, names, questions, settings)]
+        manifest = export_manifest(
+            dataset, out, seed, formats, conditions, names, written, spanning, questions, settings, source, group
+        )
+        atomic_write(out / "export.json", lambda p: p.write_text(json.dumps(manifest, indent=1, default=str)))
+        (out / LOCK).unlink()  # no lock file left in the export; the lock itself is released when the block ends
+    return manifest
+
+
+def export_manifest(
+    dataset, out, seed, formats, conditions, names, written, spanning, questions, settings, source=None, group=""
+) -> dict:
+    "export.json: what was exported, from what, and each file's sha256 (paths relative to the export's folder)."
+    digest = lambda paths: {p.relative_to(out).as_posix(): sha256_of(p) for p in paths}
+    listed = [
+        {"name": n, "corruption": c, "severity": s, "files": {fmt: digest(written[(n, fmt)]) for fmt in formats}}
+        for n, (c, s) in zip(names, conditions)
+    ]
+    return {
+        "vqa_robust": vqa_robust.__version__,
+        "dataset": dataset.name,
+        "group": group,
+        "data": dataset_fingerprint(dataset),
+        "corruption_code": code_fingerprint(dataset),
+        "seed": seed,
+        "formats": list(formats),
+        "n_questions": len(questions),
+        "settings": {k: settings[k] for k in ("prompt", "max_tokens", "temperature", "lowercase")},
+        "images_sent": {fmt: HARNESSES[fmt].sends for fmt in formats},  # how each harness sends an image
+        "question_ids": questions.question_id.tolist(),
+        "source": source,
+        "conditions": listed,
+        "files": digest(spanning),
+    }
+
 # %% ../nbs/05c_harnesses.ipynb #h033p
 def harness_files(folder: Path) -> list[tuple[Path, str]]:
-    "The files in `folder` a harness may have written for an export: (path, harness), lmms-eval's and VLMEvalKit's."
-    lmms = [(p, "lmms-eval") for p in sorted(folder.rglob("*_samples_*.jsonl"))]
-    tables = [(p, "vlmevalkit") for p in sorted(folder.rglob("*vqa_robust_*")) if p.suffix in VLMEVALKIT_TABLES]
-    return lmms + tables
+    "The files in `folder` a harness may have written for an export: (path, harness), by each harness's `outputs`."
+    return [(p, key) for key, harness in HARNESSES.items() for p in harness.outputs(folder)]
 
 
 def prediction_files(folder: Path, manifest: dict) -> dict:
     "kind -> {condition: (file, harness)}: each condition's predictions and scores; a file seen twice (link) read once."
     known, found, digests = {c["name"] for c in manifest["conditions"]}, {"predictions": {}, "scores": {}}, {}
     for path, harness in harness_files(folder):
-        name, kind = HARNESS_READERS[harness].condition(path, known)
+        name, kind = HARNESSES[harness].condition(path, known)
         if name not in known:
             raise ValueError(f"{path}: condition {name!r} is not in the export (it holds {sorted(known)})")
         if kind == "judge":
@@ -656,7 +700,7 @@ def prediction_files(folder: Path, manifest: dict) -> dict:
     return found
 
 # %% ../nbs/05c_harnesses.ipynb #h034
-def check_asked(row: dict, question: pd.Series, reader: HarnessReader, path: Path, qid: int) -> None:
+def check_asked(row: dict, question: pd.Series, reader: Harness, path: Path, qid: int) -> None:
     "Refuse a row whose harness's own copy of what it asked (the text, the target) is not the export's question `qid`."
     expected = (reader.asked(question), str(question.answer))
     found = (row["asked"], None if row["target"] is None else str(row["target"]))
@@ -674,7 +718,7 @@ def condition_predictions(
     "One condition's predictions, each mapped to its question and checked; a failed request flagged, never cleaned."
     from vqa_robust.vlms import clean_answer
 
-    reader, ids, seen, rows = HARNESS_READERS[harness], pd.Index(manifest["question_ids"]), {}, []
+    reader, ids, seen, rows = HARNESSES[harness], pd.Index(manifest["question_ids"]), {}, []
     if reader.check_source:
         reader.check_source(path, condition)
     model = reader.model(path, condition)  # once a file: lmms-eval's is in its results.json
@@ -799,16 +843,13 @@ def verified_files(manifest: dict, folder: str | Path) -> int:
 
 # %% ../nbs/05c_harnesses.ipynb #h041b
 def exported_rows(folder: Path, condition: dict) -> pd.DataFrame | None:
-    "A condition's exported rows in their file's order: question_id and the image's bytes, from a file of it present."
-    paths = [Path(folder) / f for files in condition["files"].values() for f in files if (Path(folder) / f).is_file()]
-    parquet = [p for p in paths if p.suffix == ".parquet"]
-    if parquet:
-        return pd.read_parquet(parquet[0], columns=["question_id", "image"])
-    tables = [p for p in paths if p.suffix == ".tsv"]
-    if not tables:
-        return None
-    rows = pd.read_csv(tables[0], sep="\t", usecols=["index", "image"], dtype={"image": str})
-    return pd.DataFrame({"question_id": rows["index"], "image": rows.image.map(base64.b64decode)})
+    "A condition's exported rows in their file's order (question_id, image bytes), read back by its harness."
+    for key, harness in HARNESSES.items():
+        present = [Path(folder) / f for f in condition["files"].get(key, {}) if (Path(folder) / f).is_file()]
+        rows = harness.exported(present) if harness.exported else None
+        if rows is not None:
+            return rows
+    return None
 
 
 def rederived_conditions(
@@ -895,17 +936,3 @@ def reported_agreement(
     "Per model and condition: the package's accuracy beside the one the harness reported (VLMEvalKit's _acc.csv)."
     table = accuracy_table(scored).merge(reported, on=list(CONDITION), how="inner")
     return table.assign(difference=table.accuracy - table.harness_accuracy, n_scored_differently=np.nan)[AGREEMENT]
-
-
-def vlmevalkit_reported(
-    path: Path,  # VLMEvalKit's `<model>_<dataset>_acc.csv`
-) -> tuple[float, str]:  # (its Overall, a fraction; 'circular' or 'asking': what it counted)
-    "The accuracy VLMEvalKit reported for a condition, and whether its judge's file beside it folded rotations."
-    table = text_table(path)
-    if "Overall" not in table or table.empty:
-        raise ValueError(f"{path}: no 'Overall' column (VLMEvalKit's _acc.csv has one)")
-    overall = float(table.Overall.iloc[0])
-    if not 0 <= overall <= 1:
-        raise ValueError(f"{path}: Overall {overall} is not a fraction (VLMEvalKit writes one)")
-    judge = path.with_name(path.name[: -len("_acc.csv")] + "_exact_matching_result.xlsx")
-    return overall, "circular" if judge.is_file() and "g_index" in text_table(judge) else "asking"

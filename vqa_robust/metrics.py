@@ -27,7 +27,7 @@ __all__ = ['ACCURACY_MODES', 'TEN_ANSWER_MODES', 'REFUSALS', 'API_FAILURE', 'OPT
            'accuracy_exact', 'accuracy_exact_normalize', 'accuracy_vizwiz', 'answers_problem', 'vqa_accuracy',
            'evalai_answer', 'accuracy_textvqa', 'relaxed_number', 'accuracy_relaxed', 'letter_named', 'text_named',
            'vlmevalkit_option', 'vlmevalkit_2025_04_option', 'last_of', 'mmmu_pro_option', 'OptionRules',
-           'chosen_option', 'levenshtein', 'anls_distance', 'accuracy_anls', 'plain', 'check_unique_ids',
+           'chosen_option', 'levenshtein', 'anls_distance', 'accuracy_anls', 'native', 'check_unique_ids',
            'check_answered', 'rotated', 'circular_scores', 'folded_rotations', 'circular_by_set', 'drawn_option',
            'read_choices', 'checked_predictions', 'check_annotations', 'score_answers', 'accuracy_table',
            'judge_prompt', 'extraction_table', 'sequential_sum', 'rounded_percent', 'rounded_mean', 'official_report',
@@ -372,10 +372,10 @@ ANSWER_KEYS = (*CONDITION, "seed")  # what identifies an answer's condition: the
 RESAMPLING_UNIT = "image_id"  # the answers' column naming each question's image: what every interval resamples
 
 
-def plain(value):
+def native(value):
     "A numpy scalar, or a tuple of them, as plain Python (for messages)."
     if isinstance(value, tuple):
-        return tuple(plain(v) for v in value)
+        return tuple(native(v) for v in value)
     return value.item() if isinstance(value, np.generic) else value
 
 # %% ../nbs/04_metrics.ipynb #c017u
@@ -385,7 +385,7 @@ def check_unique_ids(dataset: VQADataset) -> None:
     repeated = pd.Series(ids).duplicated().to_numpy()
     if repeated.any():
         raise ValueError(
-            f"dataset '{dataset.name}' repeats question id(s) {listed(map(plain, sorted(set(ids[repeated]))))}"
+            f"dataset '{dataset.name}' repeats question id(s) {listed(map(native, sorted(set(ids[repeated]))))}"
         )
 
 # %% ../nbs/04_metrics.ipynb #c017a
@@ -398,25 +398,25 @@ def check_answered(answers: pd.DataFrame, dataset: VQADataset) -> None:
     unknown = sorted(set(answers.question_id) - known)
     if unknown:
         raise ValueError(
-            f"answers to {len(unknown)} question id(s) not in dataset '{dataset.name}': {listed(map(plain, unknown))}"
+            f"answers to {len(unknown)} question id(s) not in dataset '{dataset.name}': {listed(map(native, unknown))}"
         )
     keys = [c for c in ANSWER_KEYS if c in answers]
     groups = answers.groupby(keys, dropna=False, sort=False) if keys else [((), answers)]
     for key, group in groups:
         where = (
-            ", ".join(f"{k}={plain(v)!r}" for k, v in zip(keys, key if isinstance(key, tuple) else (key,)))
+            ", ".join(f"{k}={native(v)!r}" for k, v in zip(keys, key if isinstance(key, tuple) else (key,)))
             or "the answers"
         )
         twice = group.question_id[group.question_id.duplicated()]
         if len(twice):
             raise ValueError(
-                f"question id(s) {listed(map(plain, sorted(set(twice))))} answered more than once in condition {where}"
+                f"question id(s) {listed(map(native, sorted(set(twice))))} answered more than once in condition {where}"
             )
         missing = sorted(known - set(group.question_id))
         if missing:
             raise ValueError(
                 f"condition {where} leaves {len(missing)} of the dataset's {len(known)} questions unanswered: "
-                f"{listed(map(plain, missing))}"
+                f"{listed(map(native, missing))}"
             )
 
 # %% ../nbs/04_metrics.ipynb #c017p1
@@ -476,7 +476,7 @@ def drawn_option(
     **keys,  # what identifies the draw (the rules, the condition, the question), as for `seeded_rng`
 ) -> str:
     "One letter of `pool`, drawn by a generator seeded by `keys`: the same draw for an answer in every run and process."
-    return pool[int(seeded_rng(**{k: str(plain(v)) for k, v in keys.items()}).integers(len(pool)))]
+    return pool[int(seeded_rng(**{k: str(native(v)) for k, v in keys.items()}).integers(len(pool)))]
 
 # %% ../nbs/04_metrics.ipynb #536d60far
 def read_choices(
@@ -528,8 +528,8 @@ def checked_predictions(answers: pd.DataFrame) -> None:
     if not text.all():
         ids, example = answers.question_id.to_numpy()[~text], answers.answer.to_numpy()[~text][0]
         raise ValueError(
-            f"predictions must be strings: the answer to question id(s) {listed(map(plain, sorted(set(ids))))} "
-            f"is not (e.g. {plain(example)!r})"
+            f"predictions must be strings: the answer to question id(s) {listed(map(native, sorted(set(ids))))} "
+            f"is not (e.g. {native(example)!r})"
         )
 
 # %% ../nbs/04_metrics.ipynb #db82d02ca
@@ -546,7 +546,7 @@ def check_annotations(
     if problems:
         raise ValueError(
             f"{len(problems)} question(s) of dataset '{dataset.name}' cannot be scored: "
-            + "; ".join(f"question {plain(q)}: {p}" for q, p in list(problems.items())[:3])
+            + "; ".join(f"question {native(q)}: {p}" for q, p in list(problems.items())[:3])
             + (" ..." if len(problems) > 3 else "")
         )
 
@@ -727,8 +727,8 @@ def accuracy_breakdown(
     if twice.any():
         row = scored[twice].iloc[0]
         raise ValueError(
-            f"question id {plain(row.question_id)} scored more than once in condition "
-            + ", ".join(f"{c}={plain(row[c])!r}" for c in by)
+            f"question id {native(row.question_id)} scored more than once in condition "
+            + ", ".join(f"{c}={native(row[c])!r}" for c in by)
             + f" (a condition is one value of each of {by}; add a column such as 'seed')"
         )
     truth = dataset.questions.set_index("question_id")[breakdowns]
@@ -736,20 +736,20 @@ def accuracy_breakdown(
     if unknown.any():
         raise ValueError(
             f"scores of {len(set(scored.question_id[unknown]))} question id(s) not in dataset '{dataset.name}': "
-            f"{listed(map(plain, sorted(set(scored.question_id[unknown]))))}"
+            f"{listed(map(native, sorted(set(scored.question_id[unknown]))))}"
         )
     score = scored.score.to_numpy(dtype=np.float64)
     bad = ~((score >= 0) & (score <= 1))
     if bad.any():
         raise ValueError(
-            f"score must be a fraction in [0, 1], got {plain(score[bad][0])} "
-            f"for question id {plain(scored.question_id.to_numpy()[bad][0])}"
+            f"score must be a fraction in [0, 1], got {native(score[bad][0])} "
+            f"for question id {native(scored.question_id.to_numpy()[bad][0])}"
         )
     types = truth.loc[scored.question_id]
     untyped = types.isna().any(axis=1).to_numpy()
     if untyped.any():
         raise ValueError(
-            f"question(s) {listed(map(plain, sorted(set(types.index[untyped]))))} of dataset '{dataset.name}' "
+            f"question(s) {listed(map(native, sorted(set(types.index[untyped]))))} of dataset '{dataset.name}' "
             f"have no {' or '.join(breakdowns)}"
         )
     conditions = scored[by].reset_index(drop=True)

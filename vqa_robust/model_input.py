@@ -4,20 +4,16 @@
 
 # %% ../nbs/04g_model_input.ipynb #g003
 from __future__ import annotations
-import base64, io
 import numpy as np
 import pandas as pd
-from PIL import Image
-from .base import CONDITION, Registry
+from .base import CONDITION
 from .corruptions import CLEAN, image_under_condition
+from .zoo import FAMILIES
 
 # %% auto #0
-__all__ = ['SSIM_SIGMA', 'SSIM_TRUNCATE', 'SSIM_K1', 'SSIM_K2', 'SSIM_RADIUS', 'PIXEL_LAYOUTS', 'QUESTION', 'MODEL_VIEWS',
-           'INPUT_COLUMNS', 'mean_squared_error', 'psnr_of_mse', 'psnr', 'ssim', 'as_numpy', 'unnormalised',
-           'processor_kind', 'masked', 'single_views', 'tiled_views', 'qwen_patch_views', 'processor_views',
-           'encoder_batch', 'encoded_views', 'chat_views', 'pnp_views', 'model_views', 'sent_pixels', 'served_views',
-           'resampling', 'views_distance', 'image_measures', 'pooled_psnr', 'change', 'condition_row',
-           'model_input_table', 'plot_model_input']
+__all__ = ['SSIM_SIGMA', 'SSIM_TRUNCATE', 'SSIM_K1', 'SSIM_K2', 'SSIM_RADIUS', 'INPUT_COLUMNS', 'mean_squared_error',
+           'psnr_of_mse', 'psnr', 'ssim', 'model_views', 'resampling', 'views_distance', 'image_measures',
+           'pooled_psnr', 'change', 'condition_row', 'model_input_table', 'plot_model_input']
 
 # %% ../nbs/04g_model_input.ipynb #g006
 def mean_squared_error(
@@ -76,158 +72,16 @@ def ssim(
     r = SSIM_RADIUS
     return float(s[r:-r, r:-r].mean(axis=(0, 1)).mean())
 
-# %% ../nbs/04g_model_input.ipynb #g014
-def as_numpy(values) -> np.ndarray:
-    "A tensor (any dtype, any device: bfloat16 is cast first) or an array, as a float64 array."
-    return np.asarray(values.detach().float().cpu() if hasattr(values, "detach") else values, np.float64)
-
-
-def unnormalised(
-    pixels,  # channel-first values as the processor made them: (..., 3, H, W)
-    image_processor,  # the processor (its do_normalize, image_mean, image_std, do_rescale, rescale_factor)
-) -> np.ndarray:  # (..., H, W, 3) float64 on 0..255
-    "Pixel values back on the image's 0..255 scale, channel-last: the processor's normalisation and rescaling undone."
-    x = np.moveaxis(as_numpy(pixels), -3, -1)
-    if getattr(image_processor, "do_normalize", False):
-        x = x * np.asarray(image_processor.image_std, np.float64) + np.asarray(image_processor.image_mean, np.float64)
-    if getattr(image_processor, "do_rescale", False):
-        x = x / image_processor.rescale_factor
-    return x
-
-# %% ../nbs/04g_model_input.ipynb #g018
-def processor_kind(image_processor) -> str:
-    "An image processor's kind: its class name without a backend's suffix (`Pil`, `Fast`): both backends read alike."
-    name = type(image_processor).__name__
-    for suffix in ("Pil", "Fast"):
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return name
-
-
-def masked(
-    view: np.ndarray,  # H x W x 3
-    mask=None,  # H x W, nonzero on the image; None: all image
-) -> np.ndarray | None:  # the image's part of the view; None for an all-padding view
-    "The part of a view its pixel mask marks as image (padding cut away)."
-    if mask is None:
-        return view
-    mask = as_numpy(mask) > 0
-    rows, cols = np.flatnonzero(mask.any(1)), np.flatnonzero(mask.any(0))
-    if not len(rows):
-        return None
-    return view[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1]
-
-# %% ../nbs/04g_model_input.ipynb #g021
-def single_views(processed: dict, image_processor) -> list[np.ndarray]:
-    "One view a row of `pixel_values` (B x 3 x H x W), the padding `pixel_mask` marks cut away."
-    views, masks = unnormalised(processed["pixel_values"], image_processor), processed.get("pixel_mask")
-    return [masked(v, None if masks is None else masks[i]) for i, v in enumerate(views)]
-
-
-def tiled_views(processed: dict, image_processor) -> list[np.ndarray]:
-    "Every tile of `pixel_values` (B x N x 3 x H x W), padding and all-padding tiles dropped (`pixel_attention_mask`)."
-    views, masks = unnormalised(processed["pixel_values"], image_processor), processed.get("pixel_attention_mask")
-    views = views.reshape(-1, *views.shape[-3:])
-    masks = [None] * len(views) if masks is None else as_numpy(masks).reshape(-1, *views.shape[1:3])
-    return [v for v in (masked(v, m) for v, m in zip(views, masks)) if v is not None]
-
-
-def qwen_patch_views(processed: dict, image_processor) -> list[np.ndarray]:
-    "Qwen2-VL's flattened patches put back together, one image a row of `image_grid_thw` (its first frame)."
-    p, m, t = image_processor.patch_size, image_processor.merge_size, image_processor.temporal_patch_size
-    flat, views, start = as_numpy(processed["pixel_values"]), [], 0
-    for _, gh, gw in as_numpy(processed["image_grid_thw"]).astype(int).tolist():
-        patches = flat[start : start + gh * gw].reshape(gh // m, gw // m, m, m, 3, t, p, p)[..., 0, :, :]
-        views.append(unnormalised(patches.transpose(4, 0, 2, 5, 1, 3, 6).reshape(3, gh * p, gw * p), image_processor))
-        start += gh * gw
-    return views
-
-
-PIXEL_LAYOUTS = Registry("image processor kind")  # processor kind -> (processed, image_processor) -> views
-for _kind in (
-    "ViltImageProcessor",
-    "BlipImageProcessor",
-    "SiglipImageProcessor",
-    "Gemma3ImageProcessor",
-    "CLIPImageProcessor",
-    "GotOcr2ImageProcessor",
-):
-    PIXEL_LAYOUTS.register(_kind, single_views)
-for _kind in ("Idefics3ImageProcessor", "SmolVLMImageProcessor", "LlavaOnevisionImageProcessor"):
-    PIXEL_LAYOUTS.register(_kind, tiled_views)
-PIXEL_LAYOUTS.register("Qwen2VLImageProcessor", qwen_patch_views)
-
-
-def processor_views(
-    image_processor,  # the processor that made `processed`
-    processed: dict,  # its output (`pixel_values` and what its layout needs)
-) -> list[np.ndarray]:  # H x W x 3 float64 views on 0..255: one image, or its tiles
-    "The views a processor's output holds, read by its kind's layout (`PIXEL_LAYOUTS`)."
-    return PIXEL_LAYOUTS[processor_kind(image_processor)](processed, image_processor)
-
 # %% ../nbs/04g_model_input.ipynb #g026
-QUESTION = "what is in the image?"  # the question the inputs are prepared with (the pixels do not depend on it)
-
-
-def encoder_batch(model, image) -> dict:
-    "The model's encoder's batch for one image (a defence in the encoder applied): pixels, raw images or data URLs."
-    encoder = model.encoder()
-    return encoder.batch([image], encoder.questions([QUESTION]))
-
-
-def encoded_views(model, image) -> list[np.ndarray]:
-    "Views of a model whose encoder makes its pixels (ViLT, BLIP, VLE): the encoder's own tensors."
-    return processor_views(model.processor.image_processor, encoder_batch(model, image))
-
-
-def chat_views(model, image) -> list[np.ndarray]:
-    "Views of a chat VLM or PaliGemma: the adapter's `inputs` (its processor, the entry's `image_kwargs`)."
-    inputs = model.inputs(encoder_batch(model, image)["images"], [QUESTION])
-    return processor_views(model.processor.image_processor, inputs)
-
-
-def pnp_views(model, image) -> list[np.ndarray]:
-    "Views of PNP-VQA: its captioner's pixels (its ITM's are made alike, at the same size)."
-    pixels = model.pixels(model.captioner_processor, encoder_batch(model, image)["images"], model.captioner)
-    return processor_views(model.captioner_processor.image_processor, {"pixel_values": pixels})
-
-
-MODEL_VIEWS = Registry("model family")  # family -> (model, image) -> views
-for _family, _views in (
-    ("vilt", encoded_views),
-    ("blip", encoded_views),
-    ("vle", encoded_views),
-    ("vlm", chat_views),
-    ("paligemma", chat_views),
-    ("pnp", pnp_views),
-):
-    MODEL_VIEWS.register(_family, _views)
-
-
 def model_views(
     model,  # a loaded adapter (`load_model`): in-process, defended or served
     image,  # H x W x 3 uint8 array or PIL image
 ) -> list[np.ndarray]:  # H x W x 3 float64 views on 0..255
-    "What `model` receives for one image: the views its own processor makes (one image, or tiles)."
-    return MODEL_VIEWS[model.spec.family](model, image)
-
-# %% ../nbs/04g_model_input.ipynb #g031
-def sent_pixels(
-    sent,  # the encoded image as sent: its bytes, a data URL (data:image/...;base64,...) or bare base64
-) -> np.ndarray:  # H x W x 3 uint8, as a server decodes it
-    "The image a served model was sent, decoded."
-    if isinstance(sent, str):
-        sent = base64.b64decode(sent.split(",", 1)[1] if sent.startswith("data:") else sent)
-    return np.asarray(Image.open(io.BytesIO(sent)).convert("RGB"))
-
-
-def served_views(model, image) -> list[np.ndarray]:
-    "Views of a served model: the image its encoder sends (the batch's `urls`), decoded."
-    return [sent_pixels(url).astype(np.float64) for url in encoder_batch(model, image)["urls"]]
-
-
-# the served family (vqa_robust.served.SERVED_FAMILY)
-MODEL_VIEWS.register("openai", served_views);
+    "What `model` receives for one image: the views its family's processor makes (one image, or tiles)."
+    family = FAMILIES[model.spec.family]
+    if family.views is None:
+        raise ValueError(f"model family {family.name!r} has no views: what its processor makes is not known")
+    return family.views(model, image)
 
 # %% ../nbs/04g_model_input.ipynb #g036
 def resampling(

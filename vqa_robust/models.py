@@ -15,19 +15,22 @@ import numpy as np
 import torch
 from PIL import Image
 import vqa_robust
+from .base import Registry
 
 # %% auto #0
 __all__ = ['DAMAGE_HINT', 'CHECKPOINT_JSON', 'UNREADABLE', 'FAST_PIXELS', 'PADDING_PROCESSORS', 'NO_MAXIMUM', 'PER_IMAGE_KEYS',
-           'IMAGE_BACKEND', 'SPECIAL_TOKENS', 'TINY_WORDS', 'TINY_ANSWERS', 'WEIGHTS_DIR', 'DTYPES',
-           'ModelUnavailableError', 'LoadOptions', 'VQAAdapter', 'ModelSpec', 'ModelFamily', 'model_family',
-           'check_settings', 'model_entry', 'hub_unreachable_reason', 'unavailable', 'quiet_loading',
+           'IMAGE_BACKEND', 'SPECIAL_TOKENS', 'TINY_WORDS', 'TINY_ANSWERS', 'WEIGHTS_DIR', 'DTYPES', 'PIXEL_LAYOUTS',
+           'VIEWS_QUESTION', 'ModelUnavailableError', 'LoadOptions', 'VQAAdapter', 'ModelSpec', 'ModelFamily',
+           'model_family', 'check_settings', 'model_entry', 'hub_unreachable_reason', 'unavailable', 'quiet_loading',
            'DamagedCheckpointError', 'safetensors_problem', 'json_problem', 'checkpoint_json', 'file_stats',
            'checked_files', 'check_checkpoint', 'pretrained', 'sequence_confidence', 'as_rgb_array', 'as_pil',
            'size_value', 'vilt_output_size', 'fixed_output_size', 'pixel_table', 'resized', 'fast_pixels',
            'text_options', 'RawEncoder', 'text_positions', 'question_max_length', 'truncated_questions',
            'ProcessorEncoder', 'to_model', 'model_inputs', 'answer_probabilities', 'ClassifierVQA', 'write_vocab',
            'question_tokenizer', 'resolve_device', 'resolve_dtype', 'folder_sha256', 'checkpoint_fingerprint',
-           'weights_fingerprint', 'model_identity', 'rows_expanded', 'outputs_per_question']
+           'weights_fingerprint', 'model_identity', 'rows_expanded', 'outputs_per_question', 'as_numpy', 'unnormalised',
+           'processor_kind', 'masked', 'single_views', 'tiled_views', 'qwen_patch_views', 'processor_views',
+           'encoder_batch', 'encoded_views']
 
 # %% ../nbs/02_models.ipynb #c006
 class ModelUnavailableError(RuntimeError):
@@ -122,9 +125,9 @@ class ModelFamily:
     batch_size: int = 32  # questions per batch when a run says batch_size "auto"
     # half-precision dtypes its models run correctly in on a GPU, preferred first
     half_precision: tuple = ("bfloat16", "float16")
-    # (ModelSpec) -> dict: what identifies its weights; None: `weights_fingerprint` (the checkpoint's files)
-    fingerprint: Callable | None = None
+    fingerprint: Callable | None = None  # (ModelSpec) -> dict: its weights' identity; None: `weights_fingerprint`
     transport: dict = field(default_factory=dict)  # request settings and defaults (served: concurrency, ...); {}: none
+    views: Callable | None = None  # (model, image) -> what its processor makes of an image (`encoded_views`); None
 
 # %% ../nbs/02_models.ipynb #c008s1
 def model_family(
@@ -136,6 +139,7 @@ def model_family(
     half_precision=("bfloat16", "float16"),  # half dtypes its models run correctly in on a GPU, preferred first
     fingerprint: Callable | None = None,  # (spec) -> dict: its weights' identity (served: server's report); None: files
     transport: dict | None = None,  # request settings with defaults (served: concurrency, timeout, retries); None: none
+    views: Callable | None = None,  # (model, image) -> the views its processor makes (`encoded_views`); None: none
 ) -> ModelFamily:
     "A family of models, its fields checked and frozen (the [model zoo](02e_model_zoo.ipynb) registers it)."
     return ModelFamily(
@@ -147,6 +151,7 @@ def model_family(
         tuple(half_precision),
         fingerprint,
         dict(transport or {}),
+        views,
     )
 
 # %% ../nbs/02_models.ipynb #c008s2
@@ -834,3 +839,109 @@ def outputs_per_question(
         yield
     finally:
         handle.remove()
+
+# %% ../nbs/02_models.ipynb #g014
+def as_numpy(values) -> np.ndarray:
+    "A tensor (any dtype, any device: bfloat16 is cast first) or an array, as a float64 array."
+    return np.asarray(values.detach().float().cpu() if hasattr(values, "detach") else values, np.float64)
+
+
+def unnormalised(
+    pixels,  # channel-first values as the processor made them: (..., 3, H, W)
+    image_processor,  # the processor (its do_normalize, image_mean, image_std, do_rescale, rescale_factor)
+) -> np.ndarray:  # (..., H, W, 3) float64 on 0..255
+    "Pixel values back on the image's 0..255 scale, channel-last: the processor's normalisation and rescaling undone."
+    x = np.moveaxis(as_numpy(pixels), -3, -1)
+    if getattr(image_processor, "do_normalize", False):
+        x = x * np.asarray(image_processor.image_std, np.float64) + np.asarray(image_processor.image_mean, np.float64)
+    if getattr(image_processor, "do_rescale", False):
+        x = x / image_processor.rescale_factor
+    return x
+
+# %% ../nbs/02_models.ipynb #g018
+def processor_kind(image_processor) -> str:
+    "An image processor's kind: its class name without a backend's suffix (`Pil`, `Fast`): both backends read alike."
+    name = type(image_processor).__name__
+    for suffix in ("Pil", "Fast"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def masked(
+    view: np.ndarray,  # H x W x 3
+    mask=None,  # H x W, nonzero on the image; None: all image
+) -> np.ndarray | None:  # the image's part of the view; None for an all-padding view
+    "The part of a view its pixel mask marks as image (padding cut away)."
+    if mask is None:
+        return view
+    mask = as_numpy(mask) > 0
+    rows, cols = np.flatnonzero(mask.any(1)), np.flatnonzero(mask.any(0))
+    if not len(rows):
+        return None
+    return view[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1]
+
+# %% ../nbs/02_models.ipynb #g021
+def single_views(processed: dict, image_processor) -> list[np.ndarray]:
+    "One view a row of `pixel_values` (B x 3 x H x W), the padding `pixel_mask` marks cut away."
+    views, masks = unnormalised(processed["pixel_values"], image_processor), processed.get("pixel_mask")
+    return [masked(v, None if masks is None else masks[i]) for i, v in enumerate(views)]
+
+
+def tiled_views(processed: dict, image_processor) -> list[np.ndarray]:
+    "Every tile of `pixel_values` (B x N x 3 x H x W), padding and all-padding tiles dropped (`pixel_attention_mask`)."
+    views, masks = unnormalised(processed["pixel_values"], image_processor), processed.get("pixel_attention_mask")
+    views = views.reshape(-1, *views.shape[-3:])
+    masks = [None] * len(views) if masks is None else as_numpy(masks).reshape(-1, *views.shape[1:3])
+    return [v for v in (masked(v, m) for v, m in zip(views, masks)) if v is not None]
+
+
+def qwen_patch_views(processed: dict, image_processor) -> list[np.ndarray]:
+    "Qwen2-VL's flattened patches put back together, one image a row of `image_grid_thw` (its first frame)."
+    p, m, t = image_processor.patch_size, image_processor.merge_size, image_processor.temporal_patch_size
+    flat, views, start = as_numpy(processed["pixel_values"]), [], 0
+    for _, gh, gw in as_numpy(processed["image_grid_thw"]).astype(int).tolist():
+        patches = flat[start : start + gh * gw].reshape(gh // m, gw // m, m, m, 3, t, p, p)[..., 0, :, :]
+        views.append(unnormalised(patches.transpose(4, 0, 2, 5, 1, 3, 6).reshape(3, gh * p, gw * p), image_processor))
+        start += gh * gw
+    return views
+
+
+PIXEL_LAYOUTS = Registry("image processor kind")  # processor kind -> (processed, image_processor) -> views
+for _kind in (
+    "ViltImageProcessor",
+    "BlipImageProcessor",
+    "SiglipImageProcessor",
+    "Gemma3ImageProcessor",
+    "CLIPImageProcessor",
+    "GotOcr2ImageProcessor",
+):
+    PIXEL_LAYOUTS.register(_kind, single_views)
+for _kind in ("Idefics3ImageProcessor", "SmolVLMImageProcessor", "LlavaOnevisionImageProcessor"):
+    PIXEL_LAYOUTS.register(_kind, tiled_views)
+PIXEL_LAYOUTS.register("Qwen2VLImageProcessor", qwen_patch_views);
+
+# %% ../nbs/02_models.ipynb #g021p
+def processor_views(
+    image_processor,  # the processor that made `processed`
+    processed: dict,  # its output (`pixel_values` and what its layout needs)
+) -> list[np.ndarray]:  # H x W x 3 float64 views on 0..255: one image, or its tiles
+    "The views a processor's output holds, read by its kind's layout (`PIXEL_LAYOUTS`)."
+    return PIXEL_LAYOUTS[processor_kind(image_processor)](processed, image_processor)
+
+# %% ../nbs/02_models.ipynb #g026
+VIEWS_QUESTION = "what is in the image?"  # the question views are prepared with (the pixels do not depend on it)
+
+
+def encoder_batch(
+    model,  # a loaded adapter: in-process, defended or served
+    image,  # H x W x 3 uint8 array or PIL image
+) -> dict:  # pixels, raw images or data URLs, as the encoder makes them
+    "The model's encoder's batch for one image (a defence in the encoder applied)."
+    encoder = model.encoder()
+    return encoder.batch([image], encoder.questions([VIEWS_QUESTION]))
+
+
+def encoded_views(model, image) -> list[np.ndarray]:
+    "Views of a model whose encoder makes its pixels (ViLT, BLIP, VLE): the encoder's own tensors."
+    return processor_views(model.processor.image_processor, encoder_batch(model, image))

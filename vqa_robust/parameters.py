@@ -15,7 +15,7 @@ from .corruptions import CLEAN, expand_corruptions
 from .geometric import RESOLUTIONS, RES_BENCH_RESOLUTIONS
 from .metrics import ACCURACY_MODES, OPTION_RULES
 from .resolution import RESOLUTION
-from .datasets import DATASETS
+from .datasets import DATASETS, DatasetSpec, dataset_spec
 from .text import CHOICES, COLOR_METRICS, NEAR_COLOUR_DISTANCE, PERTURBATIONS
 from .question_corruptions import TEXT_PRESETS
 from .defences import DEFENCES, NO_DEFENCE, ModelRef
@@ -29,13 +29,13 @@ from .distributed import EXECUTORS
 # %% auto #0
 __all__ = ['PARAMETER_GROUPS', 'RUN_PARAMETERS', 'TRANSPORT_PARAMETERS', 'TEXT_SEVERITY', 'SAMPLE_IMAGES', 'parameter',
            'ModelParameters', 'DataParameters', 'ConditionParameters', 'ScoringParameters', 'ServedParameters',
-           'ClusterParameters', 'OutputParameters', 'RunParameters', 'run_parameter_values', 'literal',
+           'ClusterParameters', 'OutputParameters', 'RunParameters', 'run_parameter_values', 'python_literal',
            'parameters_cell', 'registry_parameter', 'list_parameter', 'int_parameter', 'is_auto', 'auto_parameter',
            'positive_number', 'precision_parameter', 'defence_list', 'QuestionCondition', 'question_entry',
            'joint_pair', 'question_conditions', 'text_conditions', 'served_transport', 'CheckedParameters',
            'encoding_settings', 'refuse_shared_names', 'model_parameters', 'resolution_levels', 'grid_parameters',
-           'split_parameters', 'text_parameters', 'scoring_parameters', 'compute_parameters', 'run_parameters', 'flag',
-           'RunConfig']
+           'split_parameters', 'text_parameters', 'scoring_parameters', 'compute_parameters', 'run_parameters',
+           'bool_parameter', 'RunConfig']
 
 # %% ../nbs/08_parameters.ipynb #c012p
 def parameter(
@@ -285,12 +285,12 @@ def run_parameter_values(
     return RunParameters(**values)
 
 # %% ../nbs/08_parameters.ipynb #c012ps2b
-def literal(value) -> str:
+def python_literal(value) -> str:
     "A default as Python source: text in double quotes, lists of literals, numbers and booleans as they are."
     if isinstance(value, str):
         return json.dumps(value)
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(map(literal, value)) + "]"
+        return "[" + ", ".join(map(python_literal, value)) + "]"
     return repr(value)
 
 # %% ../nbs/08_parameters.ipynb #c012ps2c
@@ -298,7 +298,7 @@ def parameters_cell() -> str:
     "nbs/run.ipynb's parameters cell: each group's title as a comment, then `name: type = default  # meaning` lines."
     defaults, blocks = RunParameters(), []
     for group in PARAMETER_GROUPS:
-        heads = [(f"{f.name}: {f.type} = {literal(getattr(defaults, f.name))}", f) for f in fields(group)]
+        heads = [(f"{f.name}: {f.type} = {python_literal(getattr(defaults, f.name))}", f) for f in fields(group)]
         blocks.append(
             "\n".join([f"# {group.__doc__}"] + [f"{head:<30}  # {f.metadata['meaning']}" for head, f in heads])
         )
@@ -477,12 +477,16 @@ def question_conditions(text_perturbations, grid: list) -> list[QuestionConditio
     return [replace(c, label=c.kind if several[c.kind] == 1 else f"{c.kind}_s{c.severity}") for c in conditions]
 
 
-def text_conditions(dataset: str, text_perturbations, grid: list) -> list[QuestionCondition]:
+def text_conditions(
+    dataset: DatasetSpec | str,  # the dataset's entry (or its key in DATASETS)
+    text_perturbations,
+    grid: list,
+) -> list[QuestionCondition]:
     "`question_conditions`, refused where the dataset asks its question in the image and its text is a prompt's."
-    conditions = question_conditions(text_perturbations, grid)
-    if conditions and not DATASETS[dataset].question_text:
+    conditions, spec = question_conditions(text_perturbations, grid), dataset_spec(dataset)
+    if conditions and not spec.question_text:
         raise ValueError(
-            f"text_perturbations: {dataset} asks its question in the image; its text is the prompt's instruction, "
+            f"text_perturbations: {spec.name} asks its question in the image; its text is the prompt's instruction, "
             "which a question corruption must leave as it is"
         )
     return conditions
@@ -562,6 +566,14 @@ class CheckedParameters:
     # with executor "ray": replicas of each model (None: one per GPU, or 2 sharing the CPUs)
     replicas: int | None = None
     precision: float = 0.0  # stop once every condition's interval is narrower than this (0: answer every image)
+    # the dataset's entry, read for what it declares (options, rotations, answerability); None: DATASETS[dataset]
+    dataset_spec: DatasetSpec | None = field(default=None, repr=False)
+
+    def __post_init__(self):
+        if self.dataset_spec is None and self.dataset is not None:
+            self.dataset_spec = DATASETS[self.dataset]  # resolved once, here, where it was not given
+        if self.dataset_spec is not None and self.dataset_spec.name != self.dataset:
+            raise ValueError(f"dataset_spec: the entry of {self.dataset_spec.name}, not of {self.dataset}")
 
 
 SAMPLE_IMAGES = 500  # images a run samples when n_images is "auto" (and the split is not VRB's)
@@ -597,7 +609,7 @@ def refuse_shared_names(specs: dict) -> None:
 def model_parameters(
     model,
     defences,
-    dataset: str,
+    dataset: DatasetSpec | str,  # the dataset's entry (or its key in DATASETS): its settings for each family
     max_concurrency,
     served_timeout,
     served_retries,
@@ -614,7 +626,8 @@ def model_parameters(
     defence_names = defence_list(defences)
     refs = {r.name: r for r in (ModelRef(m, d) for m in names for d in defence_names)}
     models, specs = list(refs), {name: model_spec(ref) for name, ref in refs.items()}
-    settings = {m: dict(DATASETS[dataset].model_settings.get(spec.family, {})) for m, spec in specs.items()}
+    by_family = dataset_spec(dataset).model_settings
+    settings = {m: dict(by_family.get(spec.family, {})) for m, spec in specs.items()}
     if not any(FAMILIES[spec.family].transport for spec in specs.values()):
         encoding_settings(image_encoding, False)
     settings = {
@@ -695,7 +708,7 @@ def grid_parameters(corruptions, severities, asks_questions: bool, resolutions=(
 
 # %% ../nbs/08_parameters.ipynb #c045s5
 def split_parameters(
-    dataset: str,
+    dataset: DatasetSpec | str,  # the dataset's entry (or its key in DATASETS)
     split: str,
     n_images,
     data_dir: str,
@@ -705,10 +718,9 @@ def split_parameters(
     dataset_split: str,
 ) -> dict:
     "Which questions: the dataset's files and split, and the run's split (VRB's, a sample, a split file)."
-    if dataset_split and dataset_split not in DATASETS[dataset].splits:
-        raise ValueError(
-            f"dataset_split: {dataset} has the splits {list(DATASETS[dataset].splits)}, got {dataset_split!r}"
-        )
+    spec = dataset_spec(dataset)
+    if dataset_split and dataset_split not in spec.splits:
+        raise ValueError(f"dataset_split: {spec.name} has the splits {list(spec.splits)}, got {dataset_split!r}")
     if split not in ("auto", "sample", "vrb") and not str(split).endswith(".json"):
         raise ValueError(
             "split must be 'auto', 'sample', 'vrb' or a split file (.json, as vqa_robust.vqav2.write_split writes), "
@@ -720,11 +732,10 @@ def split_parameters(
             raise ValueError(f"split: no split file at {split}")
         if not auto:
             raise ValueError(f"n_images: the split file {split} names its images; leave n_images 'auto'")
-    spec = DATASETS[dataset]
     if split == "vrb" and not spec.vrb_split:
         raise ValueError(
             "split 'vrb' is VRB's 3,000 val2014 images: it needs a dataset holding them "
-            f"({', '.join(n for n, s in DATASETS.items() if s.vrb_split)}), not {dataset}"
+            f"({', '.join(n for n, s in DATASETS.items() if s.vrb_split)}), not {spec.name}"
         )
     n_images = "auto" if auto else int_parameter(n_images, "n_images")
     if split == "auto":
@@ -765,24 +776,34 @@ def text_parameters(colour_metric: str, colour_vocabulary: str, wordnet_choice: 
     }
 
 # %% ../nbs/08_parameters.ipynb #c045s6
-def scoring_parameters(dataset: str, accuracy_mode: str, option_rules: str, judge: str) -> dict:
+def scoring_parameters(
+    dataset: DatasetSpec | str,  # the dataset's entry (or its key in DATASETS): its own accuracy mode and option rules
+    accuracy_mode: str,
+    option_rules: str,
+    judge: str,
+) -> dict:
     "How answers are scored: the accuracy mode, the option rules and the judge ('auto': the dataset's own)."
+    spec = dataset_spec(dataset)
     if accuracy_mode != "auto":
         registry_parameter(ACCURACY_MODES, [accuracy_mode], "accuracy_mode", also="or 'auto' (the dataset's own)")
     option_rules = (
-        DATASETS[dataset].option_rules
+        spec.option_rules
         if option_rules == "auto"
         else registry_parameter(OPTION_RULES, [option_rules], "option_rules")[0]
     )
     if judge:
         parse_served(judge)  # the form openai:MODEL@BASE_URL, or an error showing it
+        if not spec.multiple_choice:
+            raise ValueError(
+                f"judge: dataset {spec.name} is not multiple choice; a judge reads which option an answer chose"
+            )
         if not OPTION_RULES[option_rules].judged:
             raise ValueError(
                 f"judge: the option rules {option_rules!r} ask no judge (they read every answer or draw an option, as "
                 "their benchmark's evaluation does)"
             )
     return {
-        "accuracy_mode": DATASETS[dataset].accuracy_mode if accuracy_mode == "auto" else accuracy_mode,
+        "accuracy_mode": spec.accuracy_mode if accuracy_mode == "auto" else accuracy_mode,
         "option_rules": option_rules,
         "judge": str(judge),
     }
@@ -832,7 +853,7 @@ def run_parameters(
 ) -> CheckedParameters:
     "The run's parameters, typed and checked, each group by its owner; a ValueError names a bad one."
     r = parameters if parameters is not None else run_parameter_values(values)
-    dataset = registry_parameter(DATASETS, [r.dataset], "dataset")[0]
+    dataset = DATASETS[registry_parameter(DATASETS, [r.dataset], "dataset")[0]]  # its entry, resolved once
     models = model_parameters(
         r.model,
         r.defences,
@@ -850,7 +871,8 @@ def run_parameters(
         text_parameters(r.colour_metric, r.colour_vocabulary, r.wordnet_choice, r.near_colour_distance),
     )
     return CheckedParameters(
-        dataset=dataset,
+        dataset=dataset.name,
+        dataset_spec=dataset,
         seed=int_parameter(r.seed, "seed"),
         **models,
         **grid,
@@ -875,7 +897,7 @@ def run_parameters(
     )
 
 # %% ../nbs/08_parameters.ipynb #c007
-def flag(value, name: str) -> bool:
+def bool_parameter(value, name: str) -> bool:
     "A yes/no parameter, also given as text ('True', 'false', '1', '0': the command line passes text)."
     if isinstance(value, bool):
         return value

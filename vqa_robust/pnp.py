@@ -8,6 +8,7 @@ from fastcore.basics import patch
 import json, re
 from contextlib import contextmanager
 from pathlib import Path
+import numpy as np
 import torch
 from PIL import Image
 from .base import seed_of
@@ -16,9 +17,11 @@ from vqa_robust.models import (
     LoadOptions,
     ModelSpec,
     VQAAdapter,
+    encoder_batch,
     model_entry,
     model_family,
     pretrained,
+    processor_views,
     sequence_confidence,
 )
 
@@ -26,8 +29,8 @@ from vqa_robust.models import (
 __all__ = ['PNP_DEFAULTS', 'PNP_SOURCES', 'PNP_PARTS', 'PNP_FAMILY', 'PNP_MODELS', 'LAVIS_TO_TRANSFORMERS', 'LAVIS_PREFIXES',
            'pre_question', 'enc_token_id', 'itm_text', 'token_weights', 'itm_gradcam', 'sample_patches', 'add_distinct',
            'strip_prompt', 'cut_prompt', 'caption_prompt', 'question_seed', 'seeded', 'question_guided_captions',
-           'passages', 'fid_encode', 'read', 'PNPVQA', 'part_checkpoint', 'load_pnp', 'pnp_entry', 'lavis_key',
-           'lavis_state_dict', 'convert_lavis', 'count_layers', 'lavis_blip_config', 'lavis_t5_config',
+           'passages', 'fid_encode', 'read', 'PNPVQA', 'part_checkpoint', 'load_pnp', 'pnp_views', 'pnp_entry',
+           'lavis_key', 'lavis_state_dict', 'convert_lavis', 'count_layers', 'lavis_blip_config', 'lavis_t5_config',
            'lavis_bert_tokenizer', 'pnp_from_lavis']
 
 # %% ../nbs/02c_pnp.ipynb #c006
@@ -462,9 +465,18 @@ def load_pnp(spec: ModelSpec, options: LoadOptions) -> PNPVQA:
         options.device,
     )
 
+# %% ../nbs/02c_pnp.ipynb #c045v1
+def pnp_views(
+    model,  # a PNP-VQA adapter (`PNPVQA`), defended or not
+    image,  # H x W x 3 uint8 array or PIL image
+) -> list[np.ndarray]:  # one H x W x 3 float64 view on 0..255
+    "Views of PNP-VQA: its captioner's pixels (its ITM's are made alike, at the same size)."
+    pixels = model.pixels(model.captioner_processor, encoder_batch(model, image)["images"], model.captioner)
+    return processor_views(model.captioner_processor.image_processor, {"pixel_values": pixels})
+
 # %% ../nbs/02c_pnp.ipynb #c046
 PNP_FAMILY = model_family(
-    "pnp", load_pnp, defaults=PNP_DEFAULTS, batch_size=4, half_precision=("bfloat16",)
+    "pnp", load_pnp, defaults=PNP_DEFAULTS, batch_size=4, half_precision=("bfloat16",), views=pnp_views
 )  # T5 overflows in float16
 _PNP_SOURCE = (
     "VQAv2 val, PNP-VQA paper (Tiong et al. 2022) zero-shot results, reproduced in LAVIS projects/pnp-vqa/README.md"

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import pandas as pd
 from .vqav2 import VQADataset, read_split, sample_images, vrb_split
-from .datasets import DATASETS
+from .datasets import DatasetSpec, check_declaration, dataset_spec
 from .metrics import check_annotations
 from .analysis import blind_baseline
 from .text import answer_vocabulary
@@ -18,7 +18,7 @@ __all__ = ['load_questions', 'blind_answers', 'perturbed_questions', 'run_questi
 
 # %% ../nbs/08_questions.ipynb #c010
 def load_questions(
-    dataset: str,  # a key of DATASETS
+    dataset: DatasetSpec | str,  # the dataset's entry (or its key in DATASETS)
     files: dict,  # its files (`DatasetSpec.files`)
     dataset_split: str,  # the dataset's own split
     split: str,  # "vrb", "sample" or a split file
@@ -26,7 +26,7 @@ def load_questions(
     seed: int,  # seeds the sample
 ) -> tuple:  # (the whole dataset, the run's split)
     "Load the run's dataset and draw its split: VRB's images, or `n_images` sampled with the seed."
-    full = DATASETS[dataset].read(files, dataset_split)
+    full = dataset_spec(dataset).read(files, dataset_split)
     if str(split).endswith(".json"):
         return full, read_split(full, split)  # e.g. the discriminative questions' images
     if split != "vrb":
@@ -45,7 +45,7 @@ def blind_answers(
     split: VQADataset,  # the run's questions
 ) -> pd.DataFrame | None:  # answers in a run's layout, or None
     "The blind baseline's answers to the split, from its dataset's training questions (None without them)."
-    training = DATASETS[parameters.dataset].blind_questions
+    training = parameters.dataset_spec.blind_questions
     return blind_baseline(training(), split) if training is not None else None
 
 # %% ../nbs/08_questions.ipynb #c011
@@ -82,9 +82,10 @@ def perturbed_questions(
 def run_questions(
     parameters: CheckedParameters,  # `run_parameters`' output
 ) -> tuple:  # (the whole dataset, the run's split)
-    "The run's dataset and split, refused now if the split is empty or its scoring cannot read a question."
+    "The run's dataset and split, refused now if it lacks what its entry declares, the split is empty or unscorable."
     p = parameters
-    full, questions = load_questions(p.dataset, p.files, p.dataset_split, p.split, p.n_images, p.seed)
+    full, questions = load_questions(p.dataset_spec, p.files, p.dataset_split, p.split, p.n_images, p.seed)
+    check_declaration(p.dataset_spec, full)  # a loader and an entry that disagree: refused before any answer
     if not len(questions):
         raise ValueError(f"split: {p.split} leaves no question of {full.name} to answer")
     check_annotations(questions, p.accuracy_mode)  # refused now, not after every answer

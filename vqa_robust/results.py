@@ -13,7 +13,7 @@ from .base import LazyModule, CONDITION, Registry
 from .vqav2 import write_split
 from .answerability import answerability
 from .corruptions import CLEAN, CORRUPTIONS, image_under_condition
-from .zoo import load_planned
+from .zoo import FAMILIES, load_planned
 from .store import atomic_write, code_fingerprint
 from .inference import arrow_pool, condition_images, malloc_settings, peak_memory_mb, release_memory
 from .metrics import OPTION_RULES, circular_by_set, score_answers, accuracy_table, accuracy_breakdown
@@ -32,21 +32,21 @@ from .field_measures import corruption_errors, effective_robustness, plot_effect
 from .resolution import RESOLUTION, plot_resolution, resolution_curve, resolution_intervals, resolution_trend
 from .harnesses import harness_agreement, reported_agreement
 from .consistency import consistency_table, most_unstable, plot_unstable, severity_patterns
-from .model_input import MODEL_VIEWS, model_input_table, plot_model_input
+from .model_input import model_input_table, plot_model_input
 
 from .parameters import RunConfig
 
 plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
 
 # %% auto #0
-__all__ = ['plt', 'NEEDS', 'RESULT_SECTIONS', 'CORE_FILES', 'PREPROCESSING_IMAGES', 'scored_answers', 'RunScores',
-           'harness_scores_need', 'ResultSection', 'result_section', 'result_files', 'section_attributes', 'RunResult',
-           'images_apart', 'SavedFigure', 'save_figure', 'save_table', 'accuracy_results', 'extraction_results',
-           'robustness_results', 'mce_results', 'effective_robustness_results', 'change_results', 'calibration_results',
-           'flip_results', 'consistency_results', 'comparison_results', 'precision_results', 'look_intervals',
-           'answer_changing_words', 'comparability_results', 'text_perturbation_results', 'defence_results',
-           'defence_sample', 'interaction_results', 'resolution_results', 'preprocessing_results', 'harness_results',
-           'run_summary', 'give_back', 'write_sections', 'write_run_folder']
+__all__ = ['plt', 'NEEDS', 'RESULT_SECTIONS', 'CORE_FILES', 'PREPROCESSING_IMAGES', 'scored_answers', 'circular_folded',
+           'RunScores', 'harness_scores_need', 'ResultSection', 'result_section', 'result_files', 'section_attributes',
+           'RunResult', 'figure_images', 'SavedFigure', 'save_figure', 'save_table', 'accuracy_results',
+           'extraction_results', 'robustness_results', 'mce_results', 'effective_robustness_results', 'change_results',
+           'calibration_results', 'flip_results', 'consistency_results', 'comparison_results', 'precision_results',
+           'look_intervals', 'answer_changing_words', 'comparability_results', 'text_perturbation_results',
+           'defence_results', 'defence_sample', 'interaction_results', 'resolution_results', 'preprocessing_results',
+           'harness_results', 'run_summary', 'release_step_memory', 'write_sections', 'write_run_folder']
 
 # %% ../nbs/08a_results.ipynb #c031
 def scored_answers(
@@ -67,7 +67,7 @@ def scored_answers(
             judge=config.judge,
         )
         kept = ["question_id", RESAMPLING_UNIT, "question"] + ["circular_of"] * (
-            "circular_of" in questions.questions
+            p.dataset_spec.circular
         )  # MMBench: each rotation's question, for CircularEval from answers.parquet alone
         return rows.merge(questions.questions[kept], on="question_id", how="left").assign(text=text, text_seed=p.seed)
 
@@ -79,6 +79,16 @@ def scored_answers(
         ignore_index=True,
     )
     return scored("original"), scored_where_known(perturbed, config.records, p.near_colour_distance)
+
+# %% ../nbs/08a_results.ipynb #c033f
+def circular_folded(
+    config: RunConfig,  # the run
+    every: pd.DataFrame | None,  # scored answers of its question sets (`scored_answers`), every rotation its own row
+) -> pd.DataFrame | None:  # folded by CircularEval where the dataset declares rotations; else `every` as it is
+    "The answers as the tables count them: each question's rotations folded into one row where the dataset is circular."
+    if every is None or not config.parameters.dataset_spec.circular:
+        return every
+    return circular_by_set(every, {text: questions for text, (questions, _, _) in config.stores.items()})
 
 # %% ../nbs/08a_results.ipynb #c035
 @dataclass
@@ -127,7 +137,9 @@ NEEDS.update(
             else "defences need 'none' among them: what a defence buys back is measured against the model without it"
         ),
         "multiple_choice": lambda config, scores: (
-            None if "option_rule" in scores.every else f"dataset {config.parameters.dataset} is not multiple choice"
+            None
+            if config.parameters.dataset_spec.multiple_choice
+            else f"dataset {config.parameters.dataset} is not multiple choice"
         ),
         "answer_changing_corruption": lambda config, scores: (
             None
@@ -248,7 +260,7 @@ class RunResult:
         return f"RunResult({self.out_dir}: {counts}, not computed: {sorted(self.not_computed)})"
 
 # %% ../nbs/08a_results.ipynb #c037
-def images_apart(config: RunConfig):
+def figure_images(config: RunConfig):
     "Images under conditions for the figures: in one data worker when the run has workers, else here."
     workers = min(1, config.parameters.num_workers)
     return lambda dataset, requests: condition_images(dataset, requests, workers)
@@ -308,9 +320,7 @@ def accuracy_results(config: RunConfig, result: RunResult, scores: RunScores) ->
     result.breakdown = save_table(
         result, "accuracy_breakdown.csv", accuracy_breakdown(scored, split), index=False
     )  # as the official script
-    if (
-        "answerable" in split.questions
-    ):  # VizWiz: does the model say 'unanswerable' when it should (its evaluation's average precision and F1)?
+    if p.dataset_spec.answerability:  # VizWiz: does the model say 'unanswerable' when it should (AP and F1)?
         save_table(result, "answerability.csv", answerability(scored, split), index=False)
     else:
         result.not_computed["answerability.csv"] = f"dataset {p.dataset} has no answerability labels (VizWiz has)"
@@ -432,7 +442,7 @@ def change_results(config: RunConfig, result: RunResult, scores: RunScores) -> N
             result,
             "answer_changes",
             lambda: plot_gallery(
-                changes, config.dataset, n=8, seed=config.parameters.seed, make_images=images_apart(config)
+                changes, config.dataset, n=8, seed=config.parameters.seed, make_images=figure_images(config)
             ),
             dpi=100,
         )
@@ -474,7 +484,7 @@ def consistency_results(config: RunConfig, result: RunResult, scores: RunScores)
     save_figure(
         result,
         "unstable_questions",
-        lambda: plot_unstable(most_unstable(patterns, n=6), scored, config.dataset, make_images=images_apart(config)),
+        lambda: plot_unstable(most_unstable(patterns, n=6), scored, config.dataset, make_images=figure_images(config)),
         dpi=100,
     )
 
@@ -511,8 +521,7 @@ def precision_results(config: RunConfig, result: RunResult, scores: RunScores) -
 # %% ../nbs/08a_results.ipynb #d565942al
 def look_intervals(config: RunConfig, answers: pd.DataFrame) -> pd.DataFrame:
     "A look's intervals (`comparisons.sequential_intervals`) on its scored answers, as the tables count them."
-    every, _ = scored_answers(config, answers)
-    scored = circular_by_set(every, {text: questions for text, (questions, _, _) in config.stores.items()})
+    scored = circular_folded(config, scored_answers(config, answers)[0])
     return sequential_intervals(scored[scored.corruption != RESOLUTION], seed=config.parameters.seed)
 
 # %% ../nbs/08a_results.ipynb #d565942ab
@@ -667,11 +676,11 @@ def preprocessing_results(config: RunConfig, result: RunResult, scores: RunScore
     images = [(i, split.load_image(i)) for i in split.image_ids[:PREPROCESSING_IMAGES]]
     conditions = [c for c in p.grid if c[0] != RESOLUTION]
     seen = [
-        name for name in p.models if config.plans[name].spec.family in MODEL_VIEWS
+        name for name in p.models if FAMILIES[config.plans[name].spec.family].views is not None
     ]  # families whose views are known
     if len(seen) < len(p.models):
         unseen = [name for name in p.models if name not in seen]
-        print(f"preprocessing.csv leaves out {', '.join(unseen)}: no views known for its family (MODEL_VIEWS)")
+        print(f"preprocessing.csv leaves out {', '.join(unseen)}: its family has no views (ModelFamily.views)")
     if not seen:
         result.not_computed["preprocessing.csv"] = "no model of this run has a family whose views are known"
         return
@@ -720,6 +729,7 @@ def run_summary(
         "data": config.data,
         "corruption_code": code_fingerprint(config.dataset),
         "dataset": config.dataset.name,
+        "dataset_entry": p.dataset,  # the DATASETS entry that read it, whose declaration `combine` reads
         "n_images": len(config.dataset.image_ids),
         "n_questions": len(config.dataset),
         "seed": p.seed,
@@ -757,7 +767,7 @@ def run_summary(
         "arrow_pool": arrow_pool(),
         "served": served or {},
         "option_rules": {"name": p.option_rules, "source": OPTION_RULES[p.option_rules].source}
-        if "options" in config.dataset.questions
+        if p.dataset_spec.multiple_choice
         else None,
         "judge": config.judge.identity if config.judge else None,
         "precision": precision,
@@ -765,7 +775,7 @@ def run_summary(
     }
 
 # %% ../nbs/08a_results.ipynb #c048b
-def give_back(
+def release_step_memory(
     collect: bool = True,  # run the collector first (a step that drew figures; after answering)
 ) -> None:
     "Collect what the last step left (`collect`: it drew figures), then return the freed heap (`release_memory`)."
@@ -781,7 +791,7 @@ def write_sections(config: RunConfig, result: RunResult, scores: RunScores) -> N
         if why is None:
             drawn = len(result.figures)
             section.write(config, result, scores)
-            give_back(collect=len(result.figures) > drawn)
+            release_step_memory(collect=len(result.figures) > drawn)
             continue
         result.not_computed.update({name: why for name in section.files})
         if section.say:
@@ -799,10 +809,9 @@ def write_run_folder(
     every, every_perturbed = scored_answers(
         config, answers
     )  # MMBench: every rotation, scored on its own (answers.parquet keeps them) ...
-    question_sets = {text: questions for text, (questions, _, _) in config.stores.items()}
     scored, scored_perturbed = (
-        circular_by_set(every, question_sets),
-        circular_by_set(every_perturbed, question_sets),
+        circular_folded(config, every),
+        circular_folded(config, every_perturbed),
     )  # ... and folded by CircularEval for the tables
     flat = lambda original, perturbed: pd.concat(
         [original, perturbed.drop(columns="kind") if perturbed is not None else None], ignore_index=True

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from .base import CONDITION, listed
-from .metrics import ANSWER_KEYS, plain
+from .metrics import ANSWER_KEYS, native
 
 # %% auto #0
 __all__ = ['LEVELS', 'SUBMETRICS', 'RELATIVE', 'DEFAULT_WEIGHTS', 'with_clean_level', 'check_fractions', 'error_matrix',
@@ -37,7 +37,7 @@ def check_fractions(table: pd.DataFrame, column: str = "accuracy") -> None:
     bad = values[(values < 0) | (values > 1)]
     if len(bad):
         row = table.loc[bad.index[0]]
-        where = ", ".join(f"{c}={plain(row[c])!r}" for c in ANSWER_KEYS if c in table)
+        where = ", ".join(f"{c}={native(row[c])!r}" for c in ANSWER_KEYS if c in table)
         hint = " (percentages? divide by 100)" if values.max() <= 100 and (values >= 0).all() else ""
         raise ValueError(
             f"{column} must be a fraction in [0, 1], got {bad.iloc[0]:g} for {where or f'row {bad.index[0]}'}{hint}"
@@ -56,7 +56,7 @@ def error_matrix(acc: pd.DataFrame) -> pd.DataFrame:
     if len(twice):
         raise ValueError(
             "accuracy given more than once for (model, corruption, severity) "
-            f"{listed(map(plain, twice[['model', 'corruption', 'severity']].itertuples(index=False, name=None)), 3)}"
+            f"{listed(map(native, twice[['model', 'corruption', 'severity']].itertuples(index=False, name=None)), 3)}"
         )
     errors = 1 - acc.pivot_table(index=["model", "corruption"], columns="severity", values="accuracy", aggfunc="mean")
     missing = [
@@ -165,7 +165,7 @@ def submetrics(
     undefined = np.maximum(E.min(-1), floor) <= 0
     if undefined.any():
         raise ValueError(
-            f"zero error (accuracy 1) for (model, corruption) {listed(map(plain, errors.index[undefined]), 3)}: "
+            f"zero error (accuracy 1) for (model, corruption) {listed(map(native, errors.index[undefined]), 3)}: "
             "first drop F and range of error R divide by it (eqs. 10-11). "
             "Give the number of questions of each condition as column `n` (accuracy_table does), "
             "so that a zero error counts as one question's, 1/n"

@@ -20,10 +20,17 @@ from .distributed import executor as executor_named
 from .served import checked_journals, journal_models, load_judge
 from .comparisons import PRECISION_LOOKS, look_sizes, precision_order, stops
 
-from .parameters import CheckedParameters, RunConfig, RunParameters, flag, run_parameter_values
+from .parameters import CheckedParameters, RunConfig, RunParameters, bool_parameter, run_parameter_values
 from .parameters import run_parameters
 from .questions import blind_answers, perturbed_questions, run_questions
-from .results import RunResult, give_back, look_intervals, result_files, run_summary, write_run_folder
+from vqa_robust.results import (
+    RunResult,
+    release_step_memory,
+    look_intervals,
+    result_files,
+    run_summary,
+    write_run_folder,
+)
 
 # %% auto #0
 __all__ = ['LOOK_COUNTS', 'refuse_unreachable', 'checked_out_dir', 'run_config', 'previous_run', 'clear_results',
@@ -66,8 +73,8 @@ def run_config(
     r = parameters if parameters is not None else run_parameter_values(values)
     p = run_parameters(r)
     local_files_only, overwrite, out = (
-        flag(r.local_files_only, "local_files_only"),
-        flag(r.overwrite, "overwrite"),
+        bool_parameter(r.local_files_only, "local_files_only"),
+        bool_parameter(r.overwrite, "overwrite"),
         checked_out_dir(r.out_dir),
     )
     if not local_files_only and not p.ray_address:
@@ -76,10 +83,6 @@ def run_config(
         m: planned(p.specs[m], load_options(p.device, p.dtypes[m], local_files_only)) for m in p.models
     }  # each model resolved once with its identity: a served model's server is asked now (unreachable, a wrong key)
     full, questions = run_questions(p)
-    if p.judge and "options" not in questions.questions:
-        raise ValueError(
-            f"judge: dataset {p.dataset} is not multiple choice; a judge reads which option an answer chose"
-        )
     judge_model = (
         load_judge(p.judge, **p.transport) if p.judge else None
     )  # its server asked now: unreachable or a wrong key stops here
@@ -331,7 +334,7 @@ def answered_run(config: RunConfig, progress: bool, figures: bool, log) -> RunRe
             f"{memory_text(peak_memory_mb(private))}"
         )
         print(f"{len(answers)} answers in {elapsed:.0f} s")
-        give_back()  # the batches' memory, before the results are computed
+        release_step_memory()  # the batches' memory, before the results are computed
         if config.judge:
             config.judge.keep_journal(judge_journal(out, config.judge.adapter.name))  # kept as they arrive, reused
         result = write_run_folder(

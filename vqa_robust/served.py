@@ -14,7 +14,7 @@ import numpy as np
 from PIL import Image
 from .base import Registry
 from .metrics import judge_prompt
-from .models import LoadOptions, ModelSpec, VQAAdapter, as_pil, model_entry, model_family
+from .models import LoadOptions, ModelSpec, VQAAdapter, as_pil, encoder_batch, model_entry, model_family
 from .vlms import SHORT_ANSWER, clean_answer
 
 # %% auto #0
@@ -23,9 +23,9 @@ __all__ = ['SERVED_PREFIX', 'SERVED_DEFAULTS', 'DECODING', 'OPTIONAL_FIELDS', 'V
            'JUDGE_SETTINGS', 'parse_served', 'served_name', 'ServedModelError', 'api_key', 'request_headers',
            'refused_key', 'tls_context', 'reply_json', 'served_entry_of', 'served_fingerprint', 'ImageEncoding',
            'png_bytes', 'image_url', 'chat_body', 'request_key', 'DataURLEncoder', 'jpeg_bytes', 'vlmevalkit_api_bytes',
-           'run_async', 'retry_after', 'is_transport_error', 'read_journal', 'question_of', 'reply_problem', 'reply_of',
-           'ServedVQA', 'journal_models', 'checked_journals', 'load_served', 'checked_served_fingerprint',
-           'served_spec', 'served_entry', 'text_body', 'ServedJudge', 'load_judge']
+           'sent_pixels', 'served_views', 'run_async', 'retry_after', 'is_transport_error', 'read_journal',
+           'question_of', 'reply_problem', 'reply_of', 'ServedVQA', 'journal_models', 'checked_journals', 'load_served',
+           'checked_served_fingerprint', 'served_spec', 'served_entry', 'text_body', 'ServedJudge', 'load_judge']
 
 # %% ../nbs/02f_served.ipynb #s006
 SERVED_PREFIX = "openai:"
@@ -270,6 +270,23 @@ IMAGE_ENCODINGS.register(
         "VLMEvalKit's API models before ee9c0f6a (2026-02-19): dumped as JPEG, then JPEG again",
     ),
 )
+
+# %% ../nbs/02f_served.ipynb #s014vs1
+def sent_pixels(
+    sent,  # the encoded image as sent: its bytes, a data URL (data:image/...;base64,...) or bare base64
+) -> np.ndarray:  # H x W x 3 uint8, as a server decodes it
+    "The image a served model was sent, decoded."
+    if isinstance(sent, str):
+        sent = base64.b64decode(sent.split(",", 1)[1] if sent.startswith("data:") else sent)
+    return np.asarray(Image.open(io.BytesIO(sent)).convert("RGB"))
+
+
+def served_views(
+    model,  # a served adapter (`ServedVQA`), defended or not
+    image,  # H x W x 3 uint8 array or PIL image
+) -> list[np.ndarray]:  # H x W x 3 float64: the image as sent, decoded
+    "Views of a served model: the image its encoder sends (the batch's `urls`), decoded."
+    return [sent_pixels(url).astype(np.float64) for url in encoder_batch(model, image)["urls"]]
 
 # %% ../nbs/02f_served.ipynb #s016
 RETRY_STATUS = (408, 409, 429, 500, 502, 503, 504)  # answers worth asking again after a wait
@@ -611,6 +628,7 @@ SERVED_FAMILY = model_family(
     batch_size=SERVED_BATCH,
     fingerprint=checked_served_fingerprint,
     transport=SERVED_TRANSPORT,
+    views=served_views,
 )
 
 

@@ -16,7 +16,8 @@ from .served import SERVED_FAMILY
 from .testing_vlms import write_tiny
 from .vilt import VILT_FAMILY
 from .vlms import PALIGEMMA_FAMILY, VLM_FAMILY
-from .zoo import VLE_FAMILY, load_model, model_spec
+from .vle_family import VLE_FAMILY
+from .zoo import load_model, model_spec
 
 # %% auto #0
 __all__ = ['TINY_WRITERS', 'PNP_WORDS', 'SMOKE_QUESTIONS', 'register_tiny_writer', 'tiny_vilt', 'tiny_blip',

@@ -10,6 +10,7 @@ from vqa_robust.models import (
     LoadOptions,
     ModelSpec,
     WEIGHTS_DIR,
+    encoded_views,
     model_entry,
     model_family,
     pretrained,
@@ -33,7 +34,9 @@ def load_vilt(spec: ModelSpec, options: LoadOptions) -> ClassifierVQA:
     )
 
 # %% ../nbs/02g_vilt.ipynb #v009
-VILT_FAMILY = model_family("vilt", load_vilt, defaults={"score": "sigmoid"}, model_types=("vilt",), batch_size=64)
+VILT_FAMILY = model_family(
+    "vilt", load_vilt, defaults={"score": "sigmoid"}, model_types=("vilt",), batch_size=64, views=encoded_views
+)  # its views: the encoder's own pixels
 
 VILT_MODELS = [  # the shipped ViLTs, then the paper's
     model_entry(

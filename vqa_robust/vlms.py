@@ -7,14 +7,16 @@ from __future__ import annotations
 from fastcore.basics import patch
 import functools, inspect
 from dataclasses import dataclass
+import numpy as np
 import torch
 from .models import LoadOptions, ModelSpec, VQAAdapter
+from .models import VIEWS_QUESTION, encoder_batch, processor_views
 from .models import model_entry, model_family, pretrained, sequence_confidence
 
 # %% auto #0
 __all__ = ['SHORT_ANSWER', 'PLAIN_DECODING', 'VLM_DEFAULTS', 'VLM_FAMILY', 'PALIGEMMA_FAMILY', 'NO_VQAV2', 'VLM_MODELS',
            'without_video', 'torchvision_available', 'load_processor', 'user_turn', 'chat_prompts', 'clean_answer',
-           'ChatVLM', 'checked_architecture', 'load_vlm', 'PaliGemmaVQA', 'load_paligemma', 'pinpoints']
+           'ChatVLM', 'checked_architecture', 'load_vlm', 'PaliGemmaVQA', 'load_paligemma', 'pinpoints', 'chat_views']
 
 # %% ../nbs/02d_vlms.ipynb #c006
 @functools.cache
@@ -207,6 +209,15 @@ def pinpoints(tile: int, most: int) -> list[list[int]]:
     "LLaVA-OneVision's grid of resolutions: every multiple of `tile` by every multiple, up to `most` tiles a side."
     return [[tile * i, tile * j] for i in range(1, most + 1) for j in range(1, most + 1)]
 
+# %% ../nbs/02d_vlms.ipynb #c036v1
+def chat_views(
+    model,  # a chat VLM or PaliGemma adapter (`ChatVLM`), defended or not
+    image,  # H x W x 3 uint8 array or PIL image
+) -> list[np.ndarray]:  # H x W x 3 float64 views on 0..255: one image, or its tiles
+    "Views of a chat VLM or PaliGemma: the adapter's `inputs` (its processor, the entry's `image_kwargs`)."
+    inputs = model.inputs(encoder_batch(model, image)["images"], [VIEWS_QUESTION])
+    return processor_views(model.processor.image_processor, inputs)
+
 # %% ../nbs/02d_vlms.ipynb #c037
 VLM_DEFAULTS = {
     "architecture": None,  # config.json model_type, checked at load (it picks the tiny builder of testing_vlms)
@@ -223,6 +234,7 @@ VLM_FAMILY = model_family(
     defaults=VLM_DEFAULTS,
     model_types=("qwen2_5_vl", "smolvlm", "idefics3", "llava_onevision", "internvl", "gemma3"),
     batch_size=8,
+    views=chat_views,
 )
 PALIGEMMA_FAMILY = model_family(
     "paligemma",
@@ -230,6 +242,7 @@ PALIGEMMA_FAMILY = model_family(
     defaults={**VLM_DEFAULTS, "architecture": "paligemma", "prompt": "answer en {question}"},
     model_types=("paligemma",),
     batch_size=8,
+    views=chat_views,
 )
 
 NO_VQAV2 = "none found in the {}"

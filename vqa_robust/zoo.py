@@ -11,6 +11,7 @@ from .base import Registry
 from .defences import NO_DEFENCE, DefendedModel, ModelRef, defence_identity
 from .vilt import VILT_FAMILY, VILT_MODELS
 from .blip import BLIP_FAMILY, BLIP_MODELS
+from .vle_family import VLE_FAMILY, VLE_MODELS
 from vqa_robust.models import (
     WEIGHTS_DIR,
     LoadOptions,
@@ -19,8 +20,6 @@ from vqa_robust.models import (
     VQAAdapter,
     check_settings,
     checkpoint_json,
-    model_entry,
-    model_family,
     model_identity,
     resolve_device,
 )
@@ -29,66 +28,9 @@ from .vlms import PALIGEMMA_FAMILY, VLM_FAMILY, VLM_MODELS
 from .served import SERVED_FAMILY, SERVED_PREFIX, served_spec
 
 # %% auto #0
-__all__ = ['VLE_FAMILY', 'VLE_MODELS', 'FAMILIES', 'MODELS', 'DEFENCE_SETTINGS', 'load_vle_on_use', 'register_family',
-           'register_model', 'folder_spec', 'own_spec', 'with_settings', 'with_transport', 'model_ref', 'model_spec',
-           'defended_spec', 'ModelPlan', 'identity_of', 'load_options', 'planned', 'undefended', 'load_planned',
-           'model_plan', 'load_model']
-
-# %% ../nbs/02e_model_zoo.ipynb #ac9468d0
-def load_vle_on_use(
-    spec: ModelSpec,  # a VLE entry
-    options: LoadOptions,  # device, dtype, local_files_only
-) -> VQAAdapter:
-    "`vqa_robust.vle.load_vle`, its module imported at the first VLE load."
-    from vqa_robust.vle import load_vle
-
-    return load_vle(spec, options)
-
-
-VLE_FAMILY = model_family(
-    "vle",
-    load_vle_on_use,
-    defaults={"score": "softmax", "image_size": None},
-    model_types=("vle",),
-)
-
-# %% ../nbs/02e_model_zoo.ipynb #ac9468d0m
-VLE_MODELS = [
-    model_entry(
-        "vle",
-        "hfl/vle-base-for-vqa",
-        VLE_FAMILY,
-        {"image_size": 576},
-        reported_accuracy=77.6,
-        reported_on="VQAv2 test-dev, VLE README (iflytek/VLE) Comparison table, VLE-base",
-        description=(
-            "VLE-base (CLIP ViT-B/16 + DeBERTa-v3-base, 6 co-attention layers of 768) fine-tuned on VQAv2, 576 px "
-            "(VRB paper: 378M parameters)"
-        ),
-        sources={
-            "model": "VRB Table 3 (VLE, 378M parameters; base accuracy 0.771)",
-            "score": (
-                "family default softmax: VLE's VQA pipeline (iflytek/VLE models/VLE/pipeline_vle.py) "
-                "ranks answers by softmax"
-            ),
-            "image_size": "the checkpoint's preprocessor_config.json (CLIP processor, 576 px)",
-            "reported_accuracy": "iflytek/VLE README, comparison table (VQAv2 test-dev)",
-        },
-    ),
-    model_entry(
-        "vle-large",
-        "hfl/vle-large-for-vqa",
-        VLE_FAMILY,
-        {"image_size": 504},
-        reported_accuracy=79.3,
-        reported_on="VQAv2 test-dev, VLE README (iflytek/VLE) Comparison table, VLE-large",
-        description="VLE-large (CLIP ViT-L/14 + DeBERTa-v3-large, co-attention width 1024) fine-tuned on VQAv2, 504 px",
-        sources={
-            "image_size": "the checkpoint's preprocessor_config.json (CLIP processor, 504 px)",
-            "reported_accuracy": "iflytek/VLE README, comparison table (VQAv2 test-dev)",
-        },
-    ),
-]
+__all__ = ['FAMILIES', 'MODELS', 'DEFENCE_SETTINGS', 'register_family', 'register_model', 'folder_spec', 'own_spec',
+           'with_settings', 'with_transport', 'model_ref', 'model_spec', 'defended_spec', 'ModelPlan', 'identity_of',
+           'load_options', 'planned', 'undefended', 'load_planned', 'model_plan', 'load_model']
 
 # %% ../nbs/02e_model_zoo.ipynb #c007
 FAMILIES = Registry("model family")  # name -> ModelFamily
