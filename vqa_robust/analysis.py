@@ -146,7 +146,7 @@ def panel_grid(
     cols = 2 if n == 4 else 3
     return -(-n // cols), cols
 
-
+# %% ../nbs/05_analysis.ipynb #c015p
 def plot_accuracy_vs_severity(
     acc: pd.DataFrame,  # model, corruption, severity (0-5), accuracy (a fraction); clean as level 0 or a `clean` row
     title: str | None = None,  # figure title

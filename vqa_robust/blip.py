@@ -29,8 +29,8 @@ from vqa_robust.models import (
 
 # %% auto #0
 __all__ = ['ORIGINAL_BLIP_VISION_KEYS', 'VRB_BLIP_SETTINGS', 'QUESTION_STARTS', 'BEAM_SEARCHES', 'BLIP_FAMILY', 'BLIP_SOURCES',
-           'BLIP_MODELS', 'original_blip_key', 'original_blip_state_dict', 'convert_original_blip',
-           'original_blip_config', 'original_blip_processor', 'BeamHypotheses', 'next_beams', 'padded_answers',
+           'BLIP_MODELS', 'original_blip_key', 'original_blip_state_dict', 'original_blip_config',
+           'convert_original_blip', 'original_blip_processor', 'BeamHypotheses', 'next_beams', 'padded_answers',
            'vrb_beam_search', 'enc_token_id', 'GenerativeVQA', 'set_vision_layer_norm_eps', 'load_blip']
 
 # %% ../nbs/02h_blip.ipynb #cb02
@@ -81,35 +81,6 @@ VRB_BLIP_SETTINGS = {
 }  # Salesforce's BLIP as VRB ran it
 
 # %% ../nbs/02h_blip.ipynb #cb02s1
-def convert_original_blip(
-    checkpoint,  # an original BLIP VQA state dict, or the path of its .pth
-    config,  # the BlipConfig it fits (sizes, token ids, vision image_size of its position embeddings)
-    processor,  # a BlipProcessor whose tokenizer knows [DEC] and [ENC]
-    folder: str | Path,  # where to write; created if missing
-) -> Path:  # `folder`, for `load_model(folder)`
-    "Write an original BLIP VQA checkpoint as a transformers folder `load_model` runs as VRB did (`VRB_BLIP_SETTINGS`)."
-    from transformers import BlipForQuestionAnswering
-
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    model = BlipForQuestionAnswering(config)
-    missing, unexpected = model.load_state_dict(original_blip_state_dict(checkpoint), strict=False)
-    if missing or unexpected:
-        raise ValueError(
-            f"not a BLIP VQA checkpoint of this config: missing {missing[:5]}, unexpected {unexpected[:5]}"
-        )
-    model.save_pretrained(folder)
-    processor.save_pretrained(folder)
-    record = {
-        "name": folder.name,
-        "family": "blip",
-        "settings": VRB_BLIP_SETTINGS,
-        "converted_from": "original BLIP VQA state dict",
-    }
-    (folder / "vqa_robust.json").write_text(json.dumps(record, indent=1))
-    return folder
-
-
 def original_blip_config(
     vocab_size: int = 30524,  # BERT's 30522 uncased word pieces + [DEC] + [ENC]
     image_size: int = 480,  # the input size its position embeddings were trained at (VQA: 480)
@@ -139,6 +110,35 @@ def original_blip_config(
         text_config={**text, "encoder_hidden_size": vision.get("hidden_size", 768)},
         vision_config=dict(image_size=image_size, layer_norm_eps=1e-6, **vision),
     )
+
+# %% ../nbs/02h_blip.ipynb #cb02s1cv
+def convert_original_blip(
+    checkpoint,  # an original BLIP VQA state dict, or the path of its .pth
+    config,  # the BlipConfig it fits (sizes, token ids, vision image_size of its position embeddings)
+    processor,  # a BlipProcessor whose tokenizer knows [DEC] and [ENC]
+    folder: str | Path,  # where to write; created if missing
+) -> Path:  # `folder`, for `load_model(folder)`
+    "Write an original BLIP VQA checkpoint as a transformers folder `load_model` runs as VRB did (`VRB_BLIP_SETTINGS`)."
+    from transformers import BlipForQuestionAnswering
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    model = BlipForQuestionAnswering(config)
+    missing, unexpected = model.load_state_dict(original_blip_state_dict(checkpoint), strict=False)
+    if missing or unexpected:
+        raise ValueError(
+            f"not a BLIP VQA checkpoint of this config: missing {missing[:5]}, unexpected {unexpected[:5]}"
+        )
+    model.save_pretrained(folder)
+    processor.save_pretrained(folder)
+    record = {
+        "name": folder.name,
+        "family": "blip",
+        "settings": VRB_BLIP_SETTINGS,
+        "converted_from": "original BLIP VQA state dict",
+    }
+    (folder / "vqa_robust.json").write_text(json.dumps(record, indent=1))
+    return folder
 
 
 def original_blip_processor(
@@ -480,6 +480,7 @@ BLIP_SOURCES = {
     ),
 }
 
+# %% ../nbs/02h_blip.ipynb #b007m
 BLIP_MODELS = [  # the shipped BLIPs, then the paper's
     model_entry(
         "easy-vqa-blip",

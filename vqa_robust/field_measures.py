@@ -69,7 +69,7 @@ def line_fit(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         slope = (dx * dy).sum(-1) / (dx * dx).sum(-1)
     return slope, y.mean(-1) - slope * x.mean(-1)
 
-
+# %% ../nbs/04e_field_measures.ipynb #f010q
 def question_accuracies(
     scored: pd.DataFrame,  # scored answers (original questions): model, corruption, severity, question_id, score
 ) -> tuple[pd.DataFrame, pd.DataFrame]:  # (clean scores, mean corrupted scores): rows questions, columns models

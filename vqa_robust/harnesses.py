@@ -711,7 +711,7 @@ def check_asked(row: dict, question: pd.Series, reader: Harness, path: Path, qid
             "these predictions do not belong to this export's rows"
         )
 
-
+# %% ../nbs/05c_harnesses.ipynb #h034c
 def condition_predictions(
     condition: dict, path: Path, harness: str, manifest: dict, questions: pd.DataFrame
 ) -> list[dict]:

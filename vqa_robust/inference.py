@@ -26,7 +26,7 @@ __all__ = ['conditions', 'Batch', 'question_order', 'plan_batches', 'ImageInputE
            'private_memory_mb', 'sample_private', 'PrivatePeak', 'peak_memory_mb', 'memory_text', 'start_environment',
            'malloc_settings', 'arrow_pool', 'answer_inputs', 'batch_seed', 'encoder_of', 'progress_bar',
            'answered_batches', 'answer_plan', 'log_truncation', 'plan_bar', 'served_journal', 'judge_journal',
-           'answer_condition', 'answer_rate', 'run_conditions']
+           'answer_condition', 'answer_rate', 'condition_line', 'run_conditions']
 
 # %% ../nbs/03_inference.ipynb #c006
 def conditions(
@@ -468,6 +468,18 @@ def answer_rate(
     return f"{answers} answers in {seconds:.1f} s ({answers / max(seconds, 1e-9):.1f} answers/s)"
 
 # %% ../nbs/03_inference.ipynb #c021s2
+def condition_line(
+    model_name: str,  # the model, as in the store
+    condition: tuple,  # (corruption, severity), every chunk of it done
+    plan,  # the store's plan (`store_plan`): its chunks done and to do
+    seconds: float,  # the time its answering took
+) -> str:
+    "One line of the run's log for a finished condition: the answering rate, and the chunks reused."
+    done, todo = plan.done[condition], plan.todo[condition]
+    rate = answer_rate(sum(len(done[k]) for k in todo), seconds)
+    return f"{model_name} {condition[0]} {condition[1]}: {rate}, {len(done) - len(todo)} of {len(done)} chunks reused"
+
+# %% ../nbs/03_inference.ipynb #c021s2r
 def run_conditions(
     model,  # a VQAAdapter (`load_model`)
     dataset: VQADataset,  # the questions to answer
@@ -484,29 +496,13 @@ def run_conditions(
 ) -> pd.DataFrame:  # every answer of the grid, with `RESULT_COLUMNS`
     "Answer every condition of `grid` chunk by chunk, reusing saved chunks of the same inputs; returns every answer."
     order = question_order(dataset)
+    identity = getattr(model, "identity", None) or {"model": model.name}  # a bare adapter: its name only
     plan = store_plan(
-        model.name,
-        getattr(model, "identity", None) or {"model": model.name},
-        dataset,
-        order,
-        grid,
-        out_dir,
-        seed,
-        batch_size,
-        chunk_size,
-        overwrite,
-        data,
+        model.name, identity, dataset, order, grid, out_dir, seed, batch_size, chunk_size, overwrite, data
     )
-    ids, identities, folders, done, todo, records = (
-        plan.ids,
-        plan.identities,
-        plan.folders,
-        plan.done,
-        plan.todo,
-        plan.records,
-    )
+    done, chunks = plan.done, n_chunks(len(plan.ids), chunk_size)
     bar = plan_bar(progress, plan)
-    batches = plan_batches(len(ids), todo, chunk_size, batch_size)
+    batches = plan_batches(len(plan.ids), plan.todo, chunk_size, batch_size)
     if batches:
         log_truncation(model, order, log)
     if batches and hasattr(model, "keep_journal"):
@@ -520,26 +516,21 @@ def run_conditions(
         if bar is not None:
             bar.update(b.stop - b.start)
             bar.set_postfix_str(f"{model.name} {b.corruption} {b.severity}", refresh=False)
-        if b.stop == min((b.chunk + 1) * chunk_size, len(ids)):  # the chunk's last batch
+        if b.stop == min((b.chunk + 1) * chunk_size, len(plan.ids)):  # the chunk's last batch
             condition = (b.corruption, b.severity)
             done[condition][b.chunk] = pd.concat(pending, ignore_index=True)
             pending = []
             save_chunk(
-                folders[condition],
+                plan.folders[condition],
                 b.chunk,
                 done[condition][b.chunk],
-                identities[condition],
-                records[condition],
+                plan.identities[condition],
+                plan.records[condition],
                 getattr(model, "reported", None),
             )
             release_memory()
-            if log and len(done[condition]) == n_chunks(len(ids), chunk_size):
-                answered = sum(len(done[condition][k]) for k in todo[condition])
-                log(
-                    f"{model.name} {b.corruption} {b.severity}: "
-                    f"{answer_rate(answered, time.time() - started[condition])}, "
-                    f"{len(done[condition]) - len(todo[condition])} of {len(done[condition])} chunks reused"
-                )
+            if log and len(done[condition]) == chunks:
+                log(condition_line(model.name, condition, plan, time.time() - started[condition]))
     if bar is not None and progress is True:
         bar.close()
     return pd.concat([condition_answers(model.name, *c, done[c]) for c in grid], ignore_index=True)

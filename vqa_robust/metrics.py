@@ -31,7 +31,8 @@ __all__ = ['ACCURACY_MODES', 'TEN_ANSWER_MODES', 'REFUSALS', 'API_FAILURE', 'OPT
            'check_answered', 'rotated', 'circular_scores', 'folded_rotations', 'circular_by_set', 'drawn_option',
            'read_choices', 'checked_predictions', 'check_annotations', 'score_answers', 'accuracy_table',
            'judge_prompt', 'extraction_table', 'sequential_sum', 'rounded_percent', 'rounded_mean', 'official_report',
-           'accuracy_breakdown', 'image_condition_answers', 'answer_columns', 'clean_mask', 'with_clean']
+           'breakdown_types', 'accuracy_breakdown', 'image_condition_answers', 'answer_columns', 'clean_mask',
+           'with_clean']
 
 # %% ../nbs/04_metrics.ipynb #c007
 def leave_one_out(prediction: str, answers: list[str]) -> float:
@@ -708,14 +709,13 @@ def official_report(scored: pd.DataFrame, dataset: VQADataset) -> dict:
 BREAKDOWNS = ("answer_type", "question_type")
 
 
-def accuracy_breakdown(
+def breakdown_types(
     scored: pd.DataFrame,  # scored answers (`score_answers`): the `by` columns, question_id, score
     dataset: VQADataset,  # gives each question's answer_type and question_type
-    by=CONDITION,  # the columns that make a condition
-    breakdowns=BREAKDOWNS,  # columns of the dataset's questions to break accuracy down by
-) -> pd.DataFrame:  # by..., breakdown, type, accuracy (percent, rounded), n
-    "Accuracy per answer type and question type of each condition as `official_report` computes it, in one long table."
-    by, breakdowns = list(by), list(breakdowns)
+    by: list,  # the columns that make a condition
+    breakdowns: list,  # columns of the dataset's questions to break accuracy down by
+) -> pd.DataFrame:  # each scored row's `breakdowns` values, indexed by its question id
+    "Each scored answer's types, once the answers and the dataset are checked: one score a question and condition."
     absent = [c for c in by + ["question_id", "score"] if c not in scored]
     if absent:
         raise ValueError(f"scored answers lack column(s) {absent}")
@@ -752,6 +752,19 @@ def accuracy_breakdown(
             f"question(s) {listed(map(native, sorted(set(types.index[untyped]))))} of dataset '{dataset.name}' "
             f"have no {' or '.join(breakdowns)}"
         )
+    return types
+
+# %% ../nbs/04_metrics.ipynb #c062a
+def accuracy_breakdown(
+    scored: pd.DataFrame,  # scored answers (`score_answers`): the `by` columns, question_id, score
+    dataset: VQADataset,  # gives each question's answer_type and question_type
+    by=CONDITION,  # the columns that make a condition
+    breakdowns=BREAKDOWNS,  # columns of the dataset's questions to break accuracy down by
+) -> pd.DataFrame:  # by..., breakdown, type, accuracy (percent, rounded), n
+    "Accuracy per answer type and question type of each condition as `official_report` computes it, in one long table."
+    by, breakdowns = list(by), list(breakdowns)
+    types = breakdown_types(scored, dataset, by, breakdowns)
+    score = scored.score.to_numpy(dtype=np.float64)
     conditions = scored[by].reset_index(drop=True)
     rows = []
     for breakdown in breakdowns:

@@ -234,12 +234,7 @@ def model_plan(
 
 def load_model(
     model,  # a key of MODELS, a checkpoint folder, a served endpoint, 'MODEL+DEFENCE' or a ModelRef
-    device: str | None = None,  # torch device; None or 'auto': CUDA when present
-    dtype: torch.dtype | None = None,  # e.g. torch.bfloat16 on GPU; None: the checkpoint's
-    local_files_only: bool = False,  # never reach the hub
-    trust_remote_code: bool = False,  # run code shipped with a checkpoint (off unless you set it)
-    transport: dict | None = None,  # served models: how requests travel, e.g. {"concurrency": 64}; None: the family's
-    **settings,  # overrides of the entry's settings, e.g. num_beams=1
+    **options,  # `model_plan`'s: device, dtype, local_files_only, trust_remote_code, transport, settings overrides
 ) -> VQAAdapter:
     "Load a VQA model into its family's adapter, behind its defence when it names one (`model_plan`, `load_planned`)."
-    return load_planned(model_plan(model, device, dtype, local_files_only, trust_remote_code, transport, **settings))
+    return load_planned(model_plan(model, **options))
