@@ -36,6 +36,7 @@ FLOORS = [  # bottom up
     ["vle_family"],            # VLE's family and entries, light: its loader imports vle at the first VLE load
     ["served"],                # any OpenAI-compatible endpoint as a model (the chat VLMs' prompt and answer cleaning)
     ["harnesses"],             # a benchmark under every condition in lmms-eval's and VLMEvalKit's layouts, with the served models' prompts
+    ["hf_dataset"],            # the same benchmark as a Hugging Face `datasets` folder: a config per condition, its card
     ["zoo"],                   # the registries of families and entries, loading by name
     ["model_input"],           # what each model saw: a corruption in the image and in its family's views (FAMILIES)
     ["training"],
@@ -43,6 +44,7 @@ FLOORS = [  # bottom up
     ["distributed"],
     ["text_eval"],
     ["analysis"],
+    ["hub_results"],           # a run's tables as the Hub's .eval_results files and a leaderboard.json (the store's atomic writes)
     ["combine"],               # runs made apart, ranked together (analysis' tables, metrics' bootstrap, the store's atomic writes)
     ["changes"],
     ["explain"],
@@ -51,6 +53,7 @@ FLOORS = [  # bottom up
     ["results"],               # the run folder: scores and the result sections
     ["run"],
     ["harness_scoring"],       # a harness's predictions for an export, scored as a run
+    ["report"],                # one HTML page of a run's (or runs') results: charts, ranking, the gallery of changed answers
     ["cli"],                   # the vqa-robust command over the library's functions
     ["testing"],               # test doubles: a chat server that needs no model
     ["testing_data"],          # test scaffolding: a few records in each benchmark's layout, and their writers by name

@@ -41,6 +41,11 @@ fi
 .venv/bin/python -m pip install -q --upgrade pip
 [ "$TORCH_SPEC" = skip ] || .venv/bin/python -m pip install -q "$TORCH_SPEC"
 .venv/bin/python -m pip install -q -e ".[dev]"
+# JupyterLab (a dev requirement: `.venv/bin/jupyter lab` opens nbs/) brings, through jupyter-events, jsonschema's optional
+# IRI format check (rfc3987-syntax), which compiles a Lark grammar whenever jsonschema is imported: in every process that
+# imports Ray (each worker, about 1.6 CPU-seconds more: `import ray` 2.1 s of CPU with it, 0.5 s without). jsonschema skips
+# the iri formats without it, and no schema of JupyterLab's uses them: it is removed (`pip check` still passes).
+.venv/bin/python -m pip uninstall -q -y rfc3987-syntax
 # The ImageNet-C reference, for equivalence tests and benchmarks only; without its dependencies, since it asks for
 # opencv-python, which would shadow opencv-python-headless (scripts/reference_corruptions.py shims it to import).
 .venv/bin/python -m pip install -q --no-deps imagecorruptions==1.1.2

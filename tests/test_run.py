@@ -239,6 +239,7 @@ def test_library_command_and_notebook_agree(tmp_path):
     assert (run["seed"], run["severities"], run["corruptions"]) == (1, [1, 2], ["gaussian_noise"])
     assert "need severities 1-5 of at least one corruption" in (tmp_path / "notebook" / "run.ipynb").read_text()  # the notebook shows the result
     assert not (tmp_path / "notebook" / "robustness.csv").exists()
+    assert "chart-heatmap" in (tmp_path / "notebook" / "report.html").read_text()  # the notebook's page, without VRE
 
 def test_some_severities_skip_robustness(tmp_path, capsys):
     run_library(tmp_path, "model=easy-vqa-vilt", "n_images=3", "corruptions=brightness", "severities=1,5", figures=False)
@@ -310,7 +311,10 @@ def test_notebook_is_one_call():
         getattr(node, "target", None) and node.target.id for node in ast.parse(cell).body]  # each a typed assignment, in RunParameters' order
     rest = [node for c in code if c != cell for node in ast.parse(c).body]  # everything but the parameters: the import, the one call, the shown result
     assert [ast.unparse(node) for node in rest] == ["from vqa_robust.run import run", "from vqa_robust.parameters import RUN_PARAMETERS",
-                                                    "result = run(**{name: globals()[name] for name in RUN_PARAMETERS})", "result.show()"], [ast.unparse(n) for n in rest]
+                                                    "result = run(**{name: globals()[name] for name in RUN_PARAMETERS})", "result.show()",
+                                                    "from vqa_robust.report import report",  # and the run's page, from its folder
+                                                    "page = report([result.out_dir], result.out_dir / 'report.html')",
+                                                    "print(f'{page.name}: {page.stat().st_size / 2 ** 20:.1f} MB')"], [ast.unparse(n) for n in rest]
     namespace = {}
     exec(cell, namespace)
     assert {k: namespace[k] for k in RUN_PARAMETERS} == vars(RunParameters())
@@ -632,7 +636,7 @@ def test_readme_run_folder_table_is_the_sections():
     text = (root / "README.md").read_text()
     table = text.split("| file | content |\n|---|---|\n", 1)[1].split("\n\n", 1)[0]
     named = {name for row in table.splitlines() for name in re.findall(r"`([^`]+)`", row.split(" | ")[0])}
-    beside = {"answers/", "text/<kind>/answers/", "run.log", "run.ipynb"}  # the store, the log and the notebook: not result sections
+    beside = {"answers/", "text/<kind>/answers/", "run.log", "run.ipynb", "report.html"}  # the store, the log, the notebook and its page
     assert named - beside == set(result_files()), (sorted((named - beside) ^ set(result_files())))
 
 def test_a_new_question_perturbation_is_one_registration(tmp_path):

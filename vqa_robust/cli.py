@@ -23,11 +23,17 @@ from .parameters import registry_parameter
 from .questions import load_questions
 from .run import run, run_config
 from .harness_scoring import score_predictions
+from .hf_dataset import HF_FOLDER, write_hf_dataset
+from .hub_results import publish_results
+from .combine import read_results
+from .report import report
+from .harnesses import HARNESSES
 
 # %% auto #0
-__all__ = ['COMMANDS', 'grid_questions', 'corrupt', 'export_benchmark', 'registry_table', 'show_default', 'parameter_options',
-           'parameter_groups', 'option_groups', 'add_parameters', 'command_parser', 'refused', 'error_line',
-           'combine_command', 'export_line', 'plan_command', 'plan_lines', 'main', 'closed_pipe']
+__all__ = ['HF_FORMAT', 'COMMANDS', 'grid_questions', 'corrupt', 'export_benchmark', 'registry_table', 'show_default',
+           'parameter_options', 'parameter_groups', 'option_groups', 'add_parameters', 'report_command',
+           'publish_command', 'command_parser', 'refused', 'error_line', 'combine_command', 'export_line',
+           'plan_command', 'plan_lines', 'main', 'closed_pipe']
 
 # %% ../nbs/08c_command_line.ipynb #82e61314
 def grid_questions(
@@ -104,6 +110,9 @@ def corrupt(
     )
 
 # %% ../nbs/08c_command_line.ipynb #c057x
+HF_FORMAT = "hf"  # `--format hf`: the benchmark as a Hugging Face `datasets` folder (vqa_robust.hf_dataset)
+
+
 def export_benchmark(
     dataset: str = "easy_vqa",  # a key of vqa_robust.datasets.DATASETS, as for a run
     data_dir: str = "",  # folder the dataset was downloaded into (official file names)
@@ -122,10 +131,10 @@ def export_benchmark(
     format: list = [
         "lmms-eval",
         "vlmevalkit",
-    ],  # the harnesses' layouts, keys of vqa_robust.harnesses.HARNESSES: a list, comma-separated or JSON text
-    out_dir: str = "exported",  # the export's folder: export.json, lmms_eval/ and vlmevalkit/
-) -> dict:  # the manifest
-    "Write a dataset (or a seeded sample) under every corruption and severity in the harnesses' layouts."
+    ],  # keys of vqa_robust.harnesses.HARNESSES, and "hf" (a Hugging Face datasets folder): a list, comma-separated or JSON text
+    out_dir: str = "exported",  # the export's folder: export.json, lmms_eval/, vlmevalkit/ and hf/
+) -> dict:  # the harnesses' manifest (export.json); with "hf" alone, hf/hf_dataset.json
+    "Write a dataset (or a seeded sample) under every corruption and severity in the harnesses' layouts, or for the Hub."
     questions, names, levels = grid_questions(
         dataset,
         data_dir,
@@ -139,15 +148,18 @@ def export_benchmark(
         seed,
     )
     source = {"dataset": dataset, "dataset_split": dataset_split or DATASETS[dataset].splits[0]}
-    return export(
-        questions,
-        out_dir,
-        [(c, s) for c in names for s in levels],
-        seed=int_parameter(seed, "seed"),
-        formats=[str(f) for f in list_parameter(format, "format")],
-        settings=served_settings(dataset),
-        source=source,
-    )
+    formats, grid = [str(f) for f in list_parameter(format, "format")], [(c, s) for c in names for s in levels]
+    harnesses = HARNESSES.check([f for f in formats if f != HF_FORMAT])  # refused before anything is written
+    manifest = None
+    if harnesses:
+        settings = served_settings(dataset)
+        manifest = export(questions, out_dir, grid, int_parameter(seed, "seed"), harnesses, settings, source)
+    if HF_FORMAT in formats:
+        hf = write_hf_dataset(
+            questions, Path(out_dir) / HF_FOLDER, grid, seed=int_parameter(seed, "seed"), source=source
+        )
+        manifest = manifest or hf
+    return manifest
 
 # %% ../nbs/08c_command_line.ipynb #c059
 def registry_table(
@@ -243,14 +255,63 @@ def add_parameters(
             )
     return parser
 
+# %% ../nbs/08c_command_line.ipynb #c062r1
+def report_command(
+    folders: list,  # one run folder, a board's folder or several run folders
+    out: str = "report.html",  # the HTML file written
+    n_boot: int = 1000,  # bootstrap replicates where intervals are computed here (several run folders)
+    data_dir: str = "",  # the dataset's folder, as for the run (the gallery's images; easy-VQA needs none)
+    questions_file: str = "",
+    annotations_file: str = "",
+    image_dir: str = "",  # or VQAv2's three files
+    per_condition: int = 1,  # changed answers shown per model, corruption and severity
+    thumbnail_size: int = 160,  # the gallery's images, longer side in pixels
+) -> str:
+    "`vqa-robust report`: one self-contained HTML page of the runs' results (vqa_robust.report.report)."
+    written = report(
+        folders,
+        out,
+        positive_integer(int_parameter(n_boot, "n_boot"), "n_boot"),
+        data_dir,
+        questions_file,
+        annotations_file,
+        image_dir,
+        positive_integer(int_parameter(per_condition, "per_condition"), "per_condition"),
+        positive_integer(int_parameter(thumbnail_size, "thumbnail_size"), "thumbnail_size"),
+    )
+    return f"report in {written} ({written.stat().st_size / 2**20:.2f} MB)"
+
+# %% ../nbs/08c_command_line.ipynb #c062r3
+def publish_command(
+    folders: list,  # one run folder, a board's folder or several run folders
+    dataset_id: str = "",  # the benchmark's dataset on the Hub (ORG/NAME), e.g. where `export --format hf` was pushed
+    out_dir: str = "hub_results",  # the folder: MODEL/.eval_results/*.yaml for each model, and leaderboard.json
+    source_url: str = "",  # a link to the run (its folder or report published somewhere); "": no source block
+    source_user: str = "",  # the Hub user or organisation credited with the source
+    dataset_revision: str = "",  # the dataset's revision (a commit) on the Hub
+    date: str = "",  # when the run was made (ISO-8601); "": none given (the Hub takes the file's commit time)
+    n_boot: int = 1000,  # bootstrap replicates where intervals are computed here (several run folders)
+) -> str:
+    "`vqa-robust publish-results`: each model's `.eval_results/` files and a leaderboard.json (vqa_robust.hub_results)."
+    if not dataset_id:
+        raise ValueError("dataset_id: the benchmark's dataset on the Hub (ORG/NAME) is needed")
+    results = read_results(folders, positive_integer(int_parameter(n_boot, "n_boot"), "n_boot"))
+    given = dict(source_url=source_url, date=date, source_user=source_user, dataset_revision=dataset_revision)
+    written = publish_results(
+        results.accuracy, results.vre, results.summary, dataset_id, out_dir, **{k: v or None for k, v in given.items()}
+    )
+    return f"{len(written['eval_results'])} .eval_results files in {out_dir}; {written['leaderboard']}"
+
 # %% ../nbs/08c_command_line.ipynb #c062c
 def command_parser() -> argparse.ArgumentParser:
-    "The `vqa-robust` command: run, corrupt, export, score, combine, models, corruptions (the keys of COMMANDS)."
+    "The `vqa-robust` command: run, corrupt, export, score, combine, report, publish-results, plan, models, corruptions."
     parser = argparse.ArgumentParser(
         prog="vqa-robust", description="Robustness of VQA models to image corruptions and question perturbations (VRB)."
     )
     commands = parser.add_subparsers(
-        dest="command", required=True, metavar="{run,corrupt,export,score,combine,models,corruptions}"
+        dest="command",
+        required=True,
+        metavar="{run,corrupt,export,score,combine,report,publish-results,plan,models,corruptions}",
     )
     run_parser = add_parameters(
         commands.add_parser(
@@ -322,7 +383,34 @@ def command_parser() -> argparse.ArgumentParser:
     )
     plan_parser.add_argument("--power", default=0.8, metavar="POWER", help="chance of detecting it (default: 0.8)")
     plan_parser.add_argument("--out", default=None, metavar="CSV", help="also write the table to this CSV file")
-    for sub in (run_parser, corrupt_parser, export_parser, score_parser, combine_parser, plan_parser):
+    report_parser = add_parameters(
+        commands.add_parser(
+            "report",
+            help="one HTML page of the runs' results, opened offline (vqa_robust.report.report)",
+            description=report_command.__doc__,
+        ),
+        report_command,
+    )
+    report_parser.add_argument("folders", nargs="+", metavar="RUN", help="run folders, or a board's folder")
+    publish_parser = add_parameters(
+        commands.add_parser(
+            "publish-results",
+            help="each model's results as the Hub's .eval_results files, and a leaderboard.json (vqa_robust.hub_results)",
+            description=publish_command.__doc__,
+        ),
+        publish_command,
+    )
+    publish_parser.add_argument("folders", nargs="+", metavar="RUN", help="run folders, or a board's folder")
+    for sub in (
+        run_parser,
+        corrupt_parser,
+        export_parser,
+        score_parser,
+        combine_parser,
+        plan_parser,
+        report_parser,
+        publish_parser,
+    ):
         sub.add_argument("--debug", action="store_true", help="show the traceback of an error (default: one line)")
     commands.add_parser("models", help="list the model registry (vqa_robust.zoo.MODELS)")
     commands.add_parser("corruptions", help="list the corruptions and their presets (vqa_robust.corruptions)")
@@ -354,13 +442,13 @@ def combine_command(folders: list, out_dir: str, n_boot="1000", figures=True) ->
     return board.drop(columns="run").round(4).to_string(index=False) + f"\nboard in {out_dir}"
 
 
-def export_line(manifest: dict, out_dir: str) -> str:
-    "What `vqa-robust export` prints: the conditions written and where."
-    return (
-        f"{len(manifest['conditions'])} conditions of {manifest['dataset']} ({manifest['n_questions']} questions) in "
-        f"{', '.join(manifest['formats'])} "
-        f"layouts in {out_dir}; manifest {out_dir}/export.json"
-    )
+def export_line(manifest: dict, out_dir: str, formats=()) -> str:
+    "What `vqa-robust export` prints: the conditions written and where (`formats`: as asked, `hf` among them)."
+    written = manifest.get("formats", [])
+    line = f"{len(manifest['conditions'])} conditions of {manifest['dataset']} ({manifest['n_questions']} questions)"
+    places = [f"in {', '.join(written)} layouts in {out_dir}; manifest {out_dir}/export.json"] * bool(written)
+    places += [f"as a Hugging Face dataset in {out_dir}/{HF_FOLDER}"] * (HF_FORMAT in list_parameter(formats, "format"))
+    return f"{line} {'; and '.join(places)}"
 
 # %% ../nbs/08c_command_line.ipynb #c062s1p
 def plan_command(folder: str, width="0.02", difference=None, power="0.8", out=None) -> str:
@@ -401,15 +489,17 @@ COMMANDS = {  # `vqa-robust` command -> (its parsed arguments) -> what it prints
     "corrupt": lambda args: (
         corrupt(**args) and f"corrupted images in {args['out_dir']}"
     ),  # corrupt returns its manifest
-    "export": lambda args: export_line(export_benchmark(**args), args["out_dir"]),
+    "export": lambda args: export_line(export_benchmark(**args), args["out_dir"], args["format"]),
     "combine": lambda args: combine_command(**args),
+    "report": lambda args: report_command(**args),
+    "publish-results": lambda args: publish_command(**args),
     "plan": lambda args: plan_command(**args),
     "score": lambda args: str(score_predictions(**args)),
     "models": lambda args: registry_table("models").to_string(index=False, max_colwidth=60),
     "corruptions": lambda args: registry_table("corruptions").to_string(index=False, max_colwidth=60),
 }
 
-
+# %% ../nbs/08c_command_line.ipynb #c062s1cm2
 def main(
     argv: list | None = None,  # the arguments (None: sys.argv[1:])
 ) -> int:  # the exit status: 0 done, 2 a parameter refused (nothing was done), 1 a failure (what was saved is kept)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+import numpy as np
 import pandas as pd
 from .analysis import model_colors, robustness_table
 from .base import CONDITION
@@ -14,11 +15,13 @@ from .datasets import DATASETS, DatasetSpec
 from .resolution import RESOLUTION
 from .metrics import RESAMPLING_UNIT, accuracy_table, folded_rotations
 from .intervals import bootstrap, resampling_unit
+from .comparisons import comparison_table
 from .store import atomic_write, folder_lock
 
 # %% auto #0
-__all__ = ['AGREE', 'RunFolder', 'read_run', 'flat_fields', 'run_differences', 'run_dataset', 'combined_scores', 'leaderboard',
-           'plot_leaderboard', 'save_csv', 'combine']
+__all__ = ['AGREE', 'FOLDER_KINDS', 'RunFolder', 'read_run', 'flat_fields', 'run_differences', 'run_dataset', 'combined_scores',
+           'leaderboard', 'plot_leaderboard', 'save_csv', 'combine', 'RankedResults', 'results_table', 'run_accuracy',
+           'run_results', 'runs_results', 'board_results', 'read_results']
 
 # %% ../nbs/05b_combine.ipynb #b010
 @dataclass
@@ -227,3 +230,95 @@ def combine(
         }
         atomic_write(out / "combine.json", lambda p: p.write_text(json.dumps(about, indent=1, default=str)))
     return board
+
+# %% ../nbs/05b_combine.ipynb #b033r1
+@dataclass
+class RankedResults:
+    "Models ranked together: their runs, the answers, and accuracy, VRE and comparison tables with intervals."
+
+    runs: list  # the RunFolders the answers come from
+    summary: dict  # the first run's run.json (the runs agree on every field of AGREE)
+    scored: pd.DataFrame  # every model's scored answers to the original questions (`combined_scores` for several)
+    accuracy: pd.DataFrame  # model, corruption, severity, estimate, low, high: accuracy_ci.csv
+    vre: pd.DataFrame | None  # model, estimate, debiased, low, high, rank, rank_stability (None: no VRE computed)
+    comparisons: pd.DataFrame  # `comparison_table`'s rows (none with one model)
+    n_boot: int = 1000  # the bootstrap replicates behind the intervals
+
+    @property
+    def models(self) -> list:  # by VRE rank, the most robust first (by name without a VRE)
+        return (
+            sorted(self.scored.model.unique())
+            if self.vre is None
+            else self.vre.sort_values(["rank", "estimate"]).model.tolist()
+        )
+
+
+def results_table(folder: Path, name: str) -> pd.DataFrame | None:
+    "A table the run (or board) wrote, its index columns as columns; None where it wrote none."
+    return pd.read_csv(folder / name) if (folder / name).is_file() else None
+
+
+def run_accuracy(folder: Path) -> pd.DataFrame:
+    "accuracy_ci.csv; a run that wrote none (it needs severities 1-5): accuracy.csv's accuracies, with no interval."
+    with_intervals = results_table(folder, "accuracy_ci.csv")
+    if with_intervals is not None:
+        return with_intervals
+    accuracy = results_table(folder, "accuracy.csv")
+    if accuracy is None:
+        raise ValueError(f"{folder}: no accuracy.csv: not a finished run's (or board's) folder")
+    return accuracy.rename(columns={"accuracy": "estimate"})[[*CONDITION, "estimate"]].assign(low=np.nan, high=np.nan)
+
+# %% ../nbs/05b_combine.ipynb #b033r2
+def run_results(folders: list, n_boot: int = 1000) -> RankedResults:
+    "One run folder's results, as the run wrote them (its comparisons.csv; none where it had one model)."
+    run = read_run(folders[0])
+    comparisons = run.path / "comparisons.csv"
+    return RankedResults(
+        [run],
+        run.summary,
+        run.answers,
+        run_accuracy(run.path),
+        results_table(run.path, "vre_model_ci.csv"),
+        pd.read_csv(comparisons) if comparisons.is_file() else pd.DataFrame(),
+        n_boot,
+    )
+
+
+def runs_results(runs: list, n_boot: int = 1000, tables: Path | None = None) -> RankedResults:
+    "Runs ranked together (`combined_scores`): intervals bootstrapped here, or read from a board's `tables` folder."
+    scored, seed = combined_scores(runs), runs[0].summary["seed"]
+    if tables is None:
+        intervals = bootstrap(scored, n_boot=n_boot, seed=seed)
+        accuracy, vre = intervals["accuracy"].reset_index(), intervals["vre_model"].reset_index()
+    else:
+        accuracy, vre = run_accuracy(tables), results_table(tables, "vre_model_ci.csv")
+    comparisons = comparison_table(scored, n_boot=n_boot, seed=seed)
+    summary = {**runs[0].summary, "models": [m for r in runs for m in r.summary.get("models", [])]}  # every run's
+    return RankedResults(runs, summary, scored, accuracy, vre, comparisons, n_boot)
+
+# %% ../nbs/05b_combine.ipynb #b033r3
+def board_results(folders: list, n_boot: int = 1000) -> RankedResults:
+    "A board's folder (`combine`'s): its tables, its runs' answers (the folders combine.json names)."
+    board = Path(folders[0])
+    about = json.loads((board / "combine.json").read_text())
+    missing = [r["folder"] for r in about["runs"] if not (Path(r["folder"]) / "run.json").is_file()]
+    if missing:
+        raise ValueError(f"{board / 'combine.json'}: its runs {missing} are not there (moved or deleted)")
+    return runs_results([read_run(r["folder"]) for r in about["runs"]], about["n_boot"], tables=board)
+
+
+FOLDER_KINDS = {"combine.json": board_results, "run.json": run_results}  # the file only it holds -> its reader
+
+
+def read_results(
+    folders: list,  # one run folder, one board's folder, or several run folders
+    n_boot: int = 1000,  # bootstrap replicates where the intervals are computed here (several run folders)
+) -> RankedResults:
+    "The results of one run, of a board, or of several runs ranked together (checked as `combine` checks them)."
+    folders = [Path(f) for f in folders]
+    if len(folders) > 1:
+        return runs_results([read_run(f) for f in folders], n_boot)
+    if not folders:
+        raise ValueError("no folder given: a run folder, a board's folder or several run folders")
+    kind = next((k for k in FOLDER_KINDS if (folders[0] / k).is_file()), "run.json")
+    return FOLDER_KINDS[kind](folders, n_boot)

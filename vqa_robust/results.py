@@ -6,6 +6,7 @@
 from __future__ import annotations
 import gc, io, json, re
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 import pandas as pd
@@ -760,6 +761,7 @@ def run_summary(
         "colour_vocabulary": p.colour_vocabulary,
         "wordnet_choice": p.wordnet_choice,
         "near_colour_distance": p.near_colour_distance,
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),  # when the run finished (UTC, ISO-8601)
         "seconds": round(elapsed, 1),
         "seconds_per_model": seconds,
         "peak_memory_mb": memory,

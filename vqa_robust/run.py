@@ -33,7 +33,7 @@ from vqa_robust.results import (
 )
 
 # %% auto #0
-__all__ = ['LOOK_COUNTS', 'refuse_unreachable', 'checked_out_dir', 'run_config', 'previous_run', 'clear_results',
+__all__ = ['DERIVED_FILES', 'LOOK_COUNTS', 'refuse_unreachable', 'checked_out_dir', 'run_config', 'previous_run', 'clear_results',
            'journal_folders', 'check_journals', 'removed_path', 'prepare_journals', 'prepare_stores', 'answer_all',
            'run', 'locked_run', 'RunFailed', 'answered_run', 'images_config', 'precision_summary',
            'answered_to_precision']
@@ -116,9 +116,12 @@ def previous_run(out_dir: Path) -> str | None:
     return None
 
 
+DERIVED_FILES = ["report.html"]  # made from a run's files after it (nbs/run.ipynb's report): they go with them
+
+
 def clear_results(out_dir: Path) -> None:
-    "Remove the previous run's result files, run.json first: the folder is unfinished until this run's."
-    for name in ["run.json"] + result_files():
+    "Remove the previous run's result files (and what was made from them), run.json first: the folder is unfinished."
+    for name in ["run.json"] + result_files() + DERIVED_FILES:
         (out_dir / name).unlink(missing_ok=True)
 
 # %% ../nbs/08_run_library.ipynb #c024j
