@@ -8,6 +8,7 @@ URIs, draws every chart (each chart's placeholder holds a canvas or an SVG once 
 cards with their images loaded where it has a gallery, filters the gallery by model (the menu's first model: only its
 cards stay visible), and weighs at most --max-mb. Prints one JSON line of what it counted; exits 1 on any failure.
 """
+
 from __future__ import annotations
 import argparse, json, os, shutil, sys
 from pathlib import Path
@@ -55,11 +56,16 @@ def check(report: Path, chromium: str, screenshot: Path | None, max_mb: float) -
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: console.append(str(e)))
-        page.on("request", lambda r: outside.append(r.url) if r.url != url and not r.url.startswith(("data:", "blob:")) else None)
+        page.on(
+            "request",
+            lambda r: outside.append(r.url) if r.url != url and not r.url.startswith(("data:", "blob:")) else None,
+        )
         page.goto(url, wait_until="load")
         try:  # every chart drawn, or 30 s gone: the facts then say which chart is not
-            page.wait_for_function("() => [...document.querySelectorAll('.chart')].every(c => c.querySelector('canvas, svg'))",
-                                   timeout=30000)
+            page.wait_for_function(
+                "() => [...document.querySelectorAll('.chart')].every(c => c.querySelector('canvas, svg'))",
+                timeout=30000,
+            )
         except PlaywrightTimeout:
             pass
         facts = page.evaluate(FACTS)
@@ -68,23 +74,34 @@ def check(report: Path, chromium: str, screenshot: Path | None, max_mb: float) -
         filtered = page.evaluate(FILTER)
         browser.close()
     size = report.stat().st_size
-    return {**facts, "images": facts["images"], "filtered": filtered, "console_errors": console, "requests": outside,
-            "bytes": size, "failures": failures(facts, filtered, console, outside, size, max_mb)}
+    return {
+        **facts,
+        "images": facts["images"],
+        "filtered": filtered,
+        "console_errors": console,
+        "requests": outside,
+        "bytes": size,
+        "failures": failures(facts, filtered, console, outside, size, max_mb),
+    }
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("report")
     ap.add_argument("--screenshot", default=None)
-    ap.add_argument("--chromium", default=os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser"))
+    ap.add_argument(
+        "--chromium", default=os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    )
     ap.add_argument("--max-mb", type=float, default=5.0)
     args = ap.parse_args(argv)
     if not args.chromium:
-        print("check_report: no Chromium found (apt-get install chromium, or --chromium PATH)"); return 1
+        print("check_report: no Chromium found (apt-get install chromium, or --chromium PATH)")
+        return 1
     result = check(Path(args.report), args.chromium, Path(args.screenshot) if args.screenshot else None, args.max_mb)
     shown = {**result, "images": len(result["images"])}
     print(json.dumps(shown))
-    for f in result["failures"]: print("FAIL", f)
+    for f in result["failures"]:
+        print("FAIL", f)
     return 1 if result["failures"] else 0
 
 

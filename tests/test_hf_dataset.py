@@ -4,6 +4,7 @@ writes for the same questions, seed and condition; the card parsed by huggingfac
 
     pytest -q tests/test_hf_dataset.py          # about 10 s: 3 easy-VQA images, 2 corruptions x 2 severities and clean
 """
+
 import json, shutil
 from pathlib import Path
 
@@ -27,6 +28,7 @@ def offline(tmp_path_factory):
     patch.setenv("HF_HUB_OFFLINE", "1")
     patch.setenv("HF_DATASETS_CACHE", str(cache))
     import datasets, huggingface_hub.constants  # they read the variables at import: patched too, if imported before
+
     patch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
     patch.setattr(datasets.config, "HF_DATASETS_OFFLINE", True)
     patch.setattr(datasets.config, "HF_DATASETS_CACHE", cache)
@@ -54,7 +56,9 @@ def exported(tmp_path_factory):
 def expected_pixels(questions, generated: Path, corruption: str, severity: int, image_id: int) -> np.ndarray:
     "What `vqa-robust corrupt` wrote for an image (PNG), or the dataset's own image for the clean condition."
     from PIL import Image
-    if corruption == "clean": return np.asarray(questions.load_image(image_id).convert("RGB"))
+
+    if corruption == "clean":
+        return np.asarray(questions.load_image(image_id).convert("RGB"))
     name = corrupted_template(questions, "png").format(image_id=image_id)
     return np.asarray(Image.open(condition_dir(generated, corruption, severity) / name).convert("RGB"))
 
@@ -109,6 +113,7 @@ def test_parquet_metadata_declares_the_features_alone(offline, exported):
 
 def test_card_parses_with_huggingface_hub(offline, exported):
     from huggingface_hub import DatasetCard, DatasetCardData
+
     _, folder, manifest, _ = exported
     card = DatasetCard.load(folder / hf.CARD)
     assert isinstance(card.data, DatasetCardData)
@@ -148,10 +153,12 @@ def test_missing_config_folder_is_refused_by_name(exported, tmp_path):
 
 def test_edited_manifest_entry_is_refused_by_name(exported, tmp_path):
     _, folder, _, _ = exported
+
     def swap_digest(d: Path) -> None:
         manifest = json.loads((d / hf.HF_MANIFEST).read_text())
         manifest["conditions"][2]["files"] = manifest["conditions"][1]["files"]  # another config's file and sha256
         (d / hf.HF_MANIFEST).write_text(json.dumps(manifest))
+
     copy = damaged_copy(folder, tmp_path, swap_digest)
     with pytest.raises(ValueError, match=f"{copy / 'README.md'}: its configs are not hf_dataset.json's"):
         hf.check_hf_dataset(copy)

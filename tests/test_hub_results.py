@@ -1,7 +1,9 @@
-"""The Hub's evaluation results and the leaderboard JSON of a real small run (vqa_robust.hub_results): every file parses with
-`yaml.safe_load` and with huggingface_hub's own reader, every value and interval equals the number the run wrote in its CSVs
-(read here independently with pandas), and entries mutated away from the Hub's schema are refused by file and field.
-One small run (two models, 8 images, Gaussian noise at severities 1-5, no figures: about 10 s) is shared by the tests."""
+"""The Hub's evaluation results and the leaderboard JSON of a real small run (vqa_robust.hub_results): every file
+parses with `yaml.safe_load` and with huggingface_hub's own reader, every value and interval equals the number the run
+wrote in its CSVs (read here independently with pandas), and entries mutated away from the Hub's schema are refused by
+file and field. One small run (two models, 8 images, Gaussian noise at severities 1-5, no figures: about 10 s) is shared
+by the tests."""
+
 import contextlib, copy, io, json, re
 
 import pandas as pd
@@ -17,10 +19,19 @@ SOURCE_URL = "https://huggingface.co/datasets/ORG/vqa-robust-runs"
 def small_run(tmp_path_factory):
     "A finished run folder of the two shipped models."
     from vqa_robust.run import run
+
     out = tmp_path_factory.mktemp("hub") / "run"
     with contextlib.redirect_stdout(io.StringIO()):
-        run(model="easy-vqa-vilt,easy-vqa-blip", out_dir=out, n_images=8, corruptions="gaussian_noise",
-            severities="1,2,3,4,5", seed=3, progress=False, figures=False)
+        run(
+            model="easy-vqa-vilt,easy-vqa-blip",
+            out_dir=out,
+            n_images=8,
+            corruptions="gaussian_noise",
+            severities="1,2,3,4,5",
+            seed=3,
+            progress=False,
+            figures=False,
+        )
     return out
 
 
@@ -28,6 +39,7 @@ def small_run(tmp_path_factory):
 def published(small_run, tmp_path_factory):
     "The run's tables published: (output folder, accuracy_ci.csv, vre_model_ci.csv, run.json), as a reader reads them."
     from vqa_robust.hub_results import publish_results
+
     accuracy, vre = pd.read_csv(small_run / "accuracy_ci.csv"), pd.read_csv(small_run / "vre_model_ci.csv")
     summary = json.loads((small_run / "run.json").read_text())
     out = tmp_path_factory.mktemp("published")
@@ -49,7 +61,10 @@ def test_one_file_per_condition_and_summary(published):
     out, accuracy, _, _ = published
     for model, rows in accuracy.groupby("model"):
         names = sorted(p.name for p in (out / model / ".eval_results").iterdir())
-        conditions = [("clean" if r.corruption == "clean" else f"{r.corruption}_{r.severity}") + ".yaml" for r in rows.itertuples()]
+        conditions = [
+            ("clean" if r.corruption == "clean" else f"{r.corruption}_{r.severity}") + ".yaml"
+            for r in rows.itertuples()
+        ]
         assert names == sorted(conditions + ["mean_corrupted.yaml", "vre.yaml"])
         assert len(names) == 1 + 5 + 2
 
@@ -85,16 +100,23 @@ def test_source_names_the_run(published):
     for record in summary["models"]:
         source = read_entries(out, record["model"], "clean")[0]["source"]
         assert source["url"] == SOURCE_URL
-        for part in (record["identity"], summary["data"]["questions"], summary["data"]["images"],
-                     summary["corruption_code"]["corruptions_sha256"], f"seed {summary['seed']}"):
+        for part in (
+            record["identity"],
+            summary["data"]["questions"],
+            summary["data"]["images"],
+            summary["corruption_code"]["corruptions_sha256"],
+            f"seed {summary['seed']}",
+        ):
             assert part in source["name"]
 
 
 def test_without_a_source_url_the_identity_is_in_the_notes(small_run):
     from vqa_robust.hub_results import eval_result_files
+
     summary = json.loads((small_run / "run.json").read_text())
-    files = eval_result_files(pd.read_csv(small_run / "accuracy_ci.csv"), pd.read_csv(small_run / "vre_model_ci.csv"),
-                              summary, DATASET_ID)
+    files = eval_result_files(
+        pd.read_csv(small_run / "accuracy_ci.csv"), pd.read_csv(small_run / "vre_model_ci.csv"), summary, DATASET_ID
+    )
     entry = files["easy-vqa-blip"]["clean.yaml"][0]
     assert "source" not in entry
     assert entry["date"] == summary["date"]  # none given: when the run finished, from run.json
@@ -123,8 +145,13 @@ def test_leaderboard_json_equals_the_csvs(published):
         assert m["clean_accuracy"] == {"estimate": clean.estimate, "low": clean.low, "high": clean.high}
         for r in mine.itertuples():
             name = "clean" if r.corruption == "clean" else f"{r.corruption}_{r.severity}"
-            assert m["accuracy"][name] == {"corruption": r.corruption, "severity": r.severity,
-                                           "estimate": r.estimate, "low": r.low, "high": r.high}
+            assert m["accuracy"][name] == {
+                "corruption": r.corruption,
+                "severity": r.severity,
+                "estimate": r.estimate,
+                "low": r.low,
+                "high": r.high,
+            }
 
 
 MUTATIONS = {  # what breaks the schema -> (mutation of a written entry, the field the message must name)
@@ -141,6 +168,7 @@ MUTATIONS = {  # what breaks the schema -> (mutation of a written entry, the fie
 @pytest.mark.parametrize("what", MUTATIONS)
 def test_mutated_entries_are_refused(published, what):
     from vqa_robust.hub_results import check_eval_results
+
     out, _, _, _ = published
     entries = read_entries(out, "easy-vqa-vilt", "clean")
     check_eval_results(entries, "clean.yaml")  # as written: accepted
