@@ -31,9 +31,9 @@ from .harnesses import HARNESSES
 
 # %% auto #0
 __all__ = ['HF_FORMAT', 'COMMANDS', 'grid_questions', 'corrupt', 'export_benchmark', 'registry_table', 'show_default',
-           'parameter_options', 'parameter_groups', 'option_groups', 'add_parameters', 'report_command',
+           'parameter_options', 'parameter_groups', 'option_groups', 'add_parameters', 'function_command',
            'publish_command', 'publish_dataset_command', 'command_parser', 'refused', 'error_line', 'combine_command',
-           'export_line', 'plan_command', 'plan_lines', 'main', 'closed_pipe']
+           'report_line', 'export_line', 'plan_command', 'plan_lines', 'main', 'closed_pipe']
 
 # %% ../nbs/08c_command_line.ipynb #82e61314
 def grid_questions(
@@ -131,10 +131,10 @@ def export_benchmark(
     format: list = [
         "lmms-eval",
         "vlmevalkit",
-    ],  # keys of vqa_robust.harnesses.HARNESSES, and "hf" (a Hugging Face datasets folder): a list, comma-separated or JSON text
+    ],  # keys of vqa_robust.harnesses.HARNESSES, and "hf" (a Hugging Face datasets folder): a list or comma-separated
     out_dir: str = "exported",  # the export's folder: export.json, lmms_eval/, vlmevalkit/ and hf/
 ) -> dict:  # the harnesses' manifest (export.json); with "hf" alone, hf/hf_dataset.json
-    "Write a dataset (or a seeded sample) under every corruption and severity in the harnesses' layouts, or for the Hub."
+    "Write a dataset (or a seeded sample) under every corruption and severity in harnesses' layouts, or for the Hub."
     questions, names, levels = grid_questions(
         dataset,
         data_dir,
@@ -255,31 +255,19 @@ def add_parameters(
             )
     return parser
 
-# %% ../nbs/08c_command_line.ipynb #c062r1
-def report_command(
-    folders: list,  # one run folder, a board's folder or several run folders
-    out: str = "report.html",  # the HTML file written
-    n_boot: int = 1000,  # bootstrap replicates where intervals are computed here (several run folders)
-    data_dir: str = "",  # the dataset's folder, as for the run (the gallery's images; easy-VQA needs none)
-    questions_file: str = "",
-    annotations_file: str = "",
-    image_dir: str = "",  # or VQAv2's three files
-    per_condition: int = 1,  # changed answers shown per model, corruption and severity
-    thumbnail_size: int = 160,  # the gallery's images, longer side in pixels
-) -> str:
-    "`vqa-robust report`: one self-contained HTML page of the runs' results (vqa_robust.report.report)."
-    written = report(
-        folders,
-        out,
-        positive_integer(int_parameter(n_boot, "n_boot"), "n_boot"),
-        data_dir,
-        questions_file,
-        annotations_file,
-        image_dir,
-        positive_integer(int_parameter(per_condition, "per_condition"), "per_condition"),
-        positive_integer(int_parameter(thumbnail_size, "thumbnail_size"), "thumbnail_size"),
-    )
-    return f"report in {written} ({written.stat().st_size / 2**20:.2f} MB)"
+# %% ../nbs/08c_command_line.ipynb #c062cf
+def function_command(
+    commands,  # the parser's subparsers
+    name: str,  # the command
+    help: str,  # its line in `vqa-robust --help`
+    function,  # the library function it calls: its keywords are the options, its docstring the description
+    *positional: tuple,  # (name, nargs, metavar, help) of arguments given without an option, e.g. run folders
+) -> argparse.ArgumentParser:
+    "A command whose options are a library function's keywords (`add_parameters`), and its positional arguments."
+    parser = add_parameters(commands.add_parser(name, help=help, description=function.__doc__), function)
+    for dest, nargs, metavar, meaning in positional:
+        parser.add_argument(dest, nargs=nargs, metavar=metavar, help=meaning)
+    return parser
 
 # %% ../nbs/08c_command_line.ipynb #c062r3
 def publish_command(
@@ -317,7 +305,7 @@ def publish_dataset_command(
 
 # %% ../nbs/08c_command_line.ipynb #c062c
 def command_parser() -> argparse.ArgumentParser:
-    "The `vqa-robust` command: run, corrupt, export, score, combine, report, publish-results, plan, models, corruptions."
+    "The `vqa-robust` command: its subcommands are the keys of COMMANDS."
     parser = argparse.ArgumentParser(
         prog="vqa-robust", description="Robustness of VQA models to image corruptions and question perturbations (VRB)."
     )
@@ -336,31 +324,12 @@ def command_parser() -> argparse.ArgumentParser:
         ),
         RunParameters,
     )
-    corrupt_parser = add_parameters(
-        commands.add_parser(
-            "corrupt",
-            help="write a dataset's images under chosen corruptions (vqa_robust.generator.generate)",
-            description=corrupt.__doc__,
-        ),
-        corrupt,
-    )
-    export_parser = add_parameters(
-        commands.add_parser(
-            "export",
-            help="write a dataset under chosen corruptions for lmms-eval and VLMEvalKit (vqa_robust.harnesses.export)",
-            description=export_benchmark.__doc__,
-        ),
-        export_benchmark,
-    )
-    score_parser = add_parameters(
-        commands.add_parser(
-            "score",
-            help="score a harness's predictions for an export and write a run folder "
-            "(vqa_robust.harness_scoring.score_predictions)",
-            description=score_predictions.__doc__,
-        ),
-        score_predictions,
-    )
+    corrupt_help = "write a dataset's images under chosen corruptions (vqa_robust.generator.generate)"
+    corrupt_parser = function_command(commands, "corrupt", corrupt_help, corrupt)
+    export_help = "write a dataset under chosen corruptions for lmms-eval, VLMEvalKit or the Hub (vqa_robust.harnesses)"
+    export_parser = function_command(commands, "export", export_help, export_benchmark)
+    score_help = "score a harness's predictions for an export as a run (vqa_robust.harness_scoring.score_predictions)"
+    score_parser = function_command(commands, "score", score_help, score_predictions)
     combine_parser = commands.add_parser(
         "combine",
         help="rank the models of separate run folders together (vqa_robust.combine.combine)",
@@ -396,33 +365,16 @@ def command_parser() -> argparse.ArgumentParser:
     )
     plan_parser.add_argument("--power", default=0.8, metavar="POWER", help="chance of detecting it (default: 0.8)")
     plan_parser.add_argument("--out", default=None, metavar="CSV", help="also write the table to this CSV file")
-    report_parser = add_parameters(
-        commands.add_parser(
-            "report",
-            help="one HTML page of the runs' results, opened offline (vqa_robust.report.report)",
-            description=report_command.__doc__,
-        ),
-        report_command,
+    runs = ("folders", "+", "RUN", "run folders, or a board's folder")
+    report_help = "one HTML page of the runs' results, opened offline (vqa_robust.report.report)"
+    report_parser = function_command(commands, "report", report_help, report, runs)
+    publish_help = (
+        "each model's results as the Hub's .eval_results files and a leaderboard.json (vqa_robust.hub_results)"
     )
-    report_parser.add_argument("folders", nargs="+", metavar="RUN", help="run folders, or a board's folder")
-    publish_parser = add_parameters(
-        commands.add_parser(
-            "publish-results",
-            help="each model's results as the Hub's .eval_results files, and a leaderboard.json (vqa_robust.hub_results)",
-            description=publish_command.__doc__,
-        ),
-        publish_command,
-    )
-    publish_parser.add_argument("folders", nargs="+", metavar="RUN", help="run folders, or a board's folder")
-    push_parser = add_parameters(
-        commands.add_parser(
-            "publish-dataset",
-            help="upload an export's Hugging Face dataset to the Hub (vqa_robust.hf_dataset.push_hf_dataset)",
-            description=publish_dataset_command.__doc__,
-        ),
-        publish_dataset_command,
-    )
-    push_parser.add_argument("folder", metavar="FOLDER", help="the folder export --format hf wrote (OUT_DIR/hf)")
+    publish_parser = function_command(commands, "publish-results", publish_help, publish_command, runs)
+    push_help = "upload an export's Hugging Face dataset to the Hub (vqa_robust.hf_dataset.push_hf_dataset)"
+    folder = ("folder", None, "FOLDER", "the folder export --format hf wrote (OUT_DIR/hf)")
+    push_parser = function_command(commands, "publish-dataset", push_help, publish_dataset_command, folder)
     for sub in (
         run_parser,
         corrupt_parser,
@@ -463,6 +415,11 @@ def combine_command(folders: list, out_dir: str, n_boot="1000", figures=True) ->
         figures=bool_parameter(figures, "figures"),
     )
     return board.drop(columns="run").round(4).to_string(index=False) + f"\nboard in {out_dir}"
+
+
+def report_line(page: Path) -> str:
+    "What `vqa-robust report` prints: where the page is, and its size."
+    return f"report in {page} ({page.stat().st_size / 2**20:.2f} MB)"
 
 
 def export_line(manifest: dict, out_dir: str, formats=()) -> str:
@@ -514,7 +471,7 @@ COMMANDS = {  # `vqa-robust` command -> (its parsed arguments) -> what it prints
     ),  # corrupt returns its manifest
     "export": lambda args: export_line(export_benchmark(**args), args["out_dir"], args["format"]),
     "combine": lambda args: combine_command(**args),
-    "report": lambda args: report_command(**args),
+    "report": lambda args: report_line(report(**args)),
     "publish-results": lambda args: publish_command(**args),
     "publish-dataset": lambda args: publish_dataset_command(**args),
     "plan": lambda args: plan_command(**args),

@@ -31,9 +31,10 @@ __all__ = ['VLMEVALKIT_SPLIT', 'LMMS_UTILS', 'LMMS_METRIC', 'VLMEVALKIT_TABLES',
            'lmms_eval_question', 'vlmevalkit_question', 'failure_of', 'sha256_of', 'lmms_eval_results',
            'lmms_eval_source', 'lmms_eval_model', 'vlmevalkit_model', 'vlmevalkit_reported', 'nothing_unreadable',
            'prompt_sent', 'Harness', 'checked_grid', 'refuse_unreadable', 'previous_export', 'write_conditions',
-           'export', 'export_manifest', 'harness_files', 'prediction_files', 'check_asked', 'condition_predictions',
-           'read_predictions', 'read_manifest', 'check_condition_names', 'verified_files', 'exported_rows',
-           'rederived_conditions', 'failures_text', 'without_failed', 'harness_agreement', 'reported_agreement']
+           'export_provenance', 'export', 'export_manifest', 'harness_files', 'prediction_files', 'check_asked',
+           'condition_predictions', 'read_predictions', 'read_manifest', 'check_condition_names', 'verified_files',
+           'exported_rows', 'rederived_conditions', 'failures_text', 'without_failed', 'harness_agreement',
+           'reported_agreement']
 
 # %% ../nbs/05c_harnesses.ipynb #h006
 def served_settings(
@@ -619,6 +620,18 @@ def write_conditions(dataset, out, group, conditions, seed, formats, questions, 
             written[(name, fmt)] = HARNESSES[fmt].write(out, group, name, questions, images, settings)
     return written, names
 
+# %% ../nbs/05c_harnesses.ipynb #h027p
+def export_provenance(
+    dataset: VQADataset,  # the questions exported
+    seed: int,  # the seed of every image's corruption
+) -> dict:  # vqa_robust, dataset, group, data, corruption_code, seed: the first fields of every export's manifest
+    "What an export is made from, each fingerprint computed once (the images' bytes are read for it), and its name."
+    data, code = dataset_fingerprint(dataset), code_fingerprint(dataset)
+    group = export_group(dataset.name, export_fingerprint(data, code, seed))
+    return dict(
+        vqa_robust=vqa_robust.__version__, dataset=dataset.name, group=group, data=data, corruption_code=code, seed=seed
+    )
+
 # %% ../nbs/05c_harnesses.ipynb #h027c
 def export(
     dataset: VQADataset,  # the questions (a run's split: `questions.load_questions`, or any)
@@ -634,8 +647,8 @@ def export(
     settings = {**SERVED_DEFAULTS, **(settings or {})}
     out, questions, conditions = Path(out_dir), harness_questions(dataset, settings["prompt"]), checked_grid(grid)
     refuse_unreadable(questions, formats)
-    fingerprint = export_fingerprint(dataset_fingerprint(dataset), code_fingerprint(dataset), seed)
-    group = export_group(dataset.name, fingerprint)
+    provenance = export_provenance(dataset, seed)
+    group = provenance["group"]
     with folder_lock(out):
         for stale in previous_export(out):
             stale.unlink()  # the manifest first: until the new one is written, unfinished
@@ -643,7 +656,7 @@ def export(
         finishers = [HARNESSES[fmt].finish for fmt in formats if HARNESSES[fmt].finish]
         spanning = [f for finish in finishers for f in finish(out, group, names, questions, settings)]
         manifest = export_manifest(
-            dataset, out, seed, formats, conditions, names, written, spanning, questions, settings, source, group
+            provenance, out, formats, conditions, names, written, spanning, questions, settings, source
         )
         atomic_write(out / "export.json", lambda p: p.write_text(json.dumps(manifest, indent=1, default=str)))
         (out / LOCK).unlink()  # no lock file left in the export; the lock itself is released when the block ends
@@ -651,7 +664,7 @@ def export(
 
 
 def export_manifest(
-    dataset, out, seed, formats, conditions, names, written, spanning, questions, settings, source=None, group=""
+    provenance, out, formats, conditions, names, written, spanning, questions, settings, source=None
 ) -> dict:
     "export.json: what was exported, from what, and each file's sha256 (paths relative to the export's folder)."
     digest = lambda paths: {p.relative_to(out).as_posix(): sha256_of(p) for p in paths}
@@ -660,12 +673,7 @@ def export_manifest(
         for n, (c, s) in zip(names, conditions)
     ]
     return {
-        "vqa_robust": vqa_robust.__version__,
-        "dataset": dataset.name,
-        "group": group,
-        "data": dataset_fingerprint(dataset),
-        "corruption_code": code_fingerprint(dataset),
-        "seed": seed,
+        **provenance,
         "formats": list(formats),
         "n_questions": len(questions),
         "settings": {k: settings[k] for k in ("prompt", "max_tokens", "temperature", "lowercase")},
@@ -803,7 +811,7 @@ def read_manifest(
         raise ValueError(f"{path}: no field {missing[0]!r}: not a manifest of this version's export (export again)")
     return manifest
 
-
+# %% ../nbs/05c_harnesses.ipynb #h041c
 def check_condition_names(manifest: dict) -> None:
     "Refuse a manifest whose names do not match it: the group its data, code and seed give; each condition's own."
     group = export_group(
@@ -822,7 +830,7 @@ def check_condition_names(manifest: dict) -> None:
                 f"which is {expected}: edited"
             )
 
-
+# %% ../nbs/05c_harnesses.ipynb #h041v
 def verified_files(manifest: dict, folder: str | Path) -> int:
     "How many of the manifest's files are in `folder`, each unchanged since the export (sha256); none there is refused."
     conditions = {f: d for c in manifest["conditions"] for files in c["files"].values() for f, d in files.items()}

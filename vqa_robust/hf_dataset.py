@@ -11,14 +11,14 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
-import vqa_robust
 from .base import listed, non_negative_integer
 from .corruptions import CLEAN
-from .vqav2 import VQADataset, dataset_fingerprint
+from .vqav2 import VQADataset
 from .datasets import DATASETS
-from .store import LOCK, atomic_write, code_fingerprint, folder_lock
+from .store import LOCK, atomic_write, folder_lock
 from .generator import corrupted_template
 from .harnesses import checked_grid, condition_name, condition_png, export_fingerprint, export_group
+from .harnesses import export_provenance
 from .harnesses import harness_questions, sha256_of
 
 # %% auto #0
@@ -323,11 +323,11 @@ def card_text(manifest: dict) -> str:
     return "---\n" + yaml.safe_dump(metadata, sort_keys=False, allow_unicode=True) + "---\n\n" + "\n".join(body) + "\n"
 
 # %% ../nbs/05e_hf_dataset.ipynb #f032
-def hf_manifest(dataset: VQADataset, seed: int, source, group: str, questions, conditions, written, columns) -> dict:
+def hf_manifest(provenance: dict, source, questions, conditions, written, columns) -> dict:
     "hf_dataset.json without `files` (the card's sha256, added once it is written): what was written, from what."
     listed_conditions = [
         {
-            "name": config_name(group, c, s),
+            "name": config_name(provenance["group"], c, s),
             "corruption": c,
             "severity": s,
             "rows": w["rows"],
@@ -337,12 +337,7 @@ def hf_manifest(dataset: VQADataset, seed: int, source, group: str, questions, c
         for (c, s), w in zip(conditions, written)
     ]
     return {
-        "vqa_robust": vqa_robust.__version__,
-        "dataset": dataset.name,
-        "group": group,
-        "data": dataset_fingerprint(dataset),
-        "corruption_code": code_fingerprint(dataset),
-        "seed": seed,
+        **provenance,  # `export_provenance`: what it is made from, as a harness export's manifest says it
         "source": source,
         "license": source_license(source),
         "split": HF_SPLIT,
@@ -410,9 +405,8 @@ def write_hf_dataset(
     "Write `dataset` under every condition of `grid` as a Hugging Face dataset: a config per condition, card, manifest."
     out, seed, conditions = Path(out_dir), non_negative_integer(seed, "seed"), checked_grid(grid)
     questions = harness_questions(dataset)
-    group = export_group(
-        dataset.name, export_fingerprint(dataset_fingerprint(dataset), code_fingerprint(dataset), seed)
-    )
+    provenance = export_provenance(dataset, seed)
+    group = provenance["group"]
     columns, template = hf_columns(questions), corrupted_template(dataset, "png")
     ids = [int(i) for i in questions.image_id.unique()]
     names = {i: template.format(image_id=i) for i in ids}
@@ -429,7 +423,7 @@ def write_hf_dataset(
             name = config_name(group, corruption, severity)
             w = write_hf_condition(out, name, questions, images, names, corruption, severity, columns)
             written.append({**w, "sha256": sha256_of(out / w["path"])})
-        manifest = hf_manifest(dataset, seed, source, group, questions, conditions, written, columns)
+        manifest = hf_manifest(provenance, source, questions, conditions, written, columns)
         atomic_write(out / CARD, lambda p: p.write_text(card_text(manifest)))
         manifest["files"] = {CARD: sha256_of(out / CARD)}
         atomic_write(out / HF_MANIFEST, lambda p: p.write_text(json.dumps(manifest, indent=1, default=str)))

@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 from PIL import Image
 import vqa_robust
-from .base import CONDITION, Registry
+from .base import CONDITION, Registry, positive_integer
+from .parameters import int_parameter, list_parameter
 from .calibration import correctness, reliability_bins
 from .combine import RankedResults, read_results, run_dataset
 from .store import atomic_write
@@ -23,8 +24,9 @@ __all__ = ['SIGNIFICANT', 'LOSSLESS_SIDE', 'GALLERY_SCRIPT', 'REPORT_SECTIONS', 
            'significant_differences', 'vre_differences_table', 'drop_differences_chart', 'gallery_rows', 'thumbnail',
            'gallery_card', 'gallery_filters', 'run_tables', 'run_images', 'ReportInput', 'overview_table',
            'overview_section', 'heatmap_section', 'curves_section', 'ranking_section', 'card_images', 'gallery_section',
-           'reliability_table', 'reliability_chart', 'calibration_section', 'question_section', 'joint_section',
-           'harness_table', 'harness_section', 'section_html', 'report_page', 'chart_runtime', 'report']
+           'reliability_table', 'reliability_chart', 'calibration_section', 'interval_dots', 'question_section',
+           'joint_section', 'harness_table', 'harness_section', 'section_html', 'report_page', 'chart_runtime',
+           'report']
 
 # %% ../nbs/05d_report.ipynb #r008
 @dataclass
@@ -432,36 +434,37 @@ def calibration_section(given: ReportInput) -> Section | str:
     )
 
 # %% ../nbs/05d_report.ipynb #r046
-def question_section(given: ReportInput) -> Section | str:
-    "Each question corruption's accuracy drop on clean images, with its 95% interval (text_ci.csv)."
+def interval_dots(table: pd.DataFrame, y: str, x: str, low: str, high: str, title: str, tooltip: list):
+    "Each row's value as a dot on its line `y`, its 95% interval as a rule, a colour per model."
     import altair as alt
 
+    line = alt.Y(f"{y}:N", title=None)
+    shown = [alt.Tooltip(f"{c}:Q", format=".3f") if c in table.select_dtypes("number") else c for c in tooltip]
+    dots = alt.Chart(table).mark_point(filled=True)
+    dots = dots.encode(x=alt.X(f"{x}:Q", title=title), y=line, color="model:N", tooltip=shown)
+    rules = alt.Chart(table).mark_rule().encode(x=f"{low}:Q", x2=f"{high}:Q", y=line, color="model:N")
+    return (rules + dots).properties(width=420)
+
+
+def question_section(given: ReportInput) -> Section | str:
+    "Each question corruption's accuracy drop on clean images, with its 95% interval (text_ci.csv)."
     table = given.table("text_ci.csv")
     if not len(table):
         return "the runs corrupted no question (text_perturbations)"
     drops = table[(table.metric == "drop") & (table.corruption == "clean")].assign(
         question=lambda t: t.kind + " " + t.text_severity.astype(str)
     )
-    y = alt.Y("question:N", title=None)
-    tooltip = ["model", "question", *[alt.Tooltip(f"{c}:Q", format=".3f") for c in ("estimate", "low", "high")]]
-    points = (
-        alt.Chart(drops)
-        .mark_point(filled=True)
-        .encode(x=alt.X("estimate:Q", title="accuracy drop"), y=y, color="model:N", tooltip=tooltip)
-    )
-    rules = alt.Chart(drops).mark_rule().encode(x="low:Q", x2="high:Q", y=y, color="model:N")
+    tooltip = ["model", "question", "estimate", "low", "high"]
     return chart_section(
         "Question corruptions",
         "Accuracy on the original question minus on its corrupted form, clean images, 95% interval over images.",
         "questions",
-        (rules + points).properties(width=420),
+        interval_dots(drops, "question", "estimate", "low", "high", "accuracy drop", tooltip),
     )
 
 # %% ../nbs/05d_report.ipynb #r046j
 def joint_section(given: ReportInput) -> Section | str:
     "Image and question corrupted together: the joint drop and the interaction, with intervals (interaction.csv)."
-    import altair as alt
-
     table = given.table("interaction.csv")
     if not len(table):
         return "the runs answered no image and question corruption together (IMAGE:SEVERITY+KIND)"
@@ -470,27 +473,21 @@ def joint_section(given: ReportInput) -> Section | str:
             t.corruption + " " + t.severity.astype(str) + " + " + t.kind + " " + t.text_severity.astype(str)
         )
     )
-    y = alt.Y("condition:N", title=None)
-    tooltip = ["model", "condition"] + [
-        alt.Tooltip(f"{c}:Q", format=".3f")
-        for c in ("image_drop", "question_drop", "joint_drop", "interaction", "interaction_low", "interaction_high")
-    ]
-    points = (
-        alt.Chart(table)
-        .mark_point(filled=True)
-        .encode(
-            x=alt.X("interaction:Q", title="interaction (joint drop minus the two drops)"),
-            y=y,
-            color="model:N",
-            tooltip=tooltip,
-        )
-    )
-    rules = alt.Chart(table).mark_rule().encode(x="interaction_low:Q", x2="interaction_high:Q", y=y, color="model:N")
+    drops = ["image_drop", "question_drop", "joint_drop", "interaction", "interaction_low", "interaction_high"]
+    title = "interaction (joint drop minus the two drops)"
     return chart_section(
         "Image and question together",
         "A10 + A01 - A00 - A11: above 0, the two corruptions together cost more than each alone adds up to.",
         "joint",
-        (rules + points).properties(width=420),
+        interval_dots(
+            table,
+            "condition",
+            "interaction",
+            "interaction_low",
+            "interaction_high",
+            title,
+            ["model", "condition", *drops],
+        ),
     )
 
 # %% ../nbs/05d_report.ipynb #r046h
@@ -616,16 +613,18 @@ def report(
     image_dir: str = "",  # or VQAv2's three files
     per_condition: int = 1,  # changed answers shown per model, corruption and severity
     thumbnail_size: int = 160,  # the gallery's images, longer side in pixels
-    sections: list | None = None,  # keys of REPORT_SECTIONS (None: all)
+    sections: list | None = None,  # keys of REPORT_SECTIONS, a list or comma-separated (None: all)
 ) -> Path:  # the file written
     "One self-contained interactive HTML page of a run's (or runs') results, openable offline from disk."
-    results = read_results(folders, n_boot)
+    count = lambda value, name: positive_integer(int_parameter(value, name), name)  # as the command line gives it
+    per_condition, thumbnail_size = count(per_condition, "per_condition"), count(thumbnail_size, "thumbnail_size")
+    names = REPORT_SECTIONS.check(list_parameter(sections, "sections")) if sections else list(REPORT_SECTIONS)
+    results = read_results(folders, count(n_boot, "n_boot"))
     files = dict(
         data_dir=data_dir, questions_file=questions_file, annotations_file=annotations_file, image_dir=image_dir
     )
     dataset, why = run_images(results, files)
     given = ReportInput(results, dataset, why, per_condition, thumbnail_size)
-    names = REPORT_SECTIONS.check(sections) if sections else list(REPORT_SECTIONS)
     built = {name: REPORT_SECTIONS[name](given) for name in names}
     title = f"Robustness of {', '.join(results.models)} on {results.summary.get('dataset')}"
     page = report_page(title, built, chart_runtime())

@@ -30,16 +30,18 @@ from vqa_robust.text import (
 plt = LazyModule("matplotlib.pyplot")  # imported when a figure is drawn
 
 # %% auto #0
-__all__ = ['plt', 'RECORD_COLUMNS', 'WORD', 'STEM', 'PARSE_BLOCK', 'PAIR_KEYS', 'GROUP', 'TEXT_METRICS', 'INTERACTION_CELLS',
-           'CONCEPT_CATEGORIES', 'RARITY_BINS', 'POLYSEMY_BINS', 'SYNSET_NAME', 'RULE_GROUPINGS', 'record_key',
-           'draw_record', 'typo_words', 'deleted_noun', 'record_row', 'question_stems', 'with_stem', 'stem_start',
-           'parse_ahead', 'perturb_dataset', 'expectation', 'check_columns', 'paired_answers', 'in_kind_order',
-           'text_table', 'scored_where_known', 'kind_rng', 'replicate_metrics', 'text_intervals', 'interaction_values',
-           'interaction_table', 'explanation', 'local_explanations', 'target_of', 'rule_text', 'concept_label',
-           'global_rules', 'plot_rules', 'perturb_all', 'pos_of', 'concept_category', 'word_lemma', 'word_frequency',
-           'word_senses', 'bin_label', 'concept_synset', 'relative_decline', 'concept_group', 'rarity_group',
-           'polysemy_group', 'rule_groups', 'grouped_rule_text', 'grouped_rules', 'counterfactual_paper_declines',
-           'beside_paper', 'paper_scored_declines']
+__all__ = ['plt', 'RECORD_COLUMNS', 'WORD', 'STEM', 'PARSE_BLOCK', 'PAIR_KEYS', 'GROUP', 'PAIR_COLUMNS', 'TEXT_METRICS',
+           'INTERACTION_CELLS', 'INTERACTION_COLUMNS', 'RULE_COLUMNS', 'CONCEPT_CATEGORIES', 'RARITY_BINS',
+           'POLYSEMY_BINS', 'SYNSET_NAME', 'RULE_GROUPINGS', 'GROUPED_RULE_COLUMNS', 'record_key', 'draw_record',
+           'typo_words', 'deleted_noun', 'record_row', 'question_stems', 'with_stem', 'stem_start', 'parse_ahead',
+           'perturb_dataset', 'expectation', 'check_columns', 'checked_pair_keys', 'merged_pairs', 'pair_expectations',
+           'paired_answers', 'in_kind_order', 'text_table', 'scored_where_known', 'kind_rng', 'replicate_metrics',
+           'text_intervals', 'interaction_values', 'interaction_rows', 'interaction_table', 'explanation',
+           'local_explanations', 'target_of', 'rule_text', 'concept_label', 'rule_row', 'global_rules', 'plot_rules',
+           'perturb_all', 'pos_of', 'concept_category', 'word_lemma', 'word_frequency', 'word_senses', 'bin_label',
+           'concept_synset', 'relative_decline', 'concept_group', 'rarity_group', 'polysemy_group', 'rule_groups',
+           'grouped_rule_text', 'grouped_rule_row', 'grouped_rules', 'counterfactual_paper_declines', 'beside_paper',
+           'paper_scored_declines']
 
 # %% ../nbs/06a_text_eval.ipynb #c006
 RECORD_COLUMNS = [
@@ -244,13 +246,12 @@ def check_columns(table: pd.DataFrame, columns, what: str) -> None:
         )
 
 # %% ../nbs/06a_text_eval.ipynb #c024p1
-def paired_answers(
-    scored_original: pd.DataFrame,  # scored original answers: model, corruption, severity, question_id, answer, score
-    scored_perturbed: pd.DataFrame,  # the same for perturbed datasets, with `kind` (`text_severity` if several a kind)
-    records: pd.DataFrame,  # `perturb_dataset`'s records of those kinds, concatenated
-    near_colour_distance: float = NEAR_COLOUR_DISTANCE,  # a nearest-colour swap keeps the answer below this CIEDE2000
-) -> pd.DataFrame:  # per perturbed answer: answers, scores or NaN, answer_known, flipped, expected, consistent, record
-    "Each perturbed answer beside the original answer under the same condition, its record and its expectation."
+def checked_pair_keys(
+    scored_original: pd.DataFrame,  # as `paired_answers` takes it
+    scored_perturbed: pd.DataFrame,  # as `paired_answers` takes it
+    records: pd.DataFrame,  # as `paired_answers` takes it
+) -> list:  # the columns that find a perturbed answer's record: kind, question_id (and text_severity if there)
+    "Check `paired_answers`' inputs (columns, fractional scores, no question twice) and give the keys of the records."
     check_columns(scored_original, PAIR_KEYS + ["answer", "score"], "scored_original")
     check_columns(scored_perturbed, PAIR_KEYS + ["answer", "score", "kind"], "scored_perturbed")
     check_columns(records, RECORD_COLUMNS, "records")
@@ -271,6 +272,16 @@ def paired_answers(
             f"twice for one {', '.join(keys[:1] + keys[2:])}"
             + ("" if "text_severity" in scored_perturbed else ": give scored_perturbed a text_severity column")
         )
+    return keys
+
+# %% ../nbs/06a_text_eval.ipynb #c024p1d
+def merged_pairs(
+    scored_perturbed: pd.DataFrame,  # as `paired_answers` takes it
+    original: pd.DataFrame,  # the original answers: PAIR_KEYS, answer, score
+    records: pd.DataFrame,  # as `paired_answers` takes it
+    keys: list,  # `checked_pair_keys`
+) -> pd.DataFrame:  # per perturbed answer: answer and score, perturbed and original, its record and `found`
+    "Each perturbed answer beside the original answer under the same condition and beside its record."
     pairs = scored_perturbed.drop(
         columns=[c for c in ("text_severity", "text_seed") if c not in keys and c in scored_perturbed]
     )
@@ -297,16 +308,55 @@ def paired_answers(
             f"no record for perturbed question(s) {listed(sorted(set(pairs.question_id[lost])))} "
             f"of kind {pairs.kind[lost].iloc[0]!r}"
         )
+    return pairs
+
+# %% ../nbs/06a_text_eval.ipynb #c024p1g
+def pair_expectations(
+    records: pd.DataFrame,  # `perturb_dataset`'s records
+    near_colour_distance: float = NEAR_COLOUR_DISTANCE,  # a nearest-colour swap keeps the answer below this CIEDE2000
+) -> dict:  # (kind, text_severity, question_id) -> (answer_known, expectation)
+    "Per record: whether the original answer stays the correct one, and what a robust model should do."
     rows = records[["kind", "text_severity", "question_id", "original", "edits", "multiple_choice_answer"]].itertuples(
         index=False
     )
-    expected = {
+    return {
         (k, s, q): (
             answer_preserved(k, json.loads(e), near_colour_distance),
             expectation(k, o, json.loads(e), a, near_colour_distance),
         )
         for k, s, q, o, e, a in rows
     }
+
+
+PAIR_COLUMNS = [
+    *CONDITION,
+    "seed",
+    "kind",
+    "text_severity",
+    "question_id",
+    "original",
+    "perturbed",
+    "answer_original",
+    "answer_perturbed",
+    "score_original",
+    "score_perturbed",
+    "answer_known",
+    "flipped",
+    "expected",
+    "consistent",
+]  # the columns `paired_answers` puts first, those it has
+
+# %% ../nbs/06a_text_eval.ipynb #c024p1i
+def paired_answers(
+    scored_original: pd.DataFrame,  # scored original answers: model, corruption, severity, question_id, answer, score
+    scored_perturbed: pd.DataFrame,  # the same for perturbed datasets, with `kind` (`text_severity` if several a kind)
+    records: pd.DataFrame,  # `perturb_dataset`'s records of those kinds, concatenated
+    near_colour_distance: float = NEAR_COLOUR_DISTANCE,  # a nearest-colour swap keeps the answer below this CIEDE2000
+) -> pd.DataFrame:  # per perturbed answer: answers, scores or NaN, answer_known, flipped, expected, consistent, record
+    "Each perturbed answer beside the original answer under the same condition, its record and its expectation."
+    keys = checked_pair_keys(scored_original, scored_perturbed, records)
+    pairs = merged_pairs(scored_perturbed, scored_original[PAIR_KEYS + ["answer", "score"]], records, keys)
+    expected = pair_expectations(records, near_colour_distance)
     keys = list(zip(pairs.kind, pairs.text_severity, pairs.question_id))
     pairs["answer_known"] = [expected[k][0] for k in keys]
     pairs["score_perturbed"] = pairs.score_perturbed.where(
@@ -317,27 +367,7 @@ def paired_answers(
     pairs["consistent"] = [
         float(f == (e == "change")) if isinstance(e, str) else np.nan for e, f in zip(pairs.expected, pairs.flipped)
     ]
-    front = [
-        c
-        for c in [
-            *CONDITION,
-            "seed",
-            "kind",
-            "text_severity",
-            "question_id",
-            "original",
-            "perturbed",
-            "answer_original",
-            "answer_perturbed",
-            "score_original",
-            "score_perturbed",
-            "answer_known",
-            "flipped",
-            "expected",
-            "consistent",
-        ]
-        if c in pairs
-    ]
+    front = [c for c in PAIR_COLUMNS if c in pairs]
     return pairs[front + [c for c in pairs.columns if c not in front and c != "found"]].reset_index(drop=True)
 
 # %% ../nbs/06a_text_eval.ipynb #c026
@@ -502,6 +532,59 @@ def interaction_values(clean: pd.DataFrame, image: pd.DataFrame) -> pd.DataFrame
         }
     )
 
+# %% ../nbs/06a_text_eval.ipynb #c037r1
+def interaction_rows(
+    key: tuple,  # model, kind, text_severity
+    part: pd.DataFrame,  # `paired_answers` of that key whose answer is known, in every image condition
+    n_boot: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> list:  # per image condition other than clean: a row of `interaction_table`
+    "Per image condition of one model and question kind: n, the four accuracies, drops, interaction and intervals."
+    (model, kind, text_severity), rows = key, []
+    clean = part[part.corruption == "clean"].set_index("question_id")
+    for (corruption, severity), image in part[part.corruption != "clean"].groupby(
+        ["corruption", "severity"], sort=False
+    ):
+        values = interaction_values(clean, image.set_index("question_id"))
+        if not len(values):
+            continue
+        units = resampling_units(values.index, part)
+        low, high = mean_intervals(values[["joint_drop", "interaction"]], units, n_boot, seed, confidence)
+        rows.append(
+            {
+                "model": model,
+                "corruption": corruption,
+                "severity": severity,
+                "kind": kind,
+                "text_severity": text_severity,
+                "n": len(values),
+                **values.mean().to_dict(),
+                "joint_drop_low": low[0],
+                "joint_drop_high": high[0],
+                "interaction_low": low[1],
+                "interaction_high": high[1],
+            }
+        )
+    return rows
+
+# %% ../nbs/06a_text_eval.ipynb #c037r3
+INTERACTION_COLUMNS = [
+    *CONDITION,
+    "kind",
+    "text_severity",
+    "n",
+    *INTERACTION_CELLS,
+    "image_drop",
+    "question_drop",
+    "joint_drop",
+    "interaction",
+    "joint_drop_low",
+    "joint_drop_high",
+    "interaction_low",
+    "interaction_high",
+]  # the columns of `interaction_table`
+
 
 def interaction_table(
     pairs: pd.DataFrame,  # `paired_answers` of a run with image corruptions (the clean condition among them)
@@ -513,49 +596,9 @@ def interaction_table(
 ):  # per model, image condition and question kind: n, the four accuracies, the drops, the interaction, intervals
     "Image and question corruptions per pair: accuracy under neither, each, both; interaction with paired bootstrap CI."
     rows, known = [], pairs[pairs.answer_known.astype(bool)]
-    for (model, kind, text_severity), part in known.groupby(["model", "kind", "text_severity"], sort=False):
-        clean = part[part.corruption == "clean"].set_index("question_id")
-        for (corruption, severity), image in part[part.corruption != "clean"].groupby(
-            ["corruption", "severity"], sort=False
-        ):
-            values = interaction_values(clean, image.set_index("question_id"))
-            if not len(values):
-                continue
-            units = resampling_units(values.index, part)
-            low, high = mean_intervals(values[["joint_drop", "interaction"]], units, n_boot, seed, confidence)
-            rows.append(
-                {
-                    "model": model,
-                    "corruption": corruption,
-                    "severity": severity,
-                    "kind": kind,
-                    "text_severity": text_severity,
-                    "n": len(values),
-                    **values.mean().to_dict(),
-                    "joint_drop_low": low[0],
-                    "joint_drop_high": high[0],
-                    "interaction_low": low[1],
-                    "interaction_high": high[1],
-                }
-            )
-    return pd.DataFrame(
-        rows,
-        columns=[
-            *CONDITION,
-            "kind",
-            "text_severity",
-            "n",
-            *INTERACTION_CELLS,
-            "image_drop",
-            "question_drop",
-            "joint_drop",
-            "interaction",
-            "joint_drop_low",
-            "joint_drop_high",
-            "interaction_low",
-            "interaction_high",
-        ],
-    )
+    for key, part in known.groupby(["model", "kind", "text_severity"], sort=False):
+        rows += interaction_rows(key, part, n_boot, seed, confidence)
+    return pd.DataFrame(rows, columns=INTERACTION_COLUMNS)
 
 # %% ../nbs/06a_text_eval.ipynb #c039
 def explanation(change: str, before: str, after: str, flipped: bool, expected: str | None) -> str:
@@ -620,7 +663,58 @@ def concept_label(concept: str, words: list[str]) -> str:
         f"{' or '.join(repr(w) for w in words)} ({concept})" if re.fullmatch(r".+\.[nvasr]\.\d\d", concept) else concept
     )
 
+# %% ../nbs/06a_text_eval.ipynb #c043r1
+def rule_row(
+    key: tuple,  # GROUP and concept
+    group: pd.DataFrame,  # the perturbed questions of that kind that touch that concept
+    replacements: int = 3,  # how many of the most frequent replacements to list
+) -> tuple:  # a row of RULE_COLUMNS
+    "One global rule: its concept's label, target, replacements, support, outcome, confidence and expectation."
+    kind, concept, support, changed = key[3], key[-1], len(group), int(group.flipped.sum())
+    outcome = "changed" if 2 * changed >= support else "unchanged"
+    confidence = (changed if outcome == "changed" else support - changed) / support
+    expectations = {e if isinstance(e, str) else None for e in group.expected}
+    expected = expectations.pop() if len(expectations) == 1 else None
+    words = sorted({w.lower() for w in group.word}) if not kind.startswith("typo") else [concept]
+    label = concept_label(concept, words)
+    seen = (
+        []
+        if kind.startswith("typo") or kind == "noun_deletion"
+        else group.replacement.str.lower()
+        .value_counts()
+        .sort_index()
+        .sort_values(ascending=False, kind="stable")
+        .index[:replacements]
+        .tolist()
+    )
+    return (
+        *key,
+        label,
+        target_of(kind) or f"perturbed by {kind}",
+        ", ".join(seen),
+        support,
+        outcome,
+        confidence,
+        expected,
+        np.nan if expected is None else float(outcome == {"stay": "unchanged", "change": "changed"}[expected]),
+        rule_text(kind, label, outcome, confidence, support, expected),
+    )
+
 # %% ../nbs/06a_text_eval.ipynb #c043p1
+RULE_COLUMNS = GROUP + [
+    "concept",
+    "label",
+    "target",
+    "replacements",
+    "support",
+    "outcome",
+    "confidence",
+    "expected",
+    "as_expected",
+    "rule",
+]  # the columns of `global_rules`
+
+
 def global_rules(
     pairs: pd.DataFrame,  # `paired_answers`
     min_support: int = 5,  # rules on fewer perturbed questions are left out
@@ -632,53 +726,11 @@ def global_rules(
     cases = pairs.assign(concept=pairs.concepts.map(json.loads)).explode("concept")
     min_support, rows = non_negative_integer(min_support, "min_support"), []
     for key, group in cases.groupby(GROUP + ["concept"], sort=False):
-        kind, concept, support, changed = key[3], key[-1], len(group), int(group.flipped.sum())
-        if support < min_support:
+        if len(group) < min_support:
             continue
-        outcome = "changed" if 2 * changed >= support else "unchanged"
-        confidence = (changed if outcome == "changed" else support - changed) / support
-        expectations = {e if isinstance(e, str) else None for e in group.expected}
-        expected = expectations.pop() if len(expectations) == 1 else None
-        words = sorted({w.lower() for w in group.word}) if not kind.startswith("typo") else [concept]
-        label = concept_label(concept, words)
-        seen = (
-            []
-            if kind.startswith("typo") or kind == "noun_deletion"
-            else group.replacement.str.lower()
-            .value_counts()
-            .sort_index()
-            .sort_values(ascending=False, kind="stable")
-            .index[:replacements]
-            .tolist()
-        )
-        rows.append(
-            (
-                *key,
-                label,
-                target_of(kind) or f"perturbed by {kind}",
-                ", ".join(seen),
-                support,
-                outcome,
-                confidence,
-                expected,
-                np.nan if expected is None else float(outcome == {"stay": "unchanged", "change": "changed"}[expected]),
-                rule_text(kind, label, outcome, confidence, support, expected),
-            )
-        )
-    columns = GROUP + [
-        "concept",
-        "label",
-        "target",
-        "replacements",
-        "support",
-        "outcome",
-        "confidence",
-        "expected",
-        "as_expected",
-        "rule",
-    ]
+        rows.append(rule_row(key, group, replacements))
     return (
-        pd.DataFrame(rows, columns=columns)
+        pd.DataFrame(rows, columns=RULE_COLUMNS)
         .sort_values(GROUP + ["concept"])
         .sort_values(["support", "confidence"], ascending=False, kind="stable")
         .reset_index(drop=True)
@@ -873,7 +925,48 @@ def grouped_rule_text(kind: str, by: str, label: str, outcome: str, confidence: 
     effect = "leaves the answer unchanged" if outcome == "unchanged" else "changes the answer"
     return f"{action} {effect} in {100 * confidence:.0f}% of {support} cases"
 
+# %% ../nbs/06a_text_eval.ipynb #q003s3
+GROUPED_RULE_COLUMNS = GROUP + [
+    "group",
+    "support",
+    "changed",
+    "flip_rate",
+    "n_scored",
+    "accuracy_original",
+    "accuracy_perturbed",
+    "relative_decline",
+    "outcome",
+    "confidence",
+    "rule",
+]  # the columns of `grouped_rules`, but `grouping`
 
+
+def grouped_rule_row(
+    key: tuple,  # GROUP and the group's label
+    group: pd.DataFrame,  # the perturbed questions of that kind in that group
+    by: str,  # a key of RULE_GROUPINGS
+) -> tuple:  # a row of GROUPED_RULE_COLUMNS
+    "One grouped rule: support, flips, accuracies on the scored questions, their decline, outcome and sentence."
+    support, changed = len(group), int(group.flipped.sum())
+    scored = group[group.score_perturbed.notna()]
+    outcome = "changed" if 2 * changed >= support else "unchanged"
+    confidence = (changed if outcome == "changed" else support - changed) / support
+    original, perturbed = scored.score_original.mean(), scored.score_perturbed.mean()
+    return (
+        *key,
+        support,
+        changed,
+        changed / support,
+        len(scored),
+        original,
+        perturbed,
+        relative_decline(original, perturbed),
+        outcome,
+        confidence,
+        grouped_rule_text(key[3], by, key[-1], outcome, confidence, support),
+    )
+
+# %% ../nbs/06a_text_eval.ipynb #q003s5
 def grouped_rules(
     pairs: pd.DataFrame,  # `paired_answers`
     by: str = "category",  # a key of RULE_GROUPINGS
@@ -894,42 +987,10 @@ def grouped_rules(
     }
     rows = []
     for key, group in pairs.assign(group=labels).dropna(subset=["group"]).groupby(GROUP + ["group"], sort=False):
-        support, changed = len(group), int(group.flipped.sum())
-        if support < min_support:
+        if len(group) < min_support:
             continue
-        scored = group[group.score_perturbed.notna()]
-        outcome = "changed" if 2 * changed >= support else "unchanged"
-        confidence = (changed if outcome == "changed" else support - changed) / support
-        original, perturbed = scored.score_original.mean(), scored.score_perturbed.mean()
-        rows.append(
-            (
-                *key,
-                support,
-                changed,
-                changed / support,
-                len(scored),
-                original,
-                perturbed,
-                relative_decline(original, perturbed),
-                outcome,
-                confidence,
-                grouped_rule_text(key[3], by, key[-1], outcome, confidence, support),
-            )
-        )
-    columns = GROUP + [
-        "group",
-        "support",
-        "changed",
-        "flip_rate",
-        "n_scored",
-        "accuracy_original",
-        "accuracy_perturbed",
-        "relative_decline",
-        "outcome",
-        "confidence",
-        "rule",
-    ]
-    table = pd.DataFrame(rows, columns=columns)
+        rows.append(grouped_rule_row(key, group, by))
+    table = pd.DataFrame(rows, columns=GROUPED_RULE_COLUMNS)
     table = table.assign(_group=table.group.map(order)).sort_values("_group", kind="stable").drop(columns="_group")
     return in_kind_order(table).assign(grouping=by)
 
@@ -948,7 +1009,7 @@ def counterfactual_paper_declines(
         raise ValueError(f"{path}: unknown kind(s) {unknown}")
     return table
 
-
+# %% ../nbs/06a_text_eval.ipynb #q011c
 def beside_paper(
     table: pd.DataFrame,  # `text_table` of a run
     paper: pd.DataFrame | None = None,  # `counterfactual_paper_declines`
@@ -981,7 +1042,7 @@ def beside_paper(
         else run[keep]
     )
 
-
+# %% ../nbs/06a_text_eval.ipynb #q011e
 def paper_scored_declines(
     scored_original: pd.DataFrame,  # scored answers to the original questions (PAIR_KEYS, score)
     scored_perturbed: pd.DataFrame,  # the same for the perturbed questions, with `kind`

@@ -14,7 +14,8 @@ from .models import VIEWS_QUESTION, encoder_batch, processor_views
 from .models import model_entry, model_family, pretrained, sequence_confidence
 
 # %% auto #0
-__all__ = ['SHORT_ANSWER', 'PLAIN_DECODING', 'VLM_DEFAULTS', 'VLM_FAMILY', 'PALIGEMMA_FAMILY', 'NO_VQAV2', 'VLM_MODELS',
+__all__ = ['SHORT_ANSWER', 'PLAIN_DECODING', 'VLM_DEFAULTS', 'VLM_FAMILY', 'PALIGEMMA_FAMILY', 'NO_VQAV2', 'QWEN_MODELS',
+           'SMOLVLM_MODELS', 'PALIGEMMA_MODELS', 'LLAVA_MODELS', 'INTERNVL_MODELS', 'GEMMA_MODELS', 'VLM_MODELS',
            'without_video', 'torchvision_available', 'load_processor', 'user_turn', 'chat_prompts', 'clean_answer',
            'ChatVLM', 'checked_architecture', 'load_vlm', 'PaliGemmaVQA', 'load_paligemma', 'pinpoints', 'chat_views']
 
@@ -247,8 +248,8 @@ PALIGEMMA_FAMILY = model_family(
 
 NO_VQAV2 = "none found in the {}"
 
-# %% ../nbs/02d_vlms.ipynb #c037p1
-VLM_MODELS = [
+# %% ../nbs/02d_vlms.ipynb #c037q
+QWEN_MODELS = [  # Qwen2.5-VL
     model_entry(
         "qwen2.5-vl-3b",
         "Qwen/Qwen2.5-VL-3B-Instruct",
@@ -257,6 +258,10 @@ VLM_MODELS = [
         reported_on=NO_VQAV2.format("Qwen2.5-VL technical report (Bai et al. 2025) and model card"),
         description="Qwen2.5-VL 3B instruct: native-resolution ViT, Qwen2.5 decoder",
     ),
+]
+
+# %% ../nbs/02d_vlms.ipynb #c037s
+SMOLVLM_MODELS = [  # SmolVLM and SmolVLM2
     model_entry(
         "smolvlm-instruct",
         "HuggingFaceTB/SmolVLM-Instruct",
@@ -287,6 +292,10 @@ VLM_MODELS = [
         reported_on=NO_VQAV2.format("SmolVLM paper (Marafioti et al. 2025) and model card"),
         description="SmolVLM2 2.2B instruct (SmolVLM classes, video-capable processor)",
     ),
+]
+
+# %% ../nbs/02d_vlms.ipynb #c037p
+PALIGEMMA_MODELS = [  # PaliGemma 2, prompted with its task prefix
     model_entry(
         "paligemma2-3b-mix-448",
         "google/paligemma2-3b-mix-448",
@@ -301,6 +310,10 @@ VLM_MODELS = [
             "PaliGemma 2 3B mix (multi-task fine-tune), 448 px, prompted 'answer en {question}'; gated (Gemma licence)"
         ),
     ),
+]
+
+# %% ../nbs/02d_vlms.ipynb #c037l
+LLAVA_MODELS = [  # LLaVA-OneVision
     model_entry(
         "llava-onevision-0.5b",
         "llava-hf/llava-onevision-qwen2-0.5b-ov-hf",
@@ -312,6 +325,10 @@ VLM_MODELS = [
         reported_on=NO_VQAV2.format("LLaVA-OneVision paper (Li et al. 2024)"),
         description="LLaVA-OneVision 0.5B (OneVision stage): SigLIP, Qwen2 0.5B decoder, anyres_max_9 tiling",
     ),
+]
+
+# %% ../nbs/02d_vlms.ipynb #c037i
+INTERNVL_MODELS = [  # InternVL3
     model_entry(
         "internvl3-1b",
         "OpenGVLab/InternVL3-1B-hf",
@@ -330,6 +347,10 @@ VLM_MODELS = [
             "InternVL3 1B in transformers' own classes (-hf): InternViT 300M, Qwen2.5 0.5B decoder, 448-px tiles"
         ),
     ),
+]
+
+# %% ../nbs/02d_vlms.ipynb #c037g
+GEMMA_MODELS = [  # Gemma 3
     model_entry(
         "gemma-3-4b-it",
         "google/gemma-3-4b-it",
@@ -341,3 +362,13 @@ VLM_MODELS = [
         description="Gemma 3 4B instruction-tuned: SigLIP 896 px, 256 image tokens; gated (Gemma licence)",
     ),
 ]
+
+# %% ../nbs/02d_vlms.ipynb #c037p1
+VLM_MODELS = [
+    *QWEN_MODELS,
+    *SMOLVLM_MODELS,
+    *PALIGEMMA_MODELS,
+    *LLAVA_MODELS,
+    *INTERNVL_MODELS,
+    *GEMMA_MODELS,
+]  # every entry, family by family in the order they were first listed
