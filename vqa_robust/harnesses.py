@@ -23,18 +23,18 @@ from .served import SERVED_DEFAULTS, png_bytes
 # %% auto #0
 __all__ = ['VLMEVALKIT_SPLIT', 'LMMS_UTILS', 'LMMS_METRIC', 'VLMEVALKIT_TABLES', 'HARNESSES', 'MANIFEST_FIELDS', 'AGREEMENT',
            'served_settings', 'hint_of', 'harness_questions', 'condition_png', 'decoded', 'export_fingerprint',
-           'export_group', 'condition_name', 'vlmevalkit_table', 'write_vlmevalkit', 'read_as_missing',
-           'vlmevalkit_unreadable', 'vlmevalkit_config', 'finish_vlmevalkit', 'LmmsFunction', 'lmms_task', 'lmms_rows',
-           'yaml_text', 'write_lmms_eval', 'lmms_group', 'finish_lmms_eval', 'lmms_eval_exported',
-           'vlmevalkit_exported', 'text_of', 'json_line', 'first_reply', 'lmms_eval_rows', 'text_table',
-           'vlmevalkit_rows', 'lmms_eval_outputs', 'vlmevalkit_outputs', 'lmms_eval_condition', 'vlmevalkit_condition',
-           'lmms_eval_question', 'vlmevalkit_question', 'failure_of', 'sha256_of', 'lmms_eval_results',
-           'lmms_eval_source', 'lmms_eval_model', 'vlmevalkit_model', 'vlmevalkit_reported', 'nothing_unreadable',
-           'prompt_sent', 'Harness', 'checked_grid', 'refuse_unreadable', 'previous_export', 'write_conditions',
-           'export_provenance', 'export', 'export_manifest', 'harness_files', 'prediction_files', 'check_asked',
-           'condition_predictions', 'read_predictions', 'read_manifest', 'check_condition_names', 'verified_files',
-           'exported_rows', 'rederived_conditions', 'failures_text', 'without_failed', 'harness_agreement',
-           'reported_agreement']
+           'export_group', 'condition_label', 'condition_name', 'vlmevalkit_table', 'write_vlmevalkit',
+           'read_as_missing', 'vlmevalkit_unreadable', 'vlmevalkit_config', 'finish_vlmevalkit', 'LmmsFunction',
+           'lmms_task', 'lmms_rows', 'yaml_text', 'write_lmms_eval', 'lmms_group', 'finish_lmms_eval',
+           'lmms_eval_exported', 'vlmevalkit_exported', 'text_of', 'json_line', 'first_reply', 'lmms_eval_rows',
+           'text_table', 'vlmevalkit_rows', 'lmms_eval_outputs', 'vlmevalkit_outputs', 'lmms_eval_condition',
+           'vlmevalkit_condition', 'lmms_eval_question', 'vlmevalkit_question', 'failure_of', 'sha256_of',
+           'lmms_eval_results', 'lmms_eval_source', 'lmms_eval_model', 'vlmevalkit_model', 'vlmevalkit_reported',
+           'nothing_unreadable', 'prompt_sent', 'Harness', 'checked_grid', 'refuse_unreadable', 'previous_export',
+           'write_conditions', 'export_provenance', 'export', 'export_manifest', 'harness_files', 'prediction_files',
+           'check_asked', 'condition_predictions', 'read_predictions', 'read_manifest', 'check_condition_names',
+           'verified_files', 'exported_rows', 'rederived_conditions', 'failures_text', 'without_failed',
+           'harness_agreement', 'reported_agreement']
 
 # %% ../nbs/05c_harnesses.ipynb #h006
 def served_settings(
@@ -103,9 +103,14 @@ def export_group(
     return "vqa_robust_" + "".join(c if c.isalnum() else "_" for c in dataset_name.lower()) + "_" + fingerprint
 
 
+def condition_label(corruption: str, severity: int) -> str:
+    "A condition's own name, wherever it is published: clean, or the corruption and its level (gaussian_noise_3)."
+    return "clean" if (corruption, severity) == CLEAN else f"{corruption}_{int(severity)}"
+
+
 def condition_name(group: str, corruption: str, severity: int) -> str:
     "A condition's task or dataset name in a harness: <group>_<corruption>_<severity>, or <group>_clean."
-    return group + "_" + ("clean" if (corruption, severity) == CLEAN else f"{corruption}_{severity}")
+    return f"{group}_{condition_label(corruption, severity)}"
 
 # %% ../nbs/05c_harnesses.ipynb #h013v
 VLMEVALKIT_SPLIT = "vqa_robust"  # a multiple-choice TSV's `split` cell (CVBench reads it; "2D" switches its scoring)

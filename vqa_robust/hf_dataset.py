@@ -17,17 +17,16 @@ from .vqav2 import VQADataset
 from .datasets import DATASETS
 from .store import LOCK, atomic_write, folder_lock
 from .generator import corrupted_template
-from .harnesses import checked_grid, condition_name, condition_png, export_fingerprint, export_group
-from .harnesses import export_provenance
-from .harnesses import harness_questions, sha256_of
+from .harnesses import checked_grid, condition_label, condition_png, export_fingerprint, export_group
+from .harnesses import export_provenance, harness_questions, sha256_of
 
 # %% auto #0
 __all__ = ['HF_COLUMNS', 'HF_SPLIT', 'ROWS_PER_GROUP', 'HF_MANIFEST', 'CARD', 'HF_FOLDER', 'LICENSES', 'SCORING_CODE',
-           'HF_MANIFEST_FIELDS', 'HfColumn', 'text_column', 'whole_column', 'hf_columns', 'hf_schema', 'config_name',
-           'hf_rows', 'parquet_name', 'arrow_size', 'write_hf_condition', 'source_license', 'card_metadata',
-           'scoring_code', 'card_made', 'card_columns', 'card_use', 'card_text', 'hf_manifest', 'read_hf_manifest',
-           'layout_file', 'previous_hf_export', 'write_hf_dataset', 'card_front_matter', 'check_hf_files',
-           'check_hf_dataset', 'push_hf_dataset']
+           'HF_MANIFEST_FIELDS', 'HfColumn', 'text_column', 'whole_column', 'hf_columns', 'hf_schema', 'hf_rows',
+           'parquet_name', 'arrow_size', 'write_hf_condition', 'source_license', 'card_metadata', 'scoring_code',
+           'card_made', 'card_columns', 'card_use', 'card_text', 'hf_manifest', 'read_hf_manifest', 'layout_file',
+           'previous_hf_export', 'write_hf_dataset', 'card_front_matter', 'check_hf_files', 'check_hf_dataset',
+           'push_hf_dataset']
 
 # %% ../nbs/05e_hf_dataset.ipynb #f006
 @dataclass(frozen=True)
@@ -92,15 +91,6 @@ def hf_schema(columns: list[str]) -> pa.Schema:
 
 # %% ../nbs/05e_hf_dataset.ipynb #f011
 HF_SPLIT = "test"  # the split every config holds: an evaluation benchmark
-
-
-def config_name(
-    group: str,  # the export's name (`harnesses.export_group`)
-    corruption: str,  # a key of CORRUPTIONS, or "clean"
-    severity: int,  # its level (0 with "clean")
-) -> str:
-    "A condition's config: its harness name (`condition_name`) without the export's name: clean, gaussian_noise_3."
-    return condition_name(group, corruption, severity).removeprefix(group + "_")
 
 
 def hf_rows(
@@ -327,7 +317,7 @@ def hf_manifest(provenance: dict, source, questions, conditions, written, column
     "hf_dataset.json without `files` (the card's sha256, added once it is written): what was written, from what."
     listed_conditions = [
         {
-            "name": config_name(provenance["group"], c, s),
+            "name": condition_label(c, s),
             "corruption": c,
             "severity": s,
             "rows": w["rows"],
@@ -420,7 +410,7 @@ def write_hf_dataset(
         written = []
         for corruption, severity in conditions:
             images = {i: condition_png(dataset, i, corruption, severity, seed) for i in ids}
-            name = config_name(group, corruption, severity)
+            name = condition_label(corruption, severity)
             w = write_hf_condition(out, name, questions, images, names, corruption, severity, columns)
             written.append({**w, "sha256": sha256_of(out / w["path"])})
         manifest = hf_manifest(provenance, source, questions, conditions, written, columns)
@@ -466,7 +456,7 @@ def check_hf_dataset(
     if manifest["group"] != export_group(manifest["dataset"], fingerprint):
         raise ValueError(f"{folder / HF_MANIFEST}: its data, corruption code and seed make another export: edited")
     for c in manifest["conditions"]:
-        if c["name"] != config_name(manifest["group"], c["corruption"], c["severity"]):
+        if c["name"] != condition_label(c["corruption"], c["severity"]):
             raise ValueError(
                 f"{folder / HF_MANIFEST}: config {c['name']} is said to be {c['corruption']} {c['severity']}"
             )

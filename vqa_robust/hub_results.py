@@ -11,11 +11,12 @@ import yaml
 from . import __version__
 from .base import CONDITION
 from .store import atomic_write
+from .harnesses import condition_label
 
 # %% auto #0
 __all__ = ['DATASET_FIELDS', 'SOURCE_FIELDS', 'ENTRY_FIELDS', 'ACCURACY_COLUMNS', 'VRE_COLUMNS', 'LEADERBOARD_FORMAT', 'is_text',
            'is_number', 'is_iso_date', 'is_url', 'is_dataset_id', 'field_problems', 'eval_result_problems',
-           'check_eval_results', 'check_eval_result_files', 'task_id', 'plain_columns', 'accuracy_rows', 'vre_rows',
+           'check_eval_results', 'check_eval_result_files', 'plain_columns', 'accuracy_rows', 'vre_rows',
            'model_record', 'run_identity', 'run_date', 'number', 'run_count', 'interval_text', 'accuracy_notes',
            'mean_corrupted_notes', 'vre_notes', 'eval_result_entry', 'entry_maker', 'model_files', 'eval_result_files',
            'model_folder', 'yaml_text', 'write_eval_results', 'finite', 'interval_record', 'benchmark_record',
@@ -131,11 +132,6 @@ ACCURACY_COLUMNS = [*CONDITION, "estimate", "low", "high"]  # accuracy_ci.csv
 VRE_COLUMNS = ["model", "estimate", "debiased", "low", "high", "rank", "rank_stability"]  # vre_model_ci.csv
 
 
-def task_id(corruption: str, severity: int) -> str:
-    "The task a condition is published under: 'clean', or the corruption and its severity ('gaussian_noise_3')."
-    return "clean" if corruption == "clean" else f"{corruption}_{int(severity)}"
-
-
 def plain_columns(table: pd.DataFrame, columns: list, name: str) -> pd.DataFrame:
     "`table` with `columns` as columns (an index holding some of them reset), refused by name where one is missing."
     flat = table.reset_index() if any(n is not None for n in table.index.names) else table
@@ -150,7 +146,7 @@ def accuracy_rows(
 ) -> pd.DataFrame:  # its rows with ACCURACY_COLUMNS and `task_id`
     "A run's accuracy intervals as plain rows, each named by the task it is published under."
     rows = plain_columns(accuracy_ci, ACCURACY_COLUMNS, "accuracy_ci")[ACCURACY_COLUMNS]
-    return rows.assign(task_id=[task_id(c, s) for c, s in zip(rows.corruption, rows.severity)])
+    return rows.assign(task_id=[condition_label(c, s) for c, s in zip(rows.corruption, rows.severity)])
 
 
 def vre_rows(
